@@ -315,6 +315,136 @@ impl MetricInfo {
     }
 }
 
+/// A metric of a generated table (`<processor>::metrics::METRICS`), each fact written once:
+/// `metric(name, unit, category, scope)`, then `.computed_as(text, postfix ops)`,
+/// `.reads(events)` and whichever of `.about(description)`, `.in_groups(..)`, `.at_level(n)`,
+/// `.child_of(name)` and `.threshold_when(metrics, text, ops)` it has. The texts are kept with
+/// the `metadata` feature only. (The builders' names differ from the fields' so that a link to
+/// a field stays one.)
+#[allow(dead_code)] // in a spec without metrics
+pub(crate) const fn metric(
+    name: &'static str,
+    unit: &'static str,
+    category: &'static str,
+    scope: MetricScope,
+) -> MetricInfo {
+    MetricInfo {
+        name,
+        #[cfg(feature = "metadata")]
+        description: "",
+        unit,
+        category,
+        groups: &[],
+        level: 1,
+        parent: None,
+        scope,
+        events: &[],
+        #[cfg(feature = "metadata")]
+        formula: "",
+        ops: &[],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
+    }
+}
+
+/// What a generated table adds to [`metric`]'s metric, one builder a fact.
+#[allow(dead_code, unused_variables)] // each table uses some; the texts without `metadata`
+impl MetricInfo {
+    /// Its formula, as the spec writes it (`text`) and in postfix form.
+    pub(crate) const fn computed_as(self, text: &'static str, ops: &'static [Op]) -> Self {
+        Self {
+            #[cfg(feature = "metadata")]
+            formula: text,
+            ops,
+            ..self
+        }
+    }
+    /// The events it reads (`Op::Event(n)` is the n-th).
+    pub(crate) const fn reads(self, events: &'static [MetricEvent]) -> Self {
+        Self { events, ..self }
+    }
+    /// What it measures.
+    pub(crate) const fn about(self, description: &'static str) -> Self {
+        Self {
+            #[cfg(feature = "metadata")]
+            description,
+            ..self
+        }
+    }
+    /// Its groups.
+    pub(crate) const fn in_groups(self, groups: &'static [&'static str]) -> Self {
+        Self { groups, ..self }
+    }
+    /// Its top-down level.
+    pub(crate) const fn at_level(self, level: u8) -> Self {
+        Self { level, ..self }
+    }
+    /// The metric above it in the top-down hierarchy.
+    pub(crate) const fn child_of(self, parent: &'static str) -> Self {
+        Self {
+            parent: Some(parent),
+            ..self
+        }
+    }
+    /// Its threshold: the metrics it reads, the condition as the spec writes it (`text`) and
+    /// in postfix form.
+    pub(crate) const fn threshold_when(
+        self,
+        metrics: &'static [&'static str],
+        text: &'static str,
+        ops: &'static [Op],
+    ) -> Self {
+        Self {
+            threshold_metrics: metrics,
+            #[cfg(feature = "metadata")]
+            threshold_formula: text,
+            threshold: ops,
+            ..self
+        }
+    }
+}
+
+/// An event a generated metric reads: `read(alias, event name, unit)`, counted as the list
+/// defines it, with a builder for each setting the metric adds.
+#[allow(dead_code)] // in a spec without metrics
+pub(crate) const fn read(alias: &'static str, name: &'static str, unit: &'static str) -> MetricEvent {
+    MetricEvent {
+        alias,
+        name,
+        unit,
+        threshold: 0,
+        invert: false,
+        edge: false,
+        read: MetricRead::Counted,
+    }
+}
+
+/// The settings a generated metric adds to an event it reads.
+#[allow(dead_code)] // each table uses some
+impl MetricEvent {
+    /// A counter mask.
+    pub(crate) const fn cmask(self, threshold: u8) -> Self {
+        Self { threshold, ..self }
+    }
+    /// Invert the counter mask.
+    pub(crate) const fn inv(self) -> Self {
+        Self {
+            invert: true,
+            ..self
+        }
+    }
+    /// Count edges.
+    pub(crate) const fn edge_detect(self) -> Self {
+        Self { edge: true, ..self }
+    }
+    /// Read from the top-down registers, not counted.
+    pub(crate) const fn via(self, read: MetricRead) -> Self {
+        Self { read, ..self }
+    }
+}
+
 /// A finite value, or none.
 fn finite(x: f64) -> Option<f64> {
     if x.is_finite() {

@@ -6,12 +6,11 @@
 
 use std::fmt::Write;
 
-use super::events::{all_and_table, METADATA};
+use super::events::{event_consts, rows_and_table, METADATA, ROW_USES};
 use super::rust::{lit, HEADER};
 use crate::model::pmu::{Role, Scope};
 use crate::model::*;
 use crate::naming::rust::{field_ident, int_type};
-use crate::naming::wrap::doc;
 
 /// Whether `unit` lists its events as a core event list: a core PMU's unit.
 pub fn is_core_unit(unit: &Unit) -> bool {
@@ -72,75 +71,21 @@ fn control_setters(reg: &Register) -> Option<(String, Vec<String>)> {
     Some((reg.type_name.clone(), setters))
 }
 
-/// An event's constant: its settings, those a plain event leaves at zero left out; its doc
-/// names the same settings as the guides do.
-fn event_const(row: usize, e: &Event) -> String {
-    let s = e.settings;
-    let mut set = vec![
-        format!("code: {:#04x}", e.code),
-        format!("umask: {:#04x}", e.umask),
-    ];
-    let mut said = vec![
-        format!("event select {:#04x}", e.code),
-        format!("umask {:#04x}", e.umask),
-    ];
-    if s.threshold != 0 {
-        set.push(format!("threshold: {}", s.threshold));
-        said.push(format!("counter mask {}", s.threshold));
-    }
-    for (on, field, phrase) in [
-        (s.invert, "invert", "invert"),
-        (s.edge, "edge", "edge"),
-        (s.any_thread, "any_thread", "any thread"),
-    ] {
-        if on {
-            set.push(format!("{field}: true"));
-            said.push(phrase.to_string());
-        }
-    }
-    if let Some(a) = &e.aux {
-        set.push(format!("aux: {}", super::events::aux_literal(Some(a))));
-        said.push(format!("{} = {:#x}", a.register, a.value));
-    }
-    let mut out = String::new();
-    doc(
-        &mut out,
-        "    ",
-        &format!(
-            "`{}`: {}, counters {:#b}{}.{}",
-            e.name,
-            said.join(", "),
-            e.counters,
-            super::events::ht_off_note(e),
-            super::events::experimental_note(e)
-        ),
-    );
-    if e.experimental {
-        let _ = writeln!(out, "    {}", super::events::EXPERIMENTAL);
-    }
-    let _ = write!(
-        out,
-        "    pub const {}: Event = Event {{ {}, row: {row}, ..Event::BASE }};",
-        e.ident,
-        set.join(", ")
-    );
-    out
-}
-
 /// A core event list as plain code: `List`, `Event` (= `CoreEvent<List>`) with a constant
-/// per event, `ALL`, and the metadata table `EVENT_INFOS`; and `with_event` on each control in
-/// `controls` (`Type { with_event_select, with_umask, with_threshold, with_invert, with_edge,
-/// with_any }`).
+/// per event (`Event::row(n)`), `ALL`, the table of rows they are decoded from and the
+/// metadata table `EVENT_INFOS`; and `with_event` on each control in `controls` (`Type {
+/// with_event_select, with_umask, with_threshold, with_invert, with_edge, with_any }`).
 fn list_text(controls: &[(String, Vec<String>)], events: &[Event], out: &mut String) {
-    out.push_str("/// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.\npub enum List {}\n\n/// An event of this list. Any core event list's events go into the core PMU's counter\n/// control (`with_event`); an uncore event does not compile there. Each constant's doc gives\n/// the counters that may count it (bit n: counter n).\npub type Event = CoreEvent<List>;\n\nimpl Event {\n");
-    for (row, e) in events.iter().enumerate() {
-        let _ = writeln!(out, "{}", event_const(row, e));
-    }
-    let (all, table) = all_and_table(events);
+    out.push_str(ROW_USES);
+    out.push_str("\n/// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.\npub enum List {}\n\n/// An event of this list. Any core event list's events go into the core PMU's counter\n/// control (`with_event`); an uncore event does not compile there. Each constant is a row\n/// of the list's event table, which gives its event select, umask, settings and the\n/// counters that may count it (bit n: counter n).\npub type Event = CoreEvent<List>;\n\n");
+    let after = "    /// Every event of the list.\n    pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);\n\n    /// The event of row `n` of the list's table.\n    const fn row(n: u16) -> Event {\n        Event::from_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n)\n    }\n";
+    event_consts(events, after, out);
     let _ = writeln!(
         out,
-        "    /// Every event of the list.\n    pub const ALL: &'static [Event] = &[{all}];\n}}\n\n{METADATA}\nimpl crate::core_events::EventList for List {{\n    const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;\n}}\n\n{table}"
+        "\n{METADATA}\nimpl crate::core_events::EventList for List {{\n    const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;\n}}\n"
     );
+    rows_and_table(events, out);
+    out.push('\n');
     for (ty, s) in controls {
         let _ = writeln!(
             out,

@@ -23,106 +23,171 @@ pub const METADATA: &str = "#[cfg(feature = \"metadata\")]";
 /// not want them does not compile them).
 pub const EXPERIMENTAL: &str = "#[cfg(feature = \"experimental-events\")]";
 
-/// What goes before an event's constant, `ALL` entry and table row: the experimental gate
-/// and a space, or nothing.
-pub fn gate(e: &Event) -> String {
-    if e.experimental {
-        format!("{EXPERIMENTAL} ")
-    } else {
-        String::new()
-    }
-}
-
-/// An event's facts as an `EventInfo` literal: the uncore units' and the core lists' events
-/// alike. The name, code, umask and counters always; the rest only where it differs from
-/// `EventInfo::BASE`, which keeps the tables a third of the size.
-pub fn event_info(e: &Event) -> String {
+/// An event's row in its table (`EVENT_ROWS` or `EXPERIMENTAL_ROWS`): `ev(name, event
+/// select, umask, counters)` and a builder for each other setting it has. The row is the only
+/// place the event's facts are written: its constant, `Event::ALL` and `EVENT_INFOS` are decoded
+/// from it.
+pub fn event_row(e: &Event) -> String {
     let (s, m) = (e.settings, e.masks);
-    let mut fields = vec![
-        format!("name: {}", lit(&e.name)),
-        format!("code: {:#04x}", e.code),
-        format!("umask: {:#04x}", e.umask),
-        format!("counters: {:#b}", e.counters),
-    ];
-    let mut set = |on: bool, field: String| {
+    let mut row = format!(
+        "ev({}, {:#04x}, {:#04x}, {:#b})",
+        lit(&e.name),
+        e.code,
+        e.umask,
+        e.counters
+    );
+    let mut set = |on: bool, builder: String| {
         if on {
-            fields.push(field);
+            row.push_str(&builder);
         }
     };
     set(
         e.counters_ht_off != 0,
-        format!("counters_ht_off: {:#b}", e.counters_ht_off),
+        format!(".ht_off({:#b})", e.counters_ht_off),
     );
-    set(e.ext_sel, "ext_sel: true".into());
+    set(e.ext_sel, ".ext_sel()".into());
     set(
         !e.filters.is_empty(),
-        format!("filters: {}", lit(&e.filters)),
+        format!(".filters({})", lit(&e.filters)),
     );
-    set(s.threshold != 0, format!("threshold: {}", s.threshold));
-    set(s.invert, "invert: true".into());
-    set(s.edge, "edge: true".into());
-    set(s.any_thread, "any_thread: true".into());
-    set(m.umask_ext != 0, format!("umask_ext: {:#x}", m.umask_ext));
-    set(m.port_mask != 0, format!("port_mask: {:#x}", m.port_mask));
-    set(m.fc_mask != 0, format!("fc_mask: {:#x}", m.fc_mask));
-    set(e.experimental, "experimental: true".into());
-    set(
-        e.aux.is_some(),
-        format!("aux: {}", aux_literal(e.aux.as_ref())),
-    );
-    format!("EventInfo {{ {}, ..EventInfo::BASE }}", fields.join(", "))
-}
-
-/// What an event's doc adds to its counters where a core without Hyper-Threading gives it
-/// more (nothing for the others).
-pub fn ht_off_note(e: &Event) -> String {
-    if e.counters_ht_off == 0 {
-        String::new()
-    } else {
-        format!(" ({:#b} without Hyper-Threading)", e.counters_ht_off)
+    set(s.threshold != 0, format!(".threshold({})", s.threshold));
+    set(s.invert, ".invert()".into());
+    set(s.edge, ".edge()".into());
+    set(s.any_thread, ".any_thread()".into());
+    set(m.umask_ext != 0, format!(".umask_ext({:#x})", m.umask_ext));
+    set(m.port_mask != 0, format!(".port_mask({:#x})", m.port_mask));
+    set(m.fc_mask != 0, format!(".fc_mask({:#x})", m.fc_mask));
+    if let Some(a) = &e.aux {
+        set(true, format!(".aux({}, {:#x})", aux_ident(a), a.value));
     }
+    row
 }
 
-/// The sentence an experimental event's doc ends with (nothing for the others).
-pub fn experimental_note(e: &Event) -> &'static str {
-    if e.experimental {
-        " Experimental: from the vendor's experimental list, whose counts it has not validated."
+/// The name of the module's constant for an auxiliary MSR (`AUX_MSR_OFFCORE_RSP_0`).
+fn aux_ident(a: &AuxMsr) -> String {
+    let name: String = a
+        .register
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("AUX_{name}")
+}
+
+/// An event's doc line: its name as the vendor writes it (what rustdoc lists, and the text
+/// that finds its row), and whether it is experimental (the `impl` it is in says what that
+/// means).
+pub fn event_doc(e: &Event, out: &mut String) {
+    let experimental = if e.experimental {
+        " (experimental)"
     } else {
         ""
+    };
+    doc(out, "    ", &format!("`{}`{experimental}.", e.name));
+}
+
+/// The constants of `events` (`pub const X: Event = Event::row(n);`, each with its doc), those
+/// of the experimental ones in an `impl Event` of their own behind `experimental-events`, and
+/// `after` (more items of the first `impl Event`).
+pub fn event_consts(events: &[Event], after: &str, out: &mut String) {
+    out.push_str("impl Event {\n");
+    let mut experimental = String::new();
+    for (row, e) in events.iter().enumerate() {
+        let to = if e.experimental {
+            &mut experimental
+        } else {
+            &mut *out
+        };
+        event_doc(e, to);
+        let _ = writeln!(to, "    pub const {}: Event = Event::row({row});", e.ident);
+    }
+    out.push_str(after);
+    out.push_str("}\n");
+    if !experimental.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n/// The experimental events: from the vendor's experimental lists, whose counts it has\n/// not validated; built with the `experimental-events` feature.\n{EXPERIMENTAL}\nimpl Event {{\n{experimental}}}"
+        );
     }
 }
 
-/// An event's auxiliary MSR as a `Option<AuxMsr>` literal.
-pub fn aux_literal(aux: Option<&AuxMsr>) -> String {
-    match aux {
-        None => "None".to_string(),
-        Some(a) => format!(
-            "Some(AuxMsr {{ register: {}, address: {:#x}, value: {:#x} }})",
+/// The event table (`EVENT_ROWS`, `EXPERIMENTAL_ROWS` and `ROW_COUNT`; the auxiliary MSRs its
+/// rows name), and the metadata table `EVENT_INFOS` decoded from it.
+pub fn rows_and_table(events: &[Event], out: &mut String) {
+    let mut aux: Vec<&AuxMsr> = Vec::new();
+    for a in events.iter().filter_map(|e| e.aux.as_ref()) {
+        if !aux.iter().any(|b| b.register == a.register) {
+            aux.push(a);
+        }
+    }
+    for a in aux {
+        let _ = writeln!(
+            out,
+            "/// `{}`, as the rows that need it name it (each with its value).\nconst {}: AuxMsr = AuxMsr {{ register: {}, address: {:#x}, value: 0 }};",
+            a.register,
+            aux_ident(a),
             lit(&a.register),
-            a.address,
-            a.value
-        ),
+            a.address
+        );
     }
+    let rows = |experimental: bool| -> String {
+        events
+            .iter()
+            .filter(|e| e.experimental == experimental)
+            .map(|e| format!("    {},\n", event_row(e)))
+            .collect()
+    };
+    let _ = write!(
+        out,
+        "/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n\n/// of counters: counter n may count it) and what else each sets.\nconst EVENT_ROWS: &[EventRow] = &[\n{}];\n",
+        rows(false)
+    );
+    if events.iter().any(|e| e.experimental) {
+        let _ = write!(
+            out,
+            "/// The experimental events, numbered after `EVENT_ROWS`.\n{EXPERIMENTAL}\nconst EXPERIMENTAL_ROWS: &[EventRow] = &[\n{}];\n#[cfg(not(feature = \"experimental-events\"))]\nconst EXPERIMENTAL_ROWS: &[EventRow] = &[];\n",
+            rows(true)
+        );
+    } else {
+        out.push_str("/// No experimental events.\nconst EXPERIMENTAL_ROWS: &[EventRow] = &[];\n");
+    }
+    // The facts, decoded in chunks of at most CHUNK rows (one constant each: see
+    // `event_infos` in templates/core_events.rs).
+    let mut chunks = String::new();
+    for (experimental, table) in [(false, "EVENT_ROWS"), (true, "EXPERIMENTAL_ROWS")] {
+        let n = events
+            .iter()
+            .filter(|e| e.experimental == experimental)
+            .count();
+        let gate = if experimental {
+            format!("    {EXPERIMENTAL}\n")
+        } else {
+            String::new()
+        };
+        for from in (0..n).step_by(CHUNK) {
+            let len = CHUNK.min(n - from);
+            let _ = writeln!(
+                chunks,
+                "{gate}    &event_infos::<{len}>({table}, {from}, {experimental}),"
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "/// The rows built.\nconst ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();\n\n/// The facts of the rows, {CHUNK} a chunk.\n{METADATA}\nconst EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[\n{chunks}];\n/// The facts of `Event::ALL`, row for row.\n{METADATA}\nconst EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);"
+    );
 }
 
-/// `Event::ALL`'s entries (one a line, indented for `impl Event`), and the metadata table
-/// `EVENT_INFOS` that the events' rows index.
-pub fn all_and_table(events: &[Event]) -> (String, String) {
-    let all: Vec<String> = events
-        .iter()
-        .map(|e| format!("{}Event::{}", gate(e), e.ident))
-        .collect();
-    let mut table = format!(
-        "/// The facts of `Event::ALL`, row for row.\n{METADATA}\nconst EVENT_INFOS: &[&EventInfo] = &[\n"
-    );
-    for e in events {
-        let _ = writeln!(table, "    {}&{},", gate(e), event_info(e));
-    }
-    table.push_str("];\n");
-    // One entry a line, as rustfmt writes it: the Ice Lake-SP CHA's was one 76,781-character line.
-    let all: String = all.iter().map(|e| format!("\n        {e},")).collect();
-    (format!("{all}\n    "), table)
-}
+/// The most rows of one chunk of `EVENT_INFOS`' facts.
+const CHUNK: usize = 64;
+
+/// The uses the event tables need (inside the module that holds them).
+pub const ROW_USES: &str = "#[allow(unused_imports)]\nuse crate::core_events::{ev, EventRow};\n#[cfg(feature = \"metadata\")]\nuse crate::core_events::{event_info_refs, event_infos};\n";
 
 /// The integer type of the unit's widest counter-control field `name`, as its accessors take
 /// it: `u8` up to 8 bits, `u16` above (an event select of several bit ranges, AMD's 12 and 14
@@ -183,7 +248,16 @@ fn mask_roles(unit: &Unit) -> Vec<(Role, &'static str, &'static str, &'static st
     .collect()
 }
 
-/// The unit's `Event` type and its constants.
+/// `r.<field>` as the type `ty` of the unit's `Event` field, from the row's type `row_ty`.
+fn from_row_field(field: &str, row_ty: &str, ty: &str) -> String {
+    if row_ty == ty {
+        format!("r.{field}")
+    } else {
+        format!("r.{field} as {ty}")
+    }
+}
+
+/// The unit's `Event` type, its constants and its table.
 fn event_type_text(unit: &Unit, out: &mut String) {
     let (code, umask) = (control_int(unit, "ev_sel"), umask_int(unit));
     let masks = mask_roles(unit);
@@ -191,46 +265,34 @@ fn event_type_text(unit: &Unit, out: &mut String) {
         .iter()
         .map(|(_, name, ty, what)| format!("    /// Its {what} (0: none).\n    {name}: {ty},\n"))
         .collect();
-    let _ = write!(out, "/// An event of this unit. Only this unit's counter controls take it (`with_event`), so\n/// an event of one unit cannot be programmed into another's counter. Each constant's doc\n/// gives the counters that may count it (bit n: counter n).\n#[derive(Debug, Clone, Copy, PartialEq, Eq)]\n#[cfg_attr(not(feature = \"metadata\"), allow(dead_code))]\npub struct Event {{\n    code: {code},\n    umask: {umask},\n    ext_sel: bool,\n{mask_fields}    /// Its row in `EVENT_INFOS`.\n    row: u16,\n}}\n\nimpl Event {{\n");
-    for (row, e) in unit.events.iter().enumerate() {
-        let by_role = e.masks.by_role();
-        let value = |role: Role| by_role.iter().find(|(r, _)| *r == role).map_or(0, |x| x.1);
-        let set: String = masks
-            .iter()
-            .filter(|(role, ..)| value(*role) != 0)
-            .map(|(role, _, _, what)| format!(", {what} {:#x}", value(*role)))
-            .collect();
-        doc(
-            out,
-            "    ",
-            &format!(
-                "`{}`: event select {:#04x}, umask {:#04x}{set}, counters {:#b}{}.{}",
-                e.name,
-                e.code,
-                e.umask,
-                e.counters,
-                ht_off_note(e),
-                experimental_note(e)
-            ),
-        );
-        if e.experimental {
-            let _ = writeln!(out, "    {EXPERIMENTAL}");
-        }
-        let values: String = masks
-            .iter()
-            .map(|(role, name, ..)| format!("{name}: {:#x}, ", value(*role)))
-            .collect();
-        let _ = writeln!(
-            out,
-            "    pub const {}: Event = Event {{ code: {:#04x}, umask: {:#04x}, ext_sel: {}, {values}row: {row} }};",
-            e.ident, e.code, e.umask, e.ext_sel,
-        );
-    }
-    let (all, table) = all_and_table(&unit.events);
+    let row_types = [
+        ("umask_ext", "u32"),
+        ("port_mask", "u16"),
+        ("fc_mask", "u8"),
+    ];
+    let mask_values: String = masks
+        .iter()
+        .map(|(_, name, ty, _)| {
+            let row_ty = row_types
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or("u32", |x| x.1);
+            format!("{name}: {}, ", from_row_field(name, row_ty, ty))
+        })
+        .collect();
+    out.push_str(ROW_USES);
+    let _ = write!(out, "\n/// An event of this unit. Only this unit's counter controls take it (`with_event`), so\n/// an event of one unit cannot be programmed into another's counter. Each constant is a row\n/// of the unit's event table, which gives its event select, umask and the counters that may\n/// count it.\n#[derive(Debug, Clone, Copy, PartialEq, Eq)]\n#[cfg_attr(not(feature = \"metadata\"), allow(dead_code))]\npub struct Event {{\n    code: {code},\n    umask: {umask},\n    ext_sel: bool,\n{mask_fields}    /// Its row in `EVENT_INFOS`.\n    row: u16,\n}}\n\n");
+    let after = format!(
+        "\n    /// Every event of the unit.\n    pub const ALL: &'static [Event] = &{{\n        let mut all = [Event::row(0); ROW_COUNT];\n        let mut i = 0;\n        while i < ROW_COUNT {{\n            all[i] = Event::row(i as u16);\n            i += 1;\n        }}\n        all\n    }};\n\n    /// The event of row `n` of the unit's table.\n    const fn row(n: u16) -> Event {{\n        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);\n        Event {{ code: {}, umask: {}, ext_sel: r.ext_sel, {mask_values}row: n }}\n    }}\n\n    /// Event select.\n    pub const fn code(self) -> {code} {{\n        self.code\n    }}\n\n    /// Unit mask.\n    pub const fn umask(self) -> {umask} {{\n        self.umask\n    }}\n\n    /// Whether it needs the event-select extension bit.\n    pub const fn ext_sel(self) -> bool {{\n        self.ext_sel\n    }}\n",
+        from_row_field("code", "u16", code),
+        from_row_field("umask", "u16", umask),
+    );
+    event_consts(&unit.events, &after, out);
     let _ = writeln!(
         out,
-        "\n    /// Every event of the unit.\n    pub const ALL: &'static [Event] = &[{all}];\n\n    /// Event select.\n    pub const fn code(self) -> {code} {{\n        self.code\n    }}\n\n    /// Unit mask.\n    pub const fn umask(self) -> {umask} {{\n        self.umask\n    }}\n\n    /// Whether it needs the event-select extension bit.\n    pub const fn ext_sel(self) -> bool {{\n        self.ext_sel\n    }}\n}}\n\n{METADATA}\nimpl Event {{\n    /// The event's facts.\n    pub const fn info(self) -> &'static EventInfo {{\n        EVENT_INFOS[self.row as usize]\n    }}\n\n    /// Whether counter `n` may count it.\n    pub const fn can_count_on(self, n: u32) -> bool {{\n        self.info().can_count_on(n)\n    }}\n}}\n\n{table}"
+        "\n{METADATA}\nimpl Event {{\n    /// The event's facts.\n    pub const fn info(self) -> &'static EventInfo {{\n        EVENT_INFOS[self.row as usize]\n    }}\n\n    /// Whether counter `n` may count it.\n    pub const fn can_count_on(self, n: u32) -> bool {{\n        self.info().can_count_on(n)\n    }}\n}}\n"
     );
+    rows_and_table(&unit.events, out);
 }
 
 /// The counter controls of a unit (registers with an `ev_sel` field), each with what

@@ -4,7 +4,6 @@
 
 use std::fmt::Write;
 
-use super::events::METADATA;
 use super::rust::lit;
 use crate::model::formula::Op;
 use crate::model::metric::{Metric, MetricRead, MetricScope};
@@ -42,17 +41,42 @@ pub fn processor_module(p: &Processor) -> Option<String> {
     if p.metrics.is_empty() {
         return None;
     }
+    let ops = |m: &Metric| {
+        let mut ops = m.expr.postfix();
+        if let Some(t) = &m.threshold {
+            ops.extend(t.expr.postfix());
+        }
+        ops
+    };
     let reads_constants = p
         .metrics
         .iter()
-        .any(|m| m.expr.postfix().iter().any(|op| matches!(op, Op::Const(_))));
+        .any(|m| ops(m).iter().any(|op| matches!(op, Op::Const(_))));
+    let mut uses = vec!["metric", "MetricInfo"];
+    if reads_constants {
+        uses.push("Constant");
+    }
+    if p.metrics.iter().any(|m| !m.events.is_empty()) {
+        uses.push("read");
+    }
+    let topdown = |m: &Metric| m.events.iter().any(|e| e.read != MetricRead::Counted);
+    if p.metrics.iter().any(topdown) {
+        uses.push("MetricRead");
+    }
+    let mut scopes = Vec::new();
+    for (scope, name) in [(MetricScope::Cpu, "Cpu"), (MetricScope::Socket, "Socket")] {
+        if p.metrics.iter().any(|m| m.scope == scope) {
+            scopes.push(name);
+        }
+    }
     let mut out = format!(
-        "{}//! Derived metrics of {} ({} metrics), from the spec's `{}/metrics/`.\n\nuse crate::metrics::{{{}MetricEvent, MetricInfo, MetricRead, MetricScope, Op}};\n\n/// Every metric of the processor, in spec order.\npub static METRICS: &[MetricInfo] = &[\n",
+        "{}//! Derived metrics of {} ({} metrics), from the spec's `{}/metrics/`.\n//! Each is `metric(name, unit, category, scope)` and what it has besides, one builder a\n//! fact (`crate::metrics`); a formula is its text and its postfix ops.\n\nuse crate::metrics::{{{}}};\nuse crate::metrics::MetricScope::{{{}}};\nuse crate::metrics::Op::*;\n\n/// Every metric of the processor, in spec order.\npub static METRICS: &[MetricInfo] = &[\n",
         super::rust::HEADER,
         p.name,
         p.metrics.len(),
         p.id,
-        if reads_constants { "Constant, " } else { "" }
+        uses.join(", "),
+        scopes.join(", "),
     );
     for m in &p.metrics {
         metric_literal(m, &mut out);
@@ -61,60 +85,103 @@ pub fn processor_module(p: &Processor) -> Option<String> {
     Some(out)
 }
 
-/// One `MetricInfo { .. },` entry.
+/// A list of string literals, `&["a", "b"]`.
+fn str_slice(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|g| lit(g)).collect();
+    format!("&[{}]", items.join(", "))
+}
+
+/// One metric of the table: `metric(..)` and its builders, one a line.
 fn metric_literal(m: &Metric, out: &mut String) {
-    let groups: Vec<String> = m.groups.iter().map(|g| lit(g)).collect();
-    let parent = m
-        .parent
-        .as_deref()
-        .map_or("None".to_string(), |p| format!("Some({})", lit(p)));
     let scope = match m.scope {
         MetricScope::Cpu => "Cpu",
         MetricScope::Socket => "Socket",
     };
     let _ = writeln!(
         out,
-        "    MetricInfo {{\n        name: {},\n        {METADATA}\n        description: {},\n        unit: {},\n        category: {},\n        groups: &[{}],\n        level: {},\n        parent: {parent},\n        scope: MetricScope::{scope},",
+        "    metric({}, {}, {}, {scope})",
         lit(&m.name),
-        lit(&m.description),
         lit(&m.unit),
-        lit(&m.category),
-        groups.join(", "),
-        m.level,
+        lit(&m.category)
     );
-    out.push_str("        events: &[\n");
-    for e in &m.events {
-        let s = e.settings;
-        let _ = writeln!(
+    if !m.description.is_empty() {
+        let _ = writeln!(out, "        .about({})", lit(&m.description));
+    }
+    if !m.groups.is_empty() {
+        let _ = writeln!(out, "        .in_groups({})", str_slice(&m.groups));
+    }
+    if m.level != 1 {
+        let _ = writeln!(out, "        .at_level({})", m.level);
+    }
+    if let Some(parent) = &m.parent {
+        let _ = writeln!(out, "        .child_of({})", lit(parent));
+    }
+    if !m.events.is_empty() {
+        out.push_str("        .reads(&[\n");
+        for e in &m.events {
+            let s = e.settings;
+            let mut read = format!(
+                "read({}, {}, {})",
+                lit(&e.alias),
+                lit(&e.name),
+                lit(&e.unit)
+            );
+            if s.threshold != 0 {
+                read.push_str(&format!(".cmask({})", s.threshold));
+            }
+            if s.invert {
+                read.push_str(".inv()");
+            }
+            if s.edge {
+                read.push_str(".edge_detect()");
+            }
+            if e.read != MetricRead::Counted {
+                read.push_str(&format!(".via(MetricRead::{})", read_literal(e.read)));
+            }
+            let _ = writeln!(out, "            {read},");
+        }
+        out.push_str("        ])\n");
+    }
+    let _ = write!(
+        out,
+        "        .computed_as({}, {})",
+        lit(&m.formula),
+        ops_literal(&m.expr.postfix())
+    );
+    if let Some(t) = &m.threshold {
+        let metrics: Vec<String> = t.metrics.iter().map(|n| n.to_string()).collect();
+        let _ = write!(
             out,
-            "            MetricEvent {{ alias: {}, name: {}, unit: {}, threshold: {}, invert: {}, edge: {}, read: MetricRead::{} }},",
-            lit(&e.alias),
-            lit(&e.name),
-            lit(&e.unit),
-            s.threshold,
-            s.invert,
-            s.edge,
-            read_literal(e.read)
+            "\n        .threshold_when({}, {}, {})",
+            str_slice(&metrics),
+            lit(&t.formula),
+            ops_literal(&t.expr.postfix())
         );
     }
-    let ops: Vec<String> = m.expr.postfix().into_iter().map(op_literal).collect();
-    let (t_metrics, t_ops, t_formula) = match &m.threshold {
-        Some(t) => (
-            t.metrics.iter().map(|n| lit(n)).collect::<Vec<_>>(),
-            t.expr.postfix().into_iter().map(op_literal).collect(),
-            t.formula.as_str(),
-        ),
-        None => (Vec::new(), Vec::new(), ""),
-    };
-    let _ = writeln!(
-        out,
-        "        ],\n        {METADATA}\n        formula: {},\n        ops: &[{}],\n        threshold_metrics: &[{}],\n        threshold: &[{}],\n        {METADATA}\n        threshold_formula: {},\n    }},",
-        lit(&m.formula),
-        ops.join(", "),
-        t_metrics.join(", "),
-        t_ops.join(", "),
-        lit(t_formula)
-    );
+    out.push_str(",\n");
+}
+
+/// Postfix ops as a slice literal, `&[Num(100.0), Event(0), Div]` (the module imports `Op::*`):
+/// on the builder's line where they fit, else one line of at most about 100 columns after
+/// another (Intel's longest formula is 1,200 ops).
+fn ops_literal(ops: &[Op]) -> String {
+    let ops: Vec<String> = ops.iter().map(|op| op_literal(*op)).collect();
+    let inline = ops.join(", ");
+    if inline.len() <= 60 {
+        return format!("&[{inline}]");
+    }
+    let mut out = String::from("&[");
+    let mut line = String::new();
+    for op in ops {
+        if !line.is_empty() && line.len() + op.len() > 86 {
+            let _ = write!(out, "\n            {}", line.trim_end());
+            line.clear();
+        }
+        line.push_str(&op);
+        line.push_str(", ");
+    }
+    let _ = write!(out, "\n            {}\n        ]", line.trim_end());
+    out
 }
 
 /// A `MetricRead` variant as Rust.
@@ -129,11 +196,11 @@ fn read_literal(r: MetricRead) -> String {
 /// An `Op` as Rust.
 fn op_literal(op: Op) -> String {
     match op {
-        Op::Num(n) => format!("Op::Num({n:?})"),
-        Op::Event(i) => format!("Op::Event({i})"),
-        Op::Const(c) => format!("Op::Const(Constant::{})", c.variant()),
-        Op::Neg => "Op::Neg".into(),
-        Op::Bin(b) => format!("Op::{}", b.variant()),
-        Op::Select => "Op::Select".into(),
+        Op::Num(n) => format!("Num({n:?})"),
+        Op::Event(i) => format!("Event({i})"),
+        Op::Const(c) => format!("Const(Constant::{})", c.variant()),
+        Op::Neg => "Neg".into(),
+        Op::Bin(b) => b.variant().to_string(),
+        Op::Select => "Select".into(),
     }
 }

@@ -454,9 +454,15 @@ static LEGACY_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -468,704 +474,469 @@ pub struct Event {
 }
 
 impl Event {
-    /// `bp_l1_btb_correct`: event select 0x8a, umask 0x00, counters 0b111111.
-    pub const BP_L1_BTB_CORRECT: Event = Event { code: 0x8a, umask: 0x00, ext_sel: false, row: 0 };
-    /// `bp_l2_btb_correct`: event select 0x8b, umask 0x00, counters 0b111111.
-    pub const BP_L2_BTB_CORRECT: Event = Event { code: 0x8b, umask: 0x00, ext_sel: false, row: 1 };
-    /// `bp_dyn_ind_pred`: event select 0x8e, umask 0x00, counters 0b111111.
-    pub const BP_DYN_IND_PRED: Event = Event { code: 0x8e, umask: 0x00, ext_sel: false, row: 2 };
-    /// `bp_de_redirect`: event select 0x91, umask 0x00, counters 0b111111.
-    pub const BP_DE_REDIRECT: Event = Event { code: 0x91, umask: 0x00, ext_sel: false, row: 3 };
-    /// `bp_l1_tlb_fetch_hit`: event select 0x94, umask 0xff, counters 0b111111.
-    pub const BP_L1_TLB_FETCH_HIT: Event = Event { code: 0x94, umask: 0xff, ext_sel: false, row: 4 };
-    /// `bp_l1_tlb_fetch_hit.if1g`: event select 0x94, umask 0x04, counters 0b111111.
-    pub const BP_L1_TLB_FETCH_HIT_IF1G: Event = Event { code: 0x94, umask: 0x04, ext_sel: false, row: 5 };
-    /// `bp_l1_tlb_fetch_hit.if2m`: event select 0x94, umask 0x02, counters 0b111111.
-    pub const BP_L1_TLB_FETCH_HIT_IF2M: Event = Event { code: 0x94, umask: 0x02, ext_sel: false, row: 6 };
-    /// `bp_l1_tlb_fetch_hit.if4k`: event select 0x94, umask 0x01, counters 0b111111.
-    pub const BP_L1_TLB_FETCH_HIT_IF4K: Event = Event { code: 0x94, umask: 0x01, ext_sel: false, row: 7 };
-    /// `bp_tlb_rel`: event select 0x99, umask 0x00, counters 0b111111.
-    pub const BP_TLB_REL: Event = Event { code: 0x99, umask: 0x00, ext_sel: false, row: 8 };
-    /// `l2_request_g1.rd_blk_l`: event select 0x60, umask 0x80, counters 0b111111.
-    pub const L2_REQUEST_G1_RD_BLK_L: Event = Event { code: 0x60, umask: 0x80, ext_sel: false, row: 9 };
-    /// `l2_request_g1.rd_blk_x`: event select 0x60, umask 0x40, counters 0b111111.
-    pub const L2_REQUEST_G1_RD_BLK_X: Event = Event { code: 0x60, umask: 0x40, ext_sel: false, row: 10 };
-    /// `l2_request_g1.ls_rd_blk_c_s`: event select 0x60, umask 0x20, counters 0b111111.
-    pub const L2_REQUEST_G1_LS_RD_BLK_C_S: Event = Event { code: 0x60, umask: 0x20, ext_sel: false, row: 11 };
-    /// `l2_request_g1.cacheable_ic_read`: event select 0x60, umask 0x10, counters 0b111111.
-    pub const L2_REQUEST_G1_CACHEABLE_IC_READ: Event = Event { code: 0x60, umask: 0x10, ext_sel: false, row: 12 };
-    /// `l2_request_g1.change_to_x`: event select 0x60, umask 0x08, counters 0b111111.
-    pub const L2_REQUEST_G1_CHANGE_TO_X: Event = Event { code: 0x60, umask: 0x08, ext_sel: false, row: 13 };
-    /// `l2_request_g1.prefetch_l2_cmd`: event select 0x60, umask 0x04, counters 0b111111.
-    pub const L2_REQUEST_G1_PREFETCH_L2_CMD: Event = Event { code: 0x60, umask: 0x04, ext_sel: false, row: 14 };
-    /// `l2_request_g1.l2_hw_pf`: event select 0x60, umask 0x02, counters 0b111111.
-    pub const L2_REQUEST_G1_L2_HW_PF: Event = Event { code: 0x60, umask: 0x02, ext_sel: false, row: 15 };
-    /// `l2_request_g1.group2`: event select 0x60, umask 0x01, counters 0b111111.
-    pub const L2_REQUEST_G1_GROUP2: Event = Event { code: 0x60, umask: 0x01, ext_sel: false, row: 16 };
-    /// `l2_request_g1.all_no_prefetch`: event select 0x60, umask 0xf9, counters 0b111111.
-    pub const L2_REQUEST_G1_ALL_NO_PREFETCH: Event = Event { code: 0x60, umask: 0xf9, ext_sel: false, row: 17 };
-    /// `l2_request_g2.group1`: event select 0x61, umask 0x80, counters 0b111111.
-    pub const L2_REQUEST_G2_GROUP1: Event = Event { code: 0x61, umask: 0x80, ext_sel: false, row: 18 };
-    /// `l2_request_g2.ls_rd_sized`: event select 0x61, umask 0x40, counters 0b111111.
-    pub const L2_REQUEST_G2_LS_RD_SIZED: Event = Event { code: 0x61, umask: 0x40, ext_sel: false, row: 19 };
-    /// `l2_request_g2.ls_rd_sized_nc`: event select 0x61, umask 0x20, counters 0b111111.
-    pub const L2_REQUEST_G2_LS_RD_SIZED_NC: Event = Event { code: 0x61, umask: 0x20, ext_sel: false, row: 20 };
-    /// `l2_request_g2.ic_rd_sized`: event select 0x61, umask 0x10, counters 0b111111.
-    pub const L2_REQUEST_G2_IC_RD_SIZED: Event = Event { code: 0x61, umask: 0x10, ext_sel: false, row: 21 };
-    /// `l2_request_g2.ic_rd_sized_nc`: event select 0x61, umask 0x08, counters 0b111111.
-    pub const L2_REQUEST_G2_IC_RD_SIZED_NC: Event = Event { code: 0x61, umask: 0x08, ext_sel: false, row: 22 };
-    /// `l2_request_g2.smc_inval`: event select 0x61, umask 0x04, counters 0b111111.
-    pub const L2_REQUEST_G2_SMC_INVAL: Event = Event { code: 0x61, umask: 0x04, ext_sel: false, row: 23 };
-    /// `l2_request_g2.bus_locks_originator`: event select 0x61, umask 0x02, counters 0b111111.
-    pub const L2_REQUEST_G2_BUS_LOCKS_ORIGINATOR: Event = Event { code: 0x61, umask: 0x02, ext_sel: false, row: 24 };
-    /// `l2_request_g2.bus_locks_responses`: event select 0x61, umask 0x01, counters 0b111111.
-    pub const L2_REQUEST_G2_BUS_LOCKS_RESPONSES: Event = Event { code: 0x61, umask: 0x01, ext_sel: false, row: 25 };
-    /// `l2_latency.l2_cycles_waiting_on_fills`: event select 0x62, umask 0x01, counters 0b111111.
-    pub const L2_LATENCY_L2_CYCLES_WAITING_ON_FILLS: Event = Event { code: 0x62, umask: 0x01, ext_sel: false, row: 26 };
-    /// `l2_wcb_req.wcb_write`: event select 0x63, umask 0x40, counters 0b111111.
-    pub const L2_WCB_REQ_WCB_WRITE: Event = Event { code: 0x63, umask: 0x40, ext_sel: false, row: 27 };
-    /// `l2_wcb_req.wcb_close`: event select 0x63, umask 0x20, counters 0b111111.
-    pub const L2_WCB_REQ_WCB_CLOSE: Event = Event { code: 0x63, umask: 0x20, ext_sel: false, row: 28 };
-    /// `l2_wcb_req.zero_byte_store`: event select 0x63, umask 0x04, counters 0b111111.
-    pub const L2_WCB_REQ_ZERO_BYTE_STORE: Event = Event { code: 0x63, umask: 0x04, ext_sel: false, row: 29 };
-    /// `l2_wcb_req.cl_zero`: event select 0x63, umask 0x01, counters 0b111111.
-    pub const L2_WCB_REQ_CL_ZERO: Event = Event { code: 0x63, umask: 0x01, ext_sel: false, row: 30 };
-    /// `l2_cache_req_stat.ls_rd_blk_cs`: event select 0x64, umask 0x80, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_CS: Event = Event { code: 0x64, umask: 0x80, ext_sel: false, row: 31 };
-    /// `l2_cache_req_stat.ls_rd_blk_l_hit_x`: event select 0x64, umask 0x40, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_X: Event = Event { code: 0x64, umask: 0x40, ext_sel: false, row: 32 };
-    /// `l2_cache_req_stat.ls_rd_blk_l_hit_s`: event select 0x64, umask 0x20, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_S: Event = Event { code: 0x64, umask: 0x20, ext_sel: false, row: 33 };
-    /// `l2_cache_req_stat.ls_rd_blk_x`: event select 0x64, umask 0x10, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_X: Event = Event { code: 0x64, umask: 0x10, ext_sel: false, row: 34 };
-    /// `l2_cache_req_stat.ls_rd_blk_c`: event select 0x64, umask 0x08, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_C: Event = Event { code: 0x64, umask: 0x08, ext_sel: false, row: 35 };
-    /// `l2_cache_req_stat.ic_fill_hit_x`: event select 0x64, umask 0x04, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_X: Event = Event { code: 0x64, umask: 0x04, ext_sel: false, row: 36 };
-    /// `l2_cache_req_stat.ic_fill_hit_s`: event select 0x64, umask 0x02, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_S: Event = Event { code: 0x64, umask: 0x02, ext_sel: false, row: 37 };
-    /// `l2_cache_req_stat.ic_fill_miss`: event select 0x64, umask 0x01, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_MISS: Event = Event { code: 0x64, umask: 0x01, ext_sel: false, row: 38 };
-    /// `l2_cache_req_stat.ic_access_in_l2`: event select 0x64, umask 0x07, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_ACCESS_IN_L2: Event = Event { code: 0x64, umask: 0x07, ext_sel: false, row: 39 };
-    /// `l2_cache_req_stat.ic_dc_miss_in_l2`: event select 0x64, umask 0x09, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_DC_MISS_IN_L2: Event = Event { code: 0x64, umask: 0x09, ext_sel: false, row: 40 };
-    /// `l2_cache_req_stat.ic_dc_hit_in_l2`: event select 0x64, umask 0xf6, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_DC_HIT_IN_L2: Event = Event { code: 0x64, umask: 0xf6, ext_sel: false, row: 41 };
-    /// `l2_fill_pending.l2_fill_busy`: event select 0x6d, umask 0x01, counters 0b111111.
-    pub const L2_FILL_PENDING_L2_FILL_BUSY: Event = Event { code: 0x6d, umask: 0x01, ext_sel: false, row: 42 };
-    /// `l2_pf_hit_l2`: event select 0x70, umask 0xff, counters 0b111111.
-    pub const L2_PF_HIT_L2: Event = Event { code: 0x70, umask: 0xff, ext_sel: false, row: 43 };
-    /// `l2_pf_miss_l2_hit_l3`: event select 0x71, umask 0xff, counters 0b111111.
-    pub const L2_PF_MISS_L2_HIT_L3: Event = Event { code: 0x71, umask: 0xff, ext_sel: false, row: 44 };
-    /// `l2_pf_miss_l2_l3`: event select 0x72, umask 0xff, counters 0b111111.
-    pub const L2_PF_MISS_L2_L3: Event = Event { code: 0x72, umask: 0xff, ext_sel: false, row: 45 };
-    /// `ic_fw32`: event select 0x80, umask 0x00, counters 0b111111.
-    pub const IC_FW32: Event = Event { code: 0x80, umask: 0x00, ext_sel: false, row: 46 };
-    /// `ic_fw32_miss`: event select 0x81, umask 0x00, counters 0b111111.
-    pub const IC_FW32_MISS: Event = Event { code: 0x81, umask: 0x00, ext_sel: false, row: 47 };
-    /// `ic_cache_fill_l2`: event select 0x82, umask 0x00, counters 0b111111.
-    pub const IC_CACHE_FILL_L2: Event = Event { code: 0x82, umask: 0x00, ext_sel: false, row: 48 };
-    /// `ic_cache_fill_sys`: event select 0x83, umask 0x00, counters 0b111111.
-    pub const IC_CACHE_FILL_SYS: Event = Event { code: 0x83, umask: 0x00, ext_sel: false, row: 49 };
-    /// `bp_l1_tlb_miss_l2_tlb_hit`: event select 0x84, umask 0x00, counters 0b111111.
-    pub const BP_L1_TLB_MISS_L2_TLB_HIT: Event = Event { code: 0x84, umask: 0x00, ext_sel: false, row: 50 };
-    /// `bp_l1_tlb_miss_l2_tlb_miss`: event select 0x85, umask 0xff, counters 0b111111.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS: Event = Event { code: 0x85, umask: 0xff, ext_sel: false, row: 51 };
-    /// `bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k`: event select 0x85, umask 0x08, counters 0b111111.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_COALESCED_4K: Event = Event { code: 0x85, umask: 0x08, ext_sel: false, row: 52 };
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if1g`: event select 0x85, umask 0x04, counters 0b111111.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF1G: Event = Event { code: 0x85, umask: 0x04, ext_sel: false, row: 53 };
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if2m`: event select 0x85, umask 0x02, counters 0b111111.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF2M: Event = Event { code: 0x85, umask: 0x02, ext_sel: false, row: 54 };
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if4k`: event select 0x85, umask 0x01, counters 0b111111.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF4K: Event = Event { code: 0x85, umask: 0x01, ext_sel: false, row: 55 };
-    /// `bp_snp_re_sync`: event select 0x86, umask 0x00, counters 0b111111.
-    pub const BP_SNP_RE_SYNC: Event = Event { code: 0x86, umask: 0x00, ext_sel: false, row: 56 };
-    /// `ic_fetch_stall.ic_stall_any`: event select 0x87, umask 0x04, counters 0b111111.
-    pub const IC_FETCH_STALL_IC_STALL_ANY: Event = Event { code: 0x87, umask: 0x04, ext_sel: false, row: 57 };
-    /// `ic_fetch_stall.ic_stall_dq_empty`: event select 0x87, umask 0x02, counters 0b111111.
-    pub const IC_FETCH_STALL_IC_STALL_DQ_EMPTY: Event = Event { code: 0x87, umask: 0x02, ext_sel: false, row: 58 };
-    /// `ic_fetch_stall.ic_stall_back_pressure`: event select 0x87, umask 0x01, counters 0b111111.
-    pub const IC_FETCH_STALL_IC_STALL_BACK_PRESSURE: Event = Event { code: 0x87, umask: 0x01, ext_sel: false, row: 59 };
-    /// `ic_cache_inval.l2_invalidating_probe`: event select 0x8c, umask 0x02, counters 0b111111.
-    pub const IC_CACHE_INVAL_L2_INVALIDATING_PROBE: Event = Event { code: 0x8c, umask: 0x02, ext_sel: false, row: 60 };
-    /// `ic_cache_inval.fill_invalidated`: event select 0x8c, umask 0x01, counters 0b111111.
-    pub const IC_CACHE_INVAL_FILL_INVALIDATED: Event = Event { code: 0x8c, umask: 0x01, ext_sel: false, row: 61 };
-    /// `ic_tag_hit_miss.all_instruction_cache_accesses`: event select 0x18e, umask 0x1f, counters
-    /// 0b111111.
-    pub const IC_TAG_HIT_MISS_ALL_INSTRUCTION_CACHE_ACCESSES: Event = Event { code: 0x18e, umask: 0x1f, ext_sel: false, row: 62 };
-    /// `ic_tag_hit_miss.instruction_cache_miss`: event select 0x18e, umask 0x18, counters 0b111111.
-    pub const IC_TAG_HIT_MISS_INSTRUCTION_CACHE_MISS: Event = Event { code: 0x18e, umask: 0x18, ext_sel: false, row: 63 };
-    /// `ic_tag_hit_miss.instruction_cache_hit`: event select 0x18e, umask 0x07, counters 0b111111.
-    pub const IC_TAG_HIT_MISS_INSTRUCTION_CACHE_HIT: Event = Event { code: 0x18e, umask: 0x07, ext_sel: false, row: 64 };
-    /// `ic_oc_mode_switch.oc_ic_mode_switch`: event select 0x28a, umask 0x02, counters 0b111111.
-    pub const IC_OC_MODE_SWITCH_OC_IC_MODE_SWITCH: Event = Event { code: 0x28a, umask: 0x02, ext_sel: false, row: 65 };
-    /// `ic_oc_mode_switch.ic_oc_mode_switch`: event select 0x28a, umask 0x01, counters 0b111111.
-    pub const IC_OC_MODE_SWITCH_IC_OC_MODE_SWITCH: Event = Event { code: 0x28a, umask: 0x01, ext_sel: false, row: 66 };
-    /// `op_cache_hit_miss.all_op_cache_accesses`: event select 0x28f, umask 0x07, counters
-    /// 0b111111.
-    pub const OP_CACHE_HIT_MISS_ALL_OP_CACHE_ACCESSES: Event = Event { code: 0x28f, umask: 0x07, ext_sel: false, row: 67 };
-    /// `op_cache_hit_miss.op_cache_miss`: event select 0x28f, umask 0x04, counters 0b111111.
-    pub const OP_CACHE_HIT_MISS_OP_CACHE_MISS: Event = Event { code: 0x28f, umask: 0x04, ext_sel: false, row: 68 };
-    /// `op_cache_hit_miss.op_cache_hit`: event select 0x28f, umask 0x03, counters 0b111111.
-    pub const OP_CACHE_HIT_MISS_OP_CACHE_HIT: Event = Event { code: 0x28f, umask: 0x03, ext_sel: false, row: 69 };
-    /// `ex_ret_instr`: event select 0xc0, umask 0x00, counters 0b111111.
-    pub const EX_RET_INSTR: Event = Event { code: 0xc0, umask: 0x00, ext_sel: false, row: 70 };
-    /// `ex_ret_ops`: event select 0xc1, umask 0x00, counters 0b111111.
-    pub const EX_RET_OPS: Event = Event { code: 0xc1, umask: 0x00, ext_sel: false, row: 71 };
-    /// `ex_ret_brn`: event select 0xc2, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN: Event = Event { code: 0xc2, umask: 0x00, ext_sel: false, row: 72 };
-    /// `ex_ret_brn_misp`: event select 0xc3, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN_MISP: Event = Event { code: 0xc3, umask: 0x00, ext_sel: false, row: 73 };
-    /// `ex_ret_brn_tkn`: event select 0xc4, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN_TKN: Event = Event { code: 0xc4, umask: 0x00, ext_sel: false, row: 74 };
-    /// `ex_ret_brn_tkn_misp`: event select 0xc5, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN_TKN_MISP: Event = Event { code: 0xc5, umask: 0x00, ext_sel: false, row: 75 };
-    /// `ex_ret_brn_far`: event select 0xc6, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN_FAR: Event = Event { code: 0xc6, umask: 0x00, ext_sel: false, row: 76 };
-    /// `ex_ret_brn_resync`: event select 0xc7, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN_RESYNC: Event = Event { code: 0xc7, umask: 0x00, ext_sel: false, row: 77 };
-    /// `ex_ret_near_ret`: event select 0xc8, umask 0x00, counters 0b111111.
-    pub const EX_RET_NEAR_RET: Event = Event { code: 0xc8, umask: 0x00, ext_sel: false, row: 78 };
-    /// `ex_ret_near_ret_mispred`: event select 0xc9, umask 0x00, counters 0b111111.
-    pub const EX_RET_NEAR_RET_MISPRED: Event = Event { code: 0xc9, umask: 0x00, ext_sel: false, row: 79 };
-    /// `ex_ret_brn_ind_misp`: event select 0xca, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN_IND_MISP: Event = Event { code: 0xca, umask: 0x00, ext_sel: false, row: 80 };
-    /// `ex_ret_mmx_fp_instr.sse_instr`: event select 0xcb, umask 0x04, counters 0b111111.
-    pub const EX_RET_MMX_FP_INSTR_SSE_INSTR: Event = Event { code: 0xcb, umask: 0x04, ext_sel: false, row: 81 };
-    /// `ex_ret_mmx_fp_instr.mmx_instr`: event select 0xcb, umask 0x02, counters 0b111111.
-    pub const EX_RET_MMX_FP_INSTR_MMX_INSTR: Event = Event { code: 0xcb, umask: 0x02, ext_sel: false, row: 82 };
-    /// `ex_ret_mmx_fp_instr.x87_instr`: event select 0xcb, umask 0x01, counters 0b111111.
-    pub const EX_RET_MMX_FP_INSTR_X87_INSTR: Event = Event { code: 0xcb, umask: 0x01, ext_sel: false, row: 83 };
-    /// `ex_ret_ind_brch_instr`: event select 0xcc, umask 0x00, counters 0b111111.
-    pub const EX_RET_IND_BRCH_INSTR: Event = Event { code: 0xcc, umask: 0x00, ext_sel: false, row: 84 };
-    /// `ex_ret_cond`: event select 0xd1, umask 0x00, counters 0b111111.
-    pub const EX_RET_COND: Event = Event { code: 0xd1, umask: 0x00, ext_sel: false, row: 85 };
-    /// `ex_div_busy`: event select 0xd3, umask 0x00, counters 0b111111.
-    pub const EX_DIV_BUSY: Event = Event { code: 0xd3, umask: 0x00, ext_sel: false, row: 86 };
-    /// `ex_div_count`: event select 0xd4, umask 0x00, counters 0b111111.
-    pub const EX_DIV_COUNT: Event = Event { code: 0xd4, umask: 0x00, ext_sel: false, row: 87 };
-    /// `ex_ret_msprd_brnch_instr_dir_msmtch`: event select 0x1c7, umask 0x00, counters 0b111111.
-    pub const EX_RET_MSPRD_BRNCH_INSTR_DIR_MSMTCH: Event = Event { code: 0x1c7, umask: 0x00, ext_sel: false, row: 88 };
-    /// `ex_tagged_ibs_ops.ibs_count_rollover`: event select 0x1cf, umask 0x04, counters 0b111111.
-    pub const EX_TAGGED_IBS_OPS_IBS_COUNT_ROLLOVER: Event = Event { code: 0x1cf, umask: 0x04, ext_sel: false, row: 89 };
-    /// `ex_tagged_ibs_ops.ibs_tagged_ops_ret`: event select 0x1cf, umask 0x02, counters 0b111111.
-    pub const EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS_RET: Event = Event { code: 0x1cf, umask: 0x02, ext_sel: false, row: 90 };
-    /// `ex_tagged_ibs_ops.ibs_tagged_ops`: event select 0x1cf, umask 0x01, counters 0b111111.
-    pub const EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS: Event = Event { code: 0x1cf, umask: 0x01, ext_sel: false, row: 91 };
-    /// `ex_ret_fused_instr`: event select 0x1d0, umask 0x00, counters 0b111111.
-    pub const EX_RET_FUSED_INSTR: Event = Event { code: 0x1d0, umask: 0x00, ext_sel: false, row: 92 };
-    /// `fpu_pipe_assignment.total`: event select 0x00, umask 0x0f, counters 0b111111.
-    pub const FPU_PIPE_ASSIGNMENT_TOTAL: Event = Event { code: 0x00, umask: 0x0f, ext_sel: false, row: 93 };
-    /// `fpu_pipe_assignment.total3`: event select 0x00, umask 0x08, counters 0b111111.
-    pub const FPU_PIPE_ASSIGNMENT_TOTAL3: Event = Event { code: 0x00, umask: 0x08, ext_sel: false, row: 94 };
-    /// `fpu_pipe_assignment.total2`: event select 0x00, umask 0x04, counters 0b111111.
-    pub const FPU_PIPE_ASSIGNMENT_TOTAL2: Event = Event { code: 0x00, umask: 0x04, ext_sel: false, row: 95 };
-    /// `fpu_pipe_assignment.total1`: event select 0x00, umask 0x02, counters 0b111111.
-    pub const FPU_PIPE_ASSIGNMENT_TOTAL1: Event = Event { code: 0x00, umask: 0x02, ext_sel: false, row: 96 };
-    /// `fpu_pipe_assignment.total0`: event select 0x00, umask 0x01, counters 0b111111.
-    pub const FPU_PIPE_ASSIGNMENT_TOTAL0: Event = Event { code: 0x00, umask: 0x01, ext_sel: false, row: 97 };
-    /// `fp_ret_sse_avx_ops.all`: event select 0x03, umask 0xff, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_ALL: Event = Event { code: 0x03, umask: 0xff, ext_sel: false, row: 98 };
-    /// `fp_ret_sse_avx_ops.mac_flops`: event select 0x03, umask 0x08, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_MAC_FLOPS: Event = Event { code: 0x03, umask: 0x08, ext_sel: false, row: 99 };
-    /// `fp_ret_sse_avx_ops.div_flops`: event select 0x03, umask 0x04, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_DIV_FLOPS: Event = Event { code: 0x03, umask: 0x04, ext_sel: false, row: 100 };
-    /// `fp_ret_sse_avx_ops.mult_flops`: event select 0x03, umask 0x02, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_MULT_FLOPS: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, row: 101 };
-    /// `fp_ret_sse_avx_ops.add_sub_flops`: event select 0x03, umask 0x01, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_ADD_SUB_FLOPS: Event = Event { code: 0x03, umask: 0x01, ext_sel: false, row: 102 };
-    /// `fp_num_mov_elim_scal_op.optimized`: event select 0x04, umask 0x08, counters 0b111111.
-    pub const FP_NUM_MOV_ELIM_SCAL_OP_OPTIMIZED: Event = Event { code: 0x04, umask: 0x08, ext_sel: false, row: 103 };
-    /// `fp_num_mov_elim_scal_op.opt_potential`: event select 0x04, umask 0x04, counters 0b111111.
-    pub const FP_NUM_MOV_ELIM_SCAL_OP_OPT_POTENTIAL: Event = Event { code: 0x04, umask: 0x04, ext_sel: false, row: 104 };
-    /// `fp_num_mov_elim_scal_op.sse_mov_ops_elim`: event select 0x04, umask 0x02, counters
-    /// 0b111111.
-    pub const FP_NUM_MOV_ELIM_SCAL_OP_SSE_MOV_OPS_ELIM: Event = Event { code: 0x04, umask: 0x02, ext_sel: false, row: 105 };
-    /// `fp_num_mov_elim_scal_op.sse_mov_ops`: event select 0x04, umask 0x01, counters 0b111111.
-    pub const FP_NUM_MOV_ELIM_SCAL_OP_SSE_MOV_OPS: Event = Event { code: 0x04, umask: 0x01, ext_sel: false, row: 106 };
-    /// `fp_retired_ser_ops.sse_bot_ret`: event select 0x05, umask 0x08, counters 0b111111.
-    pub const FP_RETIRED_SER_OPS_SSE_BOT_RET: Event = Event { code: 0x05, umask: 0x08, ext_sel: false, row: 107 };
-    /// `fp_retired_ser_ops.sse_ctrl_ret`: event select 0x05, umask 0x04, counters 0b111111.
-    pub const FP_RETIRED_SER_OPS_SSE_CTRL_RET: Event = Event { code: 0x05, umask: 0x04, ext_sel: false, row: 108 };
-    /// `fp_retired_ser_ops.x87_bot_ret`: event select 0x05, umask 0x02, counters 0b111111.
-    pub const FP_RETIRED_SER_OPS_X87_BOT_RET: Event = Event { code: 0x05, umask: 0x02, ext_sel: false, row: 109 };
-    /// `fp_retired_ser_ops.x87_ctrl_ret`: event select 0x05, umask 0x01, counters 0b111111.
-    pub const FP_RETIRED_SER_OPS_X87_CTRL_RET: Event = Event { code: 0x05, umask: 0x01, ext_sel: false, row: 110 };
-    /// `fp_disp_faults.ymm_spill_fault`: event select 0x0e, umask 0x08, counters 0b111111.
-    pub const FP_DISP_FAULTS_YMM_SPILL_FAULT: Event = Event { code: 0x0e, umask: 0x08, ext_sel: false, row: 111 };
-    /// `fp_disp_faults.ymm_fill_fault`: event select 0x0e, umask 0x04, counters 0b111111.
-    pub const FP_DISP_FAULTS_YMM_FILL_FAULT: Event = Event { code: 0x0e, umask: 0x04, ext_sel: false, row: 112 };
-    /// `fp_disp_faults.xmm_fill_fault`: event select 0x0e, umask 0x02, counters 0b111111.
-    pub const FP_DISP_FAULTS_XMM_FILL_FAULT: Event = Event { code: 0x0e, umask: 0x02, ext_sel: false, row: 113 };
-    /// `fp_disp_faults.x87_fill_fault`: event select 0x0e, umask 0x01, counters 0b111111.
-    pub const FP_DISP_FAULTS_X87_FILL_FAULT: Event = Event { code: 0x0e, umask: 0x01, ext_sel: false, row: 114 };
-    /// `ls_bad_status2.stli_other`: event select 0x24, umask 0x02, counters 0b111111.
-    pub const LS_BAD_STATUS2_STLI_OTHER: Event = Event { code: 0x24, umask: 0x02, ext_sel: false, row: 115 };
-    /// `ls_locks.spec_lock_hi_spec`: event select 0x25, umask 0x08, counters 0b111111.
-    pub const LS_LOCKS_SPEC_LOCK_HI_SPEC: Event = Event { code: 0x25, umask: 0x08, ext_sel: false, row: 116 };
-    /// `ls_locks.spec_lock_lo_spec`: event select 0x25, umask 0x04, counters 0b111111.
-    pub const LS_LOCKS_SPEC_LOCK_LO_SPEC: Event = Event { code: 0x25, umask: 0x04, ext_sel: false, row: 117 };
-    /// `ls_locks.non_spec_lock`: event select 0x25, umask 0x02, counters 0b111111.
-    pub const LS_LOCKS_NON_SPEC_LOCK: Event = Event { code: 0x25, umask: 0x02, ext_sel: false, row: 118 };
-    /// `ls_locks.bus_lock`: event select 0x25, umask 0x01, counters 0b111111.
-    pub const LS_LOCKS_BUS_LOCK: Event = Event { code: 0x25, umask: 0x01, ext_sel: false, row: 119 };
-    /// `ls_ret_cl_flush`: event select 0x26, umask 0x00, counters 0b111111.
-    pub const LS_RET_CL_FLUSH: Event = Event { code: 0x26, umask: 0x00, ext_sel: false, row: 120 };
-    /// `ls_ret_cpuid`: event select 0x27, umask 0x00, counters 0b111111.
-    pub const LS_RET_CPUID: Event = Event { code: 0x27, umask: 0x00, ext_sel: false, row: 121 };
-    /// `ls_dispatch.ld_st_dispatch`: event select 0x29, umask 0x04, counters 0b111111.
-    pub const LS_DISPATCH_LD_ST_DISPATCH: Event = Event { code: 0x29, umask: 0x04, ext_sel: false, row: 122 };
-    /// `ls_dispatch.store_dispatch`: event select 0x29, umask 0x02, counters 0b111111.
-    pub const LS_DISPATCH_STORE_DISPATCH: Event = Event { code: 0x29, umask: 0x02, ext_sel: false, row: 123 };
-    /// `ls_dispatch.ld_dispatch`: event select 0x29, umask 0x01, counters 0b111111.
-    pub const LS_DISPATCH_LD_DISPATCH: Event = Event { code: 0x29, umask: 0x01, ext_sel: false, row: 124 };
-    /// `ls_smi_rx`: event select 0x2b, umask 0x00, counters 0b111111.
-    pub const LS_SMI_RX: Event = Event { code: 0x2b, umask: 0x00, ext_sel: false, row: 125 };
-    /// `ls_int_taken`: event select 0x2c, umask 0x00, counters 0b111111.
-    pub const LS_INT_TAKEN: Event = Event { code: 0x2c, umask: 0x00, ext_sel: false, row: 126 };
-    /// `ls_rdtsc`: event select 0x2d, umask 0x00, counters 0b111111.
-    pub const LS_RDTSC: Event = Event { code: 0x2d, umask: 0x00, ext_sel: false, row: 127 };
-    /// `ls_stlf`: event select 0x35, umask 0x00, counters 0b111111.
-    pub const LS_STLF: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, row: 128 };
-    /// `ls_st_commit_cancel2.st_commit_cancel_wcb_full`: event select 0x37, umask 0x01, counters
-    /// 0b111111.
-    pub const LS_ST_COMMIT_CANCEL2_ST_COMMIT_CANCEL_WCB_FULL: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, row: 129 };
-    /// `ls_dc_accesses`: event select 0x40, umask 0x00, counters 0b111111.
-    pub const LS_DC_ACCESSES: Event = Event { code: 0x40, umask: 0x00, ext_sel: false, row: 130 };
-    /// `ls_mab_alloc.all_allocations`: event select 0x41, umask 0x7f, counters 0b111111.
-    pub const LS_MAB_ALLOC_ALL_ALLOCATIONS: Event = Event { code: 0x41, umask: 0x7f, ext_sel: false, row: 131 };
-    /// `ls_mab_alloc.hardware_prefetcher_allocations`: event select 0x41, umask 0x40, counters
-    /// 0b111111.
-    pub const LS_MAB_ALLOC_HARDWARE_PREFETCHER_ALLOCATIONS: Event = Event { code: 0x41, umask: 0x40, ext_sel: false, row: 132 };
-    /// `ls_mab_alloc.load_store_allocations`: event select 0x41, umask 0x3f, counters 0b111111.
-    pub const LS_MAB_ALLOC_LOAD_STORE_ALLOCATIONS: Event = Event { code: 0x41, umask: 0x3f, ext_sel: false, row: 133 };
-    /// `ls_mab_alloc.dc_prefetcher`: event select 0x41, umask 0x08, counters 0b111111.
-    pub const LS_MAB_ALLOC_DC_PREFETCHER: Event = Event { code: 0x41, umask: 0x08, ext_sel: false, row: 134 };
-    /// `ls_mab_alloc.stores`: event select 0x41, umask 0x02, counters 0b111111.
-    pub const LS_MAB_ALLOC_STORES: Event = Event { code: 0x41, umask: 0x02, ext_sel: false, row: 135 };
-    /// `ls_mab_alloc.loads`: event select 0x41, umask 0x01, counters 0b111111.
-    pub const LS_MAB_ALLOC_LOADS: Event = Event { code: 0x41, umask: 0x01, ext_sel: false, row: 136 };
-    /// `ls_dmnd_fills_from_sys.mem_io_remote`: event select 0x43, umask 0x40, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_MEM_IO_REMOTE: Event = Event { code: 0x43, umask: 0x40, ext_sel: false, row: 137 };
-    /// `ls_dmnd_fills_from_sys.ext_cache_remote`: event select 0x43, umask 0x10, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_EXT_CACHE_REMOTE: Event = Event { code: 0x43, umask: 0x10, ext_sel: false, row: 138 };
-    /// `ls_dmnd_fills_from_sys.mem_io_local`: event select 0x43, umask 0x08, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_MEM_IO_LOCAL: Event = Event { code: 0x43, umask: 0x08, ext_sel: false, row: 139 };
-    /// `ls_dmnd_fills_from_sys.ext_cache_local`: event select 0x43, umask 0x04, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_EXT_CACHE_LOCAL: Event = Event { code: 0x43, umask: 0x04, ext_sel: false, row: 140 };
-    /// `ls_dmnd_fills_from_sys.int_cache`: event select 0x43, umask 0x02, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_INT_CACHE: Event = Event { code: 0x43, umask: 0x02, ext_sel: false, row: 141 };
-    /// `ls_dmnd_fills_from_sys.lcl_l2`: event select 0x43, umask 0x01, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_LCL_L2: Event = Event { code: 0x43, umask: 0x01, ext_sel: false, row: 142 };
-    /// `ls_any_fills_from_sys.mem_io_remote`: event select 0x44, umask 0x40, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_MEM_IO_REMOTE: Event = Event { code: 0x44, umask: 0x40, ext_sel: false, row: 143 };
-    /// `ls_any_fills_from_sys.ext_cache_remote`: event select 0x44, umask 0x10, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_EXT_CACHE_REMOTE: Event = Event { code: 0x44, umask: 0x10, ext_sel: false, row: 144 };
-    /// `ls_any_fills_from_sys.mem_io_local`: event select 0x44, umask 0x08, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_MEM_IO_LOCAL: Event = Event { code: 0x44, umask: 0x08, ext_sel: false, row: 145 };
-    /// `ls_any_fills_from_sys.ext_cache_local`: event select 0x44, umask 0x04, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_EXT_CACHE_LOCAL: Event = Event { code: 0x44, umask: 0x04, ext_sel: false, row: 146 };
-    /// `ls_any_fills_from_sys.int_cache`: event select 0x44, umask 0x02, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_INT_CACHE: Event = Event { code: 0x44, umask: 0x02, ext_sel: false, row: 147 };
-    /// `ls_any_fills_from_sys.lcl_l2`: event select 0x44, umask 0x01, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_LCL_L2: Event = Event { code: 0x44, umask: 0x01, ext_sel: false, row: 148 };
-    /// `ls_l1_d_tlb_miss.all`: event select 0x45, umask 0xff, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_ALL: Event = Event { code: 0x45, umask: 0xff, ext_sel: false, row: 149 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss`: event select 0x45, umask 0x80, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_MISS: Event = Event { code: 0x45, umask: 0x80, ext_sel: false, row: 150 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss`: event select 0x45, umask 0x40, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_MISS: Event = Event { code: 0x45, umask: 0x40, ext_sel: false, row: 151 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss`: event select 0x45, umask 0x20, counters
-    /// 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_MISS: Event = Event { code: 0x45, umask: 0x20, ext_sel: false, row: 152 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss`: event select 0x45, umask 0x10, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_MISS: Event = Event { code: 0x45, umask: 0x10, ext_sel: false, row: 153 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit`: event select 0x45, umask 0x08, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_HIT: Event = Event { code: 0x45, umask: 0x08, ext_sel: false, row: 154 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit`: event select 0x45, umask 0x04, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_HIT: Event = Event { code: 0x45, umask: 0x04, ext_sel: false, row: 155 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit`: event select 0x45, umask 0x02, counters
-    /// 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_HIT: Event = Event { code: 0x45, umask: 0x02, ext_sel: false, row: 156 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit`: event select 0x45, umask 0x01, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_HIT: Event = Event { code: 0x45, umask: 0x01, ext_sel: false, row: 157 };
-    /// `ls_tablewalker.iside`: event select 0x46, umask 0x0c, counters 0b111111.
-    pub const LS_TABLEWALKER_ISIDE: Event = Event { code: 0x46, umask: 0x0c, ext_sel: false, row: 158 };
-    /// `ls_tablewalker.ic_type1`: event select 0x46, umask 0x08, counters 0b111111.
-    pub const LS_TABLEWALKER_IC_TYPE1: Event = Event { code: 0x46, umask: 0x08, ext_sel: false, row: 159 };
-    /// `ls_tablewalker.ic_type0`: event select 0x46, umask 0x04, counters 0b111111.
-    pub const LS_TABLEWALKER_IC_TYPE0: Event = Event { code: 0x46, umask: 0x04, ext_sel: false, row: 160 };
-    /// `ls_tablewalker.dside`: event select 0x46, umask 0x03, counters 0b111111.
-    pub const LS_TABLEWALKER_DSIDE: Event = Event { code: 0x46, umask: 0x03, ext_sel: false, row: 161 };
-    /// `ls_tablewalker.dc_type1`: event select 0x46, umask 0x02, counters 0b111111.
-    pub const LS_TABLEWALKER_DC_TYPE1: Event = Event { code: 0x46, umask: 0x02, ext_sel: false, row: 162 };
-    /// `ls_tablewalker.dc_type0`: event select 0x46, umask 0x01, counters 0b111111.
-    pub const LS_TABLEWALKER_DC_TYPE0: Event = Event { code: 0x46, umask: 0x01, ext_sel: false, row: 163 };
-    /// `ls_misal_loads.ma4k`: event select 0x47, umask 0x02, counters 0b111111.
-    pub const LS_MISAL_LOADS_MA4K: Event = Event { code: 0x47, umask: 0x02, ext_sel: false, row: 164 };
-    /// `ls_misal_loads.ma64`: event select 0x47, umask 0x01, counters 0b111111.
-    pub const LS_MISAL_LOADS_MA64: Event = Event { code: 0x47, umask: 0x01, ext_sel: false, row: 165 };
-    /// `ls_pref_instr_disp`: event select 0x4b, umask 0xff, counters 0b111111.
-    pub const LS_PREF_INSTR_DISP: Event = Event { code: 0x4b, umask: 0xff, ext_sel: false, row: 166 };
-    /// `ls_pref_instr_disp.prefetch_nta`: event select 0x4b, umask 0x04, counters 0b111111.
-    pub const LS_PREF_INSTR_DISP_PREFETCH_NTA: Event = Event { code: 0x4b, umask: 0x04, ext_sel: false, row: 167 };
-    /// `ls_pref_instr_disp.prefetch_w`: event select 0x4b, umask 0x02, counters 0b111111.
-    pub const LS_PREF_INSTR_DISP_PREFETCH_W: Event = Event { code: 0x4b, umask: 0x02, ext_sel: false, row: 168 };
-    /// `ls_pref_instr_disp.prefetch`: event select 0x4b, umask 0x01, counters 0b111111.
-    pub const LS_PREF_INSTR_DISP_PREFETCH: Event = Event { code: 0x4b, umask: 0x01, ext_sel: false, row: 169 };
-    /// `ls_inef_sw_pref.mab_mch_cnt`: event select 0x52, umask 0x02, counters 0b111111.
-    pub const LS_INEF_SW_PREF_MAB_MCH_CNT: Event = Event { code: 0x52, umask: 0x02, ext_sel: false, row: 170 };
-    /// `ls_inef_sw_pref.data_pipe_sw_pf_dc_hit`: event select 0x52, umask 0x01, counters 0b111111.
-    pub const LS_INEF_SW_PREF_DATA_PIPE_SW_PF_DC_HIT: Event = Event { code: 0x52, umask: 0x01, ext_sel: false, row: 171 };
-    /// `ls_sw_pf_dc_fills.mem_io_remote`: event select 0x59, umask 0x40, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_MEM_IO_REMOTE: Event = Event { code: 0x59, umask: 0x40, ext_sel: false, row: 172 };
-    /// `ls_sw_pf_dc_fills.ext_cache_remote`: event select 0x59, umask 0x10, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_EXT_CACHE_REMOTE: Event = Event { code: 0x59, umask: 0x10, ext_sel: false, row: 173 };
-    /// `ls_sw_pf_dc_fills.mem_io_local`: event select 0x59, umask 0x08, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_MEM_IO_LOCAL: Event = Event { code: 0x59, umask: 0x08, ext_sel: false, row: 174 };
-    /// `ls_sw_pf_dc_fills.ext_cache_local`: event select 0x59, umask 0x04, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_EXT_CACHE_LOCAL: Event = Event { code: 0x59, umask: 0x04, ext_sel: false, row: 175 };
-    /// `ls_sw_pf_dc_fills.int_cache`: event select 0x59, umask 0x02, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_INT_CACHE: Event = Event { code: 0x59, umask: 0x02, ext_sel: false, row: 176 };
-    /// `ls_sw_pf_dc_fills.lcl_l2`: event select 0x59, umask 0x01, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_LCL_L2: Event = Event { code: 0x59, umask: 0x01, ext_sel: false, row: 177 };
-    /// `ls_hw_pf_dc_fills.mem_io_remote`: event select 0x5a, umask 0x40, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_MEM_IO_REMOTE: Event = Event { code: 0x5a, umask: 0x40, ext_sel: false, row: 178 };
-    /// `ls_hw_pf_dc_fills.ext_cache_remote`: event select 0x5a, umask 0x10, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_EXT_CACHE_REMOTE: Event = Event { code: 0x5a, umask: 0x10, ext_sel: false, row: 179 };
-    /// `ls_hw_pf_dc_fills.mem_io_local`: event select 0x5a, umask 0x08, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_MEM_IO_LOCAL: Event = Event { code: 0x5a, umask: 0x08, ext_sel: false, row: 180 };
-    /// `ls_hw_pf_dc_fills.ext_cache_local`: event select 0x5a, umask 0x04, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_EXT_CACHE_LOCAL: Event = Event { code: 0x5a, umask: 0x04, ext_sel: false, row: 181 };
-    /// `ls_hw_pf_dc_fills.int_cache`: event select 0x5a, umask 0x02, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_INT_CACHE: Event = Event { code: 0x5a, umask: 0x02, ext_sel: false, row: 182 };
-    /// `ls_hw_pf_dc_fills.lcl_l2`: event select 0x5a, umask 0x01, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_LCL_L2: Event = Event { code: 0x5a, umask: 0x01, ext_sel: false, row: 183 };
-    /// `ls_alloc_mab_count`: event select 0x5f, umask 0x00, counters 0b111111.
-    pub const LS_ALLOC_MAB_COUNT: Event = Event { code: 0x5f, umask: 0x00, ext_sel: false, row: 184 };
-    /// `ls_not_halted_cyc`: event select 0x76, umask 0x00, counters 0b111111.
-    pub const LS_NOT_HALTED_CYC: Event = Event { code: 0x76, umask: 0x00, ext_sel: false, row: 185 };
-    /// `ls_tlb_flush.all_tlb_flushes`: event select 0x78, umask 0xff, counters 0b111111.
-    pub const LS_TLB_FLUSH_ALL_TLB_FLUSHES: Event = Event { code: 0x78, umask: 0xff, ext_sel: false, row: 186 };
-    /// `de_dis_uop_queue_empty_di0`: event select 0xa9, umask 0x00, counters 0b111111.
-    pub const DE_DIS_UOP_QUEUE_EMPTY_DI0: Event = Event { code: 0xa9, umask: 0x00, ext_sel: false, row: 187 };
-    /// `de_dis_cops_from_decoder.disp_op_type.any_integer_dispatch`: event select 0xab, umask 0x08,
-    /// counters 0b111111.
-    pub const DE_DIS_COPS_FROM_DECODER_DISP_OP_TYPE_ANY_INTEGER_DISPATCH: Event = Event { code: 0xab, umask: 0x08, ext_sel: false, row: 188 };
-    /// `de_dis_cops_from_decoder.disp_op_type.any_fp_dispatch`: event select 0xab, umask 0x04,
-    /// counters 0b111111.
-    pub const DE_DIS_COPS_FROM_DECODER_DISP_OP_TYPE_ANY_FP_DISPATCH: Event = Event { code: 0xab, umask: 0x04, ext_sel: false, row: 189 };
-    /// `de_dis_dispatch_token_stalls1.fp_flush_recovery_stall`: event select 0xae, umask 0x80,
-    /// counters 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_FP_FLUSH_RECOVERY_STALL: Event = Event { code: 0xae, umask: 0x80, ext_sel: false, row: 190 };
-    /// `de_dis_dispatch_token_stalls1.fp_sch_rsrc_stall`: event select 0xae, umask 0x40, counters
-    /// 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_FP_SCH_RSRC_STALL: Event = Event { code: 0xae, umask: 0x40, ext_sel: false, row: 191 };
-    /// `de_dis_dispatch_token_stalls1.fp_reg_file_rsrc_stall`: event select 0xae, umask 0x20,
-    /// counters 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_FP_REG_FILE_RSRC_STALL: Event = Event { code: 0xae, umask: 0x20, ext_sel: false, row: 192 };
-    /// `de_dis_dispatch_token_stalls1.taken_brnch_buffer_rsrc`: event select 0xae, umask 0x10,
-    /// counters 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_TAKEN_BRNCH_BUFFER_RSRC: Event = Event { code: 0xae, umask: 0x10, ext_sel: false, row: 193 };
-    /// `de_dis_dispatch_token_stalls1.int_sched_misc_token_stall`: event select 0xae, umask 0x08,
-    /// counters 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_INT_SCHED_MISC_TOKEN_STALL: Event = Event { code: 0xae, umask: 0x08, ext_sel: false, row: 194 };
-    /// `de_dis_dispatch_token_stalls1.store_queue_rsrc_stall`: event select 0xae, umask 0x04,
-    /// counters 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_STORE_QUEUE_RSRC_STALL: Event = Event { code: 0xae, umask: 0x04, ext_sel: false, row: 195 };
-    /// `de_dis_dispatch_token_stalls1.load_queue_rsrc_stall`: event select 0xae, umask 0x02,
-    /// counters 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_LOAD_QUEUE_RSRC_STALL: Event = Event { code: 0xae, umask: 0x02, ext_sel: false, row: 196 };
-    /// `de_dis_dispatch_token_stalls1.int_phy_reg_file_rsrc_stall`: event select 0xae, umask 0x01,
-    /// counters 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_INT_PHY_REG_FILE_RSRC_STALL: Event = Event { code: 0xae, umask: 0x01, ext_sel: false, row: 197 };
-    /// `de_dis_dispatch_token_stalls2.retire_token_stall`: event select 0xaf, umask 0x20, counters
-    /// 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_RETIRE_TOKEN_STALL: Event = Event { code: 0xaf, umask: 0x20, ext_sel: false, row: 198 };
-    /// `de_dis_dispatch_token_stalls2.agsq_token_stall`: event select 0xaf, umask 0x10, counters
-    /// 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_AGSQ_TOKEN_STALL: Event = Event { code: 0xaf, umask: 0x10, ext_sel: false, row: 199 };
-    /// `de_dis_dispatch_token_stalls2.int_sch3_token_stall`: event select 0xaf, umask 0x08,
-    /// counters 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH3_TOKEN_STALL: Event = Event { code: 0xaf, umask: 0x08, ext_sel: false, row: 200 };
-    /// `de_dis_dispatch_token_stalls2.int_sch2_token_stall`: event select 0xaf, umask 0x04,
-    /// counters 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH2_TOKEN_STALL: Event = Event { code: 0xaf, umask: 0x04, ext_sel: false, row: 201 };
-    /// `de_dis_dispatch_token_stalls2.int_sch1_token_stall`: event select 0xaf, umask 0x02,
-    /// counters 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH1_TOKEN_STALL: Event = Event { code: 0xaf, umask: 0x02, ext_sel: false, row: 202 };
-    /// `de_dis_dispatch_token_stalls2.int_sch0_token_stall`: event select 0xaf, umask 0x01,
-    /// counters 0b111111.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH0_TOKEN_STALL: Event = Event { code: 0xaf, umask: 0x01, ext_sel: false, row: 203 };
-    /// `all_data_cache_accesses`: event select 0x29, umask 0x07, counters 0b111111.
-    pub const ALL_DATA_CACHE_ACCESSES: Event = Event { code: 0x29, umask: 0x07, ext_sel: false, row: 204 };
-    /// `l2_cache_accesses_from_ic_misses`: event select 0x60, umask 0x10, counters 0b111111.
-    pub const L2_CACHE_ACCESSES_FROM_IC_MISSES: Event = Event { code: 0x60, umask: 0x10, ext_sel: false, row: 205 };
-    /// `l2_cache_accesses_from_dc_misses`: event select 0x60, umask 0xe8, counters 0b111111.
-    pub const L2_CACHE_ACCESSES_FROM_DC_MISSES: Event = Event { code: 0x60, umask: 0xe8, ext_sel: false, row: 206 };
-    /// `l2_cache_misses_from_ic_miss`: event select 0x64, umask 0x01, counters 0b111111.
-    pub const L2_CACHE_MISSES_FROM_IC_MISS: Event = Event { code: 0x64, umask: 0x01, ext_sel: false, row: 207 };
-    /// `l2_cache_misses_from_dc_misses`: event select 0x64, umask 0x08, counters 0b111111.
-    pub const L2_CACHE_MISSES_FROM_DC_MISSES: Event = Event { code: 0x64, umask: 0x08, ext_sel: false, row: 208 };
-    /// `l2_cache_hits_from_ic_misses`: event select 0x64, umask 0x06, counters 0b111111.
-    pub const L2_CACHE_HITS_FROM_IC_MISSES: Event = Event { code: 0x64, umask: 0x06, ext_sel: false, row: 209 };
-    /// `l2_cache_hits_from_dc_misses`: event select 0x64, umask 0xf0, counters 0b111111.
-    pub const L2_CACHE_HITS_FROM_DC_MISSES: Event = Event { code: 0x64, umask: 0xf0, ext_sel: false, row: 210 };
-    /// `l2_cache_hits_from_l2_hwpf`: event select 0x70, umask 0xff, counters 0b111111.
-    pub const L2_CACHE_HITS_FROM_L2_HWPF: Event = Event { code: 0x70, umask: 0xff, ext_sel: false, row: 211 };
-    /// `l1_data_cache_fills_from_memory`: event select 0x44, umask 0x48, counters 0b111111.
-    pub const L1_DATA_CACHE_FILLS_FROM_MEMORY: Event = Event { code: 0x44, umask: 0x48, ext_sel: false, row: 212 };
-    /// `l1_data_cache_fills_from_remote_node`: event select 0x44, umask 0x50, counters 0b111111.
-    pub const L1_DATA_CACHE_FILLS_FROM_REMOTE_NODE: Event = Event { code: 0x44, umask: 0x50, ext_sel: false, row: 213 };
-    /// `l1_data_cache_fills_from_within_same_ccx`: event select 0x44, umask 0x03, counters
-    /// 0b111111.
-    pub const L1_DATA_CACHE_FILLS_FROM_WITHIN_SAME_CCX: Event = Event { code: 0x44, umask: 0x03, ext_sel: false, row: 214 };
-    /// `l1_data_cache_fills_from_external_ccx_cache`: event select 0x44, umask 0x14, counters
-    /// 0b111111.
-    pub const L1_DATA_CACHE_FILLS_FROM_EXTERNAL_CCX_CACHE: Event = Event { code: 0x44, umask: 0x14, ext_sel: false, row: 215 };
-    /// `l1_data_cache_fills_all`: event select 0x44, umask 0xff, counters 0b111111.
-    pub const L1_DATA_CACHE_FILLS_ALL: Event = Event { code: 0x44, umask: 0xff, ext_sel: false, row: 216 };
-    /// `l2_itlb_misses`: event select 0x85, umask 0x07, counters 0b111111.
-    pub const L2_ITLB_MISSES: Event = Event { code: 0x85, umask: 0x07, ext_sel: false, row: 217 };
-    /// `l1_dtlb_misses`: event select 0x45, umask 0xff, counters 0b111111.
-    pub const L1_DTLB_MISSES: Event = Event { code: 0x45, umask: 0xff, ext_sel: false, row: 218 };
-    /// `l2_dtlb_misses`: event select 0x45, umask 0xf0, counters 0b111111.
-    pub const L2_DTLB_MISSES: Event = Event { code: 0x45, umask: 0xf0, ext_sel: false, row: 219 };
-    /// `all_tlbs_flushed`: event select 0x78, umask 0xff, counters 0b111111.
-    pub const ALL_TLBS_FLUSHED: Event = Event { code: 0x78, umask: 0xff, ext_sel: false, row: 220 };
-    /// `sse_avx_stalls`: event select 0x0e, umask 0x0e, counters 0b111111.
-    pub const SSE_AVX_STALLS: Event = Event { code: 0x0e, umask: 0x0e, ext_sel: false, row: 221 };
-    /// `macro_ops_retired`: event select 0xc1, umask 0x00, counters 0b111111.
-    pub const MACRO_OPS_RETIRED: Event = Event { code: 0xc1, umask: 0x00, ext_sel: false, row: 222 };
+    /// `bp_l1_btb_correct`.
+    pub const BP_L1_BTB_CORRECT: Event = Event::row(0);
+    /// `bp_l2_btb_correct`.
+    pub const BP_L2_BTB_CORRECT: Event = Event::row(1);
+    /// `bp_dyn_ind_pred`.
+    pub const BP_DYN_IND_PRED: Event = Event::row(2);
+    /// `bp_de_redirect`.
+    pub const BP_DE_REDIRECT: Event = Event::row(3);
+    /// `bp_l1_tlb_fetch_hit`.
+    pub const BP_L1_TLB_FETCH_HIT: Event = Event::row(4);
+    /// `bp_l1_tlb_fetch_hit.if1g`.
+    pub const BP_L1_TLB_FETCH_HIT_IF1G: Event = Event::row(5);
+    /// `bp_l1_tlb_fetch_hit.if2m`.
+    pub const BP_L1_TLB_FETCH_HIT_IF2M: Event = Event::row(6);
+    /// `bp_l1_tlb_fetch_hit.if4k`.
+    pub const BP_L1_TLB_FETCH_HIT_IF4K: Event = Event::row(7);
+    /// `bp_tlb_rel`.
+    pub const BP_TLB_REL: Event = Event::row(8);
+    /// `l2_request_g1.rd_blk_l`.
+    pub const L2_REQUEST_G1_RD_BLK_L: Event = Event::row(9);
+    /// `l2_request_g1.rd_blk_x`.
+    pub const L2_REQUEST_G1_RD_BLK_X: Event = Event::row(10);
+    /// `l2_request_g1.ls_rd_blk_c_s`.
+    pub const L2_REQUEST_G1_LS_RD_BLK_C_S: Event = Event::row(11);
+    /// `l2_request_g1.cacheable_ic_read`.
+    pub const L2_REQUEST_G1_CACHEABLE_IC_READ: Event = Event::row(12);
+    /// `l2_request_g1.change_to_x`.
+    pub const L2_REQUEST_G1_CHANGE_TO_X: Event = Event::row(13);
+    /// `l2_request_g1.prefetch_l2_cmd`.
+    pub const L2_REQUEST_G1_PREFETCH_L2_CMD: Event = Event::row(14);
+    /// `l2_request_g1.l2_hw_pf`.
+    pub const L2_REQUEST_G1_L2_HW_PF: Event = Event::row(15);
+    /// `l2_request_g1.group2`.
+    pub const L2_REQUEST_G1_GROUP2: Event = Event::row(16);
+    /// `l2_request_g1.all_no_prefetch`.
+    pub const L2_REQUEST_G1_ALL_NO_PREFETCH: Event = Event::row(17);
+    /// `l2_request_g2.group1`.
+    pub const L2_REQUEST_G2_GROUP1: Event = Event::row(18);
+    /// `l2_request_g2.ls_rd_sized`.
+    pub const L2_REQUEST_G2_LS_RD_SIZED: Event = Event::row(19);
+    /// `l2_request_g2.ls_rd_sized_nc`.
+    pub const L2_REQUEST_G2_LS_RD_SIZED_NC: Event = Event::row(20);
+    /// `l2_request_g2.ic_rd_sized`.
+    pub const L2_REQUEST_G2_IC_RD_SIZED: Event = Event::row(21);
+    /// `l2_request_g2.ic_rd_sized_nc`.
+    pub const L2_REQUEST_G2_IC_RD_SIZED_NC: Event = Event::row(22);
+    /// `l2_request_g2.smc_inval`.
+    pub const L2_REQUEST_G2_SMC_INVAL: Event = Event::row(23);
+    /// `l2_request_g2.bus_locks_originator`.
+    pub const L2_REQUEST_G2_BUS_LOCKS_ORIGINATOR: Event = Event::row(24);
+    /// `l2_request_g2.bus_locks_responses`.
+    pub const L2_REQUEST_G2_BUS_LOCKS_RESPONSES: Event = Event::row(25);
+    /// `l2_latency.l2_cycles_waiting_on_fills`.
+    pub const L2_LATENCY_L2_CYCLES_WAITING_ON_FILLS: Event = Event::row(26);
+    /// `l2_wcb_req.wcb_write`.
+    pub const L2_WCB_REQ_WCB_WRITE: Event = Event::row(27);
+    /// `l2_wcb_req.wcb_close`.
+    pub const L2_WCB_REQ_WCB_CLOSE: Event = Event::row(28);
+    /// `l2_wcb_req.zero_byte_store`.
+    pub const L2_WCB_REQ_ZERO_BYTE_STORE: Event = Event::row(29);
+    /// `l2_wcb_req.cl_zero`.
+    pub const L2_WCB_REQ_CL_ZERO: Event = Event::row(30);
+    /// `l2_cache_req_stat.ls_rd_blk_cs`.
+    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_CS: Event = Event::row(31);
+    /// `l2_cache_req_stat.ls_rd_blk_l_hit_x`.
+    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_X: Event = Event::row(32);
+    /// `l2_cache_req_stat.ls_rd_blk_l_hit_s`.
+    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_S: Event = Event::row(33);
+    /// `l2_cache_req_stat.ls_rd_blk_x`.
+    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_X: Event = Event::row(34);
+    /// `l2_cache_req_stat.ls_rd_blk_c`.
+    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_C: Event = Event::row(35);
+    /// `l2_cache_req_stat.ic_fill_hit_x`.
+    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_X: Event = Event::row(36);
+    /// `l2_cache_req_stat.ic_fill_hit_s`.
+    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_S: Event = Event::row(37);
+    /// `l2_cache_req_stat.ic_fill_miss`.
+    pub const L2_CACHE_REQ_STAT_IC_FILL_MISS: Event = Event::row(38);
+    /// `l2_cache_req_stat.ic_access_in_l2`.
+    pub const L2_CACHE_REQ_STAT_IC_ACCESS_IN_L2: Event = Event::row(39);
+    /// `l2_cache_req_stat.ic_dc_miss_in_l2`.
+    pub const L2_CACHE_REQ_STAT_IC_DC_MISS_IN_L2: Event = Event::row(40);
+    /// `l2_cache_req_stat.ic_dc_hit_in_l2`.
+    pub const L2_CACHE_REQ_STAT_IC_DC_HIT_IN_L2: Event = Event::row(41);
+    /// `l2_fill_pending.l2_fill_busy`.
+    pub const L2_FILL_PENDING_L2_FILL_BUSY: Event = Event::row(42);
+    /// `l2_pf_hit_l2`.
+    pub const L2_PF_HIT_L2: Event = Event::row(43);
+    /// `l2_pf_miss_l2_hit_l3`.
+    pub const L2_PF_MISS_L2_HIT_L3: Event = Event::row(44);
+    /// `l2_pf_miss_l2_l3`.
+    pub const L2_PF_MISS_L2_L3: Event = Event::row(45);
+    /// `ic_fw32`.
+    pub const IC_FW32: Event = Event::row(46);
+    /// `ic_fw32_miss`.
+    pub const IC_FW32_MISS: Event = Event::row(47);
+    /// `ic_cache_fill_l2`.
+    pub const IC_CACHE_FILL_L2: Event = Event::row(48);
+    /// `ic_cache_fill_sys`.
+    pub const IC_CACHE_FILL_SYS: Event = Event::row(49);
+    /// `bp_l1_tlb_miss_l2_tlb_hit`.
+    pub const BP_L1_TLB_MISS_L2_TLB_HIT: Event = Event::row(50);
+    /// `bp_l1_tlb_miss_l2_tlb_miss`.
+    pub const BP_L1_TLB_MISS_L2_TLB_MISS: Event = Event::row(51);
+    /// `bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k`.
+    pub const BP_L1_TLB_MISS_L2_TLB_MISS_COALESCED_4K: Event = Event::row(52);
+    /// `bp_l1_tlb_miss_l2_tlb_miss.if1g`.
+    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF1G: Event = Event::row(53);
+    /// `bp_l1_tlb_miss_l2_tlb_miss.if2m`.
+    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF2M: Event = Event::row(54);
+    /// `bp_l1_tlb_miss_l2_tlb_miss.if4k`.
+    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF4K: Event = Event::row(55);
+    /// `bp_snp_re_sync`.
+    pub const BP_SNP_RE_SYNC: Event = Event::row(56);
+    /// `ic_fetch_stall.ic_stall_any`.
+    pub const IC_FETCH_STALL_IC_STALL_ANY: Event = Event::row(57);
+    /// `ic_fetch_stall.ic_stall_dq_empty`.
+    pub const IC_FETCH_STALL_IC_STALL_DQ_EMPTY: Event = Event::row(58);
+    /// `ic_fetch_stall.ic_stall_back_pressure`.
+    pub const IC_FETCH_STALL_IC_STALL_BACK_PRESSURE: Event = Event::row(59);
+    /// `ic_cache_inval.l2_invalidating_probe`.
+    pub const IC_CACHE_INVAL_L2_INVALIDATING_PROBE: Event = Event::row(60);
+    /// `ic_cache_inval.fill_invalidated`.
+    pub const IC_CACHE_INVAL_FILL_INVALIDATED: Event = Event::row(61);
+    /// `ic_tag_hit_miss.all_instruction_cache_accesses`.
+    pub const IC_TAG_HIT_MISS_ALL_INSTRUCTION_CACHE_ACCESSES: Event = Event::row(62);
+    /// `ic_tag_hit_miss.instruction_cache_miss`.
+    pub const IC_TAG_HIT_MISS_INSTRUCTION_CACHE_MISS: Event = Event::row(63);
+    /// `ic_tag_hit_miss.instruction_cache_hit`.
+    pub const IC_TAG_HIT_MISS_INSTRUCTION_CACHE_HIT: Event = Event::row(64);
+    /// `ic_oc_mode_switch.oc_ic_mode_switch`.
+    pub const IC_OC_MODE_SWITCH_OC_IC_MODE_SWITCH: Event = Event::row(65);
+    /// `ic_oc_mode_switch.ic_oc_mode_switch`.
+    pub const IC_OC_MODE_SWITCH_IC_OC_MODE_SWITCH: Event = Event::row(66);
+    /// `op_cache_hit_miss.all_op_cache_accesses`.
+    pub const OP_CACHE_HIT_MISS_ALL_OP_CACHE_ACCESSES: Event = Event::row(67);
+    /// `op_cache_hit_miss.op_cache_miss`.
+    pub const OP_CACHE_HIT_MISS_OP_CACHE_MISS: Event = Event::row(68);
+    /// `op_cache_hit_miss.op_cache_hit`.
+    pub const OP_CACHE_HIT_MISS_OP_CACHE_HIT: Event = Event::row(69);
+    /// `ex_ret_instr`.
+    pub const EX_RET_INSTR: Event = Event::row(70);
+    /// `ex_ret_ops`.
+    pub const EX_RET_OPS: Event = Event::row(71);
+    /// `ex_ret_brn`.
+    pub const EX_RET_BRN: Event = Event::row(72);
+    /// `ex_ret_brn_misp`.
+    pub const EX_RET_BRN_MISP: Event = Event::row(73);
+    /// `ex_ret_brn_tkn`.
+    pub const EX_RET_BRN_TKN: Event = Event::row(74);
+    /// `ex_ret_brn_tkn_misp`.
+    pub const EX_RET_BRN_TKN_MISP: Event = Event::row(75);
+    /// `ex_ret_brn_far`.
+    pub const EX_RET_BRN_FAR: Event = Event::row(76);
+    /// `ex_ret_brn_resync`.
+    pub const EX_RET_BRN_RESYNC: Event = Event::row(77);
+    /// `ex_ret_near_ret`.
+    pub const EX_RET_NEAR_RET: Event = Event::row(78);
+    /// `ex_ret_near_ret_mispred`.
+    pub const EX_RET_NEAR_RET_MISPRED: Event = Event::row(79);
+    /// `ex_ret_brn_ind_misp`.
+    pub const EX_RET_BRN_IND_MISP: Event = Event::row(80);
+    /// `ex_ret_mmx_fp_instr.sse_instr`.
+    pub const EX_RET_MMX_FP_INSTR_SSE_INSTR: Event = Event::row(81);
+    /// `ex_ret_mmx_fp_instr.mmx_instr`.
+    pub const EX_RET_MMX_FP_INSTR_MMX_INSTR: Event = Event::row(82);
+    /// `ex_ret_mmx_fp_instr.x87_instr`.
+    pub const EX_RET_MMX_FP_INSTR_X87_INSTR: Event = Event::row(83);
+    /// `ex_ret_ind_brch_instr`.
+    pub const EX_RET_IND_BRCH_INSTR: Event = Event::row(84);
+    /// `ex_ret_cond`.
+    pub const EX_RET_COND: Event = Event::row(85);
+    /// `ex_div_busy`.
+    pub const EX_DIV_BUSY: Event = Event::row(86);
+    /// `ex_div_count`.
+    pub const EX_DIV_COUNT: Event = Event::row(87);
+    /// `ex_ret_msprd_brnch_instr_dir_msmtch`.
+    pub const EX_RET_MSPRD_BRNCH_INSTR_DIR_MSMTCH: Event = Event::row(88);
+    /// `ex_tagged_ibs_ops.ibs_count_rollover`.
+    pub const EX_TAGGED_IBS_OPS_IBS_COUNT_ROLLOVER: Event = Event::row(89);
+    /// `ex_tagged_ibs_ops.ibs_tagged_ops_ret`.
+    pub const EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS_RET: Event = Event::row(90);
+    /// `ex_tagged_ibs_ops.ibs_tagged_ops`.
+    pub const EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS: Event = Event::row(91);
+    /// `ex_ret_fused_instr`.
+    pub const EX_RET_FUSED_INSTR: Event = Event::row(92);
+    /// `fpu_pipe_assignment.total`.
+    pub const FPU_PIPE_ASSIGNMENT_TOTAL: Event = Event::row(93);
+    /// `fpu_pipe_assignment.total3`.
+    pub const FPU_PIPE_ASSIGNMENT_TOTAL3: Event = Event::row(94);
+    /// `fpu_pipe_assignment.total2`.
+    pub const FPU_PIPE_ASSIGNMENT_TOTAL2: Event = Event::row(95);
+    /// `fpu_pipe_assignment.total1`.
+    pub const FPU_PIPE_ASSIGNMENT_TOTAL1: Event = Event::row(96);
+    /// `fpu_pipe_assignment.total0`.
+    pub const FPU_PIPE_ASSIGNMENT_TOTAL0: Event = Event::row(97);
+    /// `fp_ret_sse_avx_ops.all`.
+    pub const FP_RET_SSE_AVX_OPS_ALL: Event = Event::row(98);
+    /// `fp_ret_sse_avx_ops.mac_flops`.
+    pub const FP_RET_SSE_AVX_OPS_MAC_FLOPS: Event = Event::row(99);
+    /// `fp_ret_sse_avx_ops.div_flops`.
+    pub const FP_RET_SSE_AVX_OPS_DIV_FLOPS: Event = Event::row(100);
+    /// `fp_ret_sse_avx_ops.mult_flops`.
+    pub const FP_RET_SSE_AVX_OPS_MULT_FLOPS: Event = Event::row(101);
+    /// `fp_ret_sse_avx_ops.add_sub_flops`.
+    pub const FP_RET_SSE_AVX_OPS_ADD_SUB_FLOPS: Event = Event::row(102);
+    /// `fp_num_mov_elim_scal_op.optimized`.
+    pub const FP_NUM_MOV_ELIM_SCAL_OP_OPTIMIZED: Event = Event::row(103);
+    /// `fp_num_mov_elim_scal_op.opt_potential`.
+    pub const FP_NUM_MOV_ELIM_SCAL_OP_OPT_POTENTIAL: Event = Event::row(104);
+    /// `fp_num_mov_elim_scal_op.sse_mov_ops_elim`.
+    pub const FP_NUM_MOV_ELIM_SCAL_OP_SSE_MOV_OPS_ELIM: Event = Event::row(105);
+    /// `fp_num_mov_elim_scal_op.sse_mov_ops`.
+    pub const FP_NUM_MOV_ELIM_SCAL_OP_SSE_MOV_OPS: Event = Event::row(106);
+    /// `fp_retired_ser_ops.sse_bot_ret`.
+    pub const FP_RETIRED_SER_OPS_SSE_BOT_RET: Event = Event::row(107);
+    /// `fp_retired_ser_ops.sse_ctrl_ret`.
+    pub const FP_RETIRED_SER_OPS_SSE_CTRL_RET: Event = Event::row(108);
+    /// `fp_retired_ser_ops.x87_bot_ret`.
+    pub const FP_RETIRED_SER_OPS_X87_BOT_RET: Event = Event::row(109);
+    /// `fp_retired_ser_ops.x87_ctrl_ret`.
+    pub const FP_RETIRED_SER_OPS_X87_CTRL_RET: Event = Event::row(110);
+    /// `fp_disp_faults.ymm_spill_fault`.
+    pub const FP_DISP_FAULTS_YMM_SPILL_FAULT: Event = Event::row(111);
+    /// `fp_disp_faults.ymm_fill_fault`.
+    pub const FP_DISP_FAULTS_YMM_FILL_FAULT: Event = Event::row(112);
+    /// `fp_disp_faults.xmm_fill_fault`.
+    pub const FP_DISP_FAULTS_XMM_FILL_FAULT: Event = Event::row(113);
+    /// `fp_disp_faults.x87_fill_fault`.
+    pub const FP_DISP_FAULTS_X87_FILL_FAULT: Event = Event::row(114);
+    /// `ls_bad_status2.stli_other`.
+    pub const LS_BAD_STATUS2_STLI_OTHER: Event = Event::row(115);
+    /// `ls_locks.spec_lock_hi_spec`.
+    pub const LS_LOCKS_SPEC_LOCK_HI_SPEC: Event = Event::row(116);
+    /// `ls_locks.spec_lock_lo_spec`.
+    pub const LS_LOCKS_SPEC_LOCK_LO_SPEC: Event = Event::row(117);
+    /// `ls_locks.non_spec_lock`.
+    pub const LS_LOCKS_NON_SPEC_LOCK: Event = Event::row(118);
+    /// `ls_locks.bus_lock`.
+    pub const LS_LOCKS_BUS_LOCK: Event = Event::row(119);
+    /// `ls_ret_cl_flush`.
+    pub const LS_RET_CL_FLUSH: Event = Event::row(120);
+    /// `ls_ret_cpuid`.
+    pub const LS_RET_CPUID: Event = Event::row(121);
+    /// `ls_dispatch.ld_st_dispatch`.
+    pub const LS_DISPATCH_LD_ST_DISPATCH: Event = Event::row(122);
+    /// `ls_dispatch.store_dispatch`.
+    pub const LS_DISPATCH_STORE_DISPATCH: Event = Event::row(123);
+    /// `ls_dispatch.ld_dispatch`.
+    pub const LS_DISPATCH_LD_DISPATCH: Event = Event::row(124);
+    /// `ls_smi_rx`.
+    pub const LS_SMI_RX: Event = Event::row(125);
+    /// `ls_int_taken`.
+    pub const LS_INT_TAKEN: Event = Event::row(126);
+    /// `ls_rdtsc`.
+    pub const LS_RDTSC: Event = Event::row(127);
+    /// `ls_stlf`.
+    pub const LS_STLF: Event = Event::row(128);
+    /// `ls_st_commit_cancel2.st_commit_cancel_wcb_full`.
+    pub const LS_ST_COMMIT_CANCEL2_ST_COMMIT_CANCEL_WCB_FULL: Event = Event::row(129);
+    /// `ls_dc_accesses`.
+    pub const LS_DC_ACCESSES: Event = Event::row(130);
+    /// `ls_mab_alloc.all_allocations`.
+    pub const LS_MAB_ALLOC_ALL_ALLOCATIONS: Event = Event::row(131);
+    /// `ls_mab_alloc.hardware_prefetcher_allocations`.
+    pub const LS_MAB_ALLOC_HARDWARE_PREFETCHER_ALLOCATIONS: Event = Event::row(132);
+    /// `ls_mab_alloc.load_store_allocations`.
+    pub const LS_MAB_ALLOC_LOAD_STORE_ALLOCATIONS: Event = Event::row(133);
+    /// `ls_mab_alloc.dc_prefetcher`.
+    pub const LS_MAB_ALLOC_DC_PREFETCHER: Event = Event::row(134);
+    /// `ls_mab_alloc.stores`.
+    pub const LS_MAB_ALLOC_STORES: Event = Event::row(135);
+    /// `ls_mab_alloc.loads`.
+    pub const LS_MAB_ALLOC_LOADS: Event = Event::row(136);
+    /// `ls_dmnd_fills_from_sys.mem_io_remote`.
+    pub const LS_DMND_FILLS_FROM_SYS_MEM_IO_REMOTE: Event = Event::row(137);
+    /// `ls_dmnd_fills_from_sys.ext_cache_remote`.
+    pub const LS_DMND_FILLS_FROM_SYS_EXT_CACHE_REMOTE: Event = Event::row(138);
+    /// `ls_dmnd_fills_from_sys.mem_io_local`.
+    pub const LS_DMND_FILLS_FROM_SYS_MEM_IO_LOCAL: Event = Event::row(139);
+    /// `ls_dmnd_fills_from_sys.ext_cache_local`.
+    pub const LS_DMND_FILLS_FROM_SYS_EXT_CACHE_LOCAL: Event = Event::row(140);
+    /// `ls_dmnd_fills_from_sys.int_cache`.
+    pub const LS_DMND_FILLS_FROM_SYS_INT_CACHE: Event = Event::row(141);
+    /// `ls_dmnd_fills_from_sys.lcl_l2`.
+    pub const LS_DMND_FILLS_FROM_SYS_LCL_L2: Event = Event::row(142);
+    /// `ls_any_fills_from_sys.mem_io_remote`.
+    pub const LS_ANY_FILLS_FROM_SYS_MEM_IO_REMOTE: Event = Event::row(143);
+    /// `ls_any_fills_from_sys.ext_cache_remote`.
+    pub const LS_ANY_FILLS_FROM_SYS_EXT_CACHE_REMOTE: Event = Event::row(144);
+    /// `ls_any_fills_from_sys.mem_io_local`.
+    pub const LS_ANY_FILLS_FROM_SYS_MEM_IO_LOCAL: Event = Event::row(145);
+    /// `ls_any_fills_from_sys.ext_cache_local`.
+    pub const LS_ANY_FILLS_FROM_SYS_EXT_CACHE_LOCAL: Event = Event::row(146);
+    /// `ls_any_fills_from_sys.int_cache`.
+    pub const LS_ANY_FILLS_FROM_SYS_INT_CACHE: Event = Event::row(147);
+    /// `ls_any_fills_from_sys.lcl_l2`.
+    pub const LS_ANY_FILLS_FROM_SYS_LCL_L2: Event = Event::row(148);
+    /// `ls_l1_d_tlb_miss.all`.
+    pub const LS_L1_D_TLB_MISS_ALL: Event = Event::row(149);
+    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_MISS: Event = Event::row(150);
+    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_MISS: Event = Event::row(151);
+    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_MISS: Event = Event::row(152);
+    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_MISS: Event = Event::row(153);
+    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_HIT: Event = Event::row(154);
+    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_HIT: Event = Event::row(155);
+    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_HIT: Event = Event::row(156);
+    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_HIT: Event = Event::row(157);
+    /// `ls_tablewalker.iside`.
+    pub const LS_TABLEWALKER_ISIDE: Event = Event::row(158);
+    /// `ls_tablewalker.ic_type1`.
+    pub const LS_TABLEWALKER_IC_TYPE1: Event = Event::row(159);
+    /// `ls_tablewalker.ic_type0`.
+    pub const LS_TABLEWALKER_IC_TYPE0: Event = Event::row(160);
+    /// `ls_tablewalker.dside`.
+    pub const LS_TABLEWALKER_DSIDE: Event = Event::row(161);
+    /// `ls_tablewalker.dc_type1`.
+    pub const LS_TABLEWALKER_DC_TYPE1: Event = Event::row(162);
+    /// `ls_tablewalker.dc_type0`.
+    pub const LS_TABLEWALKER_DC_TYPE0: Event = Event::row(163);
+    /// `ls_misal_loads.ma4k`.
+    pub const LS_MISAL_LOADS_MA4K: Event = Event::row(164);
+    /// `ls_misal_loads.ma64`.
+    pub const LS_MISAL_LOADS_MA64: Event = Event::row(165);
+    /// `ls_pref_instr_disp`.
+    pub const LS_PREF_INSTR_DISP: Event = Event::row(166);
+    /// `ls_pref_instr_disp.prefetch_nta`.
+    pub const LS_PREF_INSTR_DISP_PREFETCH_NTA: Event = Event::row(167);
+    /// `ls_pref_instr_disp.prefetch_w`.
+    pub const LS_PREF_INSTR_DISP_PREFETCH_W: Event = Event::row(168);
+    /// `ls_pref_instr_disp.prefetch`.
+    pub const LS_PREF_INSTR_DISP_PREFETCH: Event = Event::row(169);
+    /// `ls_inef_sw_pref.mab_mch_cnt`.
+    pub const LS_INEF_SW_PREF_MAB_MCH_CNT: Event = Event::row(170);
+    /// `ls_inef_sw_pref.data_pipe_sw_pf_dc_hit`.
+    pub const LS_INEF_SW_PREF_DATA_PIPE_SW_PF_DC_HIT: Event = Event::row(171);
+    /// `ls_sw_pf_dc_fills.mem_io_remote`.
+    pub const LS_SW_PF_DC_FILLS_MEM_IO_REMOTE: Event = Event::row(172);
+    /// `ls_sw_pf_dc_fills.ext_cache_remote`.
+    pub const LS_SW_PF_DC_FILLS_EXT_CACHE_REMOTE: Event = Event::row(173);
+    /// `ls_sw_pf_dc_fills.mem_io_local`.
+    pub const LS_SW_PF_DC_FILLS_MEM_IO_LOCAL: Event = Event::row(174);
+    /// `ls_sw_pf_dc_fills.ext_cache_local`.
+    pub const LS_SW_PF_DC_FILLS_EXT_CACHE_LOCAL: Event = Event::row(175);
+    /// `ls_sw_pf_dc_fills.int_cache`.
+    pub const LS_SW_PF_DC_FILLS_INT_CACHE: Event = Event::row(176);
+    /// `ls_sw_pf_dc_fills.lcl_l2`.
+    pub const LS_SW_PF_DC_FILLS_LCL_L2: Event = Event::row(177);
+    /// `ls_hw_pf_dc_fills.mem_io_remote`.
+    pub const LS_HW_PF_DC_FILLS_MEM_IO_REMOTE: Event = Event::row(178);
+    /// `ls_hw_pf_dc_fills.ext_cache_remote`.
+    pub const LS_HW_PF_DC_FILLS_EXT_CACHE_REMOTE: Event = Event::row(179);
+    /// `ls_hw_pf_dc_fills.mem_io_local`.
+    pub const LS_HW_PF_DC_FILLS_MEM_IO_LOCAL: Event = Event::row(180);
+    /// `ls_hw_pf_dc_fills.ext_cache_local`.
+    pub const LS_HW_PF_DC_FILLS_EXT_CACHE_LOCAL: Event = Event::row(181);
+    /// `ls_hw_pf_dc_fills.int_cache`.
+    pub const LS_HW_PF_DC_FILLS_INT_CACHE: Event = Event::row(182);
+    /// `ls_hw_pf_dc_fills.lcl_l2`.
+    pub const LS_HW_PF_DC_FILLS_LCL_L2: Event = Event::row(183);
+    /// `ls_alloc_mab_count`.
+    pub const LS_ALLOC_MAB_COUNT: Event = Event::row(184);
+    /// `ls_not_halted_cyc`.
+    pub const LS_NOT_HALTED_CYC: Event = Event::row(185);
+    /// `ls_tlb_flush.all_tlb_flushes`.
+    pub const LS_TLB_FLUSH_ALL_TLB_FLUSHES: Event = Event::row(186);
+    /// `de_dis_uop_queue_empty_di0`.
+    pub const DE_DIS_UOP_QUEUE_EMPTY_DI0: Event = Event::row(187);
+    /// `de_dis_cops_from_decoder.disp_op_type.any_integer_dispatch`.
+    pub const DE_DIS_COPS_FROM_DECODER_DISP_OP_TYPE_ANY_INTEGER_DISPATCH: Event = Event::row(188);
+    /// `de_dis_cops_from_decoder.disp_op_type.any_fp_dispatch`.
+    pub const DE_DIS_COPS_FROM_DECODER_DISP_OP_TYPE_ANY_FP_DISPATCH: Event = Event::row(189);
+    /// `de_dis_dispatch_token_stalls1.fp_flush_recovery_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_FP_FLUSH_RECOVERY_STALL: Event = Event::row(190);
+    /// `de_dis_dispatch_token_stalls1.fp_sch_rsrc_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_FP_SCH_RSRC_STALL: Event = Event::row(191);
+    /// `de_dis_dispatch_token_stalls1.fp_reg_file_rsrc_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_FP_REG_FILE_RSRC_STALL: Event = Event::row(192);
+    /// `de_dis_dispatch_token_stalls1.taken_brnch_buffer_rsrc`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_TAKEN_BRNCH_BUFFER_RSRC: Event = Event::row(193);
+    /// `de_dis_dispatch_token_stalls1.int_sched_misc_token_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_INT_SCHED_MISC_TOKEN_STALL: Event = Event::row(194);
+    /// `de_dis_dispatch_token_stalls1.store_queue_rsrc_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_STORE_QUEUE_RSRC_STALL: Event = Event::row(195);
+    /// `de_dis_dispatch_token_stalls1.load_queue_rsrc_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_LOAD_QUEUE_RSRC_STALL: Event = Event::row(196);
+    /// `de_dis_dispatch_token_stalls1.int_phy_reg_file_rsrc_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_INT_PHY_REG_FILE_RSRC_STALL: Event = Event::row(197);
+    /// `de_dis_dispatch_token_stalls2.retire_token_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_RETIRE_TOKEN_STALL: Event = Event::row(198);
+    /// `de_dis_dispatch_token_stalls2.agsq_token_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_AGSQ_TOKEN_STALL: Event = Event::row(199);
+    /// `de_dis_dispatch_token_stalls2.int_sch3_token_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH3_TOKEN_STALL: Event = Event::row(200);
+    /// `de_dis_dispatch_token_stalls2.int_sch2_token_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH2_TOKEN_STALL: Event = Event::row(201);
+    /// `de_dis_dispatch_token_stalls2.int_sch1_token_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH1_TOKEN_STALL: Event = Event::row(202);
+    /// `de_dis_dispatch_token_stalls2.int_sch0_token_stall`.
+    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH0_TOKEN_STALL: Event = Event::row(203);
+    /// `all_data_cache_accesses`.
+    pub const ALL_DATA_CACHE_ACCESSES: Event = Event::row(204);
+    /// `l2_cache_accesses_from_ic_misses`.
+    pub const L2_CACHE_ACCESSES_FROM_IC_MISSES: Event = Event::row(205);
+    /// `l2_cache_accesses_from_dc_misses`.
+    pub const L2_CACHE_ACCESSES_FROM_DC_MISSES: Event = Event::row(206);
+    /// `l2_cache_misses_from_ic_miss`.
+    pub const L2_CACHE_MISSES_FROM_IC_MISS: Event = Event::row(207);
+    /// `l2_cache_misses_from_dc_misses`.
+    pub const L2_CACHE_MISSES_FROM_DC_MISSES: Event = Event::row(208);
+    /// `l2_cache_hits_from_ic_misses`.
+    pub const L2_CACHE_HITS_FROM_IC_MISSES: Event = Event::row(209);
+    /// `l2_cache_hits_from_dc_misses`.
+    pub const L2_CACHE_HITS_FROM_DC_MISSES: Event = Event::row(210);
+    /// `l2_cache_hits_from_l2_hwpf`.
+    pub const L2_CACHE_HITS_FROM_L2_HWPF: Event = Event::row(211);
+    /// `l1_data_cache_fills_from_memory`.
+    pub const L1_DATA_CACHE_FILLS_FROM_MEMORY: Event = Event::row(212);
+    /// `l1_data_cache_fills_from_remote_node`.
+    pub const L1_DATA_CACHE_FILLS_FROM_REMOTE_NODE: Event = Event::row(213);
+    /// `l1_data_cache_fills_from_within_same_ccx`.
+    pub const L1_DATA_CACHE_FILLS_FROM_WITHIN_SAME_CCX: Event = Event::row(214);
+    /// `l1_data_cache_fills_from_external_ccx_cache`.
+    pub const L1_DATA_CACHE_FILLS_FROM_EXTERNAL_CCX_CACHE: Event = Event::row(215);
+    /// `l1_data_cache_fills_all`.
+    pub const L1_DATA_CACHE_FILLS_ALL: Event = Event::row(216);
+    /// `l2_itlb_misses`.
+    pub const L2_ITLB_MISSES: Event = Event::row(217);
+    /// `l1_dtlb_misses`.
+    pub const L1_DTLB_MISSES: Event = Event::row(218);
+    /// `l2_dtlb_misses`.
+    pub const L2_DTLB_MISSES: Event = Event::row(219);
+    /// `all_tlbs_flushed`.
+    pub const ALL_TLBS_FLUSHED: Event = Event::row(220);
+    /// `sse_avx_stalls`.
+    pub const SSE_AVX_STALLS: Event = Event::row(221);
+    /// `macro_ops_retired`.
+    pub const MACRO_OPS_RETIRED: Event = Event::row(222);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::BP_L1_BTB_CORRECT,
-        Event::BP_L2_BTB_CORRECT,
-        Event::BP_DYN_IND_PRED,
-        Event::BP_DE_REDIRECT,
-        Event::BP_L1_TLB_FETCH_HIT,
-        Event::BP_L1_TLB_FETCH_HIT_IF1G,
-        Event::BP_L1_TLB_FETCH_HIT_IF2M,
-        Event::BP_L1_TLB_FETCH_HIT_IF4K,
-        Event::BP_TLB_REL,
-        Event::L2_REQUEST_G1_RD_BLK_L,
-        Event::L2_REQUEST_G1_RD_BLK_X,
-        Event::L2_REQUEST_G1_LS_RD_BLK_C_S,
-        Event::L2_REQUEST_G1_CACHEABLE_IC_READ,
-        Event::L2_REQUEST_G1_CHANGE_TO_X,
-        Event::L2_REQUEST_G1_PREFETCH_L2_CMD,
-        Event::L2_REQUEST_G1_L2_HW_PF,
-        Event::L2_REQUEST_G1_GROUP2,
-        Event::L2_REQUEST_G1_ALL_NO_PREFETCH,
-        Event::L2_REQUEST_G2_GROUP1,
-        Event::L2_REQUEST_G2_LS_RD_SIZED,
-        Event::L2_REQUEST_G2_LS_RD_SIZED_NC,
-        Event::L2_REQUEST_G2_IC_RD_SIZED,
-        Event::L2_REQUEST_G2_IC_RD_SIZED_NC,
-        Event::L2_REQUEST_G2_SMC_INVAL,
-        Event::L2_REQUEST_G2_BUS_LOCKS_ORIGINATOR,
-        Event::L2_REQUEST_G2_BUS_LOCKS_RESPONSES,
-        Event::L2_LATENCY_L2_CYCLES_WAITING_ON_FILLS,
-        Event::L2_WCB_REQ_WCB_WRITE,
-        Event::L2_WCB_REQ_WCB_CLOSE,
-        Event::L2_WCB_REQ_ZERO_BYTE_STORE,
-        Event::L2_WCB_REQ_CL_ZERO,
-        Event::L2_CACHE_REQ_STAT_LS_RD_BLK_CS,
-        Event::L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_X,
-        Event::L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_S,
-        Event::L2_CACHE_REQ_STAT_LS_RD_BLK_X,
-        Event::L2_CACHE_REQ_STAT_LS_RD_BLK_C,
-        Event::L2_CACHE_REQ_STAT_IC_FILL_HIT_X,
-        Event::L2_CACHE_REQ_STAT_IC_FILL_HIT_S,
-        Event::L2_CACHE_REQ_STAT_IC_FILL_MISS,
-        Event::L2_CACHE_REQ_STAT_IC_ACCESS_IN_L2,
-        Event::L2_CACHE_REQ_STAT_IC_DC_MISS_IN_L2,
-        Event::L2_CACHE_REQ_STAT_IC_DC_HIT_IN_L2,
-        Event::L2_FILL_PENDING_L2_FILL_BUSY,
-        Event::L2_PF_HIT_L2,
-        Event::L2_PF_MISS_L2_HIT_L3,
-        Event::L2_PF_MISS_L2_L3,
-        Event::IC_FW32,
-        Event::IC_FW32_MISS,
-        Event::IC_CACHE_FILL_L2,
-        Event::IC_CACHE_FILL_SYS,
-        Event::BP_L1_TLB_MISS_L2_TLB_HIT,
-        Event::BP_L1_TLB_MISS_L2_TLB_MISS,
-        Event::BP_L1_TLB_MISS_L2_TLB_MISS_COALESCED_4K,
-        Event::BP_L1_TLB_MISS_L2_TLB_MISS_IF1G,
-        Event::BP_L1_TLB_MISS_L2_TLB_MISS_IF2M,
-        Event::BP_L1_TLB_MISS_L2_TLB_MISS_IF4K,
-        Event::BP_SNP_RE_SYNC,
-        Event::IC_FETCH_STALL_IC_STALL_ANY,
-        Event::IC_FETCH_STALL_IC_STALL_DQ_EMPTY,
-        Event::IC_FETCH_STALL_IC_STALL_BACK_PRESSURE,
-        Event::IC_CACHE_INVAL_L2_INVALIDATING_PROBE,
-        Event::IC_CACHE_INVAL_FILL_INVALIDATED,
-        Event::IC_TAG_HIT_MISS_ALL_INSTRUCTION_CACHE_ACCESSES,
-        Event::IC_TAG_HIT_MISS_INSTRUCTION_CACHE_MISS,
-        Event::IC_TAG_HIT_MISS_INSTRUCTION_CACHE_HIT,
-        Event::IC_OC_MODE_SWITCH_OC_IC_MODE_SWITCH,
-        Event::IC_OC_MODE_SWITCH_IC_OC_MODE_SWITCH,
-        Event::OP_CACHE_HIT_MISS_ALL_OP_CACHE_ACCESSES,
-        Event::OP_CACHE_HIT_MISS_OP_CACHE_MISS,
-        Event::OP_CACHE_HIT_MISS_OP_CACHE_HIT,
-        Event::EX_RET_INSTR,
-        Event::EX_RET_OPS,
-        Event::EX_RET_BRN,
-        Event::EX_RET_BRN_MISP,
-        Event::EX_RET_BRN_TKN,
-        Event::EX_RET_BRN_TKN_MISP,
-        Event::EX_RET_BRN_FAR,
-        Event::EX_RET_BRN_RESYNC,
-        Event::EX_RET_NEAR_RET,
-        Event::EX_RET_NEAR_RET_MISPRED,
-        Event::EX_RET_BRN_IND_MISP,
-        Event::EX_RET_MMX_FP_INSTR_SSE_INSTR,
-        Event::EX_RET_MMX_FP_INSTR_MMX_INSTR,
-        Event::EX_RET_MMX_FP_INSTR_X87_INSTR,
-        Event::EX_RET_IND_BRCH_INSTR,
-        Event::EX_RET_COND,
-        Event::EX_DIV_BUSY,
-        Event::EX_DIV_COUNT,
-        Event::EX_RET_MSPRD_BRNCH_INSTR_DIR_MSMTCH,
-        Event::EX_TAGGED_IBS_OPS_IBS_COUNT_ROLLOVER,
-        Event::EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS_RET,
-        Event::EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS,
-        Event::EX_RET_FUSED_INSTR,
-        Event::FPU_PIPE_ASSIGNMENT_TOTAL,
-        Event::FPU_PIPE_ASSIGNMENT_TOTAL3,
-        Event::FPU_PIPE_ASSIGNMENT_TOTAL2,
-        Event::FPU_PIPE_ASSIGNMENT_TOTAL1,
-        Event::FPU_PIPE_ASSIGNMENT_TOTAL0,
-        Event::FP_RET_SSE_AVX_OPS_ALL,
-        Event::FP_RET_SSE_AVX_OPS_MAC_FLOPS,
-        Event::FP_RET_SSE_AVX_OPS_DIV_FLOPS,
-        Event::FP_RET_SSE_AVX_OPS_MULT_FLOPS,
-        Event::FP_RET_SSE_AVX_OPS_ADD_SUB_FLOPS,
-        Event::FP_NUM_MOV_ELIM_SCAL_OP_OPTIMIZED,
-        Event::FP_NUM_MOV_ELIM_SCAL_OP_OPT_POTENTIAL,
-        Event::FP_NUM_MOV_ELIM_SCAL_OP_SSE_MOV_OPS_ELIM,
-        Event::FP_NUM_MOV_ELIM_SCAL_OP_SSE_MOV_OPS,
-        Event::FP_RETIRED_SER_OPS_SSE_BOT_RET,
-        Event::FP_RETIRED_SER_OPS_SSE_CTRL_RET,
-        Event::FP_RETIRED_SER_OPS_X87_BOT_RET,
-        Event::FP_RETIRED_SER_OPS_X87_CTRL_RET,
-        Event::FP_DISP_FAULTS_YMM_SPILL_FAULT,
-        Event::FP_DISP_FAULTS_YMM_FILL_FAULT,
-        Event::FP_DISP_FAULTS_XMM_FILL_FAULT,
-        Event::FP_DISP_FAULTS_X87_FILL_FAULT,
-        Event::LS_BAD_STATUS2_STLI_OTHER,
-        Event::LS_LOCKS_SPEC_LOCK_HI_SPEC,
-        Event::LS_LOCKS_SPEC_LOCK_LO_SPEC,
-        Event::LS_LOCKS_NON_SPEC_LOCK,
-        Event::LS_LOCKS_BUS_LOCK,
-        Event::LS_RET_CL_FLUSH,
-        Event::LS_RET_CPUID,
-        Event::LS_DISPATCH_LD_ST_DISPATCH,
-        Event::LS_DISPATCH_STORE_DISPATCH,
-        Event::LS_DISPATCH_LD_DISPATCH,
-        Event::LS_SMI_RX,
-        Event::LS_INT_TAKEN,
-        Event::LS_RDTSC,
-        Event::LS_STLF,
-        Event::LS_ST_COMMIT_CANCEL2_ST_COMMIT_CANCEL_WCB_FULL,
-        Event::LS_DC_ACCESSES,
-        Event::LS_MAB_ALLOC_ALL_ALLOCATIONS,
-        Event::LS_MAB_ALLOC_HARDWARE_PREFETCHER_ALLOCATIONS,
-        Event::LS_MAB_ALLOC_LOAD_STORE_ALLOCATIONS,
-        Event::LS_MAB_ALLOC_DC_PREFETCHER,
-        Event::LS_MAB_ALLOC_STORES,
-        Event::LS_MAB_ALLOC_LOADS,
-        Event::LS_DMND_FILLS_FROM_SYS_MEM_IO_REMOTE,
-        Event::LS_DMND_FILLS_FROM_SYS_EXT_CACHE_REMOTE,
-        Event::LS_DMND_FILLS_FROM_SYS_MEM_IO_LOCAL,
-        Event::LS_DMND_FILLS_FROM_SYS_EXT_CACHE_LOCAL,
-        Event::LS_DMND_FILLS_FROM_SYS_INT_CACHE,
-        Event::LS_DMND_FILLS_FROM_SYS_LCL_L2,
-        Event::LS_ANY_FILLS_FROM_SYS_MEM_IO_REMOTE,
-        Event::LS_ANY_FILLS_FROM_SYS_EXT_CACHE_REMOTE,
-        Event::LS_ANY_FILLS_FROM_SYS_MEM_IO_LOCAL,
-        Event::LS_ANY_FILLS_FROM_SYS_EXT_CACHE_LOCAL,
-        Event::LS_ANY_FILLS_FROM_SYS_INT_CACHE,
-        Event::LS_ANY_FILLS_FROM_SYS_LCL_L2,
-        Event::LS_L1_D_TLB_MISS_ALL,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_MISS,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_MISS,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_MISS,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_MISS,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_HIT,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_HIT,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_HIT,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_HIT,
-        Event::LS_TABLEWALKER_ISIDE,
-        Event::LS_TABLEWALKER_IC_TYPE1,
-        Event::LS_TABLEWALKER_IC_TYPE0,
-        Event::LS_TABLEWALKER_DSIDE,
-        Event::LS_TABLEWALKER_DC_TYPE1,
-        Event::LS_TABLEWALKER_DC_TYPE0,
-        Event::LS_MISAL_LOADS_MA4K,
-        Event::LS_MISAL_LOADS_MA64,
-        Event::LS_PREF_INSTR_DISP,
-        Event::LS_PREF_INSTR_DISP_PREFETCH_NTA,
-        Event::LS_PREF_INSTR_DISP_PREFETCH_W,
-        Event::LS_PREF_INSTR_DISP_PREFETCH,
-        Event::LS_INEF_SW_PREF_MAB_MCH_CNT,
-        Event::LS_INEF_SW_PREF_DATA_PIPE_SW_PF_DC_HIT,
-        Event::LS_SW_PF_DC_FILLS_MEM_IO_REMOTE,
-        Event::LS_SW_PF_DC_FILLS_EXT_CACHE_REMOTE,
-        Event::LS_SW_PF_DC_FILLS_MEM_IO_LOCAL,
-        Event::LS_SW_PF_DC_FILLS_EXT_CACHE_LOCAL,
-        Event::LS_SW_PF_DC_FILLS_INT_CACHE,
-        Event::LS_SW_PF_DC_FILLS_LCL_L2,
-        Event::LS_HW_PF_DC_FILLS_MEM_IO_REMOTE,
-        Event::LS_HW_PF_DC_FILLS_EXT_CACHE_REMOTE,
-        Event::LS_HW_PF_DC_FILLS_MEM_IO_LOCAL,
-        Event::LS_HW_PF_DC_FILLS_EXT_CACHE_LOCAL,
-        Event::LS_HW_PF_DC_FILLS_INT_CACHE,
-        Event::LS_HW_PF_DC_FILLS_LCL_L2,
-        Event::LS_ALLOC_MAB_COUNT,
-        Event::LS_NOT_HALTED_CYC,
-        Event::LS_TLB_FLUSH_ALL_TLB_FLUSHES,
-        Event::DE_DIS_UOP_QUEUE_EMPTY_DI0,
-        Event::DE_DIS_COPS_FROM_DECODER_DISP_OP_TYPE_ANY_INTEGER_DISPATCH,
-        Event::DE_DIS_COPS_FROM_DECODER_DISP_OP_TYPE_ANY_FP_DISPATCH,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS1_FP_FLUSH_RECOVERY_STALL,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS1_FP_SCH_RSRC_STALL,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS1_FP_REG_FILE_RSRC_STALL,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS1_TAKEN_BRNCH_BUFFER_RSRC,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS1_INT_SCHED_MISC_TOKEN_STALL,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS1_STORE_QUEUE_RSRC_STALL,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS1_LOAD_QUEUE_RSRC_STALL,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS1_INT_PHY_REG_FILE_RSRC_STALL,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS2_RETIRE_TOKEN_STALL,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS2_AGSQ_TOKEN_STALL,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH3_TOKEN_STALL,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH2_TOKEN_STALL,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH1_TOKEN_STALL,
-        Event::DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH0_TOKEN_STALL,
-        Event::ALL_DATA_CACHE_ACCESSES,
-        Event::L2_CACHE_ACCESSES_FROM_IC_MISSES,
-        Event::L2_CACHE_ACCESSES_FROM_DC_MISSES,
-        Event::L2_CACHE_MISSES_FROM_IC_MISS,
-        Event::L2_CACHE_MISSES_FROM_DC_MISSES,
-        Event::L2_CACHE_HITS_FROM_IC_MISSES,
-        Event::L2_CACHE_HITS_FROM_DC_MISSES,
-        Event::L2_CACHE_HITS_FROM_L2_HWPF,
-        Event::L1_DATA_CACHE_FILLS_FROM_MEMORY,
-        Event::L1_DATA_CACHE_FILLS_FROM_REMOTE_NODE,
-        Event::L1_DATA_CACHE_FILLS_FROM_WITHIN_SAME_CCX,
-        Event::L1_DATA_CACHE_FILLS_FROM_EXTERNAL_CCX_CACHE,
-        Event::L1_DATA_CACHE_FILLS_ALL,
-        Event::L2_ITLB_MISSES,
-        Event::L1_DTLB_MISSES,
-        Event::L2_DTLB_MISSES,
-        Event::ALL_TLBS_FLUSHED,
-        Event::SSE_AVX_STALLS,
-        Event::MACRO_OPS_RETIRED,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u16 {
@@ -1196,234 +967,249 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("bp_l1_btb_correct", 0x8a, 0x00, 0b111111),
+    ev("bp_l2_btb_correct", 0x8b, 0x00, 0b111111),
+    ev("bp_dyn_ind_pred", 0x8e, 0x00, 0b111111),
+    ev("bp_de_redirect", 0x91, 0x00, 0b111111),
+    ev("bp_l1_tlb_fetch_hit", 0x94, 0xff, 0b111111),
+    ev("bp_l1_tlb_fetch_hit.if1g", 0x94, 0x04, 0b111111),
+    ev("bp_l1_tlb_fetch_hit.if2m", 0x94, 0x02, 0b111111),
+    ev("bp_l1_tlb_fetch_hit.if4k", 0x94, 0x01, 0b111111),
+    ev("bp_tlb_rel", 0x99, 0x00, 0b111111),
+    ev("l2_request_g1.rd_blk_l", 0x60, 0x80, 0b111111),
+    ev("l2_request_g1.rd_blk_x", 0x60, 0x40, 0b111111),
+    ev("l2_request_g1.ls_rd_blk_c_s", 0x60, 0x20, 0b111111),
+    ev("l2_request_g1.cacheable_ic_read", 0x60, 0x10, 0b111111),
+    ev("l2_request_g1.change_to_x", 0x60, 0x08, 0b111111),
+    ev("l2_request_g1.prefetch_l2_cmd", 0x60, 0x04, 0b111111),
+    ev("l2_request_g1.l2_hw_pf", 0x60, 0x02, 0b111111),
+    ev("l2_request_g1.group2", 0x60, 0x01, 0b111111),
+    ev("l2_request_g1.all_no_prefetch", 0x60, 0xf9, 0b111111),
+    ev("l2_request_g2.group1", 0x61, 0x80, 0b111111),
+    ev("l2_request_g2.ls_rd_sized", 0x61, 0x40, 0b111111),
+    ev("l2_request_g2.ls_rd_sized_nc", 0x61, 0x20, 0b111111),
+    ev("l2_request_g2.ic_rd_sized", 0x61, 0x10, 0b111111),
+    ev("l2_request_g2.ic_rd_sized_nc", 0x61, 0x08, 0b111111),
+    ev("l2_request_g2.smc_inval", 0x61, 0x04, 0b111111),
+    ev("l2_request_g2.bus_locks_originator", 0x61, 0x02, 0b111111),
+    ev("l2_request_g2.bus_locks_responses", 0x61, 0x01, 0b111111),
+    ev("l2_latency.l2_cycles_waiting_on_fills", 0x62, 0x01, 0b111111),
+    ev("l2_wcb_req.wcb_write", 0x63, 0x40, 0b111111),
+    ev("l2_wcb_req.wcb_close", 0x63, 0x20, 0b111111),
+    ev("l2_wcb_req.zero_byte_store", 0x63, 0x04, 0b111111),
+    ev("l2_wcb_req.cl_zero", 0x63, 0x01, 0b111111),
+    ev("l2_cache_req_stat.ls_rd_blk_cs", 0x64, 0x80, 0b111111),
+    ev("l2_cache_req_stat.ls_rd_blk_l_hit_x", 0x64, 0x40, 0b111111),
+    ev("l2_cache_req_stat.ls_rd_blk_l_hit_s", 0x64, 0x20, 0b111111),
+    ev("l2_cache_req_stat.ls_rd_blk_x", 0x64, 0x10, 0b111111),
+    ev("l2_cache_req_stat.ls_rd_blk_c", 0x64, 0x08, 0b111111),
+    ev("l2_cache_req_stat.ic_fill_hit_x", 0x64, 0x04, 0b111111),
+    ev("l2_cache_req_stat.ic_fill_hit_s", 0x64, 0x02, 0b111111),
+    ev("l2_cache_req_stat.ic_fill_miss", 0x64, 0x01, 0b111111),
+    ev("l2_cache_req_stat.ic_access_in_l2", 0x64, 0x07, 0b111111),
+    ev("l2_cache_req_stat.ic_dc_miss_in_l2", 0x64, 0x09, 0b111111),
+    ev("l2_cache_req_stat.ic_dc_hit_in_l2", 0x64, 0xf6, 0b111111),
+    ev("l2_fill_pending.l2_fill_busy", 0x6d, 0x01, 0b111111),
+    ev("l2_pf_hit_l2", 0x70, 0xff, 0b111111),
+    ev("l2_pf_miss_l2_hit_l3", 0x71, 0xff, 0b111111),
+    ev("l2_pf_miss_l2_l3", 0x72, 0xff, 0b111111),
+    ev("ic_fw32", 0x80, 0x00, 0b111111),
+    ev("ic_fw32_miss", 0x81, 0x00, 0b111111),
+    ev("ic_cache_fill_l2", 0x82, 0x00, 0b111111),
+    ev("ic_cache_fill_sys", 0x83, 0x00, 0b111111),
+    ev("bp_l1_tlb_miss_l2_tlb_hit", 0x84, 0x00, 0b111111),
+    ev("bp_l1_tlb_miss_l2_tlb_miss", 0x85, 0xff, 0b111111),
+    ev("bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k", 0x85, 0x08, 0b111111),
+    ev("bp_l1_tlb_miss_l2_tlb_miss.if1g", 0x85, 0x04, 0b111111),
+    ev("bp_l1_tlb_miss_l2_tlb_miss.if2m", 0x85, 0x02, 0b111111),
+    ev("bp_l1_tlb_miss_l2_tlb_miss.if4k", 0x85, 0x01, 0b111111),
+    ev("bp_snp_re_sync", 0x86, 0x00, 0b111111),
+    ev("ic_fetch_stall.ic_stall_any", 0x87, 0x04, 0b111111),
+    ev("ic_fetch_stall.ic_stall_dq_empty", 0x87, 0x02, 0b111111),
+    ev("ic_fetch_stall.ic_stall_back_pressure", 0x87, 0x01, 0b111111),
+    ev("ic_cache_inval.l2_invalidating_probe", 0x8c, 0x02, 0b111111),
+    ev("ic_cache_inval.fill_invalidated", 0x8c, 0x01, 0b111111),
+    ev("ic_tag_hit_miss.all_instruction_cache_accesses", 0x18e, 0x1f, 0b111111),
+    ev("ic_tag_hit_miss.instruction_cache_miss", 0x18e, 0x18, 0b111111),
+    ev("ic_tag_hit_miss.instruction_cache_hit", 0x18e, 0x07, 0b111111),
+    ev("ic_oc_mode_switch.oc_ic_mode_switch", 0x28a, 0x02, 0b111111),
+    ev("ic_oc_mode_switch.ic_oc_mode_switch", 0x28a, 0x01, 0b111111),
+    ev("op_cache_hit_miss.all_op_cache_accesses", 0x28f, 0x07, 0b111111),
+    ev("op_cache_hit_miss.op_cache_miss", 0x28f, 0x04, 0b111111),
+    ev("op_cache_hit_miss.op_cache_hit", 0x28f, 0x03, 0b111111),
+    ev("ex_ret_instr", 0xc0, 0x00, 0b111111),
+    ev("ex_ret_ops", 0xc1, 0x00, 0b111111),
+    ev("ex_ret_brn", 0xc2, 0x00, 0b111111),
+    ev("ex_ret_brn_misp", 0xc3, 0x00, 0b111111),
+    ev("ex_ret_brn_tkn", 0xc4, 0x00, 0b111111),
+    ev("ex_ret_brn_tkn_misp", 0xc5, 0x00, 0b111111),
+    ev("ex_ret_brn_far", 0xc6, 0x00, 0b111111),
+    ev("ex_ret_brn_resync", 0xc7, 0x00, 0b111111),
+    ev("ex_ret_near_ret", 0xc8, 0x00, 0b111111),
+    ev("ex_ret_near_ret_mispred", 0xc9, 0x00, 0b111111),
+    ev("ex_ret_brn_ind_misp", 0xca, 0x00, 0b111111),
+    ev("ex_ret_mmx_fp_instr.sse_instr", 0xcb, 0x04, 0b111111),
+    ev("ex_ret_mmx_fp_instr.mmx_instr", 0xcb, 0x02, 0b111111),
+    ev("ex_ret_mmx_fp_instr.x87_instr", 0xcb, 0x01, 0b111111),
+    ev("ex_ret_ind_brch_instr", 0xcc, 0x00, 0b111111),
+    ev("ex_ret_cond", 0xd1, 0x00, 0b111111),
+    ev("ex_div_busy", 0xd3, 0x00, 0b111111),
+    ev("ex_div_count", 0xd4, 0x00, 0b111111),
+    ev("ex_ret_msprd_brnch_instr_dir_msmtch", 0x1c7, 0x00, 0b111111),
+    ev("ex_tagged_ibs_ops.ibs_count_rollover", 0x1cf, 0x04, 0b111111),
+    ev("ex_tagged_ibs_ops.ibs_tagged_ops_ret", 0x1cf, 0x02, 0b111111),
+    ev("ex_tagged_ibs_ops.ibs_tagged_ops", 0x1cf, 0x01, 0b111111),
+    ev("ex_ret_fused_instr", 0x1d0, 0x00, 0b111111),
+    ev("fpu_pipe_assignment.total", 0x00, 0x0f, 0b111111),
+    ev("fpu_pipe_assignment.total3", 0x00, 0x08, 0b111111),
+    ev("fpu_pipe_assignment.total2", 0x00, 0x04, 0b111111),
+    ev("fpu_pipe_assignment.total1", 0x00, 0x02, 0b111111),
+    ev("fpu_pipe_assignment.total0", 0x00, 0x01, 0b111111),
+    ev("fp_ret_sse_avx_ops.all", 0x03, 0xff, 0b111111),
+    ev("fp_ret_sse_avx_ops.mac_flops", 0x03, 0x08, 0b111111),
+    ev("fp_ret_sse_avx_ops.div_flops", 0x03, 0x04, 0b111111),
+    ev("fp_ret_sse_avx_ops.mult_flops", 0x03, 0x02, 0b111111),
+    ev("fp_ret_sse_avx_ops.add_sub_flops", 0x03, 0x01, 0b111111),
+    ev("fp_num_mov_elim_scal_op.optimized", 0x04, 0x08, 0b111111),
+    ev("fp_num_mov_elim_scal_op.opt_potential", 0x04, 0x04, 0b111111),
+    ev("fp_num_mov_elim_scal_op.sse_mov_ops_elim", 0x04, 0x02, 0b111111),
+    ev("fp_num_mov_elim_scal_op.sse_mov_ops", 0x04, 0x01, 0b111111),
+    ev("fp_retired_ser_ops.sse_bot_ret", 0x05, 0x08, 0b111111),
+    ev("fp_retired_ser_ops.sse_ctrl_ret", 0x05, 0x04, 0b111111),
+    ev("fp_retired_ser_ops.x87_bot_ret", 0x05, 0x02, 0b111111),
+    ev("fp_retired_ser_ops.x87_ctrl_ret", 0x05, 0x01, 0b111111),
+    ev("fp_disp_faults.ymm_spill_fault", 0x0e, 0x08, 0b111111),
+    ev("fp_disp_faults.ymm_fill_fault", 0x0e, 0x04, 0b111111),
+    ev("fp_disp_faults.xmm_fill_fault", 0x0e, 0x02, 0b111111),
+    ev("fp_disp_faults.x87_fill_fault", 0x0e, 0x01, 0b111111),
+    ev("ls_bad_status2.stli_other", 0x24, 0x02, 0b111111),
+    ev("ls_locks.spec_lock_hi_spec", 0x25, 0x08, 0b111111),
+    ev("ls_locks.spec_lock_lo_spec", 0x25, 0x04, 0b111111),
+    ev("ls_locks.non_spec_lock", 0x25, 0x02, 0b111111),
+    ev("ls_locks.bus_lock", 0x25, 0x01, 0b111111),
+    ev("ls_ret_cl_flush", 0x26, 0x00, 0b111111),
+    ev("ls_ret_cpuid", 0x27, 0x00, 0b111111),
+    ev("ls_dispatch.ld_st_dispatch", 0x29, 0x04, 0b111111),
+    ev("ls_dispatch.store_dispatch", 0x29, 0x02, 0b111111),
+    ev("ls_dispatch.ld_dispatch", 0x29, 0x01, 0b111111),
+    ev("ls_smi_rx", 0x2b, 0x00, 0b111111),
+    ev("ls_int_taken", 0x2c, 0x00, 0b111111),
+    ev("ls_rdtsc", 0x2d, 0x00, 0b111111),
+    ev("ls_stlf", 0x35, 0x00, 0b111111),
+    ev("ls_st_commit_cancel2.st_commit_cancel_wcb_full", 0x37, 0x01, 0b111111),
+    ev("ls_dc_accesses", 0x40, 0x00, 0b111111),
+    ev("ls_mab_alloc.all_allocations", 0x41, 0x7f, 0b111111),
+    ev("ls_mab_alloc.hardware_prefetcher_allocations", 0x41, 0x40, 0b111111),
+    ev("ls_mab_alloc.load_store_allocations", 0x41, 0x3f, 0b111111),
+    ev("ls_mab_alloc.dc_prefetcher", 0x41, 0x08, 0b111111),
+    ev("ls_mab_alloc.stores", 0x41, 0x02, 0b111111),
+    ev("ls_mab_alloc.loads", 0x41, 0x01, 0b111111),
+    ev("ls_dmnd_fills_from_sys.mem_io_remote", 0x43, 0x40, 0b111111),
+    ev("ls_dmnd_fills_from_sys.ext_cache_remote", 0x43, 0x10, 0b111111),
+    ev("ls_dmnd_fills_from_sys.mem_io_local", 0x43, 0x08, 0b111111),
+    ev("ls_dmnd_fills_from_sys.ext_cache_local", 0x43, 0x04, 0b111111),
+    ev("ls_dmnd_fills_from_sys.int_cache", 0x43, 0x02, 0b111111),
+    ev("ls_dmnd_fills_from_sys.lcl_l2", 0x43, 0x01, 0b111111),
+    ev("ls_any_fills_from_sys.mem_io_remote", 0x44, 0x40, 0b111111),
+    ev("ls_any_fills_from_sys.ext_cache_remote", 0x44, 0x10, 0b111111),
+    ev("ls_any_fills_from_sys.mem_io_local", 0x44, 0x08, 0b111111),
+    ev("ls_any_fills_from_sys.ext_cache_local", 0x44, 0x04, 0b111111),
+    ev("ls_any_fills_from_sys.int_cache", 0x44, 0x02, 0b111111),
+    ev("ls_any_fills_from_sys.lcl_l2", 0x44, 0x01, 0b111111),
+    ev("ls_l1_d_tlb_miss.all", 0x45, 0xff, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss", 0x45, 0x80, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss", 0x45, 0x40, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss", 0x45, 0x20, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss", 0x45, 0x10, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit", 0x45, 0x08, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit", 0x45, 0x04, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit", 0x45, 0x02, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit", 0x45, 0x01, 0b111111),
+    ev("ls_tablewalker.iside", 0x46, 0x0c, 0b111111),
+    ev("ls_tablewalker.ic_type1", 0x46, 0x08, 0b111111),
+    ev("ls_tablewalker.ic_type0", 0x46, 0x04, 0b111111),
+    ev("ls_tablewalker.dside", 0x46, 0x03, 0b111111),
+    ev("ls_tablewalker.dc_type1", 0x46, 0x02, 0b111111),
+    ev("ls_tablewalker.dc_type0", 0x46, 0x01, 0b111111),
+    ev("ls_misal_loads.ma4k", 0x47, 0x02, 0b111111),
+    ev("ls_misal_loads.ma64", 0x47, 0x01, 0b111111),
+    ev("ls_pref_instr_disp", 0x4b, 0xff, 0b111111),
+    ev("ls_pref_instr_disp.prefetch_nta", 0x4b, 0x04, 0b111111),
+    ev("ls_pref_instr_disp.prefetch_w", 0x4b, 0x02, 0b111111),
+    ev("ls_pref_instr_disp.prefetch", 0x4b, 0x01, 0b111111),
+    ev("ls_inef_sw_pref.mab_mch_cnt", 0x52, 0x02, 0b111111),
+    ev("ls_inef_sw_pref.data_pipe_sw_pf_dc_hit", 0x52, 0x01, 0b111111),
+    ev("ls_sw_pf_dc_fills.mem_io_remote", 0x59, 0x40, 0b111111),
+    ev("ls_sw_pf_dc_fills.ext_cache_remote", 0x59, 0x10, 0b111111),
+    ev("ls_sw_pf_dc_fills.mem_io_local", 0x59, 0x08, 0b111111),
+    ev("ls_sw_pf_dc_fills.ext_cache_local", 0x59, 0x04, 0b111111),
+    ev("ls_sw_pf_dc_fills.int_cache", 0x59, 0x02, 0b111111),
+    ev("ls_sw_pf_dc_fills.lcl_l2", 0x59, 0x01, 0b111111),
+    ev("ls_hw_pf_dc_fills.mem_io_remote", 0x5a, 0x40, 0b111111),
+    ev("ls_hw_pf_dc_fills.ext_cache_remote", 0x5a, 0x10, 0b111111),
+    ev("ls_hw_pf_dc_fills.mem_io_local", 0x5a, 0x08, 0b111111),
+    ev("ls_hw_pf_dc_fills.ext_cache_local", 0x5a, 0x04, 0b111111),
+    ev("ls_hw_pf_dc_fills.int_cache", 0x5a, 0x02, 0b111111),
+    ev("ls_hw_pf_dc_fills.lcl_l2", 0x5a, 0x01, 0b111111),
+    ev("ls_alloc_mab_count", 0x5f, 0x00, 0b111111),
+    ev("ls_not_halted_cyc", 0x76, 0x00, 0b111111),
+    ev("ls_tlb_flush.all_tlb_flushes", 0x78, 0xff, 0b111111),
+    ev("de_dis_uop_queue_empty_di0", 0xa9, 0x00, 0b111111),
+    ev("de_dis_cops_from_decoder.disp_op_type.any_integer_dispatch", 0xab, 0x08, 0b111111),
+    ev("de_dis_cops_from_decoder.disp_op_type.any_fp_dispatch", 0xab, 0x04, 0b111111),
+    ev("de_dis_dispatch_token_stalls1.fp_flush_recovery_stall", 0xae, 0x80, 0b111111),
+    ev("de_dis_dispatch_token_stalls1.fp_sch_rsrc_stall", 0xae, 0x40, 0b111111),
+    ev("de_dis_dispatch_token_stalls1.fp_reg_file_rsrc_stall", 0xae, 0x20, 0b111111),
+    ev("de_dis_dispatch_token_stalls1.taken_brnch_buffer_rsrc", 0xae, 0x10, 0b111111),
+    ev("de_dis_dispatch_token_stalls1.int_sched_misc_token_stall", 0xae, 0x08, 0b111111),
+    ev("de_dis_dispatch_token_stalls1.store_queue_rsrc_stall", 0xae, 0x04, 0b111111),
+    ev("de_dis_dispatch_token_stalls1.load_queue_rsrc_stall", 0xae, 0x02, 0b111111),
+    ev("de_dis_dispatch_token_stalls1.int_phy_reg_file_rsrc_stall", 0xae, 0x01, 0b111111),
+    ev("de_dis_dispatch_token_stalls2.retire_token_stall", 0xaf, 0x20, 0b111111),
+    ev("de_dis_dispatch_token_stalls2.agsq_token_stall", 0xaf, 0x10, 0b111111),
+    ev("de_dis_dispatch_token_stalls2.int_sch3_token_stall", 0xaf, 0x08, 0b111111),
+    ev("de_dis_dispatch_token_stalls2.int_sch2_token_stall", 0xaf, 0x04, 0b111111),
+    ev("de_dis_dispatch_token_stalls2.int_sch1_token_stall", 0xaf, 0x02, 0b111111),
+    ev("de_dis_dispatch_token_stalls2.int_sch0_token_stall", 0xaf, 0x01, 0b111111),
+    ev("all_data_cache_accesses", 0x29, 0x07, 0b111111),
+    ev("l2_cache_accesses_from_ic_misses", 0x60, 0x10, 0b111111),
+    ev("l2_cache_accesses_from_dc_misses", 0x60, 0xe8, 0b111111),
+    ev("l2_cache_misses_from_ic_miss", 0x64, 0x01, 0b111111),
+    ev("l2_cache_misses_from_dc_misses", 0x64, 0x08, 0b111111),
+    ev("l2_cache_hits_from_ic_misses", 0x64, 0x06, 0b111111),
+    ev("l2_cache_hits_from_dc_misses", 0x64, 0xf0, 0b111111),
+    ev("l2_cache_hits_from_l2_hwpf", 0x70, 0xff, 0b111111),
+    ev("l1_data_cache_fills_from_memory", 0x44, 0x48, 0b111111),
+    ev("l1_data_cache_fills_from_remote_node", 0x44, 0x50, 0b111111),
+    ev("l1_data_cache_fills_from_within_same_ccx", 0x44, 0x03, 0b111111),
+    ev("l1_data_cache_fills_from_external_ccx_cache", 0x44, 0x14, 0b111111),
+    ev("l1_data_cache_fills_all", 0x44, 0xff, 0b111111),
+    ev("l2_itlb_misses", 0x85, 0x07, 0b111111),
+    ev("l1_dtlb_misses", 0x45, 0xff, 0b111111),
+    ev("l2_dtlb_misses", 0x45, 0xf0, 0b111111),
+    ev("all_tlbs_flushed", 0x78, 0xff, 0b111111),
+    ev("sse_avx_stalls", 0x0e, 0x0e, 0b111111),
+    ev("macro_ops_retired", 0xc1, 0x00, 0b111111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<31>(EVENT_ROWS, 192, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "bp_l1_btb_correct", code: 0x8a, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l2_btb_correct", code: 0x8b, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_dyn_ind_pred", code: 0x8e, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_de_redirect", code: 0x91, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_fetch_hit", code: 0x94, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_fetch_hit.if1g", code: 0x94, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_fetch_hit.if2m", code: 0x94, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_fetch_hit.if4k", code: 0x94, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_tlb_rel", code: 0x99, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.rd_blk_l", code: 0x60, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.rd_blk_x", code: 0x60, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.ls_rd_blk_c_s", code: 0x60, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.cacheable_ic_read", code: 0x60, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.change_to_x", code: 0x60, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.prefetch_l2_cmd", code: 0x60, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.l2_hw_pf", code: 0x60, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.group2", code: 0x60, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.all_no_prefetch", code: 0x60, umask: 0xf9, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g2.group1", code: 0x61, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g2.ls_rd_sized", code: 0x61, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g2.ls_rd_sized_nc", code: 0x61, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g2.ic_rd_sized", code: 0x61, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g2.ic_rd_sized_nc", code: 0x61, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g2.smc_inval", code: 0x61, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g2.bus_locks_originator", code: 0x61, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g2.bus_locks_responses", code: 0x61, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_latency.l2_cycles_waiting_on_fills", code: 0x62, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_wcb_req.wcb_write", code: 0x63, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_wcb_req.wcb_close", code: 0x63, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_wcb_req.zero_byte_store", code: 0x63, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_wcb_req.cl_zero", code: 0x63, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ls_rd_blk_cs", code: 0x64, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ls_rd_blk_l_hit_x", code: 0x64, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ls_rd_blk_l_hit_s", code: 0x64, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ls_rd_blk_x", code: 0x64, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ls_rd_blk_c", code: 0x64, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_fill_hit_x", code: 0x64, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_fill_hit_s", code: 0x64, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_fill_miss", code: 0x64, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_access_in_l2", code: 0x64, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_dc_miss_in_l2", code: 0x64, umask: 0x09, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_dc_hit_in_l2", code: 0x64, umask: 0xf6, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_fill_pending.l2_fill_busy", code: 0x6d, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_pf_hit_l2", code: 0x70, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_pf_miss_l2_hit_l3", code: 0x71, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_pf_miss_l2_l3", code: 0x72, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_fw32", code: 0x80, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_fw32_miss", code: 0x81, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_cache_fill_l2", code: 0x82, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_cache_fill_sys", code: 0x83, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_hit", code: 0x84, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_miss", code: 0x85, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k", code: 0x85, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_miss.if1g", code: 0x85, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_miss.if2m", code: 0x85, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_miss.if4k", code: 0x85, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_snp_re_sync", code: 0x86, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_fetch_stall.ic_stall_any", code: 0x87, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_fetch_stall.ic_stall_dq_empty", code: 0x87, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_fetch_stall.ic_stall_back_pressure", code: 0x87, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_cache_inval.l2_invalidating_probe", code: 0x8c, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_cache_inval.fill_invalidated", code: 0x8c, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_tag_hit_miss.all_instruction_cache_accesses", code: 0x18e, umask: 0x1f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_tag_hit_miss.instruction_cache_miss", code: 0x18e, umask: 0x18, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_tag_hit_miss.instruction_cache_hit", code: 0x18e, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_oc_mode_switch.oc_ic_mode_switch", code: 0x28a, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_oc_mode_switch.ic_oc_mode_switch", code: 0x28a, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "op_cache_hit_miss.all_op_cache_accesses", code: 0x28f, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "op_cache_hit_miss.op_cache_miss", code: 0x28f, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "op_cache_hit_miss.op_cache_hit", code: 0x28f, umask: 0x03, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_instr", code: 0xc0, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_ops", code: 0xc1, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn", code: 0xc2, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn_misp", code: 0xc3, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn_tkn", code: 0xc4, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn_tkn_misp", code: 0xc5, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn_far", code: 0xc6, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn_resync", code: 0xc7, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_near_ret", code: 0xc8, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_near_ret_mispred", code: 0xc9, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn_ind_misp", code: 0xca, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_mmx_fp_instr.sse_instr", code: 0xcb, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_mmx_fp_instr.mmx_instr", code: 0xcb, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_mmx_fp_instr.x87_instr", code: 0xcb, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_ind_brch_instr", code: 0xcc, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_cond", code: 0xd1, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_div_busy", code: 0xd3, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_div_count", code: 0xd4, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_msprd_brnch_instr_dir_msmtch", code: 0x1c7, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_tagged_ibs_ops.ibs_count_rollover", code: 0x1cf, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_tagged_ibs_ops.ibs_tagged_ops_ret", code: 0x1cf, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_tagged_ibs_ops.ibs_tagged_ops", code: 0x1cf, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_fused_instr", code: 0x1d0, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fpu_pipe_assignment.total", code: 0x00, umask: 0x0f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fpu_pipe_assignment.total3", code: 0x00, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fpu_pipe_assignment.total2", code: 0x00, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fpu_pipe_assignment.total1", code: 0x00, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fpu_pipe_assignment.total0", code: 0x00, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.all", code: 0x03, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.mac_flops", code: 0x03, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.div_flops", code: 0x03, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.mult_flops", code: 0x03, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.add_sub_flops", code: 0x03, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_num_mov_elim_scal_op.optimized", code: 0x04, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_num_mov_elim_scal_op.opt_potential", code: 0x04, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_num_mov_elim_scal_op.sse_mov_ops_elim", code: 0x04, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_num_mov_elim_scal_op.sse_mov_ops", code: 0x04, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_retired_ser_ops.sse_bot_ret", code: 0x05, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_retired_ser_ops.sse_ctrl_ret", code: 0x05, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_retired_ser_ops.x87_bot_ret", code: 0x05, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_retired_ser_ops.x87_ctrl_ret", code: 0x05, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_disp_faults.ymm_spill_fault", code: 0x0e, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_disp_faults.ymm_fill_fault", code: 0x0e, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_disp_faults.xmm_fill_fault", code: 0x0e, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_disp_faults.x87_fill_fault", code: 0x0e, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_bad_status2.stli_other", code: 0x24, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_locks.spec_lock_hi_spec", code: 0x25, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_locks.spec_lock_lo_spec", code: 0x25, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_locks.non_spec_lock", code: 0x25, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_locks.bus_lock", code: 0x25, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_ret_cl_flush", code: 0x26, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_ret_cpuid", code: 0x27, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dispatch.ld_st_dispatch", code: 0x29, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dispatch.store_dispatch", code: 0x29, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dispatch.ld_dispatch", code: 0x29, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_smi_rx", code: 0x2b, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_int_taken", code: 0x2c, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_rdtsc", code: 0x2d, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_stlf", code: 0x35, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_st_commit_cancel2.st_commit_cancel_wcb_full", code: 0x37, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dc_accesses", code: 0x40, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_mab_alloc.all_allocations", code: 0x41, umask: 0x7f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_mab_alloc.hardware_prefetcher_allocations", code: 0x41, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_mab_alloc.load_store_allocations", code: 0x41, umask: 0x3f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_mab_alloc.dc_prefetcher", code: 0x41, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_mab_alloc.stores", code: 0x41, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_mab_alloc.loads", code: 0x41, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.mem_io_remote", code: 0x43, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.ext_cache_remote", code: 0x43, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.mem_io_local", code: 0x43, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.ext_cache_local", code: 0x43, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.int_cache", code: 0x43, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.lcl_l2", code: 0x43, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.mem_io_remote", code: 0x44, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.ext_cache_remote", code: 0x44, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.mem_io_local", code: 0x44, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.ext_cache_local", code: 0x44, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.int_cache", code: 0x44, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.lcl_l2", code: 0x44, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.all", code: 0x45, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss", code: 0x45, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss", code: 0x45, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss", code: 0x45, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss", code: 0x45, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit", code: 0x45, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit", code: 0x45, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit", code: 0x45, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit", code: 0x45, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_tablewalker.iside", code: 0x46, umask: 0x0c, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_tablewalker.ic_type1", code: 0x46, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_tablewalker.ic_type0", code: 0x46, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_tablewalker.dside", code: 0x46, umask: 0x03, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_tablewalker.dc_type1", code: 0x46, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_tablewalker.dc_type0", code: 0x46, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_misal_loads.ma4k", code: 0x47, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_misal_loads.ma64", code: 0x47, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_pref_instr_disp", code: 0x4b, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_pref_instr_disp.prefetch_nta", code: 0x4b, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_pref_instr_disp.prefetch_w", code: 0x4b, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_pref_instr_disp.prefetch", code: 0x4b, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_inef_sw_pref.mab_mch_cnt", code: 0x52, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_inef_sw_pref.data_pipe_sw_pf_dc_hit", code: 0x52, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.mem_io_remote", code: 0x59, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.ext_cache_remote", code: 0x59, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.mem_io_local", code: 0x59, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.ext_cache_local", code: 0x59, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.int_cache", code: 0x59, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.lcl_l2", code: 0x59, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.mem_io_remote", code: 0x5a, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.ext_cache_remote", code: 0x5a, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.mem_io_local", code: 0x5a, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.ext_cache_local", code: 0x5a, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.int_cache", code: 0x5a, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.lcl_l2", code: 0x5a, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_alloc_mab_count", code: 0x5f, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_not_halted_cyc", code: 0x76, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_tlb_flush.all_tlb_flushes", code: 0x78, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_uop_queue_empty_di0", code: 0xa9, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_cops_from_decoder.disp_op_type.any_integer_dispatch", code: 0xab, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_cops_from_decoder.disp_op_type.any_fp_dispatch", code: 0xab, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls1.fp_flush_recovery_stall", code: 0xae, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls1.fp_sch_rsrc_stall", code: 0xae, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls1.fp_reg_file_rsrc_stall", code: 0xae, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls1.taken_brnch_buffer_rsrc", code: 0xae, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls1.int_sched_misc_token_stall", code: 0xae, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls1.store_queue_rsrc_stall", code: 0xae, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls1.load_queue_rsrc_stall", code: 0xae, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls1.int_phy_reg_file_rsrc_stall", code: 0xae, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls2.retire_token_stall", code: 0xaf, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls2.agsq_token_stall", code: 0xaf, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls2.int_sch3_token_stall", code: 0xaf, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls2.int_sch2_token_stall", code: 0xaf, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls2.int_sch1_token_stall", code: 0xaf, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_dispatch_token_stalls2.int_sch0_token_stall", code: 0xaf, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "all_data_cache_accesses", code: 0x29, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_accesses_from_ic_misses", code: 0x60, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_accesses_from_dc_misses", code: 0x60, umask: 0xe8, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_misses_from_ic_miss", code: 0x64, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_misses_from_dc_misses", code: 0x64, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_hits_from_ic_misses", code: 0x64, umask: 0x06, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_hits_from_dc_misses", code: 0x64, umask: 0xf0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_hits_from_l2_hwpf", code: 0x70, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l1_data_cache_fills_from_memory", code: 0x44, umask: 0x48, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l1_data_cache_fills_from_remote_node", code: 0x44, umask: 0x50, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l1_data_cache_fills_from_within_same_ccx", code: 0x44, umask: 0x03, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l1_data_cache_fills_from_external_ccx_cache", code: 0x44, umask: 0x14, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l1_data_cache_fills_all", code: 0x44, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_itlb_misses", code: 0x85, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l1_dtlb_misses", code: 0x45, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_dtlb_misses", code: 0x45, umask: 0xf0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "all_tlbs_flushed", code: 0x78, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_stalls", code: 0x0e, umask: 0x0e, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "macro_ops_retired", code: 0xc1, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl PerfCtl {
     /// This value set to count `event`: its event select and umask.

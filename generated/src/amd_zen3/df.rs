@@ -170,9 +170,15 @@ static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -184,46 +190,47 @@ pub struct Event {
 }
 
 impl Event {
-    /// `remote_outbound_data_controller_0`: event select 0x7c7, umask 0x02, counters 0b1111.
-    pub const REMOTE_OUTBOUND_DATA_CONTROLLER_0: Event = Event { code: 0x7c7, umask: 0x02, ext_sel: false, row: 0 };
-    /// `remote_outbound_data_controller_1`: event select 0x807, umask 0x02, counters 0b1111.
-    pub const REMOTE_OUTBOUND_DATA_CONTROLLER_1: Event = Event { code: 0x807, umask: 0x02, ext_sel: false, row: 1 };
-    /// `remote_outbound_data_controller_2`: event select 0x847, umask 0x02, counters 0b1111.
-    pub const REMOTE_OUTBOUND_DATA_CONTROLLER_2: Event = Event { code: 0x847, umask: 0x02, ext_sel: false, row: 2 };
-    /// `remote_outbound_data_controller_3`: event select 0x887, umask 0x02, counters 0b1111.
-    pub const REMOTE_OUTBOUND_DATA_CONTROLLER_3: Event = Event { code: 0x887, umask: 0x02, ext_sel: false, row: 3 };
-    /// `dram_channel_data_controller_0`: event select 0x07, umask 0x38, counters 0b1111.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_0: Event = Event { code: 0x07, umask: 0x38, ext_sel: false, row: 4 };
-    /// `dram_channel_data_controller_1`: event select 0x47, umask 0x38, counters 0b1111.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_1: Event = Event { code: 0x47, umask: 0x38, ext_sel: false, row: 5 };
-    /// `dram_channel_data_controller_2`: event select 0x87, umask 0x38, counters 0b1111.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_2: Event = Event { code: 0x87, umask: 0x38, ext_sel: false, row: 6 };
-    /// `dram_channel_data_controller_3`: event select 0xc7, umask 0x38, counters 0b1111.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_3: Event = Event { code: 0xc7, umask: 0x38, ext_sel: false, row: 7 };
-    /// `dram_channel_data_controller_4`: event select 0x107, umask 0x38, counters 0b1111.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_4: Event = Event { code: 0x107, umask: 0x38, ext_sel: false, row: 8 };
-    /// `dram_channel_data_controller_5`: event select 0x147, umask 0x38, counters 0b1111.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_5: Event = Event { code: 0x147, umask: 0x38, ext_sel: false, row: 9 };
-    /// `dram_channel_data_controller_6`: event select 0x187, umask 0x38, counters 0b1111.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_6: Event = Event { code: 0x187, umask: 0x38, ext_sel: false, row: 10 };
-    /// `dram_channel_data_controller_7`: event select 0x1c7, umask 0x38, counters 0b1111.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_7: Event = Event { code: 0x1c7, umask: 0x38, ext_sel: false, row: 11 };
+    /// `remote_outbound_data_controller_0`.
+    pub const REMOTE_OUTBOUND_DATA_CONTROLLER_0: Event = Event::row(0);
+    /// `remote_outbound_data_controller_1`.
+    pub const REMOTE_OUTBOUND_DATA_CONTROLLER_1: Event = Event::row(1);
+    /// `remote_outbound_data_controller_2`.
+    pub const REMOTE_OUTBOUND_DATA_CONTROLLER_2: Event = Event::row(2);
+    /// `remote_outbound_data_controller_3`.
+    pub const REMOTE_OUTBOUND_DATA_CONTROLLER_3: Event = Event::row(3);
+    /// `dram_channel_data_controller_0`.
+    pub const DRAM_CHANNEL_DATA_CONTROLLER_0: Event = Event::row(4);
+    /// `dram_channel_data_controller_1`.
+    pub const DRAM_CHANNEL_DATA_CONTROLLER_1: Event = Event::row(5);
+    /// `dram_channel_data_controller_2`.
+    pub const DRAM_CHANNEL_DATA_CONTROLLER_2: Event = Event::row(6);
+    /// `dram_channel_data_controller_3`.
+    pub const DRAM_CHANNEL_DATA_CONTROLLER_3: Event = Event::row(7);
+    /// `dram_channel_data_controller_4`.
+    pub const DRAM_CHANNEL_DATA_CONTROLLER_4: Event = Event::row(8);
+    /// `dram_channel_data_controller_5`.
+    pub const DRAM_CHANNEL_DATA_CONTROLLER_5: Event = Event::row(9);
+    /// `dram_channel_data_controller_6`.
+    pub const DRAM_CHANNEL_DATA_CONTROLLER_6: Event = Event::row(10);
+    /// `dram_channel_data_controller_7`.
+    pub const DRAM_CHANNEL_DATA_CONTROLLER_7: Event = Event::row(11);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::REMOTE_OUTBOUND_DATA_CONTROLLER_0,
-        Event::REMOTE_OUTBOUND_DATA_CONTROLLER_1,
-        Event::REMOTE_OUTBOUND_DATA_CONTROLLER_2,
-        Event::REMOTE_OUTBOUND_DATA_CONTROLLER_3,
-        Event::DRAM_CHANNEL_DATA_CONTROLLER_0,
-        Event::DRAM_CHANNEL_DATA_CONTROLLER_1,
-        Event::DRAM_CHANNEL_DATA_CONTROLLER_2,
-        Event::DRAM_CHANNEL_DATA_CONTROLLER_3,
-        Event::DRAM_CHANNEL_DATA_CONTROLLER_4,
-        Event::DRAM_CHANNEL_DATA_CONTROLLER_5,
-        Event::DRAM_CHANNEL_DATA_CONTROLLER_6,
-        Event::DRAM_CHANNEL_DATA_CONTROLLER_7,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u16 {
@@ -254,23 +261,35 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("remote_outbound_data_controller_0", 0x7c7, 0x02, 0b1111),
+    ev("remote_outbound_data_controller_1", 0x807, 0x02, 0b1111),
+    ev("remote_outbound_data_controller_2", 0x847, 0x02, 0b1111),
+    ev("remote_outbound_data_controller_3", 0x887, 0x02, 0b1111),
+    ev("dram_channel_data_controller_0", 0x07, 0x38, 0b1111),
+    ev("dram_channel_data_controller_1", 0x47, 0x38, 0b1111),
+    ev("dram_channel_data_controller_2", 0x87, 0x38, 0b1111),
+    ev("dram_channel_data_controller_3", 0xc7, 0x38, 0b1111),
+    ev("dram_channel_data_controller_4", 0x107, 0x38, 0b1111),
+    ev("dram_channel_data_controller_5", 0x147, 0x38, 0b1111),
+    ev("dram_channel_data_controller_6", 0x187, 0x38, 0b1111),
+    ev("dram_channel_data_controller_7", 0x1c7, 0x38, 0b1111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<12>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "remote_outbound_data_controller_0", code: 0x7c7, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "remote_outbound_data_controller_1", code: 0x807, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "remote_outbound_data_controller_2", code: 0x847, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "remote_outbound_data_controller_3", code: 0x887, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "dram_channel_data_controller_0", code: 0x07, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "dram_channel_data_controller_1", code: 0x47, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "dram_channel_data_controller_2", code: 0x87, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "dram_channel_data_controller_3", code: 0xc7, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "dram_channel_data_controller_4", code: 0x107, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "dram_channel_data_controller_5", code: 0x147, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "dram_channel_data_controller_6", code: 0x187, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "dram_channel_data_controller_7", code: 0x1c7, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl DfPerfCtl {
     /// This value set to count `event`: its event select and umask.

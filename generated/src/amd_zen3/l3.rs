@@ -235,9 +235,15 @@ static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -249,34 +255,39 @@ pub struct Event {
 }
 
 impl Event {
-    /// `l3_request_g1.caching_l3_cache_accesses`: event select 0x01, umask 0x80, counters 0b111111.
-    pub const L3_REQUEST_G1_CACHING_L3_CACHE_ACCESSES: Event = Event { code: 0x01, umask: 0x80, ext_sel: false, row: 0 };
-    /// `l3_lookup_state.all_l3_req_typs`: event select 0x04, umask 0xff, counters 0b111111.
-    pub const L3_LOOKUP_STATE_ALL_L3_REQ_TYPS: Event = Event { code: 0x04, umask: 0xff, ext_sel: false, row: 1 };
-    /// `l3_comb_clstr_state.other_l3_miss_typs`: event select 0x06, umask 0xfe, counters 0b111111.
-    pub const L3_COMB_CLSTR_STATE_OTHER_L3_MISS_TYPS: Event = Event { code: 0x06, umask: 0xfe, ext_sel: false, row: 2 };
-    /// `l3_comb_clstr_state.request_miss`: event select 0x06, umask 0x01, counters 0b111111.
-    pub const L3_COMB_CLSTR_STATE_REQUEST_MISS: Event = Event { code: 0x06, umask: 0x01, ext_sel: false, row: 3 };
-    /// `xi_sys_fill_latency`: event select 0x90, umask 0x00, counters 0b111111.
-    pub const XI_SYS_FILL_LATENCY: Event = Event { code: 0x90, umask: 0x00, ext_sel: false, row: 4 };
-    /// `xi_ccx_sdp_req1`: event select 0x9a, umask 0xff, counters 0b111111.
-    pub const XI_CCX_SDP_REQ1: Event = Event { code: 0x9a, umask: 0xff, ext_sel: false, row: 5 };
-    /// `l3_cache_accesses`: event select 0x04, umask 0xff, counters 0b111111.
-    pub const L3_CACHE_ACCESSES: Event = Event { code: 0x04, umask: 0xff, ext_sel: false, row: 6 };
-    /// `l3_misses`: event select 0x04, umask 0x01, counters 0b111111.
-    pub const L3_MISSES: Event = Event { code: 0x04, umask: 0x01, ext_sel: false, row: 7 };
+    /// `l3_request_g1.caching_l3_cache_accesses`.
+    pub const L3_REQUEST_G1_CACHING_L3_CACHE_ACCESSES: Event = Event::row(0);
+    /// `l3_lookup_state.all_l3_req_typs`.
+    pub const L3_LOOKUP_STATE_ALL_L3_REQ_TYPS: Event = Event::row(1);
+    /// `l3_comb_clstr_state.other_l3_miss_typs`.
+    pub const L3_COMB_CLSTR_STATE_OTHER_L3_MISS_TYPS: Event = Event::row(2);
+    /// `l3_comb_clstr_state.request_miss`.
+    pub const L3_COMB_CLSTR_STATE_REQUEST_MISS: Event = Event::row(3);
+    /// `xi_sys_fill_latency`.
+    pub const XI_SYS_FILL_LATENCY: Event = Event::row(4);
+    /// `xi_ccx_sdp_req1`.
+    pub const XI_CCX_SDP_REQ1: Event = Event::row(5);
+    /// `l3_cache_accesses`.
+    pub const L3_CACHE_ACCESSES: Event = Event::row(6);
+    /// `l3_misses`.
+    pub const L3_MISSES: Event = Event::row(7);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::L3_REQUEST_G1_CACHING_L3_CACHE_ACCESSES,
-        Event::L3_LOOKUP_STATE_ALL_L3_REQ_TYPS,
-        Event::L3_COMB_CLSTR_STATE_OTHER_L3_MISS_TYPS,
-        Event::L3_COMB_CLSTR_STATE_REQUEST_MISS,
-        Event::XI_SYS_FILL_LATENCY,
-        Event::XI_CCX_SDP_REQ1,
-        Event::L3_CACHE_ACCESSES,
-        Event::L3_MISSES,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -307,19 +318,31 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("l3_request_g1.caching_l3_cache_accesses", 0x01, 0x80, 0b111111),
+    ev("l3_lookup_state.all_l3_req_typs", 0x04, 0xff, 0b111111),
+    ev("l3_comb_clstr_state.other_l3_miss_typs", 0x06, 0xfe, 0b111111),
+    ev("l3_comb_clstr_state.request_miss", 0x06, 0x01, 0b111111),
+    ev("xi_sys_fill_latency", 0x90, 0x00, 0b111111),
+    ev("xi_ccx_sdp_req1", 0x9a, 0xff, 0b111111),
+    ev("l3_cache_accesses", 0x04, 0xff, 0b111111),
+    ev("l3_misses", 0x04, 0x01, 0b111111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<8>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "l3_request_g1.caching_l3_cache_accesses", code: 0x01, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l3_lookup_state.all_l3_req_typs", code: 0x04, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l3_comb_clstr_state.other_l3_miss_typs", code: 0x06, umask: 0xfe, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l3_comb_clstr_state.request_miss", code: 0x06, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "xi_sys_fill_latency", code: 0x90, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "xi_ccx_sdp_req1", code: 0x9a, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l3_cache_accesses", code: 0x04, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l3_misses", code: 0x04, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl L3PerfCtl {
     /// This value set to count `event`: its event select and umask.

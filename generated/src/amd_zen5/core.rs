@@ -715,9 +715,15 @@ static PERF_CNTR_GLOBAL_STATUS_SET_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -729,1107 +735,737 @@ pub struct Event {
 }
 
 impl Event {
-    /// `bp_l1_tlb_miss_l2_tlb_hit`: event select 0x84, umask 0x00, counters 0b111111.
-    pub const BP_L1_TLB_MISS_L2_TLB_HIT: Event = Event { code: 0x84, umask: 0x00, ext_sel: false, row: 0 };
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if4k`: event select 0x85, umask 0x01, counters 0b111111.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF4K: Event = Event { code: 0x85, umask: 0x01, ext_sel: false, row: 1 };
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if2m`: event select 0x85, umask 0x02, counters 0b111111.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF2M: Event = Event { code: 0x85, umask: 0x02, ext_sel: false, row: 2 };
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if1g`: event select 0x85, umask 0x04, counters 0b111111.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF1G: Event = Event { code: 0x85, umask: 0x04, ext_sel: false, row: 3 };
-    /// `bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k`: event select 0x85, umask 0x08, counters 0b111111.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_COALESCED_4K: Event = Event { code: 0x85, umask: 0x08, ext_sel: false, row: 4 };
-    /// `bp_l1_tlb_miss_l2_tlb_miss.all`: event select 0x85, umask 0x0f, counters 0b111111.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_ALL: Event = Event { code: 0x85, umask: 0x0f, ext_sel: false, row: 5 };
-    /// `bp_l2_btb_correct`: event select 0x8b, umask 0x00, counters 0b111111.
-    pub const BP_L2_BTB_CORRECT: Event = Event { code: 0x8b, umask: 0x00, ext_sel: false, row: 6 };
-    /// `bp_dyn_ind_pred`: event select 0x8e, umask 0x00, counters 0b111111.
-    pub const BP_DYN_IND_PRED: Event = Event { code: 0x8e, umask: 0x00, ext_sel: false, row: 7 };
-    /// `bp_de_redirect`: event select 0x91, umask 0x00, counters 0b111111.
-    pub const BP_DE_REDIRECT: Event = Event { code: 0x91, umask: 0x00, ext_sel: false, row: 8 };
-    /// `bp_l1_tlb_fetch_hit.if4k`: event select 0x94, umask 0x01, counters 0b111111.
-    pub const BP_L1_TLB_FETCH_HIT_IF4K: Event = Event { code: 0x94, umask: 0x01, ext_sel: false, row: 9 };
-    /// `bp_l1_tlb_fetch_hit.if2m`: event select 0x94, umask 0x02, counters 0b111111.
-    pub const BP_L1_TLB_FETCH_HIT_IF2M: Event = Event { code: 0x94, umask: 0x02, ext_sel: false, row: 10 };
-    /// `bp_l1_tlb_fetch_hit.if1g`: event select 0x94, umask 0x04, counters 0b111111.
-    pub const BP_L1_TLB_FETCH_HIT_IF1G: Event = Event { code: 0x94, umask: 0x04, ext_sel: false, row: 11 };
-    /// `bp_l1_tlb_fetch_hit.all`: event select 0x94, umask 0x07, counters 0b111111.
-    pub const BP_L1_TLB_FETCH_HIT_ALL: Event = Event { code: 0x94, umask: 0x07, ext_sel: false, row: 12 };
-    /// `bp_redirects.resync`: event select 0x9f, umask 0x01, counters 0b111111.
-    pub const BP_REDIRECTS_RESYNC: Event = Event { code: 0x9f, umask: 0x01, ext_sel: false, row: 13 };
-    /// `bp_redirects.ex_redir`: event select 0x9f, umask 0x02, counters 0b111111.
-    pub const BP_REDIRECTS_EX_REDIR: Event = Event { code: 0x9f, umask: 0x02, ext_sel: false, row: 14 };
-    /// `bp_redirects.all`: event select 0x9f, umask 0x00, counters 0b111111.
-    pub const BP_REDIRECTS_ALL: Event = Event { code: 0x9f, umask: 0x00, ext_sel: false, row: 15 };
-    /// `de_op_queue_empty`: event select 0xa9, umask 0x00, counters 0b111111.
-    pub const DE_OP_QUEUE_EMPTY: Event = Event { code: 0xa9, umask: 0x00, ext_sel: false, row: 16 };
-    /// `de_src_op_disp.x86_decoder`: event select 0xaa, umask 0x01, counters 0b111111.
-    pub const DE_SRC_OP_DISP_X86_DECODER: Event = Event { code: 0xaa, umask: 0x01, ext_sel: false, row: 17 };
-    /// `de_src_op_disp.op_cache`: event select 0xaa, umask 0x02, counters 0b111111.
-    pub const DE_SRC_OP_DISP_OP_CACHE: Event = Event { code: 0xaa, umask: 0x02, ext_sel: false, row: 18 };
-    /// `de_src_op_disp.all`: event select 0xaa, umask 0x07, counters 0b111111.
-    pub const DE_SRC_OP_DISP_ALL: Event = Event { code: 0xaa, umask: 0x07, ext_sel: false, row: 19 };
-    /// `de_dis_ops_from_decoder.any_fp_dispatch`: event select 0xab, umask 0x04, counters 0b111111.
-    pub const DE_DIS_OPS_FROM_DECODER_ANY_FP_DISPATCH: Event = Event { code: 0xab, umask: 0x04, ext_sel: false, row: 20 };
-    /// `de_dis_ops_from_decoder.any_integer_dispatch`: event select 0xab, umask 0x08, counters
-    /// 0b111111.
-    pub const DE_DIS_OPS_FROM_DECODER_ANY_INTEGER_DISPATCH: Event = Event { code: 0xab, umask: 0x08, ext_sel: false, row: 21 };
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.int_phy_reg_file_rsrc_stall`: event select
-    /// 0xae, umask 0x01, counters 0b111111.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_INT_PHY_REG_FILE_RSRC_STALL: Event = Event { code: 0xae, umask: 0x01, ext_sel: false, row: 22 };
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.load_queue_rsrc_stall`: event select 0xae,
-    /// umask 0x02, counters 0b111111.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_LOAD_QUEUE_RSRC_STALL: Event = Event { code: 0xae, umask: 0x02, ext_sel: false, row: 23 };
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.store_queue_rsrc_stall`: event select 0xae,
-    /// umask 0x04, counters 0b111111.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_STORE_QUEUE_RSRC_STALL: Event = Event { code: 0xae, umask: 0x04, ext_sel: false, row: 24 };
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.taken_brnch_buffer_rsrc`: event select 0xae,
-    /// umask 0x10, counters 0b111111.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_TAKEN_BRNCH_BUFFER_RSRC: Event = Event { code: 0xae, umask: 0x10, ext_sel: false, row: 25 };
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.fp_sch_rsrc_stall`: event select 0xae, umask
-    /// 0x40, counters 0b111111.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_FP_SCH_RSRC_STALL: Event = Event { code: 0xae, umask: 0x40, ext_sel: false, row: 26 };
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.al_tokens`: event select 0xaf, umask 0x01,
-    /// counters 0b111111.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_AL_TOKENS: Event = Event { code: 0xaf, umask: 0x01, ext_sel: false, row: 27 };
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.ag_tokens`: event select 0xaf, umask 0x02,
-    /// counters 0b111111.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_AG_TOKENS: Event = Event { code: 0xaf, umask: 0x02, ext_sel: false, row: 28 };
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.ex_flush_recovery`: event select 0xaf, umask
-    /// 0x04, counters 0b111111.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_EX_FLUSH_RECOVERY: Event = Event { code: 0xaf, umask: 0x04, ext_sel: false, row: 29 };
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.retq`: event select 0xaf, umask 0x20, counters
-    /// 0b111111.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_RETQ: Event = Event { code: 0xaf, umask: 0x20, ext_sel: false, row: 30 };
-    /// `de_no_dispatch_per_slot.no_ops_from_frontend`: event select 0x1a0, umask 0x01, counters
-    /// 0b111111.
-    pub const DE_NO_DISPATCH_PER_SLOT_NO_OPS_FROM_FRONTEND: Event = Event { code: 0x1a0, umask: 0x01, ext_sel: false, row: 31 };
-    /// `de_no_dispatch_per_slot.backend_stalls`: event select 0x1a0, umask 0x1e, counters 0b111111.
-    pub const DE_NO_DISPATCH_PER_SLOT_BACKEND_STALLS: Event = Event { code: 0x1a0, umask: 0x1e, ext_sel: false, row: 32 };
-    /// `de_no_dispatch_per_slot.smt_contention`: event select 0x1a0, umask 0x60, counters 0b111111.
-    pub const DE_NO_DISPATCH_PER_SLOT_SMT_CONTENTION: Event = Event { code: 0x1a0, umask: 0x60, ext_sel: false, row: 33 };
-    /// `de_additional_resource_stalls.dispatch_stalls`: event select 0x1a2, umask 0x30, counters
-    /// 0b111111.
-    pub const DE_ADDITIONAL_RESOURCE_STALLS_DISPATCH_STALLS: Event = Event { code: 0x1a2, umask: 0x30, ext_sel: false, row: 34 };
-    /// `ex_ret_instr`: event select 0xc0, umask 0x00, counters 0b111111.
-    pub const EX_RET_INSTR: Event = Event { code: 0xc0, umask: 0x00, ext_sel: false, row: 35 };
-    /// `ex_ret_ops`: event select 0xc1, umask 0x00, counters 0b111111.
-    pub const EX_RET_OPS: Event = Event { code: 0xc1, umask: 0x00, ext_sel: false, row: 36 };
-    /// `ex_ret_brn`: event select 0xc2, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN: Event = Event { code: 0xc2, umask: 0x00, ext_sel: false, row: 37 };
-    /// `ex_ret_brn_misp`: event select 0xc3, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN_MISP: Event = Event { code: 0xc3, umask: 0x00, ext_sel: false, row: 38 };
-    /// `ex_ret_brn_tkn`: event select 0xc4, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN_TKN: Event = Event { code: 0xc4, umask: 0x00, ext_sel: false, row: 39 };
-    /// `ex_ret_brn_tkn_misp`: event select 0xc5, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN_TKN_MISP: Event = Event { code: 0xc5, umask: 0x00, ext_sel: false, row: 40 };
-    /// `ex_ret_brn_far`: event select 0xc6, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN_FAR: Event = Event { code: 0xc6, umask: 0x00, ext_sel: false, row: 41 };
-    /// `ex_ret_near_ret`: event select 0xc8, umask 0x00, counters 0b111111.
-    pub const EX_RET_NEAR_RET: Event = Event { code: 0xc8, umask: 0x00, ext_sel: false, row: 42 };
-    /// `ex_ret_near_ret_mispred`: event select 0xc9, umask 0x00, counters 0b111111.
-    pub const EX_RET_NEAR_RET_MISPRED: Event = Event { code: 0xc9, umask: 0x00, ext_sel: false, row: 43 };
-    /// `ex_ret_brn_ind_misp`: event select 0xca, umask 0x00, counters 0b111111.
-    pub const EX_RET_BRN_IND_MISP: Event = Event { code: 0xca, umask: 0x00, ext_sel: false, row: 44 };
-    /// `ex_ret_mmx_fp_instr.x87`: event select 0xcb, umask 0x01, counters 0b111111.
-    pub const EX_RET_MMX_FP_INSTR_X87: Event = Event { code: 0xcb, umask: 0x01, ext_sel: false, row: 45 };
-    /// `ex_ret_mmx_fp_instr.mmx`: event select 0xcb, umask 0x02, counters 0b111111.
-    pub const EX_RET_MMX_FP_INSTR_MMX: Event = Event { code: 0xcb, umask: 0x02, ext_sel: false, row: 46 };
-    /// `ex_ret_mmx_fp_instr.sse`: event select 0xcb, umask 0x04, counters 0b111111.
-    pub const EX_RET_MMX_FP_INSTR_SSE: Event = Event { code: 0xcb, umask: 0x04, ext_sel: false, row: 47 };
-    /// `ex_ret_ind_brch_instr`: event select 0xcc, umask 0x00, counters 0b111111.
-    pub const EX_RET_IND_BRCH_INSTR: Event = Event { code: 0xcc, umask: 0x00, ext_sel: false, row: 48 };
-    /// `ex_ret_cond`: event select 0xd1, umask 0x00, counters 0b111111.
-    pub const EX_RET_COND: Event = Event { code: 0xd1, umask: 0x00, ext_sel: false, row: 49 };
-    /// `ex_div_busy`: event select 0xd3, umask 0x00, counters 0b111111.
-    pub const EX_DIV_BUSY: Event = Event { code: 0xd3, umask: 0x00, ext_sel: false, row: 50 };
-    /// `ex_div_count`: event select 0xd4, umask 0x00, counters 0b111111.
-    pub const EX_DIV_COUNT: Event = Event { code: 0xd4, umask: 0x00, ext_sel: false, row: 51 };
-    /// `ex_no_retire.empty`: event select 0xd6, umask 0x01, counters 0b111111.
-    pub const EX_NO_RETIRE_EMPTY: Event = Event { code: 0xd6, umask: 0x01, ext_sel: false, row: 52 };
-    /// `ex_no_retire.not_complete`: event select 0xd6, umask 0x02, counters 0b111111.
-    pub const EX_NO_RETIRE_NOT_COMPLETE: Event = Event { code: 0xd6, umask: 0x02, ext_sel: false, row: 53 };
-    /// `ex_no_retire.other`: event select 0xd6, umask 0x08, counters 0b111111.
-    pub const EX_NO_RETIRE_OTHER: Event = Event { code: 0xd6, umask: 0x08, ext_sel: false, row: 54 };
-    /// `ex_no_retire.thread_not_selected`: event select 0xd6, umask 0x10, counters 0b111111.
-    pub const EX_NO_RETIRE_THREAD_NOT_SELECTED: Event = Event { code: 0xd6, umask: 0x10, ext_sel: false, row: 55 };
-    /// `ex_no_retire.load_not_complete`: event select 0xd6, umask 0xa2, counters 0b111111.
-    pub const EX_NO_RETIRE_LOAD_NOT_COMPLETE: Event = Event { code: 0xd6, umask: 0xa2, ext_sel: false, row: 56 };
-    /// `ex_no_retire.all`: event select 0xd6, umask 0x1b, counters 0b111111.
-    pub const EX_NO_RETIRE_ALL: Event = Event { code: 0xd6, umask: 0x1b, ext_sel: false, row: 57 };
-    /// `ex_ret_ucode_instr`: event select 0x1c1, umask 0x00, counters 0b111111.
-    pub const EX_RET_UCODE_INSTR: Event = Event { code: 0x1c1, umask: 0x00, ext_sel: false, row: 58 };
-    /// `ex_ret_ucode_ops`: event select 0x1c2, umask 0x00, counters 0b111111.
-    pub const EX_RET_UCODE_OPS: Event = Event { code: 0x1c2, umask: 0x00, ext_sel: false, row: 59 };
-    /// `ex_ret_msprd_brnch_instr_dir_msmtch`: event select 0x1c7, umask 0x00, counters 0b111111.
-    pub const EX_RET_MSPRD_BRNCH_INSTR_DIR_MSMTCH: Event = Event { code: 0x1c7, umask: 0x00, ext_sel: false, row: 60 };
-    /// `ex_ret_uncond_brnch_instr_mispred`: event select 0x1c8, umask 0x00, counters 0b111111.
-    pub const EX_RET_UNCOND_BRNCH_INSTR_MISPRED: Event = Event { code: 0x1c8, umask: 0x00, ext_sel: false, row: 61 };
-    /// `ex_ret_uncond_brnch_instr`: event select 0x1c9, umask 0x00, counters 0b111111.
-    pub const EX_RET_UNCOND_BRNCH_INSTR: Event = Event { code: 0x1c9, umask: 0x00, ext_sel: false, row: 62 };
-    /// `ex_tagged_ibs_ops.ibs_tagged_ops`: event select 0x1cf, umask 0x01, counters 0b111111.
-    pub const EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS: Event = Event { code: 0x1cf, umask: 0x01, ext_sel: false, row: 63 };
-    /// `ex_tagged_ibs_ops.ibs_tagged_ops_ret`: event select 0x1cf, umask 0x02, counters 0b111111.
-    pub const EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS_RET: Event = Event { code: 0x1cf, umask: 0x02, ext_sel: false, row: 64 };
-    /// `ex_tagged_ibs_ops.ibs_count_rollover`: event select 0x1cf, umask 0x04, counters 0b111111.
-    pub const EX_TAGGED_IBS_OPS_IBS_COUNT_ROLLOVER: Event = Event { code: 0x1cf, umask: 0x04, ext_sel: false, row: 65 };
-    /// `ex_ret_fused_instr`: event select 0x1d0, umask 0x00, counters 0b111111.
-    pub const EX_RET_FUSED_INSTR: Event = Event { code: 0x1d0, umask: 0x00, ext_sel: false, row: 66 };
-    /// `fp_ret_x87_fp_ops.add_sub_ops`: event select 0x02, umask 0x01, counters 0b111111.
-    pub const FP_RET_X87_FP_OPS_ADD_SUB_OPS: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, row: 67 };
-    /// `fp_ret_x87_fp_ops.mul_ops`: event select 0x02, umask 0x02, counters 0b111111.
-    pub const FP_RET_X87_FP_OPS_MUL_OPS: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, row: 68 };
-    /// `fp_ret_x87_fp_ops.div_sqrt_ops`: event select 0x02, umask 0x04, counters 0b111111.
-    pub const FP_RET_X87_FP_OPS_DIV_SQRT_OPS: Event = Event { code: 0x02, umask: 0x04, ext_sel: false, row: 69 };
-    /// `fp_ret_x87_fp_ops.all`: event select 0x02, umask 0x07, counters 0b111111.
-    pub const FP_RET_X87_FP_OPS_ALL: Event = Event { code: 0x02, umask: 0x07, ext_sel: false, row: 70 };
-    /// `fp_ret_sse_avx_ops.add_sub_flops`: event select 0x03, umask 0x01, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_ADD_SUB_FLOPS: Event = Event { code: 0x03, umask: 0x01, ext_sel: false, row: 71 };
-    /// `fp_ret_sse_avx_ops.mult_flops`: event select 0x03, umask 0x02, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_MULT_FLOPS: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, row: 72 };
-    /// `fp_ret_sse_avx_ops.div_flops`: event select 0x03, umask 0x04, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_DIV_FLOPS: Event = Event { code: 0x03, umask: 0x04, ext_sel: false, row: 73 };
-    /// `fp_ret_sse_avx_ops.mac_flops`: event select 0x03, umask 0x08, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_MAC_FLOPS: Event = Event { code: 0x03, umask: 0x08, ext_sel: false, row: 74 };
-    /// `fp_ret_sse_avx_ops.bfloat16_flops`: event select 0x03, umask 0x20, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_BFLOAT16_FLOPS: Event = Event { code: 0x03, umask: 0x20, ext_sel: false, row: 75 };
-    /// `fp_ret_sse_avx_ops.scalar_single_flops`: event select 0x03, umask 0x40, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_SCALAR_SINGLE_FLOPS: Event = Event { code: 0x03, umask: 0x40, ext_sel: false, row: 76 };
-    /// `fp_ret_sse_avx_ops.packed_single_flops`: event select 0x03, umask 0x60, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_PACKED_SINGLE_FLOPS: Event = Event { code: 0x03, umask: 0x60, ext_sel: false, row: 77 };
-    /// `fp_ret_sse_avx_ops.scalar_double_flops`: event select 0x03, umask 0x80, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_SCALAR_DOUBLE_FLOPS: Event = Event { code: 0x03, umask: 0x80, ext_sel: false, row: 78 };
-    /// `fp_ret_sse_avx_ops.packed_double_flops`: event select 0x03, umask 0xa0, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_PACKED_DOUBLE_FLOPS: Event = Event { code: 0x03, umask: 0xa0, ext_sel: false, row: 79 };
-    /// `fp_ret_sse_avx_ops.all`: event select 0x03, umask 0x0f, counters 0b111111.
-    pub const FP_RET_SSE_AVX_OPS_ALL: Event = Event { code: 0x03, umask: 0x0f, ext_sel: false, row: 80 };
-    /// `fp_ops_retired_by_width.x87_uops_retired`: event select 0x08, umask 0x01, counters
-    /// 0b111111.
-    pub const FP_OPS_RETIRED_BY_WIDTH_X87_UOPS_RETIRED: Event = Event { code: 0x08, umask: 0x01, ext_sel: false, row: 81 };
-    /// `fp_ops_retired_by_width.mmx_uops_retired`: event select 0x08, umask 0x02, counters
-    /// 0b111111.
-    pub const FP_OPS_RETIRED_BY_WIDTH_MMX_UOPS_RETIRED: Event = Event { code: 0x08, umask: 0x02, ext_sel: false, row: 82 };
-    /// `fp_ops_retired_by_width.scalar_uops_retired`: event select 0x08, umask 0x04, counters
-    /// 0b111111.
-    pub const FP_OPS_RETIRED_BY_WIDTH_SCALAR_UOPS_RETIRED: Event = Event { code: 0x08, umask: 0x04, ext_sel: false, row: 83 };
-    /// `fp_ops_retired_by_width.pack_128_uops_retired`: event select 0x08, umask 0x08, counters
-    /// 0b111111.
-    pub const FP_OPS_RETIRED_BY_WIDTH_PACK_128_UOPS_RETIRED: Event = Event { code: 0x08, umask: 0x08, ext_sel: false, row: 84 };
-    /// `fp_ops_retired_by_width.pack_256_uops_retired`: event select 0x08, umask 0x10, counters
-    /// 0b111111.
-    pub const FP_OPS_RETIRED_BY_WIDTH_PACK_256_UOPS_RETIRED: Event = Event { code: 0x08, umask: 0x10, ext_sel: false, row: 85 };
-    /// `fp_ops_retired_by_width.pack_512_uops_retired`: event select 0x08, umask 0x20, counters
-    /// 0b111111.
-    pub const FP_OPS_RETIRED_BY_WIDTH_PACK_512_UOPS_RETIRED: Event = Event { code: 0x08, umask: 0x20, ext_sel: false, row: 86 };
-    /// `fp_ops_retired_by_width.all`: event select 0x08, umask 0x3f, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_WIDTH_ALL: Event = Event { code: 0x08, umask: 0x3f, ext_sel: false, row: 87 };
-    /// `fp_ops_retired_by_type.scalar_add`: event select 0x0a, umask 0x01, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_ADD: Event = Event { code: 0x0a, umask: 0x01, ext_sel: false, row: 88 };
-    /// `fp_ops_retired_by_type.scalar_sub`: event select 0x0a, umask 0x02, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_SUB: Event = Event { code: 0x0a, umask: 0x02, ext_sel: false, row: 89 };
-    /// `fp_ops_retired_by_type.scalar_mul`: event select 0x0a, umask 0x03, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_MUL: Event = Event { code: 0x0a, umask: 0x03, ext_sel: false, row: 90 };
-    /// `fp_ops_retired_by_type.scalar_mac`: event select 0x0a, umask 0x04, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_MAC: Event = Event { code: 0x0a, umask: 0x04, ext_sel: false, row: 91 };
-    /// `fp_ops_retired_by_type.scalar_div`: event select 0x0a, umask 0x05, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_DIV: Event = Event { code: 0x0a, umask: 0x05, ext_sel: false, row: 92 };
-    /// `fp_ops_retired_by_type.scalar_sqrt`: event select 0x0a, umask 0x06, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_SQRT: Event = Event { code: 0x0a, umask: 0x06, ext_sel: false, row: 93 };
-    /// `fp_ops_retired_by_type.scalar_cmp`: event select 0x0a, umask 0x07, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_CMP: Event = Event { code: 0x0a, umask: 0x07, ext_sel: false, row: 94 };
-    /// `fp_ops_retired_by_type.scalar_cvt`: event select 0x0a, umask 0x08, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_CVT: Event = Event { code: 0x0a, umask: 0x08, ext_sel: false, row: 95 };
-    /// `fp_ops_retired_by_type.scalar_blend`: event select 0x0a, umask 0x09, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_BLEND: Event = Event { code: 0x0a, umask: 0x09, ext_sel: false, row: 96 };
-    /// `fp_ops_retired_by_type.scalar_mov`: event select 0x0a, umask 0x0a, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_MOV: Event = Event { code: 0x0a, umask: 0x0a, ext_sel: false, row: 97 };
-    /// `fp_ops_retired_by_type.scalar_shuffle`: event select 0x0a, umask 0x0b, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_SHUFFLE: Event = Event { code: 0x0a, umask: 0x0b, ext_sel: false, row: 98 };
-    /// `fp_ops_retired_by_type.scalar_bfloat`: event select 0x0a, umask 0x0c, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_BFLOAT: Event = Event { code: 0x0a, umask: 0x0c, ext_sel: false, row: 99 };
-    /// `fp_ops_retired_by_type.scalar_logical`: event select 0x0a, umask 0x0d, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_LOGICAL: Event = Event { code: 0x0a, umask: 0x0d, ext_sel: false, row: 100 };
-    /// `fp_ops_retired_by_type.scalar_other`: event select 0x0a, umask 0x0e, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_OTHER: Event = Event { code: 0x0a, umask: 0x0e, ext_sel: false, row: 101 };
-    /// `fp_ops_retired_by_type.scalar_all`: event select 0x0a, umask 0x0f, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_ALL: Event = Event { code: 0x0a, umask: 0x0f, ext_sel: false, row: 102 };
-    /// `fp_ops_retired_by_type.vector_add`: event select 0x0a, umask 0x10, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_ADD: Event = Event { code: 0x0a, umask: 0x10, ext_sel: false, row: 103 };
-    /// `fp_ops_retired_by_type.vector_sub`: event select 0x0a, umask 0x20, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_SUB: Event = Event { code: 0x0a, umask: 0x20, ext_sel: false, row: 104 };
-    /// `fp_ops_retired_by_type.vector_mul`: event select 0x0a, umask 0x30, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_MUL: Event = Event { code: 0x0a, umask: 0x30, ext_sel: false, row: 105 };
-    /// `fp_ops_retired_by_type.vector_mac`: event select 0x0a, umask 0x40, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_MAC: Event = Event { code: 0x0a, umask: 0x40, ext_sel: false, row: 106 };
-    /// `fp_ops_retired_by_type.vector_div`: event select 0x0a, umask 0x50, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_DIV: Event = Event { code: 0x0a, umask: 0x50, ext_sel: false, row: 107 };
-    /// `fp_ops_retired_by_type.vector_sqrt`: event select 0x0a, umask 0x60, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_SQRT: Event = Event { code: 0x0a, umask: 0x60, ext_sel: false, row: 108 };
-    /// `fp_ops_retired_by_type.vector_cmp`: event select 0x0a, umask 0x70, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_CMP: Event = Event { code: 0x0a, umask: 0x70, ext_sel: false, row: 109 };
-    /// `fp_ops_retired_by_type.vector_cvt`: event select 0x0a, umask 0x80, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_CVT: Event = Event { code: 0x0a, umask: 0x80, ext_sel: false, row: 110 };
-    /// `fp_ops_retired_by_type.vector_blend`: event select 0x0a, umask 0x90, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_BLEND: Event = Event { code: 0x0a, umask: 0x90, ext_sel: false, row: 111 };
-    /// `fp_ops_retired_by_type.vector_mov`: event select 0x0a, umask 0xa0, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_MOV: Event = Event { code: 0x0a, umask: 0xa0, ext_sel: false, row: 112 };
-    /// `fp_ops_retired_by_type.vector_shuffle`: event select 0x0a, umask 0xb0, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_SHUFFLE: Event = Event { code: 0x0a, umask: 0xb0, ext_sel: false, row: 113 };
-    /// `fp_ops_retired_by_type.vector_bfloat`: event select 0x0a, umask 0xc0, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_BFLOAT: Event = Event { code: 0x0a, umask: 0xc0, ext_sel: false, row: 114 };
-    /// `fp_ops_retired_by_type.vector_logical`: event select 0x0a, umask 0xd0, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_LOGICAL: Event = Event { code: 0x0a, umask: 0xd0, ext_sel: false, row: 115 };
-    /// `fp_ops_retired_by_type.vector_other`: event select 0x0a, umask 0xe0, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_OTHER: Event = Event { code: 0x0a, umask: 0xe0, ext_sel: false, row: 116 };
-    /// `fp_ops_retired_by_type.vector_all`: event select 0x0a, umask 0xf0, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_ALL: Event = Event { code: 0x0a, umask: 0xf0, ext_sel: false, row: 117 };
-    /// `fp_ops_retired_by_type.all`: event select 0x0a, umask 0xff, counters 0b111111.
-    pub const FP_OPS_RETIRED_BY_TYPE_ALL: Event = Event { code: 0x0a, umask: 0xff, ext_sel: false, row: 118 };
-    /// `sse_avx_ops_retired.mmx_add`: event select 0x0b, umask 0x01, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_ADD: Event = Event { code: 0x0b, umask: 0x01, ext_sel: false, row: 119 };
-    /// `sse_avx_ops_retired.mmx_sub`: event select 0x0b, umask 0x02, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_SUB: Event = Event { code: 0x0b, umask: 0x02, ext_sel: false, row: 120 };
-    /// `sse_avx_ops_retired.mmx_mul`: event select 0x0b, umask 0x03, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_MUL: Event = Event { code: 0x0b, umask: 0x03, ext_sel: false, row: 121 };
-    /// `sse_avx_ops_retired.mmx_mac`: event select 0x0b, umask 0x04, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_MAC: Event = Event { code: 0x0b, umask: 0x04, ext_sel: false, row: 122 };
-    /// `sse_avx_ops_retired.mmx_aes`: event select 0x0b, umask 0x05, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_AES: Event = Event { code: 0x0b, umask: 0x05, ext_sel: false, row: 123 };
-    /// `sse_avx_ops_retired.mmx_sha`: event select 0x0b, umask 0x06, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_SHA: Event = Event { code: 0x0b, umask: 0x06, ext_sel: false, row: 124 };
-    /// `sse_avx_ops_retired.mmx_cmp`: event select 0x0b, umask 0x07, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_CMP: Event = Event { code: 0x0b, umask: 0x07, ext_sel: false, row: 125 };
-    /// `sse_avx_ops_retired.mmx_cvt`: event select 0x0b, umask 0x08, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_CVT: Event = Event { code: 0x0b, umask: 0x08, ext_sel: false, row: 126 };
-    /// `sse_avx_ops_retired.mmx_shift`: event select 0x0b, umask 0x09, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_SHIFT: Event = Event { code: 0x0b, umask: 0x09, ext_sel: false, row: 127 };
-    /// `sse_avx_ops_retired.mmx_mov`: event select 0x0b, umask 0x0a, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_MOV: Event = Event { code: 0x0b, umask: 0x0a, ext_sel: false, row: 128 };
-    /// `sse_avx_ops_retired.mmx_shuffle`: event select 0x0b, umask 0x0b, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_SHUFFLE: Event = Event { code: 0x0b, umask: 0x0b, ext_sel: false, row: 129 };
-    /// `sse_avx_ops_retired.mmx_vnni`: event select 0x0b, umask 0x0c, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_VNNI: Event = Event { code: 0x0b, umask: 0x0c, ext_sel: false, row: 130 };
-    /// `sse_avx_ops_retired.mmx_pack`: event select 0x0b, umask 0x0c, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_PACK: Event = Event { code: 0x0b, umask: 0x0c, ext_sel: false, row: 131 };
-    /// `sse_avx_ops_retired.mmx_logical`: event select 0x0b, umask 0x0d, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_LOGICAL: Event = Event { code: 0x0b, umask: 0x0d, ext_sel: false, row: 132 };
-    /// `sse_avx_ops_retired.mmx_other`: event select 0x0b, umask 0x0e, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_OTHER: Event = Event { code: 0x0b, umask: 0x0e, ext_sel: false, row: 133 };
-    /// `sse_avx_ops_retired.mmx_all`: event select 0x0b, umask 0x0f, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_MMX_ALL: Event = Event { code: 0x0b, umask: 0x0f, ext_sel: false, row: 134 };
-    /// `sse_avx_ops_retired.sse_avx_add`: event select 0x0b, umask 0x10, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_ADD: Event = Event { code: 0x0b, umask: 0x10, ext_sel: false, row: 135 };
-    /// `sse_avx_ops_retired.sse_avx_sub`: event select 0x0b, umask 0x20, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_SUB: Event = Event { code: 0x0b, umask: 0x20, ext_sel: false, row: 136 };
-    /// `sse_avx_ops_retired.sse_avx_mul`: event select 0x0b, umask 0x30, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_MUL: Event = Event { code: 0x0b, umask: 0x30, ext_sel: false, row: 137 };
-    /// `sse_avx_ops_retired.sse_avx_mac`: event select 0x0b, umask 0x40, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_MAC: Event = Event { code: 0x0b, umask: 0x40, ext_sel: false, row: 138 };
-    /// `sse_avx_ops_retired.sse_avx_aes`: event select 0x0b, umask 0x50, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_AES: Event = Event { code: 0x0b, umask: 0x50, ext_sel: false, row: 139 };
-    /// `sse_avx_ops_retired.sse_avx_sha`: event select 0x0b, umask 0x60, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_SHA: Event = Event { code: 0x0b, umask: 0x60, ext_sel: false, row: 140 };
-    /// `sse_avx_ops_retired.sse_avx_cmp`: event select 0x0b, umask 0x70, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_CMP: Event = Event { code: 0x0b, umask: 0x70, ext_sel: false, row: 141 };
-    /// `sse_avx_ops_retired.sse_avx_cvt`: event select 0x0b, umask 0x80, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_CVT: Event = Event { code: 0x0b, umask: 0x80, ext_sel: false, row: 142 };
-    /// `sse_avx_ops_retired.sse_avx_clm`: event select 0x0b, umask 0x80, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_CLM: Event = Event { code: 0x0b, umask: 0x80, ext_sel: false, row: 143 };
-    /// `sse_avx_ops_retired.sse_avx_shift`: event select 0x0b, umask 0x90, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_SHIFT: Event = Event { code: 0x0b, umask: 0x90, ext_sel: false, row: 144 };
-    /// `sse_avx_ops_retired.sse_avx_mov`: event select 0x0b, umask 0xa0, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_MOV: Event = Event { code: 0x0b, umask: 0xa0, ext_sel: false, row: 145 };
-    /// `sse_avx_ops_retired.sse_avx_shuffle`: event select 0x0b, umask 0xb0, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_SHUFFLE: Event = Event { code: 0x0b, umask: 0xb0, ext_sel: false, row: 146 };
-    /// `sse_avx_ops_retired.sse_avx_vnni`: event select 0x0b, umask 0xc0, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_VNNI: Event = Event { code: 0x0b, umask: 0xc0, ext_sel: false, row: 147 };
-    /// `sse_avx_ops_retired.sse_avx_pack`: event select 0x0b, umask 0xc0, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_PACK: Event = Event { code: 0x0b, umask: 0xc0, ext_sel: false, row: 148 };
-    /// `sse_avx_ops_retired.sse_avx_logical`: event select 0x0b, umask 0xd0, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_LOGICAL: Event = Event { code: 0x0b, umask: 0xd0, ext_sel: false, row: 149 };
-    /// `sse_avx_ops_retired.sse_avx_other`: event select 0x0b, umask 0xe0, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_OTHER: Event = Event { code: 0x0b, umask: 0xe0, ext_sel: false, row: 150 };
-    /// `sse_avx_ops_retired.sse_avx_all`: event select 0x0b, umask 0xf0, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_ALL: Event = Event { code: 0x0b, umask: 0xf0, ext_sel: false, row: 151 };
-    /// `sse_avx_ops_retired.all`: event select 0x0b, umask 0xff, counters 0b111111.
-    pub const SSE_AVX_OPS_RETIRED_ALL: Event = Event { code: 0x0b, umask: 0xff, ext_sel: false, row: 152 };
-    /// `fp_pack_ops_retired.fp128_add`: event select 0x0c, umask 0x01, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_ADD: Event = Event { code: 0x0c, umask: 0x01, ext_sel: false, row: 153 };
-    /// `fp_pack_ops_retired.fp128_sub`: event select 0x0c, umask 0x02, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_SUB: Event = Event { code: 0x0c, umask: 0x02, ext_sel: false, row: 154 };
-    /// `fp_pack_ops_retired.fp128_mul`: event select 0x0c, umask 0x03, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_MUL: Event = Event { code: 0x0c, umask: 0x03, ext_sel: false, row: 155 };
-    /// `fp_pack_ops_retired.fp128_mac`: event select 0x0c, umask 0x04, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_MAC: Event = Event { code: 0x0c, umask: 0x04, ext_sel: false, row: 156 };
-    /// `fp_pack_ops_retired.fp128_div`: event select 0x0c, umask 0x05, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_DIV: Event = Event { code: 0x0c, umask: 0x05, ext_sel: false, row: 157 };
-    /// `fp_pack_ops_retired.fp128_sqrt`: event select 0x0c, umask 0x06, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_SQRT: Event = Event { code: 0x0c, umask: 0x06, ext_sel: false, row: 158 };
-    /// `fp_pack_ops_retired.fp128_cmp`: event select 0x0c, umask 0x07, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_CMP: Event = Event { code: 0x0c, umask: 0x07, ext_sel: false, row: 159 };
-    /// `fp_pack_ops_retired.fp128_cvt`: event select 0x0c, umask 0x08, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_CVT: Event = Event { code: 0x0c, umask: 0x08, ext_sel: false, row: 160 };
-    /// `fp_pack_ops_retired.fp128_blend`: event select 0x0c, umask 0x09, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_BLEND: Event = Event { code: 0x0c, umask: 0x09, ext_sel: false, row: 161 };
-    /// `fp_pack_ops_retired.fp128_mov`: event select 0x0c, umask 0x0a, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_MOV: Event = Event { code: 0x0c, umask: 0x0a, ext_sel: false, row: 162 };
-    /// `fp_pack_ops_retired.fp128_shuffle`: event select 0x0c, umask 0x0b, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_SHUFFLE: Event = Event { code: 0x0c, umask: 0x0b, ext_sel: false, row: 163 };
-    /// `fp_pack_ops_retired.fp128_bfloat`: event select 0x0c, umask 0x0c, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_BFLOAT: Event = Event { code: 0x0c, umask: 0x0c, ext_sel: false, row: 164 };
-    /// `fp_pack_ops_retired.fp128_logical`: event select 0x0c, umask 0x0d, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_LOGICAL: Event = Event { code: 0x0c, umask: 0x0d, ext_sel: false, row: 165 };
-    /// `fp_pack_ops_retired.fp128_other`: event select 0x0c, umask 0x0e, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_OTHER: Event = Event { code: 0x0c, umask: 0x0e, ext_sel: false, row: 166 };
-    /// `fp_pack_ops_retired.fp128_all`: event select 0x0c, umask 0x0f, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP128_ALL: Event = Event { code: 0x0c, umask: 0x0f, ext_sel: false, row: 167 };
-    /// `fp_pack_ops_retired.fp256_add`: event select 0x0c, umask 0x10, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_ADD: Event = Event { code: 0x0c, umask: 0x10, ext_sel: false, row: 168 };
-    /// `fp_pack_ops_retired.fp256_sub`: event select 0x0c, umask 0x20, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_SUB: Event = Event { code: 0x0c, umask: 0x20, ext_sel: false, row: 169 };
-    /// `fp_pack_ops_retired.fp256_mul`: event select 0x0c, umask 0x30, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_MUL: Event = Event { code: 0x0c, umask: 0x30, ext_sel: false, row: 170 };
-    /// `fp_pack_ops_retired.fp256_mac`: event select 0x0c, umask 0x40, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_MAC: Event = Event { code: 0x0c, umask: 0x40, ext_sel: false, row: 171 };
-    /// `fp_pack_ops_retired.fp256_div`: event select 0x0c, umask 0x50, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_DIV: Event = Event { code: 0x0c, umask: 0x50, ext_sel: false, row: 172 };
-    /// `fp_pack_ops_retired.fp256_sqrt`: event select 0x0c, umask 0x60, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_SQRT: Event = Event { code: 0x0c, umask: 0x60, ext_sel: false, row: 173 };
-    /// `fp_pack_ops_retired.fp256_cmp`: event select 0x0c, umask 0x70, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_CMP: Event = Event { code: 0x0c, umask: 0x70, ext_sel: false, row: 174 };
-    /// `fp_pack_ops_retired.fp256_cvt`: event select 0x0c, umask 0x80, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_CVT: Event = Event { code: 0x0c, umask: 0x80, ext_sel: false, row: 175 };
-    /// `fp_pack_ops_retired.fp256_blend`: event select 0x0c, umask 0x90, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_BLEND: Event = Event { code: 0x0c, umask: 0x90, ext_sel: false, row: 176 };
-    /// `fp_pack_ops_retired.fp256_mov`: event select 0x0c, umask 0xa0, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_MOV: Event = Event { code: 0x0c, umask: 0xa0, ext_sel: false, row: 177 };
-    /// `fp_pack_ops_retired.fp256_shuffle`: event select 0x0c, umask 0xb0, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_SHUFFLE: Event = Event { code: 0x0c, umask: 0xb0, ext_sel: false, row: 178 };
-    /// `fp_pack_ops_retired.fp256_bfloat`: event select 0x0c, umask 0xc0, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_BFLOAT: Event = Event { code: 0x0c, umask: 0xc0, ext_sel: false, row: 179 };
-    /// `fp_pack_ops_retired.fp256_logical`: event select 0x0c, umask 0xd0, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_LOGICAL: Event = Event { code: 0x0c, umask: 0xd0, ext_sel: false, row: 180 };
-    /// `fp_pack_ops_retired.fp256_other`: event select 0x0c, umask 0xe0, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_OTHER: Event = Event { code: 0x0c, umask: 0xe0, ext_sel: false, row: 181 };
-    /// `fp_pack_ops_retired.fp256_all`: event select 0x0c, umask 0xf0, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_FP256_ALL: Event = Event { code: 0x0c, umask: 0xf0, ext_sel: false, row: 182 };
-    /// `fp_pack_ops_retired.all`: event select 0x0c, umask 0xff, counters 0b111111.
-    pub const FP_PACK_OPS_RETIRED_ALL: Event = Event { code: 0x0c, umask: 0xff, ext_sel: false, row: 183 };
-    /// `packed_int_op_type.int128_add`: event select 0x0d, umask 0x01, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_ADD: Event = Event { code: 0x0d, umask: 0x01, ext_sel: false, row: 184 };
-    /// `packed_int_op_type.int128_sub`: event select 0x0d, umask 0x02, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_SUB: Event = Event { code: 0x0d, umask: 0x02, ext_sel: false, row: 185 };
-    /// `packed_int_op_type.int128_mul`: event select 0x0d, umask 0x03, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_MUL: Event = Event { code: 0x0d, umask: 0x03, ext_sel: false, row: 186 };
-    /// `packed_int_op_type.int128_mac`: event select 0x0d, umask 0x04, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_MAC: Event = Event { code: 0x0d, umask: 0x04, ext_sel: false, row: 187 };
-    /// `packed_int_op_type.int128_aes`: event select 0x0d, umask 0x05, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_AES: Event = Event { code: 0x0d, umask: 0x05, ext_sel: false, row: 188 };
-    /// `packed_int_op_type.int128_sha`: event select 0x0d, umask 0x06, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_SHA: Event = Event { code: 0x0d, umask: 0x06, ext_sel: false, row: 189 };
-    /// `packed_int_op_type.int128_cmp`: event select 0x0d, umask 0x07, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_CMP: Event = Event { code: 0x0d, umask: 0x07, ext_sel: false, row: 190 };
-    /// `packed_int_op_type.int128_cvt`: event select 0x0d, umask 0x08, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_CVT: Event = Event { code: 0x0d, umask: 0x08, ext_sel: false, row: 191 };
-    /// `packed_int_op_type.int128_clm`: event select 0x0d, umask 0x08, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_CLM: Event = Event { code: 0x0d, umask: 0x08, ext_sel: false, row: 192 };
-    /// `packed_int_op_type.int128_shift`: event select 0x0d, umask 0x09, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_SHIFT: Event = Event { code: 0x0d, umask: 0x09, ext_sel: false, row: 193 };
-    /// `packed_int_op_type.int128_mov`: event select 0x0d, umask 0x0a, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_MOV: Event = Event { code: 0x0d, umask: 0x0a, ext_sel: false, row: 194 };
-    /// `packed_int_op_type.int128_shuffle`: event select 0x0d, umask 0x0b, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_SHUFFLE: Event = Event { code: 0x0d, umask: 0x0b, ext_sel: false, row: 195 };
-    /// `packed_int_op_type.int128_vnni`: event select 0x0d, umask 0x0c, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_VNNI: Event = Event { code: 0x0d, umask: 0x0c, ext_sel: false, row: 196 };
-    /// `packed_int_op_type.int128_pack`: event select 0x0d, umask 0x0c, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_PACK: Event = Event { code: 0x0d, umask: 0x0c, ext_sel: false, row: 197 };
-    /// `packed_int_op_type.int128_logical`: event select 0x0d, umask 0x0d, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_LOGICAL: Event = Event { code: 0x0d, umask: 0x0d, ext_sel: false, row: 198 };
-    /// `packed_int_op_type.int128_other`: event select 0x0d, umask 0x0e, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_OTHER: Event = Event { code: 0x0d, umask: 0x0e, ext_sel: false, row: 199 };
-    /// `packed_int_op_type.int128_all`: event select 0x0d, umask 0x0f, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT128_ALL: Event = Event { code: 0x0d, umask: 0x0f, ext_sel: false, row: 200 };
-    /// `packed_int_op_type.int256_add`: event select 0x0d, umask 0x10, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_ADD: Event = Event { code: 0x0d, umask: 0x10, ext_sel: false, row: 201 };
-    /// `packed_int_op_type.int256_sub`: event select 0x0d, umask 0x20, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_SUB: Event = Event { code: 0x0d, umask: 0x20, ext_sel: false, row: 202 };
-    /// `packed_int_op_type.int256_mul`: event select 0x0d, umask 0x30, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_MUL: Event = Event { code: 0x0d, umask: 0x30, ext_sel: false, row: 203 };
-    /// `packed_int_op_type.int256_mac`: event select 0x0d, umask 0x40, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_MAC: Event = Event { code: 0x0d, umask: 0x40, ext_sel: false, row: 204 };
-    /// `packed_int_op_type.int256_aes`: event select 0x0d, umask 0x50, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_AES: Event = Event { code: 0x0d, umask: 0x50, ext_sel: false, row: 205 };
-    /// `packed_int_op_type.int256_sha`: event select 0x0d, umask 0x60, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_SHA: Event = Event { code: 0x0d, umask: 0x60, ext_sel: false, row: 206 };
-    /// `packed_int_op_type.int256_cmp`: event select 0x0d, umask 0x70, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_CMP: Event = Event { code: 0x0d, umask: 0x70, ext_sel: false, row: 207 };
-    /// `packed_int_op_type.int256_cvt`: event select 0x0d, umask 0x80, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_CVT: Event = Event { code: 0x0d, umask: 0x80, ext_sel: false, row: 208 };
-    /// `packed_int_op_type.int256_shift`: event select 0x0d, umask 0x90, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_SHIFT: Event = Event { code: 0x0d, umask: 0x90, ext_sel: false, row: 209 };
-    /// `packed_int_op_type.int256_mov`: event select 0x0d, umask 0xa0, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_MOV: Event = Event { code: 0x0d, umask: 0xa0, ext_sel: false, row: 210 };
-    /// `packed_int_op_type.int256_shuffle`: event select 0x0d, umask 0xb0, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_SHUFFLE: Event = Event { code: 0x0d, umask: 0xb0, ext_sel: false, row: 211 };
-    /// `packed_int_op_type.int256_vnni`: event select 0x0d, umask 0xc0, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_VNNI: Event = Event { code: 0x0d, umask: 0xc0, ext_sel: false, row: 212 };
-    /// `packed_int_op_type.int256_pack`: event select 0x0d, umask 0xc0, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_PACK: Event = Event { code: 0x0d, umask: 0xc0, ext_sel: false, row: 213 };
-    /// `packed_int_op_type.int256_logical`: event select 0x0d, umask 0xd0, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_LOGICAL: Event = Event { code: 0x0d, umask: 0xd0, ext_sel: false, row: 214 };
-    /// `packed_int_op_type.int256_other`: event select 0x0d, umask 0xe0, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_OTHER: Event = Event { code: 0x0d, umask: 0xe0, ext_sel: false, row: 215 };
-    /// `packed_int_op_type.int256_all`: event select 0x0d, umask 0xf0, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_INT256_ALL: Event = Event { code: 0x0d, umask: 0xf0, ext_sel: false, row: 216 };
-    /// `packed_int_op_type.all`: event select 0x0d, umask 0xff, counters 0b111111.
-    pub const PACKED_INT_OP_TYPE_ALL: Event = Event { code: 0x0d, umask: 0xff, ext_sel: false, row: 217 };
-    /// `fp_disp_faults.x87_fill_fault`: event select 0x0e, umask 0x01, counters 0b111111.
-    pub const FP_DISP_FAULTS_X87_FILL_FAULT: Event = Event { code: 0x0e, umask: 0x01, ext_sel: false, row: 218 };
-    /// `fp_disp_faults.xmm_fill_fault`: event select 0x0e, umask 0x02, counters 0b111111.
-    pub const FP_DISP_FAULTS_XMM_FILL_FAULT: Event = Event { code: 0x0e, umask: 0x02, ext_sel: false, row: 219 };
-    /// `fp_disp_faults.ymm_fill_fault`: event select 0x0e, umask 0x04, counters 0b111111.
-    pub const FP_DISP_FAULTS_YMM_FILL_FAULT: Event = Event { code: 0x0e, umask: 0x04, ext_sel: false, row: 220 };
-    /// `fp_disp_faults.ymm_spill_fault`: event select 0x0e, umask 0x08, counters 0b111111.
-    pub const FP_DISP_FAULTS_YMM_SPILL_FAULT: Event = Event { code: 0x0e, umask: 0x08, ext_sel: false, row: 221 };
-    /// `fp_disp_faults.sse_avx_all`: event select 0x0e, umask 0x0e, counters 0b111111.
-    pub const FP_DISP_FAULTS_SSE_AVX_ALL: Event = Event { code: 0x0e, umask: 0x0e, ext_sel: false, row: 222 };
-    /// `fp_disp_faults.all`: event select 0x0e, umask 0x0f, counters 0b111111.
-    pub const FP_DISP_FAULTS_ALL: Event = Event { code: 0x0e, umask: 0x0f, ext_sel: false, row: 223 };
-    /// `ic_cache_fill_l2`: event select 0x82, umask 0x00, counters 0b111111.
-    pub const IC_CACHE_FILL_L2: Event = Event { code: 0x82, umask: 0x00, ext_sel: false, row: 224 };
-    /// `ic_cache_fill_sys`: event select 0x83, umask 0x00, counters 0b111111.
-    pub const IC_CACHE_FILL_SYS: Event = Event { code: 0x83, umask: 0x00, ext_sel: false, row: 225 };
-    /// `ic_fetch_ibs_events.fetch_tagged`: event select 0x188, umask 0x02, counters 0b111111.
-    pub const IC_FETCH_IBS_EVENTS_FETCH_TAGGED: Event = Event { code: 0x188, umask: 0x02, ext_sel: false, row: 226 };
-    /// `ic_fetch_ibs_events.sample_discarded`: event select 0x188, umask 0x04, counters 0b111111.
-    pub const IC_FETCH_IBS_EVENTS_SAMPLE_DISCARDED: Event = Event { code: 0x188, umask: 0x04, ext_sel: false, row: 227 };
-    /// `ic_fetch_ibs_events.sample_filtered`: event select 0x188, umask 0x08, counters 0b111111.
-    pub const IC_FETCH_IBS_EVENTS_SAMPLE_FILTERED: Event = Event { code: 0x188, umask: 0x08, ext_sel: false, row: 228 };
-    /// `ic_fetch_ibs_events.sample_valid`: event select 0x188, umask 0x10, counters 0b111111.
-    pub const IC_FETCH_IBS_EVENTS_SAMPLE_VALID: Event = Event { code: 0x188, umask: 0x10, ext_sel: false, row: 229 };
-    /// `ic_tag_hit_miss.instruction_cache_hit`: event select 0x18e, umask 0x07, counters 0b111111.
-    pub const IC_TAG_HIT_MISS_INSTRUCTION_CACHE_HIT: Event = Event { code: 0x18e, umask: 0x07, ext_sel: false, row: 230 };
-    /// `ic_tag_hit_miss.instruction_cache_miss`: event select 0x18e, umask 0x18, counters 0b111111.
-    pub const IC_TAG_HIT_MISS_INSTRUCTION_CACHE_MISS: Event = Event { code: 0x18e, umask: 0x18, ext_sel: false, row: 231 };
-    /// `ic_tag_hit_miss.all_instruction_cache_accesses`: event select 0x18e, umask 0x1f, counters
-    /// 0b111111.
-    pub const IC_TAG_HIT_MISS_ALL_INSTRUCTION_CACHE_ACCESSES: Event = Event { code: 0x18e, umask: 0x1f, ext_sel: false, row: 232 };
-    /// `op_cache_hit_miss.op_cache_hit`: event select 0x28f, umask 0x03, counters 0b111111.
-    pub const OP_CACHE_HIT_MISS_OP_CACHE_HIT: Event = Event { code: 0x28f, umask: 0x03, ext_sel: false, row: 233 };
-    /// `op_cache_hit_miss.op_cache_miss`: event select 0x28f, umask 0x04, counters 0b111111.
-    pub const OP_CACHE_HIT_MISS_OP_CACHE_MISS: Event = Event { code: 0x28f, umask: 0x04, ext_sel: false, row: 234 };
-    /// `op_cache_hit_miss.all_op_cache_accesses`: event select 0x28f, umask 0x07, counters
-    /// 0b111111.
-    pub const OP_CACHE_HIT_MISS_ALL_OP_CACHE_ACCESSES: Event = Event { code: 0x28f, umask: 0x07, ext_sel: false, row: 235 };
-    /// `l2_request_g1.group2`: event select 0x60, umask 0x01, counters 0b111111.
-    pub const L2_REQUEST_G1_GROUP2: Event = Event { code: 0x60, umask: 0x01, ext_sel: false, row: 236 };
-    /// `l2_request_g1.l2_hw_pf`: event select 0x60, umask 0x02, counters 0b111111.
-    pub const L2_REQUEST_G1_L2_HW_PF: Event = Event { code: 0x60, umask: 0x02, ext_sel: false, row: 237 };
-    /// `l2_request_g1.prefetch_l2_cmd`: event select 0x60, umask 0x04, counters 0b111111.
-    pub const L2_REQUEST_G1_PREFETCH_L2_CMD: Event = Event { code: 0x60, umask: 0x04, ext_sel: false, row: 238 };
-    /// `l2_request_g1.cacheable_ic_read`: event select 0x60, umask 0x10, counters 0b111111.
-    pub const L2_REQUEST_G1_CACHEABLE_IC_READ: Event = Event { code: 0x60, umask: 0x10, ext_sel: false, row: 239 };
-    /// `l2_request_g1.ls_rd_blk_c_s`: event select 0x60, umask 0x20, counters 0b111111.
-    pub const L2_REQUEST_G1_LS_RD_BLK_C_S: Event = Event { code: 0x60, umask: 0x20, ext_sel: false, row: 240 };
-    /// `l2_request_g1.rd_blk_x`: event select 0x60, umask 0x40, counters 0b111111.
-    pub const L2_REQUEST_G1_RD_BLK_X: Event = Event { code: 0x60, umask: 0x40, ext_sel: false, row: 241 };
-    /// `l2_request_g1.rd_blk_l`: event select 0x60, umask 0x80, counters 0b111111.
-    pub const L2_REQUEST_G1_RD_BLK_L: Event = Event { code: 0x60, umask: 0x80, ext_sel: false, row: 242 };
-    /// `l2_request_g1.all_dc`: event select 0x60, umask 0xe0, counters 0b111111.
-    pub const L2_REQUEST_G1_ALL_DC: Event = Event { code: 0x60, umask: 0xe0, ext_sel: false, row: 243 };
-    /// `l2_request_g1.all_no_prefetch`: event select 0x60, umask 0xf1, counters 0b111111.
-    pub const L2_REQUEST_G1_ALL_NO_PREFETCH: Event = Event { code: 0x60, umask: 0xf1, ext_sel: false, row: 244 };
-    /// `l2_request_g1.all`: event select 0x60, umask 0xf7, counters 0b111111.
-    pub const L2_REQUEST_G1_ALL: Event = Event { code: 0x60, umask: 0xf7, ext_sel: false, row: 245 };
-    /// `l2_request_g2.ls_rd_sized_nc`: event select 0x61, umask 0x20, counters 0b111111.
-    pub const L2_REQUEST_G2_LS_RD_SIZED_NC: Event = Event { code: 0x61, umask: 0x20, ext_sel: false, row: 246 };
-    /// `l2_request_g2.ls_rd_sized`: event select 0x61, umask 0x40, counters 0b111111.
-    pub const L2_REQUEST_G2_LS_RD_SIZED: Event = Event { code: 0x61, umask: 0x40, ext_sel: false, row: 247 };
-    /// `l2_wcb_req.wcb_close`: event select 0x63, umask 0x20, counters 0b111111.
-    pub const L2_WCB_REQ_WCB_CLOSE: Event = Event { code: 0x63, umask: 0x20, ext_sel: false, row: 248 };
-    /// `l2_cache_req_stat.ic_fill_miss`: event select 0x64, umask 0x01, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_MISS: Event = Event { code: 0x64, umask: 0x01, ext_sel: false, row: 249 };
-    /// `l2_cache_req_stat.ic_fill_hit_s`: event select 0x64, umask 0x02, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_S: Event = Event { code: 0x64, umask: 0x02, ext_sel: false, row: 250 };
-    /// `l2_cache_req_stat.ic_fill_hit_x`: event select 0x64, umask 0x04, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_X: Event = Event { code: 0x64, umask: 0x04, ext_sel: false, row: 251 };
-    /// `l2_cache_req_stat.ic_hit_in_l2`: event select 0x64, umask 0x06, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_HIT_IN_L2: Event = Event { code: 0x64, umask: 0x06, ext_sel: false, row: 252 };
-    /// `l2_cache_req_stat.ic_access_in_l2`: event select 0x64, umask 0x07, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_ACCESS_IN_L2: Event = Event { code: 0x64, umask: 0x07, ext_sel: false, row: 253 };
-    /// `l2_cache_req_stat.ls_rd_blk_c`: event select 0x64, umask 0x08, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_C: Event = Event { code: 0x64, umask: 0x08, ext_sel: false, row: 254 };
-    /// `l2_cache_req_stat.ic_dc_miss_in_l2`: event select 0x64, umask 0x09, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_DC_MISS_IN_L2: Event = Event { code: 0x64, umask: 0x09, ext_sel: false, row: 255 };
-    /// `l2_cache_req_stat.ls_rd_blk_x`: event select 0x64, umask 0x10, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_X: Event = Event { code: 0x64, umask: 0x10, ext_sel: false, row: 256 };
-    /// `l2_cache_req_stat.ls_rd_blk_l_hit_s`: event select 0x64, umask 0x20, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_S: Event = Event { code: 0x64, umask: 0x20, ext_sel: false, row: 257 };
-    /// `l2_cache_req_stat.ls_rd_blk_l_hit_x`: event select 0x64, umask 0x40, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_X: Event = Event { code: 0x64, umask: 0x40, ext_sel: false, row: 258 };
-    /// `l2_cache_req_stat.ls_rd_blk_cs`: event select 0x64, umask 0x80, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_CS: Event = Event { code: 0x64, umask: 0x80, ext_sel: false, row: 259 };
-    /// `l2_cache_req_stat.dc_hit_in_l2`: event select 0x64, umask 0xf0, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_DC_HIT_IN_L2: Event = Event { code: 0x64, umask: 0xf0, ext_sel: false, row: 260 };
-    /// `l2_cache_req_stat.ic_dc_hit_in_l2`: event select 0x64, umask 0xf6, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_IC_DC_HIT_IN_L2: Event = Event { code: 0x64, umask: 0xf6, ext_sel: false, row: 261 };
-    /// `l2_cache_req_stat.dc_access_in_l2`: event select 0x64, umask 0xf8, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_DC_ACCESS_IN_L2: Event = Event { code: 0x64, umask: 0xf8, ext_sel: false, row: 262 };
-    /// `l2_cache_req_stat.all`: event select 0x64, umask 0xff, counters 0b111111.
-    pub const L2_CACHE_REQ_STAT_ALL: Event = Event { code: 0x64, umask: 0xff, ext_sel: false, row: 263 };
-    /// `l2_pf_hit_l2.l2_hwpf`: event select 0x70, umask 0x1f, counters 0b111111.
-    pub const L2_PF_HIT_L2_L2_HWPF: Event = Event { code: 0x70, umask: 0x1f, ext_sel: false, row: 264 };
-    /// `l2_pf_hit_l2.l1_dc_hwpf`: event select 0x70, umask 0xe0, counters 0b111111.
-    pub const L2_PF_HIT_L2_L1_DC_HWPF: Event = Event { code: 0x70, umask: 0xe0, ext_sel: false, row: 265 };
-    /// `l2_pf_hit_l2.l1_dc_l2_hwpf`: event select 0x70, umask 0xff, counters 0b111111.
-    pub const L2_PF_HIT_L2_L1_DC_L2_HWPF: Event = Event { code: 0x70, umask: 0xff, ext_sel: false, row: 266 };
-    /// `l2_pf_miss_l2_hit_l3.l2_hwpf`: event select 0x71, umask 0x1f, counters 0b111111.
-    pub const L2_PF_MISS_L2_HIT_L3_L2_HWPF: Event = Event { code: 0x71, umask: 0x1f, ext_sel: false, row: 267 };
-    /// `l2_pf_miss_l2_hit_l3.l1_dc_hwpf`: event select 0x71, umask 0xe0, counters 0b111111.
-    pub const L2_PF_MISS_L2_HIT_L3_L1_DC_HWPF: Event = Event { code: 0x71, umask: 0xe0, ext_sel: false, row: 268 };
-    /// `l2_pf_miss_l2_hit_l3.l1_dc_l2_hwpf`: event select 0x71, umask 0xff, counters 0b111111.
-    pub const L2_PF_MISS_L2_HIT_L3_L1_DC_L2_HWPF: Event = Event { code: 0x71, umask: 0xff, ext_sel: false, row: 269 };
-    /// `l2_pf_miss_l2_l3.l2_hwpf`: event select 0x72, umask 0x1f, counters 0b111111.
-    pub const L2_PF_MISS_L2_L3_L2_HWPF: Event = Event { code: 0x72, umask: 0x1f, ext_sel: false, row: 270 };
-    /// `l2_pf_miss_l2_l3.l1_dc_hwpf`: event select 0x72, umask 0xe0, counters 0b111111.
-    pub const L2_PF_MISS_L2_L3_L1_DC_HWPF: Event = Event { code: 0x72, umask: 0xe0, ext_sel: false, row: 271 };
-    /// `l2_pf_miss_l2_l3.l1_dc_l2_hwpf`: event select 0x72, umask 0xff, counters 0b111111.
-    pub const L2_PF_MISS_L2_L3_L1_DC_L2_HWPF: Event = Event { code: 0x72, umask: 0xff, ext_sel: false, row: 272 };
-    /// `l2_fill_rsp_src.local_ccx`: event select 0x165, umask 0x02, counters 0b111111.
-    pub const L2_FILL_RSP_SRC_LOCAL_CCX: Event = Event { code: 0x165, umask: 0x02, ext_sel: false, row: 273 };
-    /// `l2_fill_rsp_src.near_cache`: event select 0x165, umask 0x04, counters 0b111111.
-    pub const L2_FILL_RSP_SRC_NEAR_CACHE: Event = Event { code: 0x165, umask: 0x04, ext_sel: false, row: 274 };
-    /// `l2_fill_rsp_src.dram_io_near`: event select 0x165, umask 0x08, counters 0b111111.
-    pub const L2_FILL_RSP_SRC_DRAM_IO_NEAR: Event = Event { code: 0x165, umask: 0x08, ext_sel: false, row: 275 };
-    /// `l2_fill_rsp_src.far_cache`: event select 0x165, umask 0x10, counters 0b111111.
-    pub const L2_FILL_RSP_SRC_FAR_CACHE: Event = Event { code: 0x165, umask: 0x10, ext_sel: false, row: 276 };
-    /// `l2_fill_rsp_src.dram_io_far`: event select 0x165, umask 0x40, counters 0b111111.
-    pub const L2_FILL_RSP_SRC_DRAM_IO_FAR: Event = Event { code: 0x165, umask: 0x40, ext_sel: false, row: 277 };
-    /// `l2_fill_rsp_src.alternate_memories`: event select 0x165, umask 0x80, counters 0b111111.
-    pub const L2_FILL_RSP_SRC_ALTERNATE_MEMORIES: Event = Event { code: 0x165, umask: 0x80, ext_sel: false, row: 278 };
-    /// `l2_fill_rsp_src.all`: event select 0x165, umask 0xde, counters 0b111111.
-    pub const L2_FILL_RSP_SRC_ALL: Event = Event { code: 0x165, umask: 0xde, ext_sel: false, row: 279 };
-    /// `ls_bad_status2.stli_other`: event select 0x24, umask 0x02, counters 0b111111.
-    pub const LS_BAD_STATUS2_STLI_OTHER: Event = Event { code: 0x24, umask: 0x02, ext_sel: false, row: 280 };
-    /// `ls_locks.bus_lock`: event select 0x25, umask 0x01, counters 0b111111.
-    pub const LS_LOCKS_BUS_LOCK: Event = Event { code: 0x25, umask: 0x01, ext_sel: false, row: 281 };
-    /// `ls_locks.all`: event select 0x25, umask 0x1f, counters 0b111111.
-    pub const LS_LOCKS_ALL: Event = Event { code: 0x25, umask: 0x1f, ext_sel: false, row: 282 };
-    /// `ls_ret_cl_flush`: event select 0x26, umask 0x00, counters 0b111111.
-    pub const LS_RET_CL_FLUSH: Event = Event { code: 0x26, umask: 0x00, ext_sel: false, row: 283 };
-    /// `ls_ret_cpuid`: event select 0x27, umask 0x00, counters 0b111111.
-    pub const LS_RET_CPUID: Event = Event { code: 0x27, umask: 0x00, ext_sel: false, row: 284 };
-    /// `ls_dispatch.ld_dispatch`: event select 0x29, umask 0x01, counters 0b111111.
-    pub const LS_DISPATCH_LD_DISPATCH: Event = Event { code: 0x29, umask: 0x01, ext_sel: false, row: 285 };
-    /// `ls_dispatch.store_dispatch`: event select 0x29, umask 0x02, counters 0b111111.
-    pub const LS_DISPATCH_STORE_DISPATCH: Event = Event { code: 0x29, umask: 0x02, ext_sel: false, row: 286 };
-    /// `ls_dispatch.ld_st_dispatch`: event select 0x29, umask 0x04, counters 0b111111.
-    pub const LS_DISPATCH_LD_ST_DISPATCH: Event = Event { code: 0x29, umask: 0x04, ext_sel: false, row: 287 };
-    /// `ls_dispatch.all`: event select 0x29, umask 0x07, counters 0b111111.
-    pub const LS_DISPATCH_ALL: Event = Event { code: 0x29, umask: 0x07, ext_sel: false, row: 288 };
-    /// `ls_smi_rx`: event select 0x2b, umask 0x00, counters 0b111111.
-    pub const LS_SMI_RX: Event = Event { code: 0x2b, umask: 0x00, ext_sel: false, row: 289 };
-    /// `ls_int_taken`: event select 0x2c, umask 0x00, counters 0b111111.
-    pub const LS_INT_TAKEN: Event = Event { code: 0x2c, umask: 0x00, ext_sel: false, row: 290 };
-    /// `ls_stlf`: event select 0x35, umask 0x00, counters 0b111111.
-    pub const LS_STLF: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, row: 291 };
-    /// `ls_st_commit_cancel2.st_commit_cancel_wcb_full`: event select 0x37, umask 0x01, counters
-    /// 0b111111.
-    pub const LS_ST_COMMIT_CANCEL2_ST_COMMIT_CANCEL_WCB_FULL: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, row: 292 };
-    /// `ls_mab_alloc.load_store_allocations`: event select 0x41, umask 0x07, counters 0b111111.
-    pub const LS_MAB_ALLOC_LOAD_STORE_ALLOCATIONS: Event = Event { code: 0x41, umask: 0x07, ext_sel: false, row: 293 };
-    /// `ls_mab_alloc.hardware_prefetcher_allocations`: event select 0x41, umask 0x08, counters
-    /// 0b111111.
-    pub const LS_MAB_ALLOC_HARDWARE_PREFETCHER_ALLOCATIONS: Event = Event { code: 0x41, umask: 0x08, ext_sel: false, row: 294 };
-    /// `ls_mab_alloc.all_allocations`: event select 0x41, umask 0x0f, counters 0b111111.
-    pub const LS_MAB_ALLOC_ALL_ALLOCATIONS: Event = Event { code: 0x41, umask: 0x0f, ext_sel: false, row: 295 };
-    /// `ls_dmnd_fills_from_sys.local_l2`: event select 0x43, umask 0x01, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_LOCAL_L2: Event = Event { code: 0x43, umask: 0x01, ext_sel: false, row: 296 };
-    /// `ls_dmnd_fills_from_sys.local_ccx`: event select 0x43, umask 0x02, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_LOCAL_CCX: Event = Event { code: 0x43, umask: 0x02, ext_sel: false, row: 297 };
-    /// `ls_dmnd_fills_from_sys.near_cache`: event select 0x43, umask 0x04, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_NEAR_CACHE: Event = Event { code: 0x43, umask: 0x04, ext_sel: false, row: 298 };
-    /// `ls_dmnd_fills_from_sys.dram_io_near`: event select 0x43, umask 0x08, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_DRAM_IO_NEAR: Event = Event { code: 0x43, umask: 0x08, ext_sel: false, row: 299 };
-    /// `ls_dmnd_fills_from_sys.far_cache`: event select 0x43, umask 0x10, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_FAR_CACHE: Event = Event { code: 0x43, umask: 0x10, ext_sel: false, row: 300 };
-    /// `ls_dmnd_fills_from_sys.dram_io_far`: event select 0x43, umask 0x40, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_DRAM_IO_FAR: Event = Event { code: 0x43, umask: 0x40, ext_sel: false, row: 301 };
-    /// `ls_dmnd_fills_from_sys.alternate_memories`: event select 0x43, umask 0x80, counters
-    /// 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_ALTERNATE_MEMORIES: Event = Event { code: 0x43, umask: 0x80, ext_sel: false, row: 302 };
-    /// `ls_dmnd_fills_from_sys.all`: event select 0x43, umask 0xff, counters 0b111111.
-    pub const LS_DMND_FILLS_FROM_SYS_ALL: Event = Event { code: 0x43, umask: 0xff, ext_sel: false, row: 303 };
-    /// `ls_any_fills_from_sys.local_l2`: event select 0x44, umask 0x01, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_LOCAL_L2: Event = Event { code: 0x44, umask: 0x01, ext_sel: false, row: 304 };
-    /// `ls_any_fills_from_sys.local_ccx`: event select 0x44, umask 0x02, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_LOCAL_CCX: Event = Event { code: 0x44, umask: 0x02, ext_sel: false, row: 305 };
-    /// `ls_any_fills_from_sys.local_all`: event select 0x44, umask 0x03, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_LOCAL_ALL: Event = Event { code: 0x44, umask: 0x03, ext_sel: false, row: 306 };
-    /// `ls_any_fills_from_sys.near_cache`: event select 0x44, umask 0x04, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_NEAR_CACHE: Event = Event { code: 0x44, umask: 0x04, ext_sel: false, row: 307 };
-    /// `ls_any_fills_from_sys.dram_io_near`: event select 0x44, umask 0x08, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_DRAM_IO_NEAR: Event = Event { code: 0x44, umask: 0x08, ext_sel: false, row: 308 };
-    /// `ls_any_fills_from_sys.far_cache`: event select 0x44, umask 0x10, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_FAR_CACHE: Event = Event { code: 0x44, umask: 0x10, ext_sel: false, row: 309 };
-    /// `ls_any_fills_from_sys.remote_cache`: event select 0x44, umask 0x14, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_REMOTE_CACHE: Event = Event { code: 0x44, umask: 0x14, ext_sel: false, row: 310 };
-    /// `ls_any_fills_from_sys.dram_io_far`: event select 0x44, umask 0x40, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_DRAM_IO_FAR: Event = Event { code: 0x44, umask: 0x40, ext_sel: false, row: 311 };
-    /// `ls_any_fills_from_sys.dram_io_all`: event select 0x44, umask 0x48, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_DRAM_IO_ALL: Event = Event { code: 0x44, umask: 0x48, ext_sel: false, row: 312 };
-    /// `ls_any_fills_from_sys.far_all`: event select 0x44, umask 0x50, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_FAR_ALL: Event = Event { code: 0x44, umask: 0x50, ext_sel: false, row: 313 };
-    /// `ls_any_fills_from_sys.all_dram_io`: event select 0x44, umask 0x48, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_ALL_DRAM_IO: Event = Event { code: 0x44, umask: 0x48, ext_sel: false, row: 314 };
-    /// `ls_any_fills_from_sys.alternate_memories`: event select 0x44, umask 0x80, counters
-    /// 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_ALTERNATE_MEMORIES: Event = Event { code: 0x44, umask: 0x80, ext_sel: false, row: 315 };
-    /// `ls_any_fills_from_sys.all`: event select 0x44, umask 0xff, counters 0b111111.
-    pub const LS_ANY_FILLS_FROM_SYS_ALL: Event = Event { code: 0x44, umask: 0xff, ext_sel: false, row: 316 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit`: event select 0x45, umask 0x01, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_HIT: Event = Event { code: 0x45, umask: 0x01, ext_sel: false, row: 317 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit`: event select 0x45, umask 0x02, counters
-    /// 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_HIT: Event = Event { code: 0x45, umask: 0x02, ext_sel: false, row: 318 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit`: event select 0x45, umask 0x04, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_HIT: Event = Event { code: 0x45, umask: 0x04, ext_sel: false, row: 319 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit`: event select 0x45, umask 0x08, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_HIT: Event = Event { code: 0x45, umask: 0x08, ext_sel: false, row: 320 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss`: event select 0x45, umask 0x10, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_MISS: Event = Event { code: 0x45, umask: 0x10, ext_sel: false, row: 321 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss`: event select 0x45, umask 0x20, counters
-    /// 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_MISS: Event = Event { code: 0x45, umask: 0x20, ext_sel: false, row: 322 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss`: event select 0x45, umask 0x40, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_MISS: Event = Event { code: 0x45, umask: 0x40, ext_sel: false, row: 323 };
-    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss`: event select 0x45, umask 0x80, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_MISS: Event = Event { code: 0x45, umask: 0x80, ext_sel: false, row: 324 };
-    /// `ls_l1_d_tlb_miss.all_l2_miss`: event select 0x45, umask 0xf0, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_ALL_L2_MISS: Event = Event { code: 0x45, umask: 0xf0, ext_sel: false, row: 325 };
-    /// `ls_l1_d_tlb_miss.all`: event select 0x45, umask 0xff, counters 0b111111.
-    pub const LS_L1_D_TLB_MISS_ALL: Event = Event { code: 0x45, umask: 0xff, ext_sel: false, row: 326 };
-    /// `ls_misal_loads.ma64`: event select 0x47, umask 0x01, counters 0b111111.
-    pub const LS_MISAL_LOADS_MA64: Event = Event { code: 0x47, umask: 0x01, ext_sel: false, row: 327 };
-    /// `ls_misal_loads.ma4k`: event select 0x47, umask 0x02, counters 0b111111.
-    pub const LS_MISAL_LOADS_MA4K: Event = Event { code: 0x47, umask: 0x02, ext_sel: false, row: 328 };
-    /// `ls_pref_instr_disp.prefetch`: event select 0x4b, umask 0x01, counters 0b111111.
-    pub const LS_PREF_INSTR_DISP_PREFETCH: Event = Event { code: 0x4b, umask: 0x01, ext_sel: false, row: 329 };
-    /// `ls_pref_instr_disp.prefetch_w`: event select 0x4b, umask 0x02, counters 0b111111.
-    pub const LS_PREF_INSTR_DISP_PREFETCH_W: Event = Event { code: 0x4b, umask: 0x02, ext_sel: false, row: 330 };
-    /// `ls_pref_instr_disp.prefetch_nta`: event select 0x4b, umask 0x04, counters 0b111111.
-    pub const LS_PREF_INSTR_DISP_PREFETCH_NTA: Event = Event { code: 0x4b, umask: 0x04, ext_sel: false, row: 331 };
-    /// `ls_pref_instr_disp.all`: event select 0x4b, umask 0x07, counters 0b111111.
-    pub const LS_PREF_INSTR_DISP_ALL: Event = Event { code: 0x4b, umask: 0x07, ext_sel: false, row: 332 };
-    /// `wcb_close.full_line_64b`: event select 0x50, umask 0x01, counters 0b111111.
-    pub const WCB_CLOSE_FULL_LINE_64B: Event = Event { code: 0x50, umask: 0x01, ext_sel: false, row: 333 };
-    /// `ls_inef_sw_pref.data_pipe_sw_pf_dc_hit`: event select 0x52, umask 0x01, counters 0b111111.
-    pub const LS_INEF_SW_PREF_DATA_PIPE_SW_PF_DC_HIT: Event = Event { code: 0x52, umask: 0x01, ext_sel: false, row: 334 };
-    /// `ls_inef_sw_pref.mab_mch_cnt`: event select 0x52, umask 0x02, counters 0b111111.
-    pub const LS_INEF_SW_PREF_MAB_MCH_CNT: Event = Event { code: 0x52, umask: 0x02, ext_sel: false, row: 335 };
-    /// `ls_inef_sw_pref.all`: event select 0x52, umask 0x03, counters 0b111111.
-    pub const LS_INEF_SW_PREF_ALL: Event = Event { code: 0x52, umask: 0x03, ext_sel: false, row: 336 };
-    /// `ls_sw_pf_dc_fills.local_l2`: event select 0x59, umask 0x01, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_LOCAL_L2: Event = Event { code: 0x59, umask: 0x01, ext_sel: false, row: 337 };
-    /// `ls_sw_pf_dc_fills.local_ccx`: event select 0x59, umask 0x02, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_LOCAL_CCX: Event = Event { code: 0x59, umask: 0x02, ext_sel: false, row: 338 };
-    /// `ls_sw_pf_dc_fills.near_cache`: event select 0x59, umask 0x04, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_NEAR_CACHE: Event = Event { code: 0x59, umask: 0x04, ext_sel: false, row: 339 };
-    /// `ls_sw_pf_dc_fills.dram_io_near`: event select 0x59, umask 0x08, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_DRAM_IO_NEAR: Event = Event { code: 0x59, umask: 0x08, ext_sel: false, row: 340 };
-    /// `ls_sw_pf_dc_fills.far_cache`: event select 0x59, umask 0x10, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_FAR_CACHE: Event = Event { code: 0x59, umask: 0x10, ext_sel: false, row: 341 };
-    /// `ls_sw_pf_dc_fills.dram_io_far`: event select 0x59, umask 0x40, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_DRAM_IO_FAR: Event = Event { code: 0x59, umask: 0x40, ext_sel: false, row: 342 };
-    /// `ls_sw_pf_dc_fills.alternate_memories`: event select 0x59, umask 0x80, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_ALTERNATE_MEMORIES: Event = Event { code: 0x59, umask: 0x80, ext_sel: false, row: 343 };
-    /// `ls_sw_pf_dc_fills.all`: event select 0x59, umask 0xdf, counters 0b111111.
-    pub const LS_SW_PF_DC_FILLS_ALL: Event = Event { code: 0x59, umask: 0xdf, ext_sel: false, row: 344 };
-    /// `ls_hw_pf_dc_fills.local_l2`: event select 0x5a, umask 0x01, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_LOCAL_L2: Event = Event { code: 0x5a, umask: 0x01, ext_sel: false, row: 345 };
-    /// `ls_hw_pf_dc_fills.local_ccx`: event select 0x5a, umask 0x02, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_LOCAL_CCX: Event = Event { code: 0x5a, umask: 0x02, ext_sel: false, row: 346 };
-    /// `ls_hw_pf_dc_fills.near_cache`: event select 0x5a, umask 0x04, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_NEAR_CACHE: Event = Event { code: 0x5a, umask: 0x04, ext_sel: false, row: 347 };
-    /// `ls_hw_pf_dc_fills.dram_io_near`: event select 0x5a, umask 0x08, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_DRAM_IO_NEAR: Event = Event { code: 0x5a, umask: 0x08, ext_sel: false, row: 348 };
-    /// `ls_hw_pf_dc_fills.far_cache`: event select 0x5a, umask 0x10, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_FAR_CACHE: Event = Event { code: 0x5a, umask: 0x10, ext_sel: false, row: 349 };
-    /// `ls_hw_pf_dc_fills.dram_io_far`: event select 0x5a, umask 0x40, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_DRAM_IO_FAR: Event = Event { code: 0x5a, umask: 0x40, ext_sel: false, row: 350 };
-    /// `ls_hw_pf_dc_fills.alternate_memories`: event select 0x5a, umask 0x80, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_ALTERNATE_MEMORIES: Event = Event { code: 0x5a, umask: 0x80, ext_sel: false, row: 351 };
-    /// `ls_hw_pf_dc_fills.all`: event select 0x5a, umask 0xdf, counters 0b111111.
-    pub const LS_HW_PF_DC_FILLS_ALL: Event = Event { code: 0x5a, umask: 0xdf, ext_sel: false, row: 352 };
-    /// `ls_alloc_mab_count`: event select 0x5f, umask 0x00, counters 0b111111.
-    pub const LS_ALLOC_MAB_COUNT: Event = Event { code: 0x5f, umask: 0x00, ext_sel: false, row: 353 };
-    /// `ls_not_halted_cyc`: event select 0x76, umask 0x00, counters 0b111111.
-    pub const LS_NOT_HALTED_CYC: Event = Event { code: 0x76, umask: 0x00, ext_sel: false, row: 354 };
-    /// `ls_tlb_flush.all`: event select 0x78, umask 0xff, counters 0b111111.
-    pub const LS_TLB_FLUSH_ALL: Event = Event { code: 0x78, umask: 0xff, ext_sel: false, row: 355 };
-    /// `ls_not_halted_p0_cyc.p0_freq_cyc`: event select 0x120, umask 0x01, counters 0b111111.
-    pub const LS_NOT_HALTED_P0_CYC_P0_FREQ_CYC: Event = Event { code: 0x120, umask: 0x01, ext_sel: false, row: 356 };
+    /// `bp_l1_tlb_miss_l2_tlb_hit`.
+    pub const BP_L1_TLB_MISS_L2_TLB_HIT: Event = Event::row(0);
+    /// `bp_l1_tlb_miss_l2_tlb_miss.if4k`.
+    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF4K: Event = Event::row(1);
+    /// `bp_l1_tlb_miss_l2_tlb_miss.if2m`.
+    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF2M: Event = Event::row(2);
+    /// `bp_l1_tlb_miss_l2_tlb_miss.if1g`.
+    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF1G: Event = Event::row(3);
+    /// `bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k`.
+    pub const BP_L1_TLB_MISS_L2_TLB_MISS_COALESCED_4K: Event = Event::row(4);
+    /// `bp_l1_tlb_miss_l2_tlb_miss.all`.
+    pub const BP_L1_TLB_MISS_L2_TLB_MISS_ALL: Event = Event::row(5);
+    /// `bp_l2_btb_correct`.
+    pub const BP_L2_BTB_CORRECT: Event = Event::row(6);
+    /// `bp_dyn_ind_pred`.
+    pub const BP_DYN_IND_PRED: Event = Event::row(7);
+    /// `bp_de_redirect`.
+    pub const BP_DE_REDIRECT: Event = Event::row(8);
+    /// `bp_l1_tlb_fetch_hit.if4k`.
+    pub const BP_L1_TLB_FETCH_HIT_IF4K: Event = Event::row(9);
+    /// `bp_l1_tlb_fetch_hit.if2m`.
+    pub const BP_L1_TLB_FETCH_HIT_IF2M: Event = Event::row(10);
+    /// `bp_l1_tlb_fetch_hit.if1g`.
+    pub const BP_L1_TLB_FETCH_HIT_IF1G: Event = Event::row(11);
+    /// `bp_l1_tlb_fetch_hit.all`.
+    pub const BP_L1_TLB_FETCH_HIT_ALL: Event = Event::row(12);
+    /// `bp_redirects.resync`.
+    pub const BP_REDIRECTS_RESYNC: Event = Event::row(13);
+    /// `bp_redirects.ex_redir`.
+    pub const BP_REDIRECTS_EX_REDIR: Event = Event::row(14);
+    /// `bp_redirects.all`.
+    pub const BP_REDIRECTS_ALL: Event = Event::row(15);
+    /// `de_op_queue_empty`.
+    pub const DE_OP_QUEUE_EMPTY: Event = Event::row(16);
+    /// `de_src_op_disp.x86_decoder`.
+    pub const DE_SRC_OP_DISP_X86_DECODER: Event = Event::row(17);
+    /// `de_src_op_disp.op_cache`.
+    pub const DE_SRC_OP_DISP_OP_CACHE: Event = Event::row(18);
+    /// `de_src_op_disp.all`.
+    pub const DE_SRC_OP_DISP_ALL: Event = Event::row(19);
+    /// `de_dis_ops_from_decoder.any_fp_dispatch`.
+    pub const DE_DIS_OPS_FROM_DECODER_ANY_FP_DISPATCH: Event = Event::row(20);
+    /// `de_dis_ops_from_decoder.any_integer_dispatch`.
+    pub const DE_DIS_OPS_FROM_DECODER_ANY_INTEGER_DISPATCH: Event = Event::row(21);
+    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.int_phy_reg_file_rsrc_stall`.
+    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_INT_PHY_REG_FILE_RSRC_STALL: Event = Event::row(22);
+    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.load_queue_rsrc_stall`.
+    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_LOAD_QUEUE_RSRC_STALL: Event = Event::row(23);
+    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.store_queue_rsrc_stall`.
+    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_STORE_QUEUE_RSRC_STALL: Event = Event::row(24);
+    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.taken_brnch_buffer_rsrc`.
+    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_TAKEN_BRNCH_BUFFER_RSRC: Event = Event::row(25);
+    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.fp_sch_rsrc_stall`.
+    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_FP_SCH_RSRC_STALL: Event = Event::row(26);
+    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.al_tokens`.
+    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_AL_TOKENS: Event = Event::row(27);
+    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.ag_tokens`.
+    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_AG_TOKENS: Event = Event::row(28);
+    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.ex_flush_recovery`.
+    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_EX_FLUSH_RECOVERY: Event = Event::row(29);
+    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.retq`.
+    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_RETQ: Event = Event::row(30);
+    /// `de_no_dispatch_per_slot.no_ops_from_frontend`.
+    pub const DE_NO_DISPATCH_PER_SLOT_NO_OPS_FROM_FRONTEND: Event = Event::row(31);
+    /// `de_no_dispatch_per_slot.backend_stalls`.
+    pub const DE_NO_DISPATCH_PER_SLOT_BACKEND_STALLS: Event = Event::row(32);
+    /// `de_no_dispatch_per_slot.smt_contention`.
+    pub const DE_NO_DISPATCH_PER_SLOT_SMT_CONTENTION: Event = Event::row(33);
+    /// `de_additional_resource_stalls.dispatch_stalls`.
+    pub const DE_ADDITIONAL_RESOURCE_STALLS_DISPATCH_STALLS: Event = Event::row(34);
+    /// `ex_ret_instr`.
+    pub const EX_RET_INSTR: Event = Event::row(35);
+    /// `ex_ret_ops`.
+    pub const EX_RET_OPS: Event = Event::row(36);
+    /// `ex_ret_brn`.
+    pub const EX_RET_BRN: Event = Event::row(37);
+    /// `ex_ret_brn_misp`.
+    pub const EX_RET_BRN_MISP: Event = Event::row(38);
+    /// `ex_ret_brn_tkn`.
+    pub const EX_RET_BRN_TKN: Event = Event::row(39);
+    /// `ex_ret_brn_tkn_misp`.
+    pub const EX_RET_BRN_TKN_MISP: Event = Event::row(40);
+    /// `ex_ret_brn_far`.
+    pub const EX_RET_BRN_FAR: Event = Event::row(41);
+    /// `ex_ret_near_ret`.
+    pub const EX_RET_NEAR_RET: Event = Event::row(42);
+    /// `ex_ret_near_ret_mispred`.
+    pub const EX_RET_NEAR_RET_MISPRED: Event = Event::row(43);
+    /// `ex_ret_brn_ind_misp`.
+    pub const EX_RET_BRN_IND_MISP: Event = Event::row(44);
+    /// `ex_ret_mmx_fp_instr.x87`.
+    pub const EX_RET_MMX_FP_INSTR_X87: Event = Event::row(45);
+    /// `ex_ret_mmx_fp_instr.mmx`.
+    pub const EX_RET_MMX_FP_INSTR_MMX: Event = Event::row(46);
+    /// `ex_ret_mmx_fp_instr.sse`.
+    pub const EX_RET_MMX_FP_INSTR_SSE: Event = Event::row(47);
+    /// `ex_ret_ind_brch_instr`.
+    pub const EX_RET_IND_BRCH_INSTR: Event = Event::row(48);
+    /// `ex_ret_cond`.
+    pub const EX_RET_COND: Event = Event::row(49);
+    /// `ex_div_busy`.
+    pub const EX_DIV_BUSY: Event = Event::row(50);
+    /// `ex_div_count`.
+    pub const EX_DIV_COUNT: Event = Event::row(51);
+    /// `ex_no_retire.empty`.
+    pub const EX_NO_RETIRE_EMPTY: Event = Event::row(52);
+    /// `ex_no_retire.not_complete`.
+    pub const EX_NO_RETIRE_NOT_COMPLETE: Event = Event::row(53);
+    /// `ex_no_retire.other`.
+    pub const EX_NO_RETIRE_OTHER: Event = Event::row(54);
+    /// `ex_no_retire.thread_not_selected`.
+    pub const EX_NO_RETIRE_THREAD_NOT_SELECTED: Event = Event::row(55);
+    /// `ex_no_retire.load_not_complete`.
+    pub const EX_NO_RETIRE_LOAD_NOT_COMPLETE: Event = Event::row(56);
+    /// `ex_no_retire.all`.
+    pub const EX_NO_RETIRE_ALL: Event = Event::row(57);
+    /// `ex_ret_ucode_instr`.
+    pub const EX_RET_UCODE_INSTR: Event = Event::row(58);
+    /// `ex_ret_ucode_ops`.
+    pub const EX_RET_UCODE_OPS: Event = Event::row(59);
+    /// `ex_ret_msprd_brnch_instr_dir_msmtch`.
+    pub const EX_RET_MSPRD_BRNCH_INSTR_DIR_MSMTCH: Event = Event::row(60);
+    /// `ex_ret_uncond_brnch_instr_mispred`.
+    pub const EX_RET_UNCOND_BRNCH_INSTR_MISPRED: Event = Event::row(61);
+    /// `ex_ret_uncond_brnch_instr`.
+    pub const EX_RET_UNCOND_BRNCH_INSTR: Event = Event::row(62);
+    /// `ex_tagged_ibs_ops.ibs_tagged_ops`.
+    pub const EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS: Event = Event::row(63);
+    /// `ex_tagged_ibs_ops.ibs_tagged_ops_ret`.
+    pub const EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS_RET: Event = Event::row(64);
+    /// `ex_tagged_ibs_ops.ibs_count_rollover`.
+    pub const EX_TAGGED_IBS_OPS_IBS_COUNT_ROLLOVER: Event = Event::row(65);
+    /// `ex_ret_fused_instr`.
+    pub const EX_RET_FUSED_INSTR: Event = Event::row(66);
+    /// `fp_ret_x87_fp_ops.add_sub_ops`.
+    pub const FP_RET_X87_FP_OPS_ADD_SUB_OPS: Event = Event::row(67);
+    /// `fp_ret_x87_fp_ops.mul_ops`.
+    pub const FP_RET_X87_FP_OPS_MUL_OPS: Event = Event::row(68);
+    /// `fp_ret_x87_fp_ops.div_sqrt_ops`.
+    pub const FP_RET_X87_FP_OPS_DIV_SQRT_OPS: Event = Event::row(69);
+    /// `fp_ret_x87_fp_ops.all`.
+    pub const FP_RET_X87_FP_OPS_ALL: Event = Event::row(70);
+    /// `fp_ret_sse_avx_ops.add_sub_flops`.
+    pub const FP_RET_SSE_AVX_OPS_ADD_SUB_FLOPS: Event = Event::row(71);
+    /// `fp_ret_sse_avx_ops.mult_flops`.
+    pub const FP_RET_SSE_AVX_OPS_MULT_FLOPS: Event = Event::row(72);
+    /// `fp_ret_sse_avx_ops.div_flops`.
+    pub const FP_RET_SSE_AVX_OPS_DIV_FLOPS: Event = Event::row(73);
+    /// `fp_ret_sse_avx_ops.mac_flops`.
+    pub const FP_RET_SSE_AVX_OPS_MAC_FLOPS: Event = Event::row(74);
+    /// `fp_ret_sse_avx_ops.bfloat16_flops`.
+    pub const FP_RET_SSE_AVX_OPS_BFLOAT16_FLOPS: Event = Event::row(75);
+    /// `fp_ret_sse_avx_ops.scalar_single_flops`.
+    pub const FP_RET_SSE_AVX_OPS_SCALAR_SINGLE_FLOPS: Event = Event::row(76);
+    /// `fp_ret_sse_avx_ops.packed_single_flops`.
+    pub const FP_RET_SSE_AVX_OPS_PACKED_SINGLE_FLOPS: Event = Event::row(77);
+    /// `fp_ret_sse_avx_ops.scalar_double_flops`.
+    pub const FP_RET_SSE_AVX_OPS_SCALAR_DOUBLE_FLOPS: Event = Event::row(78);
+    /// `fp_ret_sse_avx_ops.packed_double_flops`.
+    pub const FP_RET_SSE_AVX_OPS_PACKED_DOUBLE_FLOPS: Event = Event::row(79);
+    /// `fp_ret_sse_avx_ops.all`.
+    pub const FP_RET_SSE_AVX_OPS_ALL: Event = Event::row(80);
+    /// `fp_ops_retired_by_width.x87_uops_retired`.
+    pub const FP_OPS_RETIRED_BY_WIDTH_X87_UOPS_RETIRED: Event = Event::row(81);
+    /// `fp_ops_retired_by_width.mmx_uops_retired`.
+    pub const FP_OPS_RETIRED_BY_WIDTH_MMX_UOPS_RETIRED: Event = Event::row(82);
+    /// `fp_ops_retired_by_width.scalar_uops_retired`.
+    pub const FP_OPS_RETIRED_BY_WIDTH_SCALAR_UOPS_RETIRED: Event = Event::row(83);
+    /// `fp_ops_retired_by_width.pack_128_uops_retired`.
+    pub const FP_OPS_RETIRED_BY_WIDTH_PACK_128_UOPS_RETIRED: Event = Event::row(84);
+    /// `fp_ops_retired_by_width.pack_256_uops_retired`.
+    pub const FP_OPS_RETIRED_BY_WIDTH_PACK_256_UOPS_RETIRED: Event = Event::row(85);
+    /// `fp_ops_retired_by_width.pack_512_uops_retired`.
+    pub const FP_OPS_RETIRED_BY_WIDTH_PACK_512_UOPS_RETIRED: Event = Event::row(86);
+    /// `fp_ops_retired_by_width.all`.
+    pub const FP_OPS_RETIRED_BY_WIDTH_ALL: Event = Event::row(87);
+    /// `fp_ops_retired_by_type.scalar_add`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_ADD: Event = Event::row(88);
+    /// `fp_ops_retired_by_type.scalar_sub`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_SUB: Event = Event::row(89);
+    /// `fp_ops_retired_by_type.scalar_mul`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_MUL: Event = Event::row(90);
+    /// `fp_ops_retired_by_type.scalar_mac`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_MAC: Event = Event::row(91);
+    /// `fp_ops_retired_by_type.scalar_div`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_DIV: Event = Event::row(92);
+    /// `fp_ops_retired_by_type.scalar_sqrt`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_SQRT: Event = Event::row(93);
+    /// `fp_ops_retired_by_type.scalar_cmp`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_CMP: Event = Event::row(94);
+    /// `fp_ops_retired_by_type.scalar_cvt`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_CVT: Event = Event::row(95);
+    /// `fp_ops_retired_by_type.scalar_blend`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_BLEND: Event = Event::row(96);
+    /// `fp_ops_retired_by_type.scalar_mov`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_MOV: Event = Event::row(97);
+    /// `fp_ops_retired_by_type.scalar_shuffle`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_SHUFFLE: Event = Event::row(98);
+    /// `fp_ops_retired_by_type.scalar_bfloat`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_BFLOAT: Event = Event::row(99);
+    /// `fp_ops_retired_by_type.scalar_logical`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_LOGICAL: Event = Event::row(100);
+    /// `fp_ops_retired_by_type.scalar_other`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_OTHER: Event = Event::row(101);
+    /// `fp_ops_retired_by_type.scalar_all`.
+    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_ALL: Event = Event::row(102);
+    /// `fp_ops_retired_by_type.vector_add`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_ADD: Event = Event::row(103);
+    /// `fp_ops_retired_by_type.vector_sub`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_SUB: Event = Event::row(104);
+    /// `fp_ops_retired_by_type.vector_mul`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_MUL: Event = Event::row(105);
+    /// `fp_ops_retired_by_type.vector_mac`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_MAC: Event = Event::row(106);
+    /// `fp_ops_retired_by_type.vector_div`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_DIV: Event = Event::row(107);
+    /// `fp_ops_retired_by_type.vector_sqrt`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_SQRT: Event = Event::row(108);
+    /// `fp_ops_retired_by_type.vector_cmp`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_CMP: Event = Event::row(109);
+    /// `fp_ops_retired_by_type.vector_cvt`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_CVT: Event = Event::row(110);
+    /// `fp_ops_retired_by_type.vector_blend`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_BLEND: Event = Event::row(111);
+    /// `fp_ops_retired_by_type.vector_mov`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_MOV: Event = Event::row(112);
+    /// `fp_ops_retired_by_type.vector_shuffle`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_SHUFFLE: Event = Event::row(113);
+    /// `fp_ops_retired_by_type.vector_bfloat`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_BFLOAT: Event = Event::row(114);
+    /// `fp_ops_retired_by_type.vector_logical`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_LOGICAL: Event = Event::row(115);
+    /// `fp_ops_retired_by_type.vector_other`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_OTHER: Event = Event::row(116);
+    /// `fp_ops_retired_by_type.vector_all`.
+    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_ALL: Event = Event::row(117);
+    /// `fp_ops_retired_by_type.all`.
+    pub const FP_OPS_RETIRED_BY_TYPE_ALL: Event = Event::row(118);
+    /// `sse_avx_ops_retired.mmx_add`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_ADD: Event = Event::row(119);
+    /// `sse_avx_ops_retired.mmx_sub`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_SUB: Event = Event::row(120);
+    /// `sse_avx_ops_retired.mmx_mul`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_MUL: Event = Event::row(121);
+    /// `sse_avx_ops_retired.mmx_mac`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_MAC: Event = Event::row(122);
+    /// `sse_avx_ops_retired.mmx_aes`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_AES: Event = Event::row(123);
+    /// `sse_avx_ops_retired.mmx_sha`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_SHA: Event = Event::row(124);
+    /// `sse_avx_ops_retired.mmx_cmp`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_CMP: Event = Event::row(125);
+    /// `sse_avx_ops_retired.mmx_cvt`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_CVT: Event = Event::row(126);
+    /// `sse_avx_ops_retired.mmx_shift`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_SHIFT: Event = Event::row(127);
+    /// `sse_avx_ops_retired.mmx_mov`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_MOV: Event = Event::row(128);
+    /// `sse_avx_ops_retired.mmx_shuffle`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_SHUFFLE: Event = Event::row(129);
+    /// `sse_avx_ops_retired.mmx_vnni`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_VNNI: Event = Event::row(130);
+    /// `sse_avx_ops_retired.mmx_pack`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_PACK: Event = Event::row(131);
+    /// `sse_avx_ops_retired.mmx_logical`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_LOGICAL: Event = Event::row(132);
+    /// `sse_avx_ops_retired.mmx_other`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_OTHER: Event = Event::row(133);
+    /// `sse_avx_ops_retired.mmx_all`.
+    pub const SSE_AVX_OPS_RETIRED_MMX_ALL: Event = Event::row(134);
+    /// `sse_avx_ops_retired.sse_avx_add`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_ADD: Event = Event::row(135);
+    /// `sse_avx_ops_retired.sse_avx_sub`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_SUB: Event = Event::row(136);
+    /// `sse_avx_ops_retired.sse_avx_mul`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_MUL: Event = Event::row(137);
+    /// `sse_avx_ops_retired.sse_avx_mac`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_MAC: Event = Event::row(138);
+    /// `sse_avx_ops_retired.sse_avx_aes`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_AES: Event = Event::row(139);
+    /// `sse_avx_ops_retired.sse_avx_sha`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_SHA: Event = Event::row(140);
+    /// `sse_avx_ops_retired.sse_avx_cmp`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_CMP: Event = Event::row(141);
+    /// `sse_avx_ops_retired.sse_avx_cvt`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_CVT: Event = Event::row(142);
+    /// `sse_avx_ops_retired.sse_avx_clm`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_CLM: Event = Event::row(143);
+    /// `sse_avx_ops_retired.sse_avx_shift`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_SHIFT: Event = Event::row(144);
+    /// `sse_avx_ops_retired.sse_avx_mov`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_MOV: Event = Event::row(145);
+    /// `sse_avx_ops_retired.sse_avx_shuffle`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_SHUFFLE: Event = Event::row(146);
+    /// `sse_avx_ops_retired.sse_avx_vnni`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_VNNI: Event = Event::row(147);
+    /// `sse_avx_ops_retired.sse_avx_pack`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_PACK: Event = Event::row(148);
+    /// `sse_avx_ops_retired.sse_avx_logical`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_LOGICAL: Event = Event::row(149);
+    /// `sse_avx_ops_retired.sse_avx_other`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_OTHER: Event = Event::row(150);
+    /// `sse_avx_ops_retired.sse_avx_all`.
+    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_ALL: Event = Event::row(151);
+    /// `sse_avx_ops_retired.all`.
+    pub const SSE_AVX_OPS_RETIRED_ALL: Event = Event::row(152);
+    /// `fp_pack_ops_retired.fp128_add`.
+    pub const FP_PACK_OPS_RETIRED_FP128_ADD: Event = Event::row(153);
+    /// `fp_pack_ops_retired.fp128_sub`.
+    pub const FP_PACK_OPS_RETIRED_FP128_SUB: Event = Event::row(154);
+    /// `fp_pack_ops_retired.fp128_mul`.
+    pub const FP_PACK_OPS_RETIRED_FP128_MUL: Event = Event::row(155);
+    /// `fp_pack_ops_retired.fp128_mac`.
+    pub const FP_PACK_OPS_RETIRED_FP128_MAC: Event = Event::row(156);
+    /// `fp_pack_ops_retired.fp128_div`.
+    pub const FP_PACK_OPS_RETIRED_FP128_DIV: Event = Event::row(157);
+    /// `fp_pack_ops_retired.fp128_sqrt`.
+    pub const FP_PACK_OPS_RETIRED_FP128_SQRT: Event = Event::row(158);
+    /// `fp_pack_ops_retired.fp128_cmp`.
+    pub const FP_PACK_OPS_RETIRED_FP128_CMP: Event = Event::row(159);
+    /// `fp_pack_ops_retired.fp128_cvt`.
+    pub const FP_PACK_OPS_RETIRED_FP128_CVT: Event = Event::row(160);
+    /// `fp_pack_ops_retired.fp128_blend`.
+    pub const FP_PACK_OPS_RETIRED_FP128_BLEND: Event = Event::row(161);
+    /// `fp_pack_ops_retired.fp128_mov`.
+    pub const FP_PACK_OPS_RETIRED_FP128_MOV: Event = Event::row(162);
+    /// `fp_pack_ops_retired.fp128_shuffle`.
+    pub const FP_PACK_OPS_RETIRED_FP128_SHUFFLE: Event = Event::row(163);
+    /// `fp_pack_ops_retired.fp128_bfloat`.
+    pub const FP_PACK_OPS_RETIRED_FP128_BFLOAT: Event = Event::row(164);
+    /// `fp_pack_ops_retired.fp128_logical`.
+    pub const FP_PACK_OPS_RETIRED_FP128_LOGICAL: Event = Event::row(165);
+    /// `fp_pack_ops_retired.fp128_other`.
+    pub const FP_PACK_OPS_RETIRED_FP128_OTHER: Event = Event::row(166);
+    /// `fp_pack_ops_retired.fp128_all`.
+    pub const FP_PACK_OPS_RETIRED_FP128_ALL: Event = Event::row(167);
+    /// `fp_pack_ops_retired.fp256_add`.
+    pub const FP_PACK_OPS_RETIRED_FP256_ADD: Event = Event::row(168);
+    /// `fp_pack_ops_retired.fp256_sub`.
+    pub const FP_PACK_OPS_RETIRED_FP256_SUB: Event = Event::row(169);
+    /// `fp_pack_ops_retired.fp256_mul`.
+    pub const FP_PACK_OPS_RETIRED_FP256_MUL: Event = Event::row(170);
+    /// `fp_pack_ops_retired.fp256_mac`.
+    pub const FP_PACK_OPS_RETIRED_FP256_MAC: Event = Event::row(171);
+    /// `fp_pack_ops_retired.fp256_div`.
+    pub const FP_PACK_OPS_RETIRED_FP256_DIV: Event = Event::row(172);
+    /// `fp_pack_ops_retired.fp256_sqrt`.
+    pub const FP_PACK_OPS_RETIRED_FP256_SQRT: Event = Event::row(173);
+    /// `fp_pack_ops_retired.fp256_cmp`.
+    pub const FP_PACK_OPS_RETIRED_FP256_CMP: Event = Event::row(174);
+    /// `fp_pack_ops_retired.fp256_cvt`.
+    pub const FP_PACK_OPS_RETIRED_FP256_CVT: Event = Event::row(175);
+    /// `fp_pack_ops_retired.fp256_blend`.
+    pub const FP_PACK_OPS_RETIRED_FP256_BLEND: Event = Event::row(176);
+    /// `fp_pack_ops_retired.fp256_mov`.
+    pub const FP_PACK_OPS_RETIRED_FP256_MOV: Event = Event::row(177);
+    /// `fp_pack_ops_retired.fp256_shuffle`.
+    pub const FP_PACK_OPS_RETIRED_FP256_SHUFFLE: Event = Event::row(178);
+    /// `fp_pack_ops_retired.fp256_bfloat`.
+    pub const FP_PACK_OPS_RETIRED_FP256_BFLOAT: Event = Event::row(179);
+    /// `fp_pack_ops_retired.fp256_logical`.
+    pub const FP_PACK_OPS_RETIRED_FP256_LOGICAL: Event = Event::row(180);
+    /// `fp_pack_ops_retired.fp256_other`.
+    pub const FP_PACK_OPS_RETIRED_FP256_OTHER: Event = Event::row(181);
+    /// `fp_pack_ops_retired.fp256_all`.
+    pub const FP_PACK_OPS_RETIRED_FP256_ALL: Event = Event::row(182);
+    /// `fp_pack_ops_retired.all`.
+    pub const FP_PACK_OPS_RETIRED_ALL: Event = Event::row(183);
+    /// `packed_int_op_type.int128_add`.
+    pub const PACKED_INT_OP_TYPE_INT128_ADD: Event = Event::row(184);
+    /// `packed_int_op_type.int128_sub`.
+    pub const PACKED_INT_OP_TYPE_INT128_SUB: Event = Event::row(185);
+    /// `packed_int_op_type.int128_mul`.
+    pub const PACKED_INT_OP_TYPE_INT128_MUL: Event = Event::row(186);
+    /// `packed_int_op_type.int128_mac`.
+    pub const PACKED_INT_OP_TYPE_INT128_MAC: Event = Event::row(187);
+    /// `packed_int_op_type.int128_aes`.
+    pub const PACKED_INT_OP_TYPE_INT128_AES: Event = Event::row(188);
+    /// `packed_int_op_type.int128_sha`.
+    pub const PACKED_INT_OP_TYPE_INT128_SHA: Event = Event::row(189);
+    /// `packed_int_op_type.int128_cmp`.
+    pub const PACKED_INT_OP_TYPE_INT128_CMP: Event = Event::row(190);
+    /// `packed_int_op_type.int128_cvt`.
+    pub const PACKED_INT_OP_TYPE_INT128_CVT: Event = Event::row(191);
+    /// `packed_int_op_type.int128_clm`.
+    pub const PACKED_INT_OP_TYPE_INT128_CLM: Event = Event::row(192);
+    /// `packed_int_op_type.int128_shift`.
+    pub const PACKED_INT_OP_TYPE_INT128_SHIFT: Event = Event::row(193);
+    /// `packed_int_op_type.int128_mov`.
+    pub const PACKED_INT_OP_TYPE_INT128_MOV: Event = Event::row(194);
+    /// `packed_int_op_type.int128_shuffle`.
+    pub const PACKED_INT_OP_TYPE_INT128_SHUFFLE: Event = Event::row(195);
+    /// `packed_int_op_type.int128_vnni`.
+    pub const PACKED_INT_OP_TYPE_INT128_VNNI: Event = Event::row(196);
+    /// `packed_int_op_type.int128_pack`.
+    pub const PACKED_INT_OP_TYPE_INT128_PACK: Event = Event::row(197);
+    /// `packed_int_op_type.int128_logical`.
+    pub const PACKED_INT_OP_TYPE_INT128_LOGICAL: Event = Event::row(198);
+    /// `packed_int_op_type.int128_other`.
+    pub const PACKED_INT_OP_TYPE_INT128_OTHER: Event = Event::row(199);
+    /// `packed_int_op_type.int128_all`.
+    pub const PACKED_INT_OP_TYPE_INT128_ALL: Event = Event::row(200);
+    /// `packed_int_op_type.int256_add`.
+    pub const PACKED_INT_OP_TYPE_INT256_ADD: Event = Event::row(201);
+    /// `packed_int_op_type.int256_sub`.
+    pub const PACKED_INT_OP_TYPE_INT256_SUB: Event = Event::row(202);
+    /// `packed_int_op_type.int256_mul`.
+    pub const PACKED_INT_OP_TYPE_INT256_MUL: Event = Event::row(203);
+    /// `packed_int_op_type.int256_mac`.
+    pub const PACKED_INT_OP_TYPE_INT256_MAC: Event = Event::row(204);
+    /// `packed_int_op_type.int256_aes`.
+    pub const PACKED_INT_OP_TYPE_INT256_AES: Event = Event::row(205);
+    /// `packed_int_op_type.int256_sha`.
+    pub const PACKED_INT_OP_TYPE_INT256_SHA: Event = Event::row(206);
+    /// `packed_int_op_type.int256_cmp`.
+    pub const PACKED_INT_OP_TYPE_INT256_CMP: Event = Event::row(207);
+    /// `packed_int_op_type.int256_cvt`.
+    pub const PACKED_INT_OP_TYPE_INT256_CVT: Event = Event::row(208);
+    /// `packed_int_op_type.int256_shift`.
+    pub const PACKED_INT_OP_TYPE_INT256_SHIFT: Event = Event::row(209);
+    /// `packed_int_op_type.int256_mov`.
+    pub const PACKED_INT_OP_TYPE_INT256_MOV: Event = Event::row(210);
+    /// `packed_int_op_type.int256_shuffle`.
+    pub const PACKED_INT_OP_TYPE_INT256_SHUFFLE: Event = Event::row(211);
+    /// `packed_int_op_type.int256_vnni`.
+    pub const PACKED_INT_OP_TYPE_INT256_VNNI: Event = Event::row(212);
+    /// `packed_int_op_type.int256_pack`.
+    pub const PACKED_INT_OP_TYPE_INT256_PACK: Event = Event::row(213);
+    /// `packed_int_op_type.int256_logical`.
+    pub const PACKED_INT_OP_TYPE_INT256_LOGICAL: Event = Event::row(214);
+    /// `packed_int_op_type.int256_other`.
+    pub const PACKED_INT_OP_TYPE_INT256_OTHER: Event = Event::row(215);
+    /// `packed_int_op_type.int256_all`.
+    pub const PACKED_INT_OP_TYPE_INT256_ALL: Event = Event::row(216);
+    /// `packed_int_op_type.all`.
+    pub const PACKED_INT_OP_TYPE_ALL: Event = Event::row(217);
+    /// `fp_disp_faults.x87_fill_fault`.
+    pub const FP_DISP_FAULTS_X87_FILL_FAULT: Event = Event::row(218);
+    /// `fp_disp_faults.xmm_fill_fault`.
+    pub const FP_DISP_FAULTS_XMM_FILL_FAULT: Event = Event::row(219);
+    /// `fp_disp_faults.ymm_fill_fault`.
+    pub const FP_DISP_FAULTS_YMM_FILL_FAULT: Event = Event::row(220);
+    /// `fp_disp_faults.ymm_spill_fault`.
+    pub const FP_DISP_FAULTS_YMM_SPILL_FAULT: Event = Event::row(221);
+    /// `fp_disp_faults.sse_avx_all`.
+    pub const FP_DISP_FAULTS_SSE_AVX_ALL: Event = Event::row(222);
+    /// `fp_disp_faults.all`.
+    pub const FP_DISP_FAULTS_ALL: Event = Event::row(223);
+    /// `ic_cache_fill_l2`.
+    pub const IC_CACHE_FILL_L2: Event = Event::row(224);
+    /// `ic_cache_fill_sys`.
+    pub const IC_CACHE_FILL_SYS: Event = Event::row(225);
+    /// `ic_fetch_ibs_events.fetch_tagged`.
+    pub const IC_FETCH_IBS_EVENTS_FETCH_TAGGED: Event = Event::row(226);
+    /// `ic_fetch_ibs_events.sample_discarded`.
+    pub const IC_FETCH_IBS_EVENTS_SAMPLE_DISCARDED: Event = Event::row(227);
+    /// `ic_fetch_ibs_events.sample_filtered`.
+    pub const IC_FETCH_IBS_EVENTS_SAMPLE_FILTERED: Event = Event::row(228);
+    /// `ic_fetch_ibs_events.sample_valid`.
+    pub const IC_FETCH_IBS_EVENTS_SAMPLE_VALID: Event = Event::row(229);
+    /// `ic_tag_hit_miss.instruction_cache_hit`.
+    pub const IC_TAG_HIT_MISS_INSTRUCTION_CACHE_HIT: Event = Event::row(230);
+    /// `ic_tag_hit_miss.instruction_cache_miss`.
+    pub const IC_TAG_HIT_MISS_INSTRUCTION_CACHE_MISS: Event = Event::row(231);
+    /// `ic_tag_hit_miss.all_instruction_cache_accesses`.
+    pub const IC_TAG_HIT_MISS_ALL_INSTRUCTION_CACHE_ACCESSES: Event = Event::row(232);
+    /// `op_cache_hit_miss.op_cache_hit`.
+    pub const OP_CACHE_HIT_MISS_OP_CACHE_HIT: Event = Event::row(233);
+    /// `op_cache_hit_miss.op_cache_miss`.
+    pub const OP_CACHE_HIT_MISS_OP_CACHE_MISS: Event = Event::row(234);
+    /// `op_cache_hit_miss.all_op_cache_accesses`.
+    pub const OP_CACHE_HIT_MISS_ALL_OP_CACHE_ACCESSES: Event = Event::row(235);
+    /// `l2_request_g1.group2`.
+    pub const L2_REQUEST_G1_GROUP2: Event = Event::row(236);
+    /// `l2_request_g1.l2_hw_pf`.
+    pub const L2_REQUEST_G1_L2_HW_PF: Event = Event::row(237);
+    /// `l2_request_g1.prefetch_l2_cmd`.
+    pub const L2_REQUEST_G1_PREFETCH_L2_CMD: Event = Event::row(238);
+    /// `l2_request_g1.cacheable_ic_read`.
+    pub const L2_REQUEST_G1_CACHEABLE_IC_READ: Event = Event::row(239);
+    /// `l2_request_g1.ls_rd_blk_c_s`.
+    pub const L2_REQUEST_G1_LS_RD_BLK_C_S: Event = Event::row(240);
+    /// `l2_request_g1.rd_blk_x`.
+    pub const L2_REQUEST_G1_RD_BLK_X: Event = Event::row(241);
+    /// `l2_request_g1.rd_blk_l`.
+    pub const L2_REQUEST_G1_RD_BLK_L: Event = Event::row(242);
+    /// `l2_request_g1.all_dc`.
+    pub const L2_REQUEST_G1_ALL_DC: Event = Event::row(243);
+    /// `l2_request_g1.all_no_prefetch`.
+    pub const L2_REQUEST_G1_ALL_NO_PREFETCH: Event = Event::row(244);
+    /// `l2_request_g1.all`.
+    pub const L2_REQUEST_G1_ALL: Event = Event::row(245);
+    /// `l2_request_g2.ls_rd_sized_nc`.
+    pub const L2_REQUEST_G2_LS_RD_SIZED_NC: Event = Event::row(246);
+    /// `l2_request_g2.ls_rd_sized`.
+    pub const L2_REQUEST_G2_LS_RD_SIZED: Event = Event::row(247);
+    /// `l2_wcb_req.wcb_close`.
+    pub const L2_WCB_REQ_WCB_CLOSE: Event = Event::row(248);
+    /// `l2_cache_req_stat.ic_fill_miss`.
+    pub const L2_CACHE_REQ_STAT_IC_FILL_MISS: Event = Event::row(249);
+    /// `l2_cache_req_stat.ic_fill_hit_s`.
+    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_S: Event = Event::row(250);
+    /// `l2_cache_req_stat.ic_fill_hit_x`.
+    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_X: Event = Event::row(251);
+    /// `l2_cache_req_stat.ic_hit_in_l2`.
+    pub const L2_CACHE_REQ_STAT_IC_HIT_IN_L2: Event = Event::row(252);
+    /// `l2_cache_req_stat.ic_access_in_l2`.
+    pub const L2_CACHE_REQ_STAT_IC_ACCESS_IN_L2: Event = Event::row(253);
+    /// `l2_cache_req_stat.ls_rd_blk_c`.
+    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_C: Event = Event::row(254);
+    /// `l2_cache_req_stat.ic_dc_miss_in_l2`.
+    pub const L2_CACHE_REQ_STAT_IC_DC_MISS_IN_L2: Event = Event::row(255);
+    /// `l2_cache_req_stat.ls_rd_blk_x`.
+    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_X: Event = Event::row(256);
+    /// `l2_cache_req_stat.ls_rd_blk_l_hit_s`.
+    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_S: Event = Event::row(257);
+    /// `l2_cache_req_stat.ls_rd_blk_l_hit_x`.
+    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_X: Event = Event::row(258);
+    /// `l2_cache_req_stat.ls_rd_blk_cs`.
+    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_CS: Event = Event::row(259);
+    /// `l2_cache_req_stat.dc_hit_in_l2`.
+    pub const L2_CACHE_REQ_STAT_DC_HIT_IN_L2: Event = Event::row(260);
+    /// `l2_cache_req_stat.ic_dc_hit_in_l2`.
+    pub const L2_CACHE_REQ_STAT_IC_DC_HIT_IN_L2: Event = Event::row(261);
+    /// `l2_cache_req_stat.dc_access_in_l2`.
+    pub const L2_CACHE_REQ_STAT_DC_ACCESS_IN_L2: Event = Event::row(262);
+    /// `l2_cache_req_stat.all`.
+    pub const L2_CACHE_REQ_STAT_ALL: Event = Event::row(263);
+    /// `l2_pf_hit_l2.l2_hwpf`.
+    pub const L2_PF_HIT_L2_L2_HWPF: Event = Event::row(264);
+    /// `l2_pf_hit_l2.l1_dc_hwpf`.
+    pub const L2_PF_HIT_L2_L1_DC_HWPF: Event = Event::row(265);
+    /// `l2_pf_hit_l2.l1_dc_l2_hwpf`.
+    pub const L2_PF_HIT_L2_L1_DC_L2_HWPF: Event = Event::row(266);
+    /// `l2_pf_miss_l2_hit_l3.l2_hwpf`.
+    pub const L2_PF_MISS_L2_HIT_L3_L2_HWPF: Event = Event::row(267);
+    /// `l2_pf_miss_l2_hit_l3.l1_dc_hwpf`.
+    pub const L2_PF_MISS_L2_HIT_L3_L1_DC_HWPF: Event = Event::row(268);
+    /// `l2_pf_miss_l2_hit_l3.l1_dc_l2_hwpf`.
+    pub const L2_PF_MISS_L2_HIT_L3_L1_DC_L2_HWPF: Event = Event::row(269);
+    /// `l2_pf_miss_l2_l3.l2_hwpf`.
+    pub const L2_PF_MISS_L2_L3_L2_HWPF: Event = Event::row(270);
+    /// `l2_pf_miss_l2_l3.l1_dc_hwpf`.
+    pub const L2_PF_MISS_L2_L3_L1_DC_HWPF: Event = Event::row(271);
+    /// `l2_pf_miss_l2_l3.l1_dc_l2_hwpf`.
+    pub const L2_PF_MISS_L2_L3_L1_DC_L2_HWPF: Event = Event::row(272);
+    /// `l2_fill_rsp_src.local_ccx`.
+    pub const L2_FILL_RSP_SRC_LOCAL_CCX: Event = Event::row(273);
+    /// `l2_fill_rsp_src.near_cache`.
+    pub const L2_FILL_RSP_SRC_NEAR_CACHE: Event = Event::row(274);
+    /// `l2_fill_rsp_src.dram_io_near`.
+    pub const L2_FILL_RSP_SRC_DRAM_IO_NEAR: Event = Event::row(275);
+    /// `l2_fill_rsp_src.far_cache`.
+    pub const L2_FILL_RSP_SRC_FAR_CACHE: Event = Event::row(276);
+    /// `l2_fill_rsp_src.dram_io_far`.
+    pub const L2_FILL_RSP_SRC_DRAM_IO_FAR: Event = Event::row(277);
+    /// `l2_fill_rsp_src.alternate_memories`.
+    pub const L2_FILL_RSP_SRC_ALTERNATE_MEMORIES: Event = Event::row(278);
+    /// `l2_fill_rsp_src.all`.
+    pub const L2_FILL_RSP_SRC_ALL: Event = Event::row(279);
+    /// `ls_bad_status2.stli_other`.
+    pub const LS_BAD_STATUS2_STLI_OTHER: Event = Event::row(280);
+    /// `ls_locks.bus_lock`.
+    pub const LS_LOCKS_BUS_LOCK: Event = Event::row(281);
+    /// `ls_locks.all`.
+    pub const LS_LOCKS_ALL: Event = Event::row(282);
+    /// `ls_ret_cl_flush`.
+    pub const LS_RET_CL_FLUSH: Event = Event::row(283);
+    /// `ls_ret_cpuid`.
+    pub const LS_RET_CPUID: Event = Event::row(284);
+    /// `ls_dispatch.ld_dispatch`.
+    pub const LS_DISPATCH_LD_DISPATCH: Event = Event::row(285);
+    /// `ls_dispatch.store_dispatch`.
+    pub const LS_DISPATCH_STORE_DISPATCH: Event = Event::row(286);
+    /// `ls_dispatch.ld_st_dispatch`.
+    pub const LS_DISPATCH_LD_ST_DISPATCH: Event = Event::row(287);
+    /// `ls_dispatch.all`.
+    pub const LS_DISPATCH_ALL: Event = Event::row(288);
+    /// `ls_smi_rx`.
+    pub const LS_SMI_RX: Event = Event::row(289);
+    /// `ls_int_taken`.
+    pub const LS_INT_TAKEN: Event = Event::row(290);
+    /// `ls_stlf`.
+    pub const LS_STLF: Event = Event::row(291);
+    /// `ls_st_commit_cancel2.st_commit_cancel_wcb_full`.
+    pub const LS_ST_COMMIT_CANCEL2_ST_COMMIT_CANCEL_WCB_FULL: Event = Event::row(292);
+    /// `ls_mab_alloc.load_store_allocations`.
+    pub const LS_MAB_ALLOC_LOAD_STORE_ALLOCATIONS: Event = Event::row(293);
+    /// `ls_mab_alloc.hardware_prefetcher_allocations`.
+    pub const LS_MAB_ALLOC_HARDWARE_PREFETCHER_ALLOCATIONS: Event = Event::row(294);
+    /// `ls_mab_alloc.all_allocations`.
+    pub const LS_MAB_ALLOC_ALL_ALLOCATIONS: Event = Event::row(295);
+    /// `ls_dmnd_fills_from_sys.local_l2`.
+    pub const LS_DMND_FILLS_FROM_SYS_LOCAL_L2: Event = Event::row(296);
+    /// `ls_dmnd_fills_from_sys.local_ccx`.
+    pub const LS_DMND_FILLS_FROM_SYS_LOCAL_CCX: Event = Event::row(297);
+    /// `ls_dmnd_fills_from_sys.near_cache`.
+    pub const LS_DMND_FILLS_FROM_SYS_NEAR_CACHE: Event = Event::row(298);
+    /// `ls_dmnd_fills_from_sys.dram_io_near`.
+    pub const LS_DMND_FILLS_FROM_SYS_DRAM_IO_NEAR: Event = Event::row(299);
+    /// `ls_dmnd_fills_from_sys.far_cache`.
+    pub const LS_DMND_FILLS_FROM_SYS_FAR_CACHE: Event = Event::row(300);
+    /// `ls_dmnd_fills_from_sys.dram_io_far`.
+    pub const LS_DMND_FILLS_FROM_SYS_DRAM_IO_FAR: Event = Event::row(301);
+    /// `ls_dmnd_fills_from_sys.alternate_memories`.
+    pub const LS_DMND_FILLS_FROM_SYS_ALTERNATE_MEMORIES: Event = Event::row(302);
+    /// `ls_dmnd_fills_from_sys.all`.
+    pub const LS_DMND_FILLS_FROM_SYS_ALL: Event = Event::row(303);
+    /// `ls_any_fills_from_sys.local_l2`.
+    pub const LS_ANY_FILLS_FROM_SYS_LOCAL_L2: Event = Event::row(304);
+    /// `ls_any_fills_from_sys.local_ccx`.
+    pub const LS_ANY_FILLS_FROM_SYS_LOCAL_CCX: Event = Event::row(305);
+    /// `ls_any_fills_from_sys.local_all`.
+    pub const LS_ANY_FILLS_FROM_SYS_LOCAL_ALL: Event = Event::row(306);
+    /// `ls_any_fills_from_sys.near_cache`.
+    pub const LS_ANY_FILLS_FROM_SYS_NEAR_CACHE: Event = Event::row(307);
+    /// `ls_any_fills_from_sys.dram_io_near`.
+    pub const LS_ANY_FILLS_FROM_SYS_DRAM_IO_NEAR: Event = Event::row(308);
+    /// `ls_any_fills_from_sys.far_cache`.
+    pub const LS_ANY_FILLS_FROM_SYS_FAR_CACHE: Event = Event::row(309);
+    /// `ls_any_fills_from_sys.remote_cache`.
+    pub const LS_ANY_FILLS_FROM_SYS_REMOTE_CACHE: Event = Event::row(310);
+    /// `ls_any_fills_from_sys.dram_io_far`.
+    pub const LS_ANY_FILLS_FROM_SYS_DRAM_IO_FAR: Event = Event::row(311);
+    /// `ls_any_fills_from_sys.dram_io_all`.
+    pub const LS_ANY_FILLS_FROM_SYS_DRAM_IO_ALL: Event = Event::row(312);
+    /// `ls_any_fills_from_sys.far_all`.
+    pub const LS_ANY_FILLS_FROM_SYS_FAR_ALL: Event = Event::row(313);
+    /// `ls_any_fills_from_sys.all_dram_io`.
+    pub const LS_ANY_FILLS_FROM_SYS_ALL_DRAM_IO: Event = Event::row(314);
+    /// `ls_any_fills_from_sys.alternate_memories`.
+    pub const LS_ANY_FILLS_FROM_SYS_ALTERNATE_MEMORIES: Event = Event::row(315);
+    /// `ls_any_fills_from_sys.all`.
+    pub const LS_ANY_FILLS_FROM_SYS_ALL: Event = Event::row(316);
+    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_HIT: Event = Event::row(317);
+    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_HIT: Event = Event::row(318);
+    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_HIT: Event = Event::row(319);
+    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_HIT: Event = Event::row(320);
+    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_MISS: Event = Event::row(321);
+    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_MISS: Event = Event::row(322);
+    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_MISS: Event = Event::row(323);
+    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss`.
+    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_MISS: Event = Event::row(324);
+    /// `ls_l1_d_tlb_miss.all_l2_miss`.
+    pub const LS_L1_D_TLB_MISS_ALL_L2_MISS: Event = Event::row(325);
+    /// `ls_l1_d_tlb_miss.all`.
+    pub const LS_L1_D_TLB_MISS_ALL: Event = Event::row(326);
+    /// `ls_misal_loads.ma64`.
+    pub const LS_MISAL_LOADS_MA64: Event = Event::row(327);
+    /// `ls_misal_loads.ma4k`.
+    pub const LS_MISAL_LOADS_MA4K: Event = Event::row(328);
+    /// `ls_pref_instr_disp.prefetch`.
+    pub const LS_PREF_INSTR_DISP_PREFETCH: Event = Event::row(329);
+    /// `ls_pref_instr_disp.prefetch_w`.
+    pub const LS_PREF_INSTR_DISP_PREFETCH_W: Event = Event::row(330);
+    /// `ls_pref_instr_disp.prefetch_nta`.
+    pub const LS_PREF_INSTR_DISP_PREFETCH_NTA: Event = Event::row(331);
+    /// `ls_pref_instr_disp.all`.
+    pub const LS_PREF_INSTR_DISP_ALL: Event = Event::row(332);
+    /// `wcb_close.full_line_64b`.
+    pub const WCB_CLOSE_FULL_LINE_64B: Event = Event::row(333);
+    /// `ls_inef_sw_pref.data_pipe_sw_pf_dc_hit`.
+    pub const LS_INEF_SW_PREF_DATA_PIPE_SW_PF_DC_HIT: Event = Event::row(334);
+    /// `ls_inef_sw_pref.mab_mch_cnt`.
+    pub const LS_INEF_SW_PREF_MAB_MCH_CNT: Event = Event::row(335);
+    /// `ls_inef_sw_pref.all`.
+    pub const LS_INEF_SW_PREF_ALL: Event = Event::row(336);
+    /// `ls_sw_pf_dc_fills.local_l2`.
+    pub const LS_SW_PF_DC_FILLS_LOCAL_L2: Event = Event::row(337);
+    /// `ls_sw_pf_dc_fills.local_ccx`.
+    pub const LS_SW_PF_DC_FILLS_LOCAL_CCX: Event = Event::row(338);
+    /// `ls_sw_pf_dc_fills.near_cache`.
+    pub const LS_SW_PF_DC_FILLS_NEAR_CACHE: Event = Event::row(339);
+    /// `ls_sw_pf_dc_fills.dram_io_near`.
+    pub const LS_SW_PF_DC_FILLS_DRAM_IO_NEAR: Event = Event::row(340);
+    /// `ls_sw_pf_dc_fills.far_cache`.
+    pub const LS_SW_PF_DC_FILLS_FAR_CACHE: Event = Event::row(341);
+    /// `ls_sw_pf_dc_fills.dram_io_far`.
+    pub const LS_SW_PF_DC_FILLS_DRAM_IO_FAR: Event = Event::row(342);
+    /// `ls_sw_pf_dc_fills.alternate_memories`.
+    pub const LS_SW_PF_DC_FILLS_ALTERNATE_MEMORIES: Event = Event::row(343);
+    /// `ls_sw_pf_dc_fills.all`.
+    pub const LS_SW_PF_DC_FILLS_ALL: Event = Event::row(344);
+    /// `ls_hw_pf_dc_fills.local_l2`.
+    pub const LS_HW_PF_DC_FILLS_LOCAL_L2: Event = Event::row(345);
+    /// `ls_hw_pf_dc_fills.local_ccx`.
+    pub const LS_HW_PF_DC_FILLS_LOCAL_CCX: Event = Event::row(346);
+    /// `ls_hw_pf_dc_fills.near_cache`.
+    pub const LS_HW_PF_DC_FILLS_NEAR_CACHE: Event = Event::row(347);
+    /// `ls_hw_pf_dc_fills.dram_io_near`.
+    pub const LS_HW_PF_DC_FILLS_DRAM_IO_NEAR: Event = Event::row(348);
+    /// `ls_hw_pf_dc_fills.far_cache`.
+    pub const LS_HW_PF_DC_FILLS_FAR_CACHE: Event = Event::row(349);
+    /// `ls_hw_pf_dc_fills.dram_io_far`.
+    pub const LS_HW_PF_DC_FILLS_DRAM_IO_FAR: Event = Event::row(350);
+    /// `ls_hw_pf_dc_fills.alternate_memories`.
+    pub const LS_HW_PF_DC_FILLS_ALTERNATE_MEMORIES: Event = Event::row(351);
+    /// `ls_hw_pf_dc_fills.all`.
+    pub const LS_HW_PF_DC_FILLS_ALL: Event = Event::row(352);
+    /// `ls_alloc_mab_count`.
+    pub const LS_ALLOC_MAB_COUNT: Event = Event::row(353);
+    /// `ls_not_halted_cyc`.
+    pub const LS_NOT_HALTED_CYC: Event = Event::row(354);
+    /// `ls_tlb_flush.all`.
+    pub const LS_TLB_FLUSH_ALL: Event = Event::row(355);
+    /// `ls_not_halted_p0_cyc.p0_freq_cyc`.
+    pub const LS_NOT_HALTED_P0_CYC_P0_FREQ_CYC: Event = Event::row(356);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::BP_L1_TLB_MISS_L2_TLB_HIT,
-        Event::BP_L1_TLB_MISS_L2_TLB_MISS_IF4K,
-        Event::BP_L1_TLB_MISS_L2_TLB_MISS_IF2M,
-        Event::BP_L1_TLB_MISS_L2_TLB_MISS_IF1G,
-        Event::BP_L1_TLB_MISS_L2_TLB_MISS_COALESCED_4K,
-        Event::BP_L1_TLB_MISS_L2_TLB_MISS_ALL,
-        Event::BP_L2_BTB_CORRECT,
-        Event::BP_DYN_IND_PRED,
-        Event::BP_DE_REDIRECT,
-        Event::BP_L1_TLB_FETCH_HIT_IF4K,
-        Event::BP_L1_TLB_FETCH_HIT_IF2M,
-        Event::BP_L1_TLB_FETCH_HIT_IF1G,
-        Event::BP_L1_TLB_FETCH_HIT_ALL,
-        Event::BP_REDIRECTS_RESYNC,
-        Event::BP_REDIRECTS_EX_REDIR,
-        Event::BP_REDIRECTS_ALL,
-        Event::DE_OP_QUEUE_EMPTY,
-        Event::DE_SRC_OP_DISP_X86_DECODER,
-        Event::DE_SRC_OP_DISP_OP_CACHE,
-        Event::DE_SRC_OP_DISP_ALL,
-        Event::DE_DIS_OPS_FROM_DECODER_ANY_FP_DISPATCH,
-        Event::DE_DIS_OPS_FROM_DECODER_ANY_INTEGER_DISPATCH,
-        Event::DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_INT_PHY_REG_FILE_RSRC_STALL,
-        Event::DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_LOAD_QUEUE_RSRC_STALL,
-        Event::DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_STORE_QUEUE_RSRC_STALL,
-        Event::DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_TAKEN_BRNCH_BUFFER_RSRC,
-        Event::DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_FP_SCH_RSRC_STALL,
-        Event::DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_AL_TOKENS,
-        Event::DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_AG_TOKENS,
-        Event::DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_EX_FLUSH_RECOVERY,
-        Event::DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_RETQ,
-        Event::DE_NO_DISPATCH_PER_SLOT_NO_OPS_FROM_FRONTEND,
-        Event::DE_NO_DISPATCH_PER_SLOT_BACKEND_STALLS,
-        Event::DE_NO_DISPATCH_PER_SLOT_SMT_CONTENTION,
-        Event::DE_ADDITIONAL_RESOURCE_STALLS_DISPATCH_STALLS,
-        Event::EX_RET_INSTR,
-        Event::EX_RET_OPS,
-        Event::EX_RET_BRN,
-        Event::EX_RET_BRN_MISP,
-        Event::EX_RET_BRN_TKN,
-        Event::EX_RET_BRN_TKN_MISP,
-        Event::EX_RET_BRN_FAR,
-        Event::EX_RET_NEAR_RET,
-        Event::EX_RET_NEAR_RET_MISPRED,
-        Event::EX_RET_BRN_IND_MISP,
-        Event::EX_RET_MMX_FP_INSTR_X87,
-        Event::EX_RET_MMX_FP_INSTR_MMX,
-        Event::EX_RET_MMX_FP_INSTR_SSE,
-        Event::EX_RET_IND_BRCH_INSTR,
-        Event::EX_RET_COND,
-        Event::EX_DIV_BUSY,
-        Event::EX_DIV_COUNT,
-        Event::EX_NO_RETIRE_EMPTY,
-        Event::EX_NO_RETIRE_NOT_COMPLETE,
-        Event::EX_NO_RETIRE_OTHER,
-        Event::EX_NO_RETIRE_THREAD_NOT_SELECTED,
-        Event::EX_NO_RETIRE_LOAD_NOT_COMPLETE,
-        Event::EX_NO_RETIRE_ALL,
-        Event::EX_RET_UCODE_INSTR,
-        Event::EX_RET_UCODE_OPS,
-        Event::EX_RET_MSPRD_BRNCH_INSTR_DIR_MSMTCH,
-        Event::EX_RET_UNCOND_BRNCH_INSTR_MISPRED,
-        Event::EX_RET_UNCOND_BRNCH_INSTR,
-        Event::EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS,
-        Event::EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS_RET,
-        Event::EX_TAGGED_IBS_OPS_IBS_COUNT_ROLLOVER,
-        Event::EX_RET_FUSED_INSTR,
-        Event::FP_RET_X87_FP_OPS_ADD_SUB_OPS,
-        Event::FP_RET_X87_FP_OPS_MUL_OPS,
-        Event::FP_RET_X87_FP_OPS_DIV_SQRT_OPS,
-        Event::FP_RET_X87_FP_OPS_ALL,
-        Event::FP_RET_SSE_AVX_OPS_ADD_SUB_FLOPS,
-        Event::FP_RET_SSE_AVX_OPS_MULT_FLOPS,
-        Event::FP_RET_SSE_AVX_OPS_DIV_FLOPS,
-        Event::FP_RET_SSE_AVX_OPS_MAC_FLOPS,
-        Event::FP_RET_SSE_AVX_OPS_BFLOAT16_FLOPS,
-        Event::FP_RET_SSE_AVX_OPS_SCALAR_SINGLE_FLOPS,
-        Event::FP_RET_SSE_AVX_OPS_PACKED_SINGLE_FLOPS,
-        Event::FP_RET_SSE_AVX_OPS_SCALAR_DOUBLE_FLOPS,
-        Event::FP_RET_SSE_AVX_OPS_PACKED_DOUBLE_FLOPS,
-        Event::FP_RET_SSE_AVX_OPS_ALL,
-        Event::FP_OPS_RETIRED_BY_WIDTH_X87_UOPS_RETIRED,
-        Event::FP_OPS_RETIRED_BY_WIDTH_MMX_UOPS_RETIRED,
-        Event::FP_OPS_RETIRED_BY_WIDTH_SCALAR_UOPS_RETIRED,
-        Event::FP_OPS_RETIRED_BY_WIDTH_PACK_128_UOPS_RETIRED,
-        Event::FP_OPS_RETIRED_BY_WIDTH_PACK_256_UOPS_RETIRED,
-        Event::FP_OPS_RETIRED_BY_WIDTH_PACK_512_UOPS_RETIRED,
-        Event::FP_OPS_RETIRED_BY_WIDTH_ALL,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_ADD,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_SUB,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_MUL,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_MAC,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_DIV,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_SQRT,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_CMP,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_CVT,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_BLEND,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_MOV,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_SHUFFLE,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_BFLOAT,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_LOGICAL,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_OTHER,
-        Event::FP_OPS_RETIRED_BY_TYPE_SCALAR_ALL,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_ADD,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_SUB,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_MUL,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_MAC,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_DIV,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_SQRT,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_CMP,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_CVT,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_BLEND,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_MOV,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_SHUFFLE,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_BFLOAT,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_LOGICAL,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_OTHER,
-        Event::FP_OPS_RETIRED_BY_TYPE_VECTOR_ALL,
-        Event::FP_OPS_RETIRED_BY_TYPE_ALL,
-        Event::SSE_AVX_OPS_RETIRED_MMX_ADD,
-        Event::SSE_AVX_OPS_RETIRED_MMX_SUB,
-        Event::SSE_AVX_OPS_RETIRED_MMX_MUL,
-        Event::SSE_AVX_OPS_RETIRED_MMX_MAC,
-        Event::SSE_AVX_OPS_RETIRED_MMX_AES,
-        Event::SSE_AVX_OPS_RETIRED_MMX_SHA,
-        Event::SSE_AVX_OPS_RETIRED_MMX_CMP,
-        Event::SSE_AVX_OPS_RETIRED_MMX_CVT,
-        Event::SSE_AVX_OPS_RETIRED_MMX_SHIFT,
-        Event::SSE_AVX_OPS_RETIRED_MMX_MOV,
-        Event::SSE_AVX_OPS_RETIRED_MMX_SHUFFLE,
-        Event::SSE_AVX_OPS_RETIRED_MMX_VNNI,
-        Event::SSE_AVX_OPS_RETIRED_MMX_PACK,
-        Event::SSE_AVX_OPS_RETIRED_MMX_LOGICAL,
-        Event::SSE_AVX_OPS_RETIRED_MMX_OTHER,
-        Event::SSE_AVX_OPS_RETIRED_MMX_ALL,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_ADD,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_SUB,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_MUL,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_MAC,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_AES,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_SHA,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_CMP,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_CVT,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_CLM,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_SHIFT,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_MOV,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_SHUFFLE,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_VNNI,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_PACK,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_LOGICAL,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_OTHER,
-        Event::SSE_AVX_OPS_RETIRED_SSE_AVX_ALL,
-        Event::SSE_AVX_OPS_RETIRED_ALL,
-        Event::FP_PACK_OPS_RETIRED_FP128_ADD,
-        Event::FP_PACK_OPS_RETIRED_FP128_SUB,
-        Event::FP_PACK_OPS_RETIRED_FP128_MUL,
-        Event::FP_PACK_OPS_RETIRED_FP128_MAC,
-        Event::FP_PACK_OPS_RETIRED_FP128_DIV,
-        Event::FP_PACK_OPS_RETIRED_FP128_SQRT,
-        Event::FP_PACK_OPS_RETIRED_FP128_CMP,
-        Event::FP_PACK_OPS_RETIRED_FP128_CVT,
-        Event::FP_PACK_OPS_RETIRED_FP128_BLEND,
-        Event::FP_PACK_OPS_RETIRED_FP128_MOV,
-        Event::FP_PACK_OPS_RETIRED_FP128_SHUFFLE,
-        Event::FP_PACK_OPS_RETIRED_FP128_BFLOAT,
-        Event::FP_PACK_OPS_RETIRED_FP128_LOGICAL,
-        Event::FP_PACK_OPS_RETIRED_FP128_OTHER,
-        Event::FP_PACK_OPS_RETIRED_FP128_ALL,
-        Event::FP_PACK_OPS_RETIRED_FP256_ADD,
-        Event::FP_PACK_OPS_RETIRED_FP256_SUB,
-        Event::FP_PACK_OPS_RETIRED_FP256_MUL,
-        Event::FP_PACK_OPS_RETIRED_FP256_MAC,
-        Event::FP_PACK_OPS_RETIRED_FP256_DIV,
-        Event::FP_PACK_OPS_RETIRED_FP256_SQRT,
-        Event::FP_PACK_OPS_RETIRED_FP256_CMP,
-        Event::FP_PACK_OPS_RETIRED_FP256_CVT,
-        Event::FP_PACK_OPS_RETIRED_FP256_BLEND,
-        Event::FP_PACK_OPS_RETIRED_FP256_MOV,
-        Event::FP_PACK_OPS_RETIRED_FP256_SHUFFLE,
-        Event::FP_PACK_OPS_RETIRED_FP256_BFLOAT,
-        Event::FP_PACK_OPS_RETIRED_FP256_LOGICAL,
-        Event::FP_PACK_OPS_RETIRED_FP256_OTHER,
-        Event::FP_PACK_OPS_RETIRED_FP256_ALL,
-        Event::FP_PACK_OPS_RETIRED_ALL,
-        Event::PACKED_INT_OP_TYPE_INT128_ADD,
-        Event::PACKED_INT_OP_TYPE_INT128_SUB,
-        Event::PACKED_INT_OP_TYPE_INT128_MUL,
-        Event::PACKED_INT_OP_TYPE_INT128_MAC,
-        Event::PACKED_INT_OP_TYPE_INT128_AES,
-        Event::PACKED_INT_OP_TYPE_INT128_SHA,
-        Event::PACKED_INT_OP_TYPE_INT128_CMP,
-        Event::PACKED_INT_OP_TYPE_INT128_CVT,
-        Event::PACKED_INT_OP_TYPE_INT128_CLM,
-        Event::PACKED_INT_OP_TYPE_INT128_SHIFT,
-        Event::PACKED_INT_OP_TYPE_INT128_MOV,
-        Event::PACKED_INT_OP_TYPE_INT128_SHUFFLE,
-        Event::PACKED_INT_OP_TYPE_INT128_VNNI,
-        Event::PACKED_INT_OP_TYPE_INT128_PACK,
-        Event::PACKED_INT_OP_TYPE_INT128_LOGICAL,
-        Event::PACKED_INT_OP_TYPE_INT128_OTHER,
-        Event::PACKED_INT_OP_TYPE_INT128_ALL,
-        Event::PACKED_INT_OP_TYPE_INT256_ADD,
-        Event::PACKED_INT_OP_TYPE_INT256_SUB,
-        Event::PACKED_INT_OP_TYPE_INT256_MUL,
-        Event::PACKED_INT_OP_TYPE_INT256_MAC,
-        Event::PACKED_INT_OP_TYPE_INT256_AES,
-        Event::PACKED_INT_OP_TYPE_INT256_SHA,
-        Event::PACKED_INT_OP_TYPE_INT256_CMP,
-        Event::PACKED_INT_OP_TYPE_INT256_CVT,
-        Event::PACKED_INT_OP_TYPE_INT256_SHIFT,
-        Event::PACKED_INT_OP_TYPE_INT256_MOV,
-        Event::PACKED_INT_OP_TYPE_INT256_SHUFFLE,
-        Event::PACKED_INT_OP_TYPE_INT256_VNNI,
-        Event::PACKED_INT_OP_TYPE_INT256_PACK,
-        Event::PACKED_INT_OP_TYPE_INT256_LOGICAL,
-        Event::PACKED_INT_OP_TYPE_INT256_OTHER,
-        Event::PACKED_INT_OP_TYPE_INT256_ALL,
-        Event::PACKED_INT_OP_TYPE_ALL,
-        Event::FP_DISP_FAULTS_X87_FILL_FAULT,
-        Event::FP_DISP_FAULTS_XMM_FILL_FAULT,
-        Event::FP_DISP_FAULTS_YMM_FILL_FAULT,
-        Event::FP_DISP_FAULTS_YMM_SPILL_FAULT,
-        Event::FP_DISP_FAULTS_SSE_AVX_ALL,
-        Event::FP_DISP_FAULTS_ALL,
-        Event::IC_CACHE_FILL_L2,
-        Event::IC_CACHE_FILL_SYS,
-        Event::IC_FETCH_IBS_EVENTS_FETCH_TAGGED,
-        Event::IC_FETCH_IBS_EVENTS_SAMPLE_DISCARDED,
-        Event::IC_FETCH_IBS_EVENTS_SAMPLE_FILTERED,
-        Event::IC_FETCH_IBS_EVENTS_SAMPLE_VALID,
-        Event::IC_TAG_HIT_MISS_INSTRUCTION_CACHE_HIT,
-        Event::IC_TAG_HIT_MISS_INSTRUCTION_CACHE_MISS,
-        Event::IC_TAG_HIT_MISS_ALL_INSTRUCTION_CACHE_ACCESSES,
-        Event::OP_CACHE_HIT_MISS_OP_CACHE_HIT,
-        Event::OP_CACHE_HIT_MISS_OP_CACHE_MISS,
-        Event::OP_CACHE_HIT_MISS_ALL_OP_CACHE_ACCESSES,
-        Event::L2_REQUEST_G1_GROUP2,
-        Event::L2_REQUEST_G1_L2_HW_PF,
-        Event::L2_REQUEST_G1_PREFETCH_L2_CMD,
-        Event::L2_REQUEST_G1_CACHEABLE_IC_READ,
-        Event::L2_REQUEST_G1_LS_RD_BLK_C_S,
-        Event::L2_REQUEST_G1_RD_BLK_X,
-        Event::L2_REQUEST_G1_RD_BLK_L,
-        Event::L2_REQUEST_G1_ALL_DC,
-        Event::L2_REQUEST_G1_ALL_NO_PREFETCH,
-        Event::L2_REQUEST_G1_ALL,
-        Event::L2_REQUEST_G2_LS_RD_SIZED_NC,
-        Event::L2_REQUEST_G2_LS_RD_SIZED,
-        Event::L2_WCB_REQ_WCB_CLOSE,
-        Event::L2_CACHE_REQ_STAT_IC_FILL_MISS,
-        Event::L2_CACHE_REQ_STAT_IC_FILL_HIT_S,
-        Event::L2_CACHE_REQ_STAT_IC_FILL_HIT_X,
-        Event::L2_CACHE_REQ_STAT_IC_HIT_IN_L2,
-        Event::L2_CACHE_REQ_STAT_IC_ACCESS_IN_L2,
-        Event::L2_CACHE_REQ_STAT_LS_RD_BLK_C,
-        Event::L2_CACHE_REQ_STAT_IC_DC_MISS_IN_L2,
-        Event::L2_CACHE_REQ_STAT_LS_RD_BLK_X,
-        Event::L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_S,
-        Event::L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_X,
-        Event::L2_CACHE_REQ_STAT_LS_RD_BLK_CS,
-        Event::L2_CACHE_REQ_STAT_DC_HIT_IN_L2,
-        Event::L2_CACHE_REQ_STAT_IC_DC_HIT_IN_L2,
-        Event::L2_CACHE_REQ_STAT_DC_ACCESS_IN_L2,
-        Event::L2_CACHE_REQ_STAT_ALL,
-        Event::L2_PF_HIT_L2_L2_HWPF,
-        Event::L2_PF_HIT_L2_L1_DC_HWPF,
-        Event::L2_PF_HIT_L2_L1_DC_L2_HWPF,
-        Event::L2_PF_MISS_L2_HIT_L3_L2_HWPF,
-        Event::L2_PF_MISS_L2_HIT_L3_L1_DC_HWPF,
-        Event::L2_PF_MISS_L2_HIT_L3_L1_DC_L2_HWPF,
-        Event::L2_PF_MISS_L2_L3_L2_HWPF,
-        Event::L2_PF_MISS_L2_L3_L1_DC_HWPF,
-        Event::L2_PF_MISS_L2_L3_L1_DC_L2_HWPF,
-        Event::L2_FILL_RSP_SRC_LOCAL_CCX,
-        Event::L2_FILL_RSP_SRC_NEAR_CACHE,
-        Event::L2_FILL_RSP_SRC_DRAM_IO_NEAR,
-        Event::L2_FILL_RSP_SRC_FAR_CACHE,
-        Event::L2_FILL_RSP_SRC_DRAM_IO_FAR,
-        Event::L2_FILL_RSP_SRC_ALTERNATE_MEMORIES,
-        Event::L2_FILL_RSP_SRC_ALL,
-        Event::LS_BAD_STATUS2_STLI_OTHER,
-        Event::LS_LOCKS_BUS_LOCK,
-        Event::LS_LOCKS_ALL,
-        Event::LS_RET_CL_FLUSH,
-        Event::LS_RET_CPUID,
-        Event::LS_DISPATCH_LD_DISPATCH,
-        Event::LS_DISPATCH_STORE_DISPATCH,
-        Event::LS_DISPATCH_LD_ST_DISPATCH,
-        Event::LS_DISPATCH_ALL,
-        Event::LS_SMI_RX,
-        Event::LS_INT_TAKEN,
-        Event::LS_STLF,
-        Event::LS_ST_COMMIT_CANCEL2_ST_COMMIT_CANCEL_WCB_FULL,
-        Event::LS_MAB_ALLOC_LOAD_STORE_ALLOCATIONS,
-        Event::LS_MAB_ALLOC_HARDWARE_PREFETCHER_ALLOCATIONS,
-        Event::LS_MAB_ALLOC_ALL_ALLOCATIONS,
-        Event::LS_DMND_FILLS_FROM_SYS_LOCAL_L2,
-        Event::LS_DMND_FILLS_FROM_SYS_LOCAL_CCX,
-        Event::LS_DMND_FILLS_FROM_SYS_NEAR_CACHE,
-        Event::LS_DMND_FILLS_FROM_SYS_DRAM_IO_NEAR,
-        Event::LS_DMND_FILLS_FROM_SYS_FAR_CACHE,
-        Event::LS_DMND_FILLS_FROM_SYS_DRAM_IO_FAR,
-        Event::LS_DMND_FILLS_FROM_SYS_ALTERNATE_MEMORIES,
-        Event::LS_DMND_FILLS_FROM_SYS_ALL,
-        Event::LS_ANY_FILLS_FROM_SYS_LOCAL_L2,
-        Event::LS_ANY_FILLS_FROM_SYS_LOCAL_CCX,
-        Event::LS_ANY_FILLS_FROM_SYS_LOCAL_ALL,
-        Event::LS_ANY_FILLS_FROM_SYS_NEAR_CACHE,
-        Event::LS_ANY_FILLS_FROM_SYS_DRAM_IO_NEAR,
-        Event::LS_ANY_FILLS_FROM_SYS_FAR_CACHE,
-        Event::LS_ANY_FILLS_FROM_SYS_REMOTE_CACHE,
-        Event::LS_ANY_FILLS_FROM_SYS_DRAM_IO_FAR,
-        Event::LS_ANY_FILLS_FROM_SYS_DRAM_IO_ALL,
-        Event::LS_ANY_FILLS_FROM_SYS_FAR_ALL,
-        Event::LS_ANY_FILLS_FROM_SYS_ALL_DRAM_IO,
-        Event::LS_ANY_FILLS_FROM_SYS_ALTERNATE_MEMORIES,
-        Event::LS_ANY_FILLS_FROM_SYS_ALL,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_HIT,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_HIT,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_HIT,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_HIT,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_MISS,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_MISS,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_MISS,
-        Event::LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_MISS,
-        Event::LS_L1_D_TLB_MISS_ALL_L2_MISS,
-        Event::LS_L1_D_TLB_MISS_ALL,
-        Event::LS_MISAL_LOADS_MA64,
-        Event::LS_MISAL_LOADS_MA4K,
-        Event::LS_PREF_INSTR_DISP_PREFETCH,
-        Event::LS_PREF_INSTR_DISP_PREFETCH_W,
-        Event::LS_PREF_INSTR_DISP_PREFETCH_NTA,
-        Event::LS_PREF_INSTR_DISP_ALL,
-        Event::WCB_CLOSE_FULL_LINE_64B,
-        Event::LS_INEF_SW_PREF_DATA_PIPE_SW_PF_DC_HIT,
-        Event::LS_INEF_SW_PREF_MAB_MCH_CNT,
-        Event::LS_INEF_SW_PREF_ALL,
-        Event::LS_SW_PF_DC_FILLS_LOCAL_L2,
-        Event::LS_SW_PF_DC_FILLS_LOCAL_CCX,
-        Event::LS_SW_PF_DC_FILLS_NEAR_CACHE,
-        Event::LS_SW_PF_DC_FILLS_DRAM_IO_NEAR,
-        Event::LS_SW_PF_DC_FILLS_FAR_CACHE,
-        Event::LS_SW_PF_DC_FILLS_DRAM_IO_FAR,
-        Event::LS_SW_PF_DC_FILLS_ALTERNATE_MEMORIES,
-        Event::LS_SW_PF_DC_FILLS_ALL,
-        Event::LS_HW_PF_DC_FILLS_LOCAL_L2,
-        Event::LS_HW_PF_DC_FILLS_LOCAL_CCX,
-        Event::LS_HW_PF_DC_FILLS_NEAR_CACHE,
-        Event::LS_HW_PF_DC_FILLS_DRAM_IO_NEAR,
-        Event::LS_HW_PF_DC_FILLS_FAR_CACHE,
-        Event::LS_HW_PF_DC_FILLS_DRAM_IO_FAR,
-        Event::LS_HW_PF_DC_FILLS_ALTERNATE_MEMORIES,
-        Event::LS_HW_PF_DC_FILLS_ALL,
-        Event::LS_ALLOC_MAB_COUNT,
-        Event::LS_NOT_HALTED_CYC,
-        Event::LS_TLB_FLUSH_ALL,
-        Event::LS_NOT_HALTED_P0_CYC_P0_FREQ_CYC,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u16 {
@@ -1860,368 +1496,385 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("bp_l1_tlb_miss_l2_tlb_hit", 0x84, 0x00, 0b111111),
+    ev("bp_l1_tlb_miss_l2_tlb_miss.if4k", 0x85, 0x01, 0b111111),
+    ev("bp_l1_tlb_miss_l2_tlb_miss.if2m", 0x85, 0x02, 0b111111),
+    ev("bp_l1_tlb_miss_l2_tlb_miss.if1g", 0x85, 0x04, 0b111111),
+    ev("bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k", 0x85, 0x08, 0b111111),
+    ev("bp_l1_tlb_miss_l2_tlb_miss.all", 0x85, 0x0f, 0b111111),
+    ev("bp_l2_btb_correct", 0x8b, 0x00, 0b111111),
+    ev("bp_dyn_ind_pred", 0x8e, 0x00, 0b111111),
+    ev("bp_de_redirect", 0x91, 0x00, 0b111111),
+    ev("bp_l1_tlb_fetch_hit.if4k", 0x94, 0x01, 0b111111),
+    ev("bp_l1_tlb_fetch_hit.if2m", 0x94, 0x02, 0b111111),
+    ev("bp_l1_tlb_fetch_hit.if1g", 0x94, 0x04, 0b111111),
+    ev("bp_l1_tlb_fetch_hit.all", 0x94, 0x07, 0b111111),
+    ev("bp_redirects.resync", 0x9f, 0x01, 0b111111),
+    ev("bp_redirects.ex_redir", 0x9f, 0x02, 0b111111),
+    ev("bp_redirects.all", 0x9f, 0x00, 0b111111),
+    ev("de_op_queue_empty", 0xa9, 0x00, 0b111111),
+    ev("de_src_op_disp.x86_decoder", 0xaa, 0x01, 0b111111),
+    ev("de_src_op_disp.op_cache", 0xaa, 0x02, 0b111111),
+    ev("de_src_op_disp.all", 0xaa, 0x07, 0b111111),
+    ev("de_dis_ops_from_decoder.any_fp_dispatch", 0xab, 0x04, 0b111111),
+    ev("de_dis_ops_from_decoder.any_integer_dispatch", 0xab, 0x08, 0b111111),
+    ev("de_dispatch_stall_cycle_dynamic_tokens_part1.int_phy_reg_file_rsrc_stall", 0xae, 0x01, 0b111111),
+    ev("de_dispatch_stall_cycle_dynamic_tokens_part1.load_queue_rsrc_stall", 0xae, 0x02, 0b111111),
+    ev("de_dispatch_stall_cycle_dynamic_tokens_part1.store_queue_rsrc_stall", 0xae, 0x04, 0b111111),
+    ev("de_dispatch_stall_cycle_dynamic_tokens_part1.taken_brnch_buffer_rsrc", 0xae, 0x10, 0b111111),
+    ev("de_dispatch_stall_cycle_dynamic_tokens_part1.fp_sch_rsrc_stall", 0xae, 0x40, 0b111111),
+    ev("de_dispatch_stall_cycle_dynamic_tokens_part2.al_tokens", 0xaf, 0x01, 0b111111),
+    ev("de_dispatch_stall_cycle_dynamic_tokens_part2.ag_tokens", 0xaf, 0x02, 0b111111),
+    ev("de_dispatch_stall_cycle_dynamic_tokens_part2.ex_flush_recovery", 0xaf, 0x04, 0b111111),
+    ev("de_dispatch_stall_cycle_dynamic_tokens_part2.retq", 0xaf, 0x20, 0b111111),
+    ev("de_no_dispatch_per_slot.no_ops_from_frontend", 0x1a0, 0x01, 0b111111),
+    ev("de_no_dispatch_per_slot.backend_stalls", 0x1a0, 0x1e, 0b111111),
+    ev("de_no_dispatch_per_slot.smt_contention", 0x1a0, 0x60, 0b111111),
+    ev("de_additional_resource_stalls.dispatch_stalls", 0x1a2, 0x30, 0b111111),
+    ev("ex_ret_instr", 0xc0, 0x00, 0b111111),
+    ev("ex_ret_ops", 0xc1, 0x00, 0b111111),
+    ev("ex_ret_brn", 0xc2, 0x00, 0b111111),
+    ev("ex_ret_brn_misp", 0xc3, 0x00, 0b111111),
+    ev("ex_ret_brn_tkn", 0xc4, 0x00, 0b111111),
+    ev("ex_ret_brn_tkn_misp", 0xc5, 0x00, 0b111111),
+    ev("ex_ret_brn_far", 0xc6, 0x00, 0b111111),
+    ev("ex_ret_near_ret", 0xc8, 0x00, 0b111111),
+    ev("ex_ret_near_ret_mispred", 0xc9, 0x00, 0b111111),
+    ev("ex_ret_brn_ind_misp", 0xca, 0x00, 0b111111),
+    ev("ex_ret_mmx_fp_instr.x87", 0xcb, 0x01, 0b111111),
+    ev("ex_ret_mmx_fp_instr.mmx", 0xcb, 0x02, 0b111111),
+    ev("ex_ret_mmx_fp_instr.sse", 0xcb, 0x04, 0b111111),
+    ev("ex_ret_ind_brch_instr", 0xcc, 0x00, 0b111111),
+    ev("ex_ret_cond", 0xd1, 0x00, 0b111111),
+    ev("ex_div_busy", 0xd3, 0x00, 0b111111),
+    ev("ex_div_count", 0xd4, 0x00, 0b111111),
+    ev("ex_no_retire.empty", 0xd6, 0x01, 0b111111),
+    ev("ex_no_retire.not_complete", 0xd6, 0x02, 0b111111),
+    ev("ex_no_retire.other", 0xd6, 0x08, 0b111111),
+    ev("ex_no_retire.thread_not_selected", 0xd6, 0x10, 0b111111),
+    ev("ex_no_retire.load_not_complete", 0xd6, 0xa2, 0b111111),
+    ev("ex_no_retire.all", 0xd6, 0x1b, 0b111111),
+    ev("ex_ret_ucode_instr", 0x1c1, 0x00, 0b111111),
+    ev("ex_ret_ucode_ops", 0x1c2, 0x00, 0b111111),
+    ev("ex_ret_msprd_brnch_instr_dir_msmtch", 0x1c7, 0x00, 0b111111),
+    ev("ex_ret_uncond_brnch_instr_mispred", 0x1c8, 0x00, 0b111111),
+    ev("ex_ret_uncond_brnch_instr", 0x1c9, 0x00, 0b111111),
+    ev("ex_tagged_ibs_ops.ibs_tagged_ops", 0x1cf, 0x01, 0b111111),
+    ev("ex_tagged_ibs_ops.ibs_tagged_ops_ret", 0x1cf, 0x02, 0b111111),
+    ev("ex_tagged_ibs_ops.ibs_count_rollover", 0x1cf, 0x04, 0b111111),
+    ev("ex_ret_fused_instr", 0x1d0, 0x00, 0b111111),
+    ev("fp_ret_x87_fp_ops.add_sub_ops", 0x02, 0x01, 0b111111),
+    ev("fp_ret_x87_fp_ops.mul_ops", 0x02, 0x02, 0b111111),
+    ev("fp_ret_x87_fp_ops.div_sqrt_ops", 0x02, 0x04, 0b111111),
+    ev("fp_ret_x87_fp_ops.all", 0x02, 0x07, 0b111111),
+    ev("fp_ret_sse_avx_ops.add_sub_flops", 0x03, 0x01, 0b111111),
+    ev("fp_ret_sse_avx_ops.mult_flops", 0x03, 0x02, 0b111111),
+    ev("fp_ret_sse_avx_ops.div_flops", 0x03, 0x04, 0b111111),
+    ev("fp_ret_sse_avx_ops.mac_flops", 0x03, 0x08, 0b111111),
+    ev("fp_ret_sse_avx_ops.bfloat16_flops", 0x03, 0x20, 0b111111),
+    ev("fp_ret_sse_avx_ops.scalar_single_flops", 0x03, 0x40, 0b111111),
+    ev("fp_ret_sse_avx_ops.packed_single_flops", 0x03, 0x60, 0b111111),
+    ev("fp_ret_sse_avx_ops.scalar_double_flops", 0x03, 0x80, 0b111111),
+    ev("fp_ret_sse_avx_ops.packed_double_flops", 0x03, 0xa0, 0b111111),
+    ev("fp_ret_sse_avx_ops.all", 0x03, 0x0f, 0b111111),
+    ev("fp_ops_retired_by_width.x87_uops_retired", 0x08, 0x01, 0b111111),
+    ev("fp_ops_retired_by_width.mmx_uops_retired", 0x08, 0x02, 0b111111),
+    ev("fp_ops_retired_by_width.scalar_uops_retired", 0x08, 0x04, 0b111111),
+    ev("fp_ops_retired_by_width.pack_128_uops_retired", 0x08, 0x08, 0b111111),
+    ev("fp_ops_retired_by_width.pack_256_uops_retired", 0x08, 0x10, 0b111111),
+    ev("fp_ops_retired_by_width.pack_512_uops_retired", 0x08, 0x20, 0b111111),
+    ev("fp_ops_retired_by_width.all", 0x08, 0x3f, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_add", 0x0a, 0x01, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_sub", 0x0a, 0x02, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_mul", 0x0a, 0x03, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_mac", 0x0a, 0x04, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_div", 0x0a, 0x05, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_sqrt", 0x0a, 0x06, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_cmp", 0x0a, 0x07, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_cvt", 0x0a, 0x08, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_blend", 0x0a, 0x09, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_mov", 0x0a, 0x0a, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_shuffle", 0x0a, 0x0b, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_bfloat", 0x0a, 0x0c, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_logical", 0x0a, 0x0d, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_other", 0x0a, 0x0e, 0b111111),
+    ev("fp_ops_retired_by_type.scalar_all", 0x0a, 0x0f, 0b111111),
+    ev("fp_ops_retired_by_type.vector_add", 0x0a, 0x10, 0b111111),
+    ev("fp_ops_retired_by_type.vector_sub", 0x0a, 0x20, 0b111111),
+    ev("fp_ops_retired_by_type.vector_mul", 0x0a, 0x30, 0b111111),
+    ev("fp_ops_retired_by_type.vector_mac", 0x0a, 0x40, 0b111111),
+    ev("fp_ops_retired_by_type.vector_div", 0x0a, 0x50, 0b111111),
+    ev("fp_ops_retired_by_type.vector_sqrt", 0x0a, 0x60, 0b111111),
+    ev("fp_ops_retired_by_type.vector_cmp", 0x0a, 0x70, 0b111111),
+    ev("fp_ops_retired_by_type.vector_cvt", 0x0a, 0x80, 0b111111),
+    ev("fp_ops_retired_by_type.vector_blend", 0x0a, 0x90, 0b111111),
+    ev("fp_ops_retired_by_type.vector_mov", 0x0a, 0xa0, 0b111111),
+    ev("fp_ops_retired_by_type.vector_shuffle", 0x0a, 0xb0, 0b111111),
+    ev("fp_ops_retired_by_type.vector_bfloat", 0x0a, 0xc0, 0b111111),
+    ev("fp_ops_retired_by_type.vector_logical", 0x0a, 0xd0, 0b111111),
+    ev("fp_ops_retired_by_type.vector_other", 0x0a, 0xe0, 0b111111),
+    ev("fp_ops_retired_by_type.vector_all", 0x0a, 0xf0, 0b111111),
+    ev("fp_ops_retired_by_type.all", 0x0a, 0xff, 0b111111),
+    ev("sse_avx_ops_retired.mmx_add", 0x0b, 0x01, 0b111111),
+    ev("sse_avx_ops_retired.mmx_sub", 0x0b, 0x02, 0b111111),
+    ev("sse_avx_ops_retired.mmx_mul", 0x0b, 0x03, 0b111111),
+    ev("sse_avx_ops_retired.mmx_mac", 0x0b, 0x04, 0b111111),
+    ev("sse_avx_ops_retired.mmx_aes", 0x0b, 0x05, 0b111111),
+    ev("sse_avx_ops_retired.mmx_sha", 0x0b, 0x06, 0b111111),
+    ev("sse_avx_ops_retired.mmx_cmp", 0x0b, 0x07, 0b111111),
+    ev("sse_avx_ops_retired.mmx_cvt", 0x0b, 0x08, 0b111111),
+    ev("sse_avx_ops_retired.mmx_shift", 0x0b, 0x09, 0b111111),
+    ev("sse_avx_ops_retired.mmx_mov", 0x0b, 0x0a, 0b111111),
+    ev("sse_avx_ops_retired.mmx_shuffle", 0x0b, 0x0b, 0b111111),
+    ev("sse_avx_ops_retired.mmx_vnni", 0x0b, 0x0c, 0b111111),
+    ev("sse_avx_ops_retired.mmx_pack", 0x0b, 0x0c, 0b111111),
+    ev("sse_avx_ops_retired.mmx_logical", 0x0b, 0x0d, 0b111111),
+    ev("sse_avx_ops_retired.mmx_other", 0x0b, 0x0e, 0b111111),
+    ev("sse_avx_ops_retired.mmx_all", 0x0b, 0x0f, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_add", 0x0b, 0x10, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_sub", 0x0b, 0x20, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_mul", 0x0b, 0x30, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_mac", 0x0b, 0x40, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_aes", 0x0b, 0x50, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_sha", 0x0b, 0x60, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_cmp", 0x0b, 0x70, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_cvt", 0x0b, 0x80, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_clm", 0x0b, 0x80, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_shift", 0x0b, 0x90, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_mov", 0x0b, 0xa0, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_shuffle", 0x0b, 0xb0, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_vnni", 0x0b, 0xc0, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_pack", 0x0b, 0xc0, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_logical", 0x0b, 0xd0, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_other", 0x0b, 0xe0, 0b111111),
+    ev("sse_avx_ops_retired.sse_avx_all", 0x0b, 0xf0, 0b111111),
+    ev("sse_avx_ops_retired.all", 0x0b, 0xff, 0b111111),
+    ev("fp_pack_ops_retired.fp128_add", 0x0c, 0x01, 0b111111),
+    ev("fp_pack_ops_retired.fp128_sub", 0x0c, 0x02, 0b111111),
+    ev("fp_pack_ops_retired.fp128_mul", 0x0c, 0x03, 0b111111),
+    ev("fp_pack_ops_retired.fp128_mac", 0x0c, 0x04, 0b111111),
+    ev("fp_pack_ops_retired.fp128_div", 0x0c, 0x05, 0b111111),
+    ev("fp_pack_ops_retired.fp128_sqrt", 0x0c, 0x06, 0b111111),
+    ev("fp_pack_ops_retired.fp128_cmp", 0x0c, 0x07, 0b111111),
+    ev("fp_pack_ops_retired.fp128_cvt", 0x0c, 0x08, 0b111111),
+    ev("fp_pack_ops_retired.fp128_blend", 0x0c, 0x09, 0b111111),
+    ev("fp_pack_ops_retired.fp128_mov", 0x0c, 0x0a, 0b111111),
+    ev("fp_pack_ops_retired.fp128_shuffle", 0x0c, 0x0b, 0b111111),
+    ev("fp_pack_ops_retired.fp128_bfloat", 0x0c, 0x0c, 0b111111),
+    ev("fp_pack_ops_retired.fp128_logical", 0x0c, 0x0d, 0b111111),
+    ev("fp_pack_ops_retired.fp128_other", 0x0c, 0x0e, 0b111111),
+    ev("fp_pack_ops_retired.fp128_all", 0x0c, 0x0f, 0b111111),
+    ev("fp_pack_ops_retired.fp256_add", 0x0c, 0x10, 0b111111),
+    ev("fp_pack_ops_retired.fp256_sub", 0x0c, 0x20, 0b111111),
+    ev("fp_pack_ops_retired.fp256_mul", 0x0c, 0x30, 0b111111),
+    ev("fp_pack_ops_retired.fp256_mac", 0x0c, 0x40, 0b111111),
+    ev("fp_pack_ops_retired.fp256_div", 0x0c, 0x50, 0b111111),
+    ev("fp_pack_ops_retired.fp256_sqrt", 0x0c, 0x60, 0b111111),
+    ev("fp_pack_ops_retired.fp256_cmp", 0x0c, 0x70, 0b111111),
+    ev("fp_pack_ops_retired.fp256_cvt", 0x0c, 0x80, 0b111111),
+    ev("fp_pack_ops_retired.fp256_blend", 0x0c, 0x90, 0b111111),
+    ev("fp_pack_ops_retired.fp256_mov", 0x0c, 0xa0, 0b111111),
+    ev("fp_pack_ops_retired.fp256_shuffle", 0x0c, 0xb0, 0b111111),
+    ev("fp_pack_ops_retired.fp256_bfloat", 0x0c, 0xc0, 0b111111),
+    ev("fp_pack_ops_retired.fp256_logical", 0x0c, 0xd0, 0b111111),
+    ev("fp_pack_ops_retired.fp256_other", 0x0c, 0xe0, 0b111111),
+    ev("fp_pack_ops_retired.fp256_all", 0x0c, 0xf0, 0b111111),
+    ev("fp_pack_ops_retired.all", 0x0c, 0xff, 0b111111),
+    ev("packed_int_op_type.int128_add", 0x0d, 0x01, 0b111111),
+    ev("packed_int_op_type.int128_sub", 0x0d, 0x02, 0b111111),
+    ev("packed_int_op_type.int128_mul", 0x0d, 0x03, 0b111111),
+    ev("packed_int_op_type.int128_mac", 0x0d, 0x04, 0b111111),
+    ev("packed_int_op_type.int128_aes", 0x0d, 0x05, 0b111111),
+    ev("packed_int_op_type.int128_sha", 0x0d, 0x06, 0b111111),
+    ev("packed_int_op_type.int128_cmp", 0x0d, 0x07, 0b111111),
+    ev("packed_int_op_type.int128_cvt", 0x0d, 0x08, 0b111111),
+    ev("packed_int_op_type.int128_clm", 0x0d, 0x08, 0b111111),
+    ev("packed_int_op_type.int128_shift", 0x0d, 0x09, 0b111111),
+    ev("packed_int_op_type.int128_mov", 0x0d, 0x0a, 0b111111),
+    ev("packed_int_op_type.int128_shuffle", 0x0d, 0x0b, 0b111111),
+    ev("packed_int_op_type.int128_vnni", 0x0d, 0x0c, 0b111111),
+    ev("packed_int_op_type.int128_pack", 0x0d, 0x0c, 0b111111),
+    ev("packed_int_op_type.int128_logical", 0x0d, 0x0d, 0b111111),
+    ev("packed_int_op_type.int128_other", 0x0d, 0x0e, 0b111111),
+    ev("packed_int_op_type.int128_all", 0x0d, 0x0f, 0b111111),
+    ev("packed_int_op_type.int256_add", 0x0d, 0x10, 0b111111),
+    ev("packed_int_op_type.int256_sub", 0x0d, 0x20, 0b111111),
+    ev("packed_int_op_type.int256_mul", 0x0d, 0x30, 0b111111),
+    ev("packed_int_op_type.int256_mac", 0x0d, 0x40, 0b111111),
+    ev("packed_int_op_type.int256_aes", 0x0d, 0x50, 0b111111),
+    ev("packed_int_op_type.int256_sha", 0x0d, 0x60, 0b111111),
+    ev("packed_int_op_type.int256_cmp", 0x0d, 0x70, 0b111111),
+    ev("packed_int_op_type.int256_cvt", 0x0d, 0x80, 0b111111),
+    ev("packed_int_op_type.int256_shift", 0x0d, 0x90, 0b111111),
+    ev("packed_int_op_type.int256_mov", 0x0d, 0xa0, 0b111111),
+    ev("packed_int_op_type.int256_shuffle", 0x0d, 0xb0, 0b111111),
+    ev("packed_int_op_type.int256_vnni", 0x0d, 0xc0, 0b111111),
+    ev("packed_int_op_type.int256_pack", 0x0d, 0xc0, 0b111111),
+    ev("packed_int_op_type.int256_logical", 0x0d, 0xd0, 0b111111),
+    ev("packed_int_op_type.int256_other", 0x0d, 0xe0, 0b111111),
+    ev("packed_int_op_type.int256_all", 0x0d, 0xf0, 0b111111),
+    ev("packed_int_op_type.all", 0x0d, 0xff, 0b111111),
+    ev("fp_disp_faults.x87_fill_fault", 0x0e, 0x01, 0b111111),
+    ev("fp_disp_faults.xmm_fill_fault", 0x0e, 0x02, 0b111111),
+    ev("fp_disp_faults.ymm_fill_fault", 0x0e, 0x04, 0b111111),
+    ev("fp_disp_faults.ymm_spill_fault", 0x0e, 0x08, 0b111111),
+    ev("fp_disp_faults.sse_avx_all", 0x0e, 0x0e, 0b111111),
+    ev("fp_disp_faults.all", 0x0e, 0x0f, 0b111111),
+    ev("ic_cache_fill_l2", 0x82, 0x00, 0b111111),
+    ev("ic_cache_fill_sys", 0x83, 0x00, 0b111111),
+    ev("ic_fetch_ibs_events.fetch_tagged", 0x188, 0x02, 0b111111),
+    ev("ic_fetch_ibs_events.sample_discarded", 0x188, 0x04, 0b111111),
+    ev("ic_fetch_ibs_events.sample_filtered", 0x188, 0x08, 0b111111),
+    ev("ic_fetch_ibs_events.sample_valid", 0x188, 0x10, 0b111111),
+    ev("ic_tag_hit_miss.instruction_cache_hit", 0x18e, 0x07, 0b111111),
+    ev("ic_tag_hit_miss.instruction_cache_miss", 0x18e, 0x18, 0b111111),
+    ev("ic_tag_hit_miss.all_instruction_cache_accesses", 0x18e, 0x1f, 0b111111),
+    ev("op_cache_hit_miss.op_cache_hit", 0x28f, 0x03, 0b111111),
+    ev("op_cache_hit_miss.op_cache_miss", 0x28f, 0x04, 0b111111),
+    ev("op_cache_hit_miss.all_op_cache_accesses", 0x28f, 0x07, 0b111111),
+    ev("l2_request_g1.group2", 0x60, 0x01, 0b111111),
+    ev("l2_request_g1.l2_hw_pf", 0x60, 0x02, 0b111111),
+    ev("l2_request_g1.prefetch_l2_cmd", 0x60, 0x04, 0b111111),
+    ev("l2_request_g1.cacheable_ic_read", 0x60, 0x10, 0b111111),
+    ev("l2_request_g1.ls_rd_blk_c_s", 0x60, 0x20, 0b111111),
+    ev("l2_request_g1.rd_blk_x", 0x60, 0x40, 0b111111),
+    ev("l2_request_g1.rd_blk_l", 0x60, 0x80, 0b111111),
+    ev("l2_request_g1.all_dc", 0x60, 0xe0, 0b111111),
+    ev("l2_request_g1.all_no_prefetch", 0x60, 0xf1, 0b111111),
+    ev("l2_request_g1.all", 0x60, 0xf7, 0b111111),
+    ev("l2_request_g2.ls_rd_sized_nc", 0x61, 0x20, 0b111111),
+    ev("l2_request_g2.ls_rd_sized", 0x61, 0x40, 0b111111),
+    ev("l2_wcb_req.wcb_close", 0x63, 0x20, 0b111111),
+    ev("l2_cache_req_stat.ic_fill_miss", 0x64, 0x01, 0b111111),
+    ev("l2_cache_req_stat.ic_fill_hit_s", 0x64, 0x02, 0b111111),
+    ev("l2_cache_req_stat.ic_fill_hit_x", 0x64, 0x04, 0b111111),
+    ev("l2_cache_req_stat.ic_hit_in_l2", 0x64, 0x06, 0b111111),
+    ev("l2_cache_req_stat.ic_access_in_l2", 0x64, 0x07, 0b111111),
+    ev("l2_cache_req_stat.ls_rd_blk_c", 0x64, 0x08, 0b111111),
+    ev("l2_cache_req_stat.ic_dc_miss_in_l2", 0x64, 0x09, 0b111111),
+    ev("l2_cache_req_stat.ls_rd_blk_x", 0x64, 0x10, 0b111111),
+    ev("l2_cache_req_stat.ls_rd_blk_l_hit_s", 0x64, 0x20, 0b111111),
+    ev("l2_cache_req_stat.ls_rd_blk_l_hit_x", 0x64, 0x40, 0b111111),
+    ev("l2_cache_req_stat.ls_rd_blk_cs", 0x64, 0x80, 0b111111),
+    ev("l2_cache_req_stat.dc_hit_in_l2", 0x64, 0xf0, 0b111111),
+    ev("l2_cache_req_stat.ic_dc_hit_in_l2", 0x64, 0xf6, 0b111111),
+    ev("l2_cache_req_stat.dc_access_in_l2", 0x64, 0xf8, 0b111111),
+    ev("l2_cache_req_stat.all", 0x64, 0xff, 0b111111),
+    ev("l2_pf_hit_l2.l2_hwpf", 0x70, 0x1f, 0b111111),
+    ev("l2_pf_hit_l2.l1_dc_hwpf", 0x70, 0xe0, 0b111111),
+    ev("l2_pf_hit_l2.l1_dc_l2_hwpf", 0x70, 0xff, 0b111111),
+    ev("l2_pf_miss_l2_hit_l3.l2_hwpf", 0x71, 0x1f, 0b111111),
+    ev("l2_pf_miss_l2_hit_l3.l1_dc_hwpf", 0x71, 0xe0, 0b111111),
+    ev("l2_pf_miss_l2_hit_l3.l1_dc_l2_hwpf", 0x71, 0xff, 0b111111),
+    ev("l2_pf_miss_l2_l3.l2_hwpf", 0x72, 0x1f, 0b111111),
+    ev("l2_pf_miss_l2_l3.l1_dc_hwpf", 0x72, 0xe0, 0b111111),
+    ev("l2_pf_miss_l2_l3.l1_dc_l2_hwpf", 0x72, 0xff, 0b111111),
+    ev("l2_fill_rsp_src.local_ccx", 0x165, 0x02, 0b111111),
+    ev("l2_fill_rsp_src.near_cache", 0x165, 0x04, 0b111111),
+    ev("l2_fill_rsp_src.dram_io_near", 0x165, 0x08, 0b111111),
+    ev("l2_fill_rsp_src.far_cache", 0x165, 0x10, 0b111111),
+    ev("l2_fill_rsp_src.dram_io_far", 0x165, 0x40, 0b111111),
+    ev("l2_fill_rsp_src.alternate_memories", 0x165, 0x80, 0b111111),
+    ev("l2_fill_rsp_src.all", 0x165, 0xde, 0b111111),
+    ev("ls_bad_status2.stli_other", 0x24, 0x02, 0b111111),
+    ev("ls_locks.bus_lock", 0x25, 0x01, 0b111111),
+    ev("ls_locks.all", 0x25, 0x1f, 0b111111),
+    ev("ls_ret_cl_flush", 0x26, 0x00, 0b111111),
+    ev("ls_ret_cpuid", 0x27, 0x00, 0b111111),
+    ev("ls_dispatch.ld_dispatch", 0x29, 0x01, 0b111111),
+    ev("ls_dispatch.store_dispatch", 0x29, 0x02, 0b111111),
+    ev("ls_dispatch.ld_st_dispatch", 0x29, 0x04, 0b111111),
+    ev("ls_dispatch.all", 0x29, 0x07, 0b111111),
+    ev("ls_smi_rx", 0x2b, 0x00, 0b111111),
+    ev("ls_int_taken", 0x2c, 0x00, 0b111111),
+    ev("ls_stlf", 0x35, 0x00, 0b111111),
+    ev("ls_st_commit_cancel2.st_commit_cancel_wcb_full", 0x37, 0x01, 0b111111),
+    ev("ls_mab_alloc.load_store_allocations", 0x41, 0x07, 0b111111),
+    ev("ls_mab_alloc.hardware_prefetcher_allocations", 0x41, 0x08, 0b111111),
+    ev("ls_mab_alloc.all_allocations", 0x41, 0x0f, 0b111111),
+    ev("ls_dmnd_fills_from_sys.local_l2", 0x43, 0x01, 0b111111),
+    ev("ls_dmnd_fills_from_sys.local_ccx", 0x43, 0x02, 0b111111),
+    ev("ls_dmnd_fills_from_sys.near_cache", 0x43, 0x04, 0b111111),
+    ev("ls_dmnd_fills_from_sys.dram_io_near", 0x43, 0x08, 0b111111),
+    ev("ls_dmnd_fills_from_sys.far_cache", 0x43, 0x10, 0b111111),
+    ev("ls_dmnd_fills_from_sys.dram_io_far", 0x43, 0x40, 0b111111),
+    ev("ls_dmnd_fills_from_sys.alternate_memories", 0x43, 0x80, 0b111111),
+    ev("ls_dmnd_fills_from_sys.all", 0x43, 0xff, 0b111111),
+    ev("ls_any_fills_from_sys.local_l2", 0x44, 0x01, 0b111111),
+    ev("ls_any_fills_from_sys.local_ccx", 0x44, 0x02, 0b111111),
+    ev("ls_any_fills_from_sys.local_all", 0x44, 0x03, 0b111111),
+    ev("ls_any_fills_from_sys.near_cache", 0x44, 0x04, 0b111111),
+    ev("ls_any_fills_from_sys.dram_io_near", 0x44, 0x08, 0b111111),
+    ev("ls_any_fills_from_sys.far_cache", 0x44, 0x10, 0b111111),
+    ev("ls_any_fills_from_sys.remote_cache", 0x44, 0x14, 0b111111),
+    ev("ls_any_fills_from_sys.dram_io_far", 0x44, 0x40, 0b111111),
+    ev("ls_any_fills_from_sys.dram_io_all", 0x44, 0x48, 0b111111),
+    ev("ls_any_fills_from_sys.far_all", 0x44, 0x50, 0b111111),
+    ev("ls_any_fills_from_sys.all_dram_io", 0x44, 0x48, 0b111111),
+    ev("ls_any_fills_from_sys.alternate_memories", 0x44, 0x80, 0b111111),
+    ev("ls_any_fills_from_sys.all", 0x44, 0xff, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit", 0x45, 0x01, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit", 0x45, 0x02, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit", 0x45, 0x04, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit", 0x45, 0x08, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss", 0x45, 0x10, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss", 0x45, 0x20, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss", 0x45, 0x40, 0b111111),
+    ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss", 0x45, 0x80, 0b111111),
+    ev("ls_l1_d_tlb_miss.all_l2_miss", 0x45, 0xf0, 0b111111),
+    ev("ls_l1_d_tlb_miss.all", 0x45, 0xff, 0b111111),
+    ev("ls_misal_loads.ma64", 0x47, 0x01, 0b111111),
+    ev("ls_misal_loads.ma4k", 0x47, 0x02, 0b111111),
+    ev("ls_pref_instr_disp.prefetch", 0x4b, 0x01, 0b111111),
+    ev("ls_pref_instr_disp.prefetch_w", 0x4b, 0x02, 0b111111),
+    ev("ls_pref_instr_disp.prefetch_nta", 0x4b, 0x04, 0b111111),
+    ev("ls_pref_instr_disp.all", 0x4b, 0x07, 0b111111),
+    ev("wcb_close.full_line_64b", 0x50, 0x01, 0b111111),
+    ev("ls_inef_sw_pref.data_pipe_sw_pf_dc_hit", 0x52, 0x01, 0b111111),
+    ev("ls_inef_sw_pref.mab_mch_cnt", 0x52, 0x02, 0b111111),
+    ev("ls_inef_sw_pref.all", 0x52, 0x03, 0b111111),
+    ev("ls_sw_pf_dc_fills.local_l2", 0x59, 0x01, 0b111111),
+    ev("ls_sw_pf_dc_fills.local_ccx", 0x59, 0x02, 0b111111),
+    ev("ls_sw_pf_dc_fills.near_cache", 0x59, 0x04, 0b111111),
+    ev("ls_sw_pf_dc_fills.dram_io_near", 0x59, 0x08, 0b111111),
+    ev("ls_sw_pf_dc_fills.far_cache", 0x59, 0x10, 0b111111),
+    ev("ls_sw_pf_dc_fills.dram_io_far", 0x59, 0x40, 0b111111),
+    ev("ls_sw_pf_dc_fills.alternate_memories", 0x59, 0x80, 0b111111),
+    ev("ls_sw_pf_dc_fills.all", 0x59, 0xdf, 0b111111),
+    ev("ls_hw_pf_dc_fills.local_l2", 0x5a, 0x01, 0b111111),
+    ev("ls_hw_pf_dc_fills.local_ccx", 0x5a, 0x02, 0b111111),
+    ev("ls_hw_pf_dc_fills.near_cache", 0x5a, 0x04, 0b111111),
+    ev("ls_hw_pf_dc_fills.dram_io_near", 0x5a, 0x08, 0b111111),
+    ev("ls_hw_pf_dc_fills.far_cache", 0x5a, 0x10, 0b111111),
+    ev("ls_hw_pf_dc_fills.dram_io_far", 0x5a, 0x40, 0b111111),
+    ev("ls_hw_pf_dc_fills.alternate_memories", 0x5a, 0x80, 0b111111),
+    ev("ls_hw_pf_dc_fills.all", 0x5a, 0xdf, 0b111111),
+    ev("ls_alloc_mab_count", 0x5f, 0x00, 0b111111),
+    ev("ls_not_halted_cyc", 0x76, 0x00, 0b111111),
+    ev("ls_tlb_flush.all", 0x78, 0xff, 0b111111),
+    ev("ls_not_halted_p0_cyc.p0_freq_cyc", 0x120, 0x01, 0b111111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<64>(EVENT_ROWS, 192, false),
+    &event_infos::<64>(EVENT_ROWS, 256, false),
+    &event_infos::<37>(EVENT_ROWS, 320, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_hit", code: 0x84, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_miss.if4k", code: 0x85, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_miss.if2m", code: 0x85, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_miss.if1g", code: 0x85, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k", code: 0x85, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_miss.all", code: 0x85, umask: 0x0f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l2_btb_correct", code: 0x8b, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_dyn_ind_pred", code: 0x8e, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_de_redirect", code: 0x91, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_fetch_hit.if4k", code: 0x94, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_fetch_hit.if2m", code: 0x94, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_fetch_hit.if1g", code: 0x94, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_l1_tlb_fetch_hit.all", code: 0x94, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_redirects.resync", code: 0x9f, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_redirects.ex_redir", code: 0x9f, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "bp_redirects.all", code: 0x9f, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_op_queue_empty", code: 0xa9, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_src_op_disp.x86_decoder", code: 0xaa, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_src_op_disp.op_cache", code: 0xaa, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_src_op_disp.all", code: 0xaa, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_ops_from_decoder.any_fp_dispatch", code: 0xab, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dis_ops_from_decoder.any_integer_dispatch", code: 0xab, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dispatch_stall_cycle_dynamic_tokens_part1.int_phy_reg_file_rsrc_stall", code: 0xae, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dispatch_stall_cycle_dynamic_tokens_part1.load_queue_rsrc_stall", code: 0xae, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dispatch_stall_cycle_dynamic_tokens_part1.store_queue_rsrc_stall", code: 0xae, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dispatch_stall_cycle_dynamic_tokens_part1.taken_brnch_buffer_rsrc", code: 0xae, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dispatch_stall_cycle_dynamic_tokens_part1.fp_sch_rsrc_stall", code: 0xae, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dispatch_stall_cycle_dynamic_tokens_part2.al_tokens", code: 0xaf, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dispatch_stall_cycle_dynamic_tokens_part2.ag_tokens", code: 0xaf, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dispatch_stall_cycle_dynamic_tokens_part2.ex_flush_recovery", code: 0xaf, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_dispatch_stall_cycle_dynamic_tokens_part2.retq", code: 0xaf, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_no_dispatch_per_slot.no_ops_from_frontend", code: 0x1a0, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_no_dispatch_per_slot.backend_stalls", code: 0x1a0, umask: 0x1e, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_no_dispatch_per_slot.smt_contention", code: 0x1a0, umask: 0x60, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "de_additional_resource_stalls.dispatch_stalls", code: 0x1a2, umask: 0x30, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_instr", code: 0xc0, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_ops", code: 0xc1, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn", code: 0xc2, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn_misp", code: 0xc3, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn_tkn", code: 0xc4, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn_tkn_misp", code: 0xc5, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn_far", code: 0xc6, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_near_ret", code: 0xc8, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_near_ret_mispred", code: 0xc9, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_brn_ind_misp", code: 0xca, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_mmx_fp_instr.x87", code: 0xcb, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_mmx_fp_instr.mmx", code: 0xcb, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_mmx_fp_instr.sse", code: 0xcb, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_ind_brch_instr", code: 0xcc, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_cond", code: 0xd1, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_div_busy", code: 0xd3, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_div_count", code: 0xd4, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_no_retire.empty", code: 0xd6, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_no_retire.not_complete", code: 0xd6, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_no_retire.other", code: 0xd6, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_no_retire.thread_not_selected", code: 0xd6, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_no_retire.load_not_complete", code: 0xd6, umask: 0xa2, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_no_retire.all", code: 0xd6, umask: 0x1b, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_ucode_instr", code: 0x1c1, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_ucode_ops", code: 0x1c2, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_msprd_brnch_instr_dir_msmtch", code: 0x1c7, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_uncond_brnch_instr_mispred", code: 0x1c8, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_uncond_brnch_instr", code: 0x1c9, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_tagged_ibs_ops.ibs_tagged_ops", code: 0x1cf, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_tagged_ibs_ops.ibs_tagged_ops_ret", code: 0x1cf, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_tagged_ibs_ops.ibs_count_rollover", code: 0x1cf, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ex_ret_fused_instr", code: 0x1d0, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_x87_fp_ops.add_sub_ops", code: 0x02, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_x87_fp_ops.mul_ops", code: 0x02, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_x87_fp_ops.div_sqrt_ops", code: 0x02, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_x87_fp_ops.all", code: 0x02, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.add_sub_flops", code: 0x03, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.mult_flops", code: 0x03, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.div_flops", code: 0x03, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.mac_flops", code: 0x03, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.bfloat16_flops", code: 0x03, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.scalar_single_flops", code: 0x03, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.packed_single_flops", code: 0x03, umask: 0x60, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.scalar_double_flops", code: 0x03, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.packed_double_flops", code: 0x03, umask: 0xa0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ret_sse_avx_ops.all", code: 0x03, umask: 0x0f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_width.x87_uops_retired", code: 0x08, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_width.mmx_uops_retired", code: 0x08, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_width.scalar_uops_retired", code: 0x08, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_width.pack_128_uops_retired", code: 0x08, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_width.pack_256_uops_retired", code: 0x08, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_width.pack_512_uops_retired", code: 0x08, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_width.all", code: 0x08, umask: 0x3f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_add", code: 0x0a, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_sub", code: 0x0a, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_mul", code: 0x0a, umask: 0x03, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_mac", code: 0x0a, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_div", code: 0x0a, umask: 0x05, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_sqrt", code: 0x0a, umask: 0x06, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_cmp", code: 0x0a, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_cvt", code: 0x0a, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_blend", code: 0x0a, umask: 0x09, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_mov", code: 0x0a, umask: 0x0a, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_shuffle", code: 0x0a, umask: 0x0b, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_bfloat", code: 0x0a, umask: 0x0c, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_logical", code: 0x0a, umask: 0x0d, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_other", code: 0x0a, umask: 0x0e, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.scalar_all", code: 0x0a, umask: 0x0f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_add", code: 0x0a, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_sub", code: 0x0a, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_mul", code: 0x0a, umask: 0x30, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_mac", code: 0x0a, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_div", code: 0x0a, umask: 0x50, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_sqrt", code: 0x0a, umask: 0x60, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_cmp", code: 0x0a, umask: 0x70, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_cvt", code: 0x0a, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_blend", code: 0x0a, umask: 0x90, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_mov", code: 0x0a, umask: 0xa0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_shuffle", code: 0x0a, umask: 0xb0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_bfloat", code: 0x0a, umask: 0xc0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_logical", code: 0x0a, umask: 0xd0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_other", code: 0x0a, umask: 0xe0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.vector_all", code: 0x0a, umask: 0xf0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_ops_retired_by_type.all", code: 0x0a, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_add", code: 0x0b, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_sub", code: 0x0b, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_mul", code: 0x0b, umask: 0x03, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_mac", code: 0x0b, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_aes", code: 0x0b, umask: 0x05, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_sha", code: 0x0b, umask: 0x06, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_cmp", code: 0x0b, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_cvt", code: 0x0b, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_shift", code: 0x0b, umask: 0x09, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_mov", code: 0x0b, umask: 0x0a, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_shuffle", code: 0x0b, umask: 0x0b, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_vnni", code: 0x0b, umask: 0x0c, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_pack", code: 0x0b, umask: 0x0c, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_logical", code: 0x0b, umask: 0x0d, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_other", code: 0x0b, umask: 0x0e, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.mmx_all", code: 0x0b, umask: 0x0f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_add", code: 0x0b, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_sub", code: 0x0b, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_mul", code: 0x0b, umask: 0x30, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_mac", code: 0x0b, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_aes", code: 0x0b, umask: 0x50, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_sha", code: 0x0b, umask: 0x60, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_cmp", code: 0x0b, umask: 0x70, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_cvt", code: 0x0b, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_clm", code: 0x0b, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_shift", code: 0x0b, umask: 0x90, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_mov", code: 0x0b, umask: 0xa0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_shuffle", code: 0x0b, umask: 0xb0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_vnni", code: 0x0b, umask: 0xc0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_pack", code: 0x0b, umask: 0xc0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_logical", code: 0x0b, umask: 0xd0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_other", code: 0x0b, umask: 0xe0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.sse_avx_all", code: 0x0b, umask: 0xf0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "sse_avx_ops_retired.all", code: 0x0b, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_add", code: 0x0c, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_sub", code: 0x0c, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_mul", code: 0x0c, umask: 0x03, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_mac", code: 0x0c, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_div", code: 0x0c, umask: 0x05, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_sqrt", code: 0x0c, umask: 0x06, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_cmp", code: 0x0c, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_cvt", code: 0x0c, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_blend", code: 0x0c, umask: 0x09, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_mov", code: 0x0c, umask: 0x0a, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_shuffle", code: 0x0c, umask: 0x0b, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_bfloat", code: 0x0c, umask: 0x0c, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_logical", code: 0x0c, umask: 0x0d, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_other", code: 0x0c, umask: 0x0e, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp128_all", code: 0x0c, umask: 0x0f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_add", code: 0x0c, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_sub", code: 0x0c, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_mul", code: 0x0c, umask: 0x30, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_mac", code: 0x0c, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_div", code: 0x0c, umask: 0x50, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_sqrt", code: 0x0c, umask: 0x60, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_cmp", code: 0x0c, umask: 0x70, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_cvt", code: 0x0c, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_blend", code: 0x0c, umask: 0x90, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_mov", code: 0x0c, umask: 0xa0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_shuffle", code: 0x0c, umask: 0xb0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_bfloat", code: 0x0c, umask: 0xc0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_logical", code: 0x0c, umask: 0xd0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_other", code: 0x0c, umask: 0xe0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.fp256_all", code: 0x0c, umask: 0xf0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_pack_ops_retired.all", code: 0x0c, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_add", code: 0x0d, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_sub", code: 0x0d, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_mul", code: 0x0d, umask: 0x03, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_mac", code: 0x0d, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_aes", code: 0x0d, umask: 0x05, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_sha", code: 0x0d, umask: 0x06, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_cmp", code: 0x0d, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_cvt", code: 0x0d, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_clm", code: 0x0d, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_shift", code: 0x0d, umask: 0x09, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_mov", code: 0x0d, umask: 0x0a, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_shuffle", code: 0x0d, umask: 0x0b, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_vnni", code: 0x0d, umask: 0x0c, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_pack", code: 0x0d, umask: 0x0c, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_logical", code: 0x0d, umask: 0x0d, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_other", code: 0x0d, umask: 0x0e, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int128_all", code: 0x0d, umask: 0x0f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_add", code: 0x0d, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_sub", code: 0x0d, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_mul", code: 0x0d, umask: 0x30, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_mac", code: 0x0d, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_aes", code: 0x0d, umask: 0x50, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_sha", code: 0x0d, umask: 0x60, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_cmp", code: 0x0d, umask: 0x70, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_cvt", code: 0x0d, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_shift", code: 0x0d, umask: 0x90, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_mov", code: 0x0d, umask: 0xa0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_shuffle", code: 0x0d, umask: 0xb0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_vnni", code: 0x0d, umask: 0xc0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_pack", code: 0x0d, umask: 0xc0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_logical", code: 0x0d, umask: 0xd0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_other", code: 0x0d, umask: 0xe0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.int256_all", code: 0x0d, umask: 0xf0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "packed_int_op_type.all", code: 0x0d, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_disp_faults.x87_fill_fault", code: 0x0e, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_disp_faults.xmm_fill_fault", code: 0x0e, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_disp_faults.ymm_fill_fault", code: 0x0e, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_disp_faults.ymm_spill_fault", code: 0x0e, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_disp_faults.sse_avx_all", code: 0x0e, umask: 0x0e, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "fp_disp_faults.all", code: 0x0e, umask: 0x0f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_cache_fill_l2", code: 0x82, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_cache_fill_sys", code: 0x83, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_fetch_ibs_events.fetch_tagged", code: 0x188, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_fetch_ibs_events.sample_discarded", code: 0x188, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_fetch_ibs_events.sample_filtered", code: 0x188, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_fetch_ibs_events.sample_valid", code: 0x188, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_tag_hit_miss.instruction_cache_hit", code: 0x18e, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_tag_hit_miss.instruction_cache_miss", code: 0x18e, umask: 0x18, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ic_tag_hit_miss.all_instruction_cache_accesses", code: 0x18e, umask: 0x1f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "op_cache_hit_miss.op_cache_hit", code: 0x28f, umask: 0x03, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "op_cache_hit_miss.op_cache_miss", code: 0x28f, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "op_cache_hit_miss.all_op_cache_accesses", code: 0x28f, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.group2", code: 0x60, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.l2_hw_pf", code: 0x60, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.prefetch_l2_cmd", code: 0x60, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.cacheable_ic_read", code: 0x60, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.ls_rd_blk_c_s", code: 0x60, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.rd_blk_x", code: 0x60, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.rd_blk_l", code: 0x60, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.all_dc", code: 0x60, umask: 0xe0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.all_no_prefetch", code: 0x60, umask: 0xf1, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g1.all", code: 0x60, umask: 0xf7, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g2.ls_rd_sized_nc", code: 0x61, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_request_g2.ls_rd_sized", code: 0x61, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_wcb_req.wcb_close", code: 0x63, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_fill_miss", code: 0x64, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_fill_hit_s", code: 0x64, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_fill_hit_x", code: 0x64, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_hit_in_l2", code: 0x64, umask: 0x06, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_access_in_l2", code: 0x64, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ls_rd_blk_c", code: 0x64, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_dc_miss_in_l2", code: 0x64, umask: 0x09, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ls_rd_blk_x", code: 0x64, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ls_rd_blk_l_hit_s", code: 0x64, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ls_rd_blk_l_hit_x", code: 0x64, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ls_rd_blk_cs", code: 0x64, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.dc_hit_in_l2", code: 0x64, umask: 0xf0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.ic_dc_hit_in_l2", code: 0x64, umask: 0xf6, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.dc_access_in_l2", code: 0x64, umask: 0xf8, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_cache_req_stat.all", code: 0x64, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_pf_hit_l2.l2_hwpf", code: 0x70, umask: 0x1f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_pf_hit_l2.l1_dc_hwpf", code: 0x70, umask: 0xe0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_pf_hit_l2.l1_dc_l2_hwpf", code: 0x70, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_pf_miss_l2_hit_l3.l2_hwpf", code: 0x71, umask: 0x1f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_pf_miss_l2_hit_l3.l1_dc_hwpf", code: 0x71, umask: 0xe0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_pf_miss_l2_hit_l3.l1_dc_l2_hwpf", code: 0x71, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_pf_miss_l2_l3.l2_hwpf", code: 0x72, umask: 0x1f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_pf_miss_l2_l3.l1_dc_hwpf", code: 0x72, umask: 0xe0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_pf_miss_l2_l3.l1_dc_l2_hwpf", code: 0x72, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_fill_rsp_src.local_ccx", code: 0x165, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_fill_rsp_src.near_cache", code: 0x165, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_fill_rsp_src.dram_io_near", code: 0x165, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_fill_rsp_src.far_cache", code: 0x165, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_fill_rsp_src.dram_io_far", code: 0x165, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_fill_rsp_src.alternate_memories", code: 0x165, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l2_fill_rsp_src.all", code: 0x165, umask: 0xde, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_bad_status2.stli_other", code: 0x24, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_locks.bus_lock", code: 0x25, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_locks.all", code: 0x25, umask: 0x1f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_ret_cl_flush", code: 0x26, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_ret_cpuid", code: 0x27, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dispatch.ld_dispatch", code: 0x29, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dispatch.store_dispatch", code: 0x29, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dispatch.ld_st_dispatch", code: 0x29, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dispatch.all", code: 0x29, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_smi_rx", code: 0x2b, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_int_taken", code: 0x2c, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_stlf", code: 0x35, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_st_commit_cancel2.st_commit_cancel_wcb_full", code: 0x37, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_mab_alloc.load_store_allocations", code: 0x41, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_mab_alloc.hardware_prefetcher_allocations", code: 0x41, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_mab_alloc.all_allocations", code: 0x41, umask: 0x0f, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.local_l2", code: 0x43, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.local_ccx", code: 0x43, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.near_cache", code: 0x43, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.dram_io_near", code: 0x43, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.far_cache", code: 0x43, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.dram_io_far", code: 0x43, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.alternate_memories", code: 0x43, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_dmnd_fills_from_sys.all", code: 0x43, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.local_l2", code: 0x44, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.local_ccx", code: 0x44, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.local_all", code: 0x44, umask: 0x03, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.near_cache", code: 0x44, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.dram_io_near", code: 0x44, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.far_cache", code: 0x44, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.remote_cache", code: 0x44, umask: 0x14, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.dram_io_far", code: 0x44, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.dram_io_all", code: 0x44, umask: 0x48, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.far_all", code: 0x44, umask: 0x50, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.all_dram_io", code: 0x44, umask: 0x48, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.alternate_memories", code: 0x44, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_any_fills_from_sys.all", code: 0x44, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit", code: 0x45, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit", code: 0x45, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit", code: 0x45, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit", code: 0x45, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss", code: 0x45, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss", code: 0x45, umask: 0x20, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss", code: 0x45, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss", code: 0x45, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.all_l2_miss", code: 0x45, umask: 0xf0, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_l1_d_tlb_miss.all", code: 0x45, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_misal_loads.ma64", code: 0x47, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_misal_loads.ma4k", code: 0x47, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_pref_instr_disp.prefetch", code: 0x4b, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_pref_instr_disp.prefetch_w", code: 0x4b, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_pref_instr_disp.prefetch_nta", code: 0x4b, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_pref_instr_disp.all", code: 0x4b, umask: 0x07, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "wcb_close.full_line_64b", code: 0x50, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_inef_sw_pref.data_pipe_sw_pf_dc_hit", code: 0x52, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_inef_sw_pref.mab_mch_cnt", code: 0x52, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_inef_sw_pref.all", code: 0x52, umask: 0x03, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.local_l2", code: 0x59, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.local_ccx", code: 0x59, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.near_cache", code: 0x59, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.dram_io_near", code: 0x59, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.far_cache", code: 0x59, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.dram_io_far", code: 0x59, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.alternate_memories", code: 0x59, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_sw_pf_dc_fills.all", code: 0x59, umask: 0xdf, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.local_l2", code: 0x5a, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.local_ccx", code: 0x5a, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.near_cache", code: 0x5a, umask: 0x04, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.dram_io_near", code: 0x5a, umask: 0x08, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.far_cache", code: 0x5a, umask: 0x10, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.dram_io_far", code: 0x5a, umask: 0x40, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.alternate_memories", code: 0x5a, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_hw_pf_dc_fills.all", code: 0x5a, umask: 0xdf, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_alloc_mab_count", code: 0x5f, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_not_halted_cyc", code: 0x76, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_tlb_flush.all", code: 0x78, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "ls_not_halted_p0_cyc.p0_freq_cyc", code: 0x120, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl PerfCtl {
     /// This value set to count `event`: its event select and umask.

@@ -235,9 +235,15 @@ static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -249,20 +255,29 @@ pub struct Event {
 }
 
 impl Event {
-    /// `l3_lookup_state.l3_miss`: event select 0x04, umask 0x01, counters 0b111111.
-    pub const L3_LOOKUP_STATE_L3_MISS: Event = Event { code: 0x04, umask: 0x01, ext_sel: false, row: 0 };
-    /// `l3_lookup_state.l3_hit`: event select 0x04, umask 0xfe, counters 0b111111.
-    pub const L3_LOOKUP_STATE_L3_HIT: Event = Event { code: 0x04, umask: 0xfe, ext_sel: false, row: 1 };
-    /// `l3_lookup_state.all_coherent_accesses_to_l3`: event select 0x04, umask 0xff, counters
-    /// 0b111111.
-    pub const L3_LOOKUP_STATE_ALL_COHERENT_ACCESSES_TO_L3: Event = Event { code: 0x04, umask: 0xff, ext_sel: false, row: 2 };
+    /// `l3_lookup_state.l3_miss`.
+    pub const L3_LOOKUP_STATE_L3_MISS: Event = Event::row(0);
+    /// `l3_lookup_state.l3_hit`.
+    pub const L3_LOOKUP_STATE_L3_HIT: Event = Event::row(1);
+    /// `l3_lookup_state.all_coherent_accesses_to_l3`.
+    pub const L3_LOOKUP_STATE_ALL_COHERENT_ACCESSES_TO_L3: Event = Event::row(2);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::L3_LOOKUP_STATE_L3_MISS,
-        Event::L3_LOOKUP_STATE_L3_HIT,
-        Event::L3_LOOKUP_STATE_ALL_COHERENT_ACCESSES_TO_L3,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -293,14 +308,26 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("l3_lookup_state.l3_miss", 0x04, 0x01, 0b111111),
+    ev("l3_lookup_state.l3_hit", 0x04, 0xfe, 0b111111),
+    ev("l3_lookup_state.all_coherent_accesses_to_l3", 0x04, 0xff, 0b111111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<3>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "l3_lookup_state.l3_miss", code: 0x04, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l3_lookup_state.l3_hit", code: 0x04, umask: 0xfe, counters: 0b111111, ..EventInfo::BASE },
-    &EventInfo { name: "l3_lookup_state.all_coherent_accesses_to_l3", code: 0x04, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl L3PerfCtl {
     /// This value set to count `event`: its event select and umask.

@@ -353,9 +353,15 @@ static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -367,49 +373,49 @@ pub struct Event {
 }
 
 impl Event {
-    /// `umc_mem_clk`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const UMC_MEM_CLK: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 0 };
-    /// `umc_act_cmd.all`: event select 0x05, umask 0x00, counters 0b1111.
-    pub const UMC_ACT_CMD_ALL: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 1 };
-    /// `umc_act_cmd.rd`: event select 0x05, umask 0x01, counters 0b1111.
-    pub const UMC_ACT_CMD_RD: Event = Event { code: 0x05, umask: 0x01, ext_sel: false, row: 2 };
-    /// `umc_act_cmd.wr`: event select 0x05, umask 0x02, counters 0b1111.
-    pub const UMC_ACT_CMD_WR: Event = Event { code: 0x05, umask: 0x02, ext_sel: false, row: 3 };
-    /// `umc_pchg_cmd.all`: event select 0x06, umask 0x00, counters 0b1111.
-    pub const UMC_PCHG_CMD_ALL: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 4 };
-    /// `umc_pchg_cmd.rd`: event select 0x06, umask 0x01, counters 0b1111.
-    pub const UMC_PCHG_CMD_RD: Event = Event { code: 0x06, umask: 0x01, ext_sel: false, row: 5 };
-    /// `umc_pchg_cmd.wr`: event select 0x06, umask 0x02, counters 0b1111.
-    pub const UMC_PCHG_CMD_WR: Event = Event { code: 0x06, umask: 0x02, ext_sel: false, row: 6 };
-    /// `umc_cas_cmd.all`: event select 0x0a, umask 0x00, counters 0b1111.
-    pub const UMC_CAS_CMD_ALL: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 7 };
-    /// `umc_cas_cmd.rd`: event select 0x0a, umask 0x01, counters 0b1111.
-    pub const UMC_CAS_CMD_RD: Event = Event { code: 0x0a, umask: 0x01, ext_sel: false, row: 8 };
-    /// `umc_cas_cmd.wr`: event select 0x0a, umask 0x02, counters 0b1111.
-    pub const UMC_CAS_CMD_WR: Event = Event { code: 0x0a, umask: 0x02, ext_sel: false, row: 9 };
-    /// `umc_data_slot_clks.all`: event select 0x14, umask 0x00, counters 0b1111.
-    pub const UMC_DATA_SLOT_CLKS_ALL: Event = Event { code: 0x14, umask: 0x00, ext_sel: false, row: 10 };
-    /// `umc_data_slot_clks.rd`: event select 0x14, umask 0x01, counters 0b1111.
-    pub const UMC_DATA_SLOT_CLKS_RD: Event = Event { code: 0x14, umask: 0x01, ext_sel: false, row: 11 };
-    /// `umc_data_slot_clks.wr`: event select 0x14, umask 0x02, counters 0b1111.
-    pub const UMC_DATA_SLOT_CLKS_WR: Event = Event { code: 0x14, umask: 0x02, ext_sel: false, row: 12 };
+    /// `umc_mem_clk`.
+    pub const UMC_MEM_CLK: Event = Event::row(0);
+    /// `umc_act_cmd.all`.
+    pub const UMC_ACT_CMD_ALL: Event = Event::row(1);
+    /// `umc_act_cmd.rd`.
+    pub const UMC_ACT_CMD_RD: Event = Event::row(2);
+    /// `umc_act_cmd.wr`.
+    pub const UMC_ACT_CMD_WR: Event = Event::row(3);
+    /// `umc_pchg_cmd.all`.
+    pub const UMC_PCHG_CMD_ALL: Event = Event::row(4);
+    /// `umc_pchg_cmd.rd`.
+    pub const UMC_PCHG_CMD_RD: Event = Event::row(5);
+    /// `umc_pchg_cmd.wr`.
+    pub const UMC_PCHG_CMD_WR: Event = Event::row(6);
+    /// `umc_cas_cmd.all`.
+    pub const UMC_CAS_CMD_ALL: Event = Event::row(7);
+    /// `umc_cas_cmd.rd`.
+    pub const UMC_CAS_CMD_RD: Event = Event::row(8);
+    /// `umc_cas_cmd.wr`.
+    pub const UMC_CAS_CMD_WR: Event = Event::row(9);
+    /// `umc_data_slot_clks.all`.
+    pub const UMC_DATA_SLOT_CLKS_ALL: Event = Event::row(10);
+    /// `umc_data_slot_clks.rd`.
+    pub const UMC_DATA_SLOT_CLKS_RD: Event = Event::row(11);
+    /// `umc_data_slot_clks.wr`.
+    pub const UMC_DATA_SLOT_CLKS_WR: Event = Event::row(12);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::UMC_MEM_CLK,
-        Event::UMC_ACT_CMD_ALL,
-        Event::UMC_ACT_CMD_RD,
-        Event::UMC_ACT_CMD_WR,
-        Event::UMC_PCHG_CMD_ALL,
-        Event::UMC_PCHG_CMD_RD,
-        Event::UMC_PCHG_CMD_WR,
-        Event::UMC_CAS_CMD_ALL,
-        Event::UMC_CAS_CMD_RD,
-        Event::UMC_CAS_CMD_WR,
-        Event::UMC_DATA_SLOT_CLKS_ALL,
-        Event::UMC_DATA_SLOT_CLKS_RD,
-        Event::UMC_DATA_SLOT_CLKS_WR,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -440,24 +446,36 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("umc_mem_clk", 0x00, 0x00, 0b1111),
+    ev("umc_act_cmd.all", 0x05, 0x00, 0b1111),
+    ev("umc_act_cmd.rd", 0x05, 0x01, 0b1111),
+    ev("umc_act_cmd.wr", 0x05, 0x02, 0b1111),
+    ev("umc_pchg_cmd.all", 0x06, 0x00, 0b1111),
+    ev("umc_pchg_cmd.rd", 0x06, 0x01, 0b1111),
+    ev("umc_pchg_cmd.wr", 0x06, 0x02, 0b1111),
+    ev("umc_cas_cmd.all", 0x0a, 0x00, 0b1111),
+    ev("umc_cas_cmd.rd", 0x0a, 0x01, 0b1111),
+    ev("umc_cas_cmd.wr", 0x0a, 0x02, 0b1111),
+    ev("umc_data_slot_clks.all", 0x14, 0x00, 0b1111),
+    ev("umc_data_slot_clks.rd", 0x14, 0x01, 0b1111),
+    ev("umc_data_slot_clks.wr", 0x14, 0x02, 0b1111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<13>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "umc_mem_clk", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "umc_act_cmd.all", code: 0x05, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "umc_act_cmd.rd", code: 0x05, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "umc_act_cmd.wr", code: 0x05, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "umc_pchg_cmd.all", code: 0x06, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "umc_pchg_cmd.rd", code: 0x06, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "umc_pchg_cmd.wr", code: 0x06, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "umc_cas_cmd.all", code: 0x0a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "umc_cas_cmd.rd", code: 0x0a, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "umc_cas_cmd.wr", code: 0x0a, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "umc_data_slot_clks.all", code: 0x14, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "umc_data_slot_clks.rd", code: 0x14, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "umc_data_slot_clks.wr", code: 0x14, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl UmcPerfCtl {
     /// This value set to count `event`: its event select and umask.

@@ -2111,39 +2111,42 @@ static MSR_PEBS_FRONTEND_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
 pub enum List {}
 
 /// An event of this list. Any core event list's events go into the core PMU's counter
-/// control (`with_event`); an uncore event does not compile there. Each constant's doc gives
-/// the counters that may count it (bit n: counter n).
+/// control (`with_event`); an uncore event does not compile there. Each constant is a row
+/// of the list's event table, which gives its event select, umask, settings and the
+/// counters that may count it (bit n: counter n).
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `UNHALTED_CORE_CYCLES`: event select 0x3c, umask 0x00, counters 0b11111111.
-    pub const UNHALTED_CORE_CYCLES: Event = Event { code: 0x3c, umask: 0x00, row: 0, ..Event::BASE };
-    /// `INSTRUCTION_RETIRED`: event select 0xc0, umask 0x00, counters 0b11111111.
-    pub const INSTRUCTION_RETIRED: Event = Event { code: 0xc0, umask: 0x00, row: 1, ..Event::BASE };
-    /// `UNHALTED_REFERENCE_CYCLES`: event select 0x3c, umask 0x01, counters 0b11111111.
-    pub const UNHALTED_REFERENCE_CYCLES: Event = Event { code: 0x3c, umask: 0x01, row: 2, ..Event::BASE };
-    /// `LLC_REFERENCE`: event select 0x2e, umask 0x4f, counters 0b11111111.
-    pub const LLC_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 3, ..Event::BASE };
-    /// `LLC_MISSES`: event select 0x2e, umask 0x41, counters 0b11111111.
-    pub const LLC_MISSES: Event = Event { code: 0x2e, umask: 0x41, row: 4, ..Event::BASE };
-    /// `BRANCH_INSTRUCTION_RETIRED`: event select 0xc4, umask 0x00, counters 0b11111111.
-    pub const BRANCH_INSTRUCTION_RETIRED: Event = Event { code: 0xc4, umask: 0x00, row: 5, ..Event::BASE };
-    /// `BRANCH_MISSES_RETIRED`: event select 0xc5, umask 0x00, counters 0b11111111.
-    pub const BRANCH_MISSES_RETIRED: Event = Event { code: 0xc5, umask: 0x00, row: 6, ..Event::BASE };
+    /// `UNHALTED_CORE_CYCLES`.
+    pub const UNHALTED_CORE_CYCLES: Event = Event::row(0);
+    /// `INSTRUCTION_RETIRED`.
+    pub const INSTRUCTION_RETIRED: Event = Event::row(1);
+    /// `UNHALTED_REFERENCE_CYCLES`.
+    pub const UNHALTED_REFERENCE_CYCLES: Event = Event::row(2);
+    /// `LLC_REFERENCE`.
+    pub const LLC_REFERENCE: Event = Event::row(3);
+    /// `LLC_MISSES`.
+    pub const LLC_MISSES: Event = Event::row(4);
+    /// `BRANCH_INSTRUCTION_RETIRED`.
+    pub const BRANCH_INSTRUCTION_RETIRED: Event = Event::row(5);
+    /// `BRANCH_MISSES_RETIRED`.
+    pub const BRANCH_MISSES_RETIRED: Event = Event::row(6);
     /// Every event of the list.
-    pub const ALL: &'static [Event] = &[
-        Event::UNHALTED_CORE_CYCLES,
-        Event::INSTRUCTION_RETIRED,
-        Event::UNHALTED_REFERENCE_CYCLES,
-        Event::LLC_REFERENCE,
-        Event::LLC_MISSES,
-        Event::BRANCH_INSTRUCTION_RETIRED,
-        Event::BRANCH_MISSES_RETIRED,
-    ];
+    pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
+
+    /// The event of row `n` of the list's table.
+    const fn row(n: u16) -> Event {
+        Event::from_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n)
+    }
 }
 
 #[cfg(feature = "metadata")]
@@ -2151,17 +2154,30 @@ impl crate::core_events::EventList for List {
     const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNHALTED_CORE_CYCLES", 0x3c, 0x00, 0b11111111),
+    ev("INSTRUCTION_RETIRED", 0xc0, 0x00, 0b11111111),
+    ev("UNHALTED_REFERENCE_CYCLES", 0x3c, 0x01, 0b11111111),
+    ev("LLC_REFERENCE", 0x2e, 0x4f, 0b11111111),
+    ev("LLC_MISSES", 0x2e, 0x41, 0b11111111),
+    ev("BRANCH_INSTRUCTION_RETIRED", 0xc4, 0x00, 0b11111111),
+    ev("BRANCH_MISSES_RETIRED", 0xc5, 0x00, 0b11111111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<7>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNHALTED_CORE_CYCLES", code: 0x3c, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INSTRUCTION_RETIRED", code: 0xc0, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UNHALTED_REFERENCE_CYCLES", code: 0x3c, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LLC_REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LLC_MISSES", code: 0x2e, umask: 0x41, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BRANCH_INSTRUCTION_RETIRED", code: 0xc4, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BRANCH_MISSES_RETIRED", code: 0xc5, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-];
+const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl Ia32PerfEvtSel {
     /// This value set to count `event`, an event of any core event list: its event

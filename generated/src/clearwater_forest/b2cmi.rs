@@ -223,9 +223,15 @@ pub(crate) static B2CMI_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -239,384 +245,75 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_B2CMI_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 0 };
-    /// `UNC_B2CMI_IMC_READS.NORMAL`: event select 0x24, umask 0x01, unit-mask extension 0x1,
-    /// counters 0b1111.
-    pub const IMC_READS_NORMAL: Event = Event { code: 0x24, umask: 0x01, ext_sel: false, umask_ext: 0x1, row: 1 };
-    /// `UNC_B2CMI_IMC_READS.ALL`: event select 0x24, umask 0x04, unit-mask extension 0x1, counters
-    /// 0b1111.
-    pub const IMC_READS_ALL: Event = Event { code: 0x24, umask: 0x04, ext_sel: false, umask_ext: 0x1, row: 2 };
-    /// `UNC_B2CMI_IMC_WRITES.FULL`: event select 0x25, umask 0x01, unit-mask extension 0x1,
-    /// counters 0b1111.
-    pub const IMC_WRITES_FULL: Event = Event { code: 0x25, umask: 0x01, ext_sel: false, umask_ext: 0x1, row: 3 };
-    /// `UNC_B2CMI_IMC_WRITES.PARTIAL`: event select 0x25, umask 0x02, unit-mask extension 0x1,
-    /// counters 0b1111.
-    pub const IMC_WRITES_PARTIAL: Event = Event { code: 0x25, umask: 0x02, ext_sel: false, umask_ext: 0x1, row: 4 };
-    /// `UNC_B2CMI_IMC_WRITES.ALL`: event select 0x25, umask 0x10, unit-mask extension 0x1, counters
-    /// 0b1111.
-    pub const IMC_WRITES_ALL: Event = Event { code: 0x25, umask: 0x10, ext_sel: false, umask_ext: 0x1, row: 5 };
-    /// `UNC_B2CMI_TRACKER_OCCUPANCY.CH0`: event select 0x33, umask 0x01, counters 0b1111.
-    pub const TRACKER_OCCUPANCY_CH0: Event = Event { code: 0x33, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 6 };
-    /// `UNC_B2CMI_PREFCAM_INSERTS.UPI_ALLCH`: event select 0x56, umask 0x02, counters 0b1111.
-    pub const PREFCAM_INSERTS_UPI_ALLCH: Event = Event { code: 0x56, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 7 };
-    /// `UNC_B2CMI_PREFCAM_INSERTS.XPT_ALLCH`: event select 0x56, umask 0x01, counters 0b1111.
-    pub const PREFCAM_INSERTS_XPT_ALLCH: Event = Event { code: 0x56, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 8 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.ANY`: event select 0x21, umask 0x01, unit-mask extension 0x3,
-    /// counters 0b1111.
-    pub const DIRECTORY_UPDATE_ANY: Event = Event { code: 0x21, umask: 0x01, ext_sel: false, umask_ext: 0x3, row: 9 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.I2S`: event select 0x21, umask 0x02, unit-mask extension 0x3,
-    /// counters 0b1111.
-    pub const DIRECTORY_UPDATE_I2S: Event = Event { code: 0x21, umask: 0x02, ext_sel: false, umask_ext: 0x3, row: 10 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.I2A`: event select 0x21, umask 0x04, unit-mask extension 0x3,
-    /// counters 0b1111.
-    pub const DIRECTORY_UPDATE_I2A: Event = Event { code: 0x21, umask: 0x04, ext_sel: false, umask_ext: 0x3, row: 11 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.A2I`: event select 0x21, umask 0x20, unit-mask extension 0x3,
-    /// counters 0b1111.
-    pub const DIRECTORY_UPDATE_A2I: Event = Event { code: 0x21, umask: 0x20, ext_sel: false, umask_ext: 0x3, row: 12 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.A2S`: event select 0x21, umask 0x40, unit-mask extension 0x3,
-    /// counters 0b1111.
-    pub const DIRECTORY_UPDATE_A2S: Event = Event { code: 0x21, umask: 0x40, ext_sel: false, umask_ext: 0x3, row: 13 };
-    /// `UNC_B2CMI_DIRECTORY_LOOKUP.ANY`: event select 0x20, umask 0x01, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_ANY: Event = Event { code: 0x20, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 14 };
-    /// `UNC_B2CMI_DIRECTORY_LOOKUP.STATE_I`: event select 0x20, umask 0x02, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event { code: 0x20, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 15 };
-    /// `UNC_B2CMI_DIRECTORY_LOOKUP.STATE_S`: event select 0x20, umask 0x04, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event { code: 0x20, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 16 };
-    /// `UNC_B2CMI_DIRECTORY_LOOKUP.STATE_A`: event select 0x20, umask 0x08, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event { code: 0x20, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 17 };
-    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS`: event select 0x1a, umask 0x01, counters
-    /// 0b1111.
-    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS: Event = Event { code: 0x1a, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 18 };
-    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS.EGRESS`: event select 0x1b, umask 0x01, counters
-    /// 0b1111.
-    pub const DIRECT2UPI_NOT_TAKEN_CREDITS_EGRESS: Event = Event { code: 0x1b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 19 };
-    /// `UNC_B2CMI_TRACKER_INSERTS.CH0`: event select 0x32, umask 0x04, unit-mask extension 0x1,
-    /// counters 0b1111.
-    pub const TRACKER_INSERTS_CH0: Event = Event { code: 0x32, umask: 0x04, ext_sel: false, umask_ext: 0x1, row: 20 };
-    /// `UNC_B2CMI_DIRECT2UPI_TAKEN`: event select 0x19, umask 0x01, counters 0b1111.
-    pub const DIRECT2UPI_TAKEN: Event = Event { code: 0x19, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 21 };
-    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE`: event select 0x1a, umask 0x01, counters 0b1111.
-    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE: Event = Event { code: 0x1a, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 22 };
-    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS`: event select 0x1b, umask 0x01, counters 0b1111.
-    pub const DIRECT2UPI_NOT_TAKEN_CREDITS: Event = Event { code: 0x1b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 23 };
-    /// `UNC_B2CMI_DIRECT2UPI_TXN_OVERRIDE`: event select 0x1c, umask 0x01, counters 0b1111.
-    pub const DIRECT2UPI_TXN_OVERRIDE: Event = Event { code: 0x1c, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 24 };
-    /// `UNC_B2CMI_DIRECT2CORE_TAKEN`: event select 0x16, umask 0x01, counters 0b1111.
-    pub const DIRECT2CORE_TAKEN: Event = Event { code: 0x16, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 25 };
-    /// `UNC_B2CMI_IMC_READS.TO_DDR_AS_MEM`: event select 0x24, umask 0x08, unit-mask extension 0x1,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_READS_TO_DDR_AS_MEM: Event = Event { code: 0x24, umask: 0x08, ext_sel: false, umask_ext: 0x1, row: 26 };
-    /// `UNC_B2CMI_IMC_READS.TO_DDR_AS_CACHE`: event select 0x24, umask 0x10, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_READS_TO_DDR_AS_CACHE: Event = Event { code: 0x24, umask: 0x10, ext_sel: false, umask_ext: 0x1, row: 27 };
-    /// `UNC_B2CMI_IMC_WRITES.TO_DDR_AS_MEM`: event select 0x25, umask 0x20, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_TO_DDR_AS_MEM: Event = Event { code: 0x25, umask: 0x20, ext_sel: false, umask_ext: 0x1, row: 28 };
-    /// `UNC_B2CMI_IMC_WRITES.TO_DDR_AS_CACHE`: event select 0x25, umask 0x40, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_TO_DDR_AS_CACHE: Event = Event { code: 0x25, umask: 0x40, ext_sel: false, umask_ext: 0x1, row: 29 };
-    /// `UNC_B2CMI_IMC_WRITES.NI`: event select 0x25, umask 0x00, unit-mask extension 0x3, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_NI: Event = Event { code: 0x25, umask: 0x00, ext_sel: false, umask_ext: 0x3, row: 30 };
-    /// `UNC_B2CMI_IMC_WRITES.NI_MISS`: event select 0x25, umask 0x00, unit-mask extension 0x5,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_NI_MISS: Event = Event { code: 0x25, umask: 0x00, ext_sel: false, umask_ext: 0x5, row: 31 };
-    /// `UNC_B2CMI_WR_TRACKER_INSERTS.CH0`: event select 0x40, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WR_TRACKER_INSERTS_CH0: Event = Event { code: 0x40, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 32 };
-    /// `UNC_B2CMI_TAG_MISS.RD_CLEAN`: event select 0x4b, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_MISS_RD_CLEAN: Event = Event { code: 0x4b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 33 };
-    /// `UNC_B2CMI_TAG_MISS.RD_DIRTY`: event select 0x4b, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_MISS_RD_DIRTY: Event = Event { code: 0x4b, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 34 };
-    /// `UNC_B2CMI_TAG_MISS.WR_CLEAN`: event select 0x4b, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_MISS_WR_CLEAN: Event = Event { code: 0x4b, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 35 };
-    /// `UNC_B2CMI_TAG_MISS.WR_DIRTY`: event select 0x4b, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_MISS_WR_DIRTY: Event = Event { code: 0x4b, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 36 };
-    /// `UNC_B2CMI_TAG_MISS.RD_2WAY`: event select 0x4b, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_MISS_RD_2WAY: Event = Event { code: 0x4b, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 37 };
-    /// `UNC_B2CMI_TAG_MISS.WR_2WAY`: event select 0x4b, umask 0x20, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_MISS_WR_2WAY: Event = Event { code: 0x4b, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 38 };
-    /// `UNC_B2CMI_TAG_MISS.CLEAN`: event select 0x4b, umask 0x05, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_MISS_CLEAN: Event = Event { code: 0x4b, umask: 0x05, ext_sel: false, umask_ext: 0x0, row: 39 };
-    /// `UNC_B2CMI_TAG_MISS.DIRTY`: event select 0x4b, umask 0x0a, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_MISS_DIRTY: Event = Event { code: 0x4b, umask: 0x0a, ext_sel: false, umask_ext: 0x0, row: 40 };
-    /// `UNC_B2CMI_PREFCAM_OCCUPANCY.CH0`: event select 0x54, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PREFCAM_OCCUPANCY_CH0: Event = Event { code: 0x54, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 41 };
-    /// `UNC_B2CMI_PREFCAM_INSERTS.CH0_XPT`: event select 0x56, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PREFCAM_INSERTS_CH0_XPT: Event = Event { code: 0x56, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 42 };
-    /// `UNC_B2CMI_PREFCAM_INSERTS.CH0_UPI`: event select 0x56, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PREFCAM_INSERTS_CH0_UPI: Event = Event { code: 0x56, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 43 };
-    /// `UNC_B2CMI_TAG_HIT.RD_CLEAN`: event select 0x1f, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_HIT_RD_CLEAN: Event = Event { code: 0x1f, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 44 };
-    /// `UNC_B2CMI_TAG_HIT.RD_DIRTY`: event select 0x1f, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_HIT_RD_DIRTY: Event = Event { code: 0x1f, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 45 };
-    /// `UNC_B2CMI_TAG_HIT.WR_CLEAN`: event select 0x1f, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_HIT_WR_CLEAN: Event = Event { code: 0x1f, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 46 };
-    /// `UNC_B2CMI_TAG_HIT.WR_DIRTY`: event select 0x1f, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_HIT_WR_DIRTY: Event = Event { code: 0x1f, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 47 };
-    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_I`: event select 0x1d, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_DIRTY_I: Event = Event { code: 0x1d, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 48 };
-    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_S`: event select 0x1d, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_DIRTY_S: Event = Event { code: 0x1d, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 49 };
-    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_A`: event select 0x1d, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_DIRTY_A: Event = Event { code: 0x1d, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 50 };
-    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_I`: event select 0x1d, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_CLEAN_I: Event = Event { code: 0x1d, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 51 };
-    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_S`: event select 0x1d, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_CLEAN_S: Event = Event { code: 0x1d, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 52 };
-    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_A`: event select 0x1d, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_CLEAN_A: Event = Event { code: 0x1d, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 53 };
-    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY`: event select 0x1d, umask 0x07, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_DIRTY: Event = Event { code: 0x1d, umask: 0x07, ext_sel: false, umask_ext: 0x0, row: 54 };
-    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN`: event select 0x1d, umask 0x38, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_CLEAN: Event = Event { code: 0x1d, umask: 0x38, ext_sel: false, umask_ext: 0x0, row: 55 };
-    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_I`: event select 0x1e, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_DIRTY_I: Event = Event { code: 0x1e, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 56 };
-    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_S`: event select 0x1e, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_DIRTY_S: Event = Event { code: 0x1e, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 57 };
-    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_A`: event select 0x1e, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_DIRTY_A: Event = Event { code: 0x1e, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 58 };
-    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_I`: event select 0x1e, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_CLEAN_I: Event = Event { code: 0x1e, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 59 };
-    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_S`: event select 0x1e, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_CLEAN_S: Event = Event { code: 0x1e, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 60 };
-    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_A`: event select 0x1e, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_CLEAN_A: Event = Event { code: 0x1e, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 61 };
-    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY`: event select 0x1e, umask 0x07, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_DIRTY: Event = Event { code: 0x1e, umask: 0x07, ext_sel: false, umask_ext: 0x0, row: 62 };
-    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN`: event select 0x1e, umask 0x38, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_CLEAN: Event = Event { code: 0x1e, umask: 0x38, ext_sel: false, umask_ext: 0x0, row: 63 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_ANY`: event select 0x21, umask 0x01, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_UPDATE_HIT_ANY: Event = Event { code: 0x21, umask: 0x01, ext_sel: false, umask_ext: 0x1, row: 64 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2S`: event select 0x21, umask 0x42, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_UPDATE_HIT_X2S: Event = Event { code: 0x21, umask: 0x42, ext_sel: false, umask_ext: 0x1, row: 65 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2A`: event select 0x21, umask 0x14, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_UPDATE_HIT_X2A: Event = Event { code: 0x21, umask: 0x14, ext_sel: false, umask_ext: 0x1, row: 66 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2I`: event select 0x21, umask 0x28, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_UPDATE_HIT_X2I: Event = Event { code: 0x21, umask: 0x28, ext_sel: false, umask_ext: 0x1, row: 67 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2S`: event select 0x21, umask 0x42, unit-mask extension
-    /// 0x2, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_UPDATE_MISS_X2S: Event = Event { code: 0x21, umask: 0x42, ext_sel: false, umask_ext: 0x2, row: 68 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2A`: event select 0x21, umask 0x14, unit-mask extension
-    /// 0x2, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_UPDATE_MISS_X2A: Event = Event { code: 0x21, umask: 0x14, ext_sel: false, umask_ext: 0x2, row: 69 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2I`: event select 0x21, umask 0x28, unit-mask extension
-    /// 0x2, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_UPDATE_MISS_X2I: Event = Event { code: 0x21, umask: 0x28, ext_sel: false, umask_ext: 0x2, row: 70 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2S`: event select 0x21, umask 0x42, unit-mask extension 0x3,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_UPDATE_X2S: Event = Event { code: 0x21, umask: 0x42, ext_sel: false, umask_ext: 0x3, row: 71 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2A`: event select 0x21, umask 0x14, unit-mask extension 0x3,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_UPDATE_X2A: Event = Event { code: 0x21, umask: 0x14, ext_sel: false, umask_ext: 0x3, row: 72 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2I`: event select 0x21, umask 0x28, unit-mask extension 0x3,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_UPDATE_X2I: Event = Event { code: 0x21, umask: 0x28, ext_sel: false, umask_ext: 0x3, row: 73 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.S2I`: event select 0x21, umask 0x08, unit-mask extension 0x3,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_UPDATE_S2I: Event = Event { code: 0x21, umask: 0x08, ext_sel: false, umask_ext: 0x3, row: 74 };
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.S2A`: event select 0x21, umask 0x10, unit-mask extension 0x3,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_UPDATE_S2A: Event = Event { code: 0x21, umask: 0x10, ext_sel: false, umask_ext: 0x3, row: 75 };
-    /// `UNC_B2CMI_DIRECT2CORE_TXN_OVERRIDE`: event select 0x18, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event { code: 0x18, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 76 };
-    /// `UNC_B2CMI_DIRECT2CORE_NOT_TAKEN_DIRSTATE`: event select 0x17, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT2CORE_NOT_TAKEN_DIRSTATE: Event = Event { code: 0x17, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 77 };
-    /// `UNC_B2CMI_TAG_HIT.ALL`: event select 0x1f, umask 0x0f, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TAG_HIT_ALL: Event = Event { code: 0x1f, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 78 };
+    /// `UNC_B2CMI_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_B2CMI_IMC_READS.NORMAL`.
+    pub const IMC_READS_NORMAL: Event = Event::row(1);
+    /// `UNC_B2CMI_IMC_READS.ALL`.
+    pub const IMC_READS_ALL: Event = Event::row(2);
+    /// `UNC_B2CMI_IMC_WRITES.FULL`.
+    pub const IMC_WRITES_FULL: Event = Event::row(3);
+    /// `UNC_B2CMI_IMC_WRITES.PARTIAL`.
+    pub const IMC_WRITES_PARTIAL: Event = Event::row(4);
+    /// `UNC_B2CMI_IMC_WRITES.ALL`.
+    pub const IMC_WRITES_ALL: Event = Event::row(5);
+    /// `UNC_B2CMI_TRACKER_OCCUPANCY.CH0`.
+    pub const TRACKER_OCCUPANCY_CH0: Event = Event::row(6);
+    /// `UNC_B2CMI_PREFCAM_INSERTS.UPI_ALLCH`.
+    pub const PREFCAM_INSERTS_UPI_ALLCH: Event = Event::row(7);
+    /// `UNC_B2CMI_PREFCAM_INSERTS.XPT_ALLCH`.
+    pub const PREFCAM_INSERTS_XPT_ALLCH: Event = Event::row(8);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.ANY`.
+    pub const DIRECTORY_UPDATE_ANY: Event = Event::row(9);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.I2S`.
+    pub const DIRECTORY_UPDATE_I2S: Event = Event::row(10);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.I2A`.
+    pub const DIRECTORY_UPDATE_I2A: Event = Event::row(11);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.A2I`.
+    pub const DIRECTORY_UPDATE_A2I: Event = Event::row(12);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.A2S`.
+    pub const DIRECTORY_UPDATE_A2S: Event = Event::row(13);
+    /// `UNC_B2CMI_DIRECTORY_LOOKUP.ANY`.
+    pub const DIRECTORY_LOOKUP_ANY: Event = Event::row(14);
+    /// `UNC_B2CMI_DIRECTORY_LOOKUP.STATE_I`.
+    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event::row(15);
+    /// `UNC_B2CMI_DIRECTORY_LOOKUP.STATE_S`.
+    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event::row(16);
+    /// `UNC_B2CMI_DIRECTORY_LOOKUP.STATE_A`.
+    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event::row(17);
+    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS`.
+    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS: Event = Event::row(18);
+    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS.EGRESS`.
+    pub const DIRECT2UPI_NOT_TAKEN_CREDITS_EGRESS: Event = Event::row(19);
+    /// `UNC_B2CMI_TRACKER_INSERTS.CH0`.
+    pub const TRACKER_INSERTS_CH0: Event = Event::row(20);
+    /// `UNC_B2CMI_DIRECT2UPI_TAKEN`.
+    pub const DIRECT2UPI_TAKEN: Event = Event::row(21);
+    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE`.
+    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE: Event = Event::row(22);
+    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS`.
+    pub const DIRECT2UPI_NOT_TAKEN_CREDITS: Event = Event::row(23);
+    /// `UNC_B2CMI_DIRECT2UPI_TXN_OVERRIDE`.
+    pub const DIRECT2UPI_TXN_OVERRIDE: Event = Event::row(24);
+    /// `UNC_B2CMI_DIRECT2CORE_TAKEN`.
+    pub const DIRECT2CORE_TAKEN: Event = Event::row(25);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::IMC_READS_NORMAL,
-        Event::IMC_READS_ALL,
-        Event::IMC_WRITES_FULL,
-        Event::IMC_WRITES_PARTIAL,
-        Event::IMC_WRITES_ALL,
-        Event::TRACKER_OCCUPANCY_CH0,
-        Event::PREFCAM_INSERTS_UPI_ALLCH,
-        Event::PREFCAM_INSERTS_XPT_ALLCH,
-        Event::DIRECTORY_UPDATE_ANY,
-        Event::DIRECTORY_UPDATE_I2S,
-        Event::DIRECTORY_UPDATE_I2A,
-        Event::DIRECTORY_UPDATE_A2I,
-        Event::DIRECTORY_UPDATE_A2S,
-        Event::DIRECTORY_LOOKUP_ANY,
-        Event::DIRECTORY_LOOKUP_STATE_I,
-        Event::DIRECTORY_LOOKUP_STATE_S,
-        Event::DIRECTORY_LOOKUP_STATE_A,
-        Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS,
-        Event::DIRECT2UPI_NOT_TAKEN_CREDITS_EGRESS,
-        Event::TRACKER_INSERTS_CH0,
-        Event::DIRECT2UPI_TAKEN,
-        Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE,
-        Event::DIRECT2UPI_NOT_TAKEN_CREDITS,
-        Event::DIRECT2UPI_TXN_OVERRIDE,
-        Event::DIRECT2CORE_TAKEN,
-        #[cfg(feature = "experimental-events")] Event::IMC_READS_TO_DDR_AS_MEM,
-        #[cfg(feature = "experimental-events")] Event::IMC_READS_TO_DDR_AS_CACHE,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_TO_DDR_AS_MEM,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_TO_DDR_AS_CACHE,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_NI,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_NI_MISS,
-        #[cfg(feature = "experimental-events")] Event::WR_TRACKER_INSERTS_CH0,
-        #[cfg(feature = "experimental-events")] Event::TAG_MISS_RD_CLEAN,
-        #[cfg(feature = "experimental-events")] Event::TAG_MISS_RD_DIRTY,
-        #[cfg(feature = "experimental-events")] Event::TAG_MISS_WR_CLEAN,
-        #[cfg(feature = "experimental-events")] Event::TAG_MISS_WR_DIRTY,
-        #[cfg(feature = "experimental-events")] Event::TAG_MISS_RD_2WAY,
-        #[cfg(feature = "experimental-events")] Event::TAG_MISS_WR_2WAY,
-        #[cfg(feature = "experimental-events")] Event::TAG_MISS_CLEAN,
-        #[cfg(feature = "experimental-events")] Event::TAG_MISS_DIRTY,
-        #[cfg(feature = "experimental-events")] Event::PREFCAM_OCCUPANCY_CH0,
-        #[cfg(feature = "experimental-events")] Event::PREFCAM_INSERTS_CH0_XPT,
-        #[cfg(feature = "experimental-events")] Event::PREFCAM_INSERTS_CH0_UPI,
-        #[cfg(feature = "experimental-events")] Event::TAG_HIT_RD_CLEAN,
-        #[cfg(feature = "experimental-events")] Event::TAG_HIT_RD_DIRTY,
-        #[cfg(feature = "experimental-events")] Event::TAG_HIT_WR_CLEAN,
-        #[cfg(feature = "experimental-events")] Event::TAG_HIT_WR_DIRTY,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_I,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_S,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_A,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_I,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_S,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_A,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_I,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_S,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_A,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_I,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_S,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_A,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_ANY,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_X2S,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_X2A,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_X2I,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_MISS_X2S,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_MISS_X2A,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_MISS_X2I,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_X2S,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_X2A,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_X2I,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_S2I,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_S2A,
-        #[cfg(feature = "experimental-events")] Event::DIRECT2CORE_TXN_OVERRIDE,
-        #[cfg(feature = "experimental-events")] Event::DIRECT2CORE_NOT_TAKEN_DIRSTATE,
-        #[cfg(feature = "experimental-events")] Event::TAG_HIT_ALL,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, umask_ext: r.umask_ext, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -634,6 +331,118 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_B2CMI_IMC_READS.TO_DDR_AS_MEM` (experimental).
+    pub const IMC_READS_TO_DDR_AS_MEM: Event = Event::row(26);
+    /// `UNC_B2CMI_IMC_READS.TO_DDR_AS_CACHE` (experimental).
+    pub const IMC_READS_TO_DDR_AS_CACHE: Event = Event::row(27);
+    /// `UNC_B2CMI_IMC_WRITES.TO_DDR_AS_MEM` (experimental).
+    pub const IMC_WRITES_TO_DDR_AS_MEM: Event = Event::row(28);
+    /// `UNC_B2CMI_IMC_WRITES.TO_DDR_AS_CACHE` (experimental).
+    pub const IMC_WRITES_TO_DDR_AS_CACHE: Event = Event::row(29);
+    /// `UNC_B2CMI_IMC_WRITES.NI` (experimental).
+    pub const IMC_WRITES_NI: Event = Event::row(30);
+    /// `UNC_B2CMI_IMC_WRITES.NI_MISS` (experimental).
+    pub const IMC_WRITES_NI_MISS: Event = Event::row(31);
+    /// `UNC_B2CMI_WR_TRACKER_INSERTS.CH0` (experimental).
+    pub const WR_TRACKER_INSERTS_CH0: Event = Event::row(32);
+    /// `UNC_B2CMI_TAG_MISS.RD_CLEAN` (experimental).
+    pub const TAG_MISS_RD_CLEAN: Event = Event::row(33);
+    /// `UNC_B2CMI_TAG_MISS.RD_DIRTY` (experimental).
+    pub const TAG_MISS_RD_DIRTY: Event = Event::row(34);
+    /// `UNC_B2CMI_TAG_MISS.WR_CLEAN` (experimental).
+    pub const TAG_MISS_WR_CLEAN: Event = Event::row(35);
+    /// `UNC_B2CMI_TAG_MISS.WR_DIRTY` (experimental).
+    pub const TAG_MISS_WR_DIRTY: Event = Event::row(36);
+    /// `UNC_B2CMI_TAG_MISS.RD_2WAY` (experimental).
+    pub const TAG_MISS_RD_2WAY: Event = Event::row(37);
+    /// `UNC_B2CMI_TAG_MISS.WR_2WAY` (experimental).
+    pub const TAG_MISS_WR_2WAY: Event = Event::row(38);
+    /// `UNC_B2CMI_TAG_MISS.CLEAN` (experimental).
+    pub const TAG_MISS_CLEAN: Event = Event::row(39);
+    /// `UNC_B2CMI_TAG_MISS.DIRTY` (experimental).
+    pub const TAG_MISS_DIRTY: Event = Event::row(40);
+    /// `UNC_B2CMI_PREFCAM_OCCUPANCY.CH0` (experimental).
+    pub const PREFCAM_OCCUPANCY_CH0: Event = Event::row(41);
+    /// `UNC_B2CMI_PREFCAM_INSERTS.CH0_XPT` (experimental).
+    pub const PREFCAM_INSERTS_CH0_XPT: Event = Event::row(42);
+    /// `UNC_B2CMI_PREFCAM_INSERTS.CH0_UPI` (experimental).
+    pub const PREFCAM_INSERTS_CH0_UPI: Event = Event::row(43);
+    /// `UNC_B2CMI_TAG_HIT.RD_CLEAN` (experimental).
+    pub const TAG_HIT_RD_CLEAN: Event = Event::row(44);
+    /// `UNC_B2CMI_TAG_HIT.RD_DIRTY` (experimental).
+    pub const TAG_HIT_RD_DIRTY: Event = Event::row(45);
+    /// `UNC_B2CMI_TAG_HIT.WR_CLEAN` (experimental).
+    pub const TAG_HIT_WR_CLEAN: Event = Event::row(46);
+    /// `UNC_B2CMI_TAG_HIT.WR_DIRTY` (experimental).
+    pub const TAG_HIT_WR_DIRTY: Event = Event::row(47);
+    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_I` (experimental).
+    pub const DIRECTORY_HIT_DIRTY_I: Event = Event::row(48);
+    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_S` (experimental).
+    pub const DIRECTORY_HIT_DIRTY_S: Event = Event::row(49);
+    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_A` (experimental).
+    pub const DIRECTORY_HIT_DIRTY_A: Event = Event::row(50);
+    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_I` (experimental).
+    pub const DIRECTORY_HIT_CLEAN_I: Event = Event::row(51);
+    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_S` (experimental).
+    pub const DIRECTORY_HIT_CLEAN_S: Event = Event::row(52);
+    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_A` (experimental).
+    pub const DIRECTORY_HIT_CLEAN_A: Event = Event::row(53);
+    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY` (experimental).
+    pub const DIRECTORY_HIT_DIRTY: Event = Event::row(54);
+    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN` (experimental).
+    pub const DIRECTORY_HIT_CLEAN: Event = Event::row(55);
+    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_I` (experimental).
+    pub const DIRECTORY_MISS_DIRTY_I: Event = Event::row(56);
+    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_S` (experimental).
+    pub const DIRECTORY_MISS_DIRTY_S: Event = Event::row(57);
+    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_A` (experimental).
+    pub const DIRECTORY_MISS_DIRTY_A: Event = Event::row(58);
+    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_I` (experimental).
+    pub const DIRECTORY_MISS_CLEAN_I: Event = Event::row(59);
+    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_S` (experimental).
+    pub const DIRECTORY_MISS_CLEAN_S: Event = Event::row(60);
+    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_A` (experimental).
+    pub const DIRECTORY_MISS_CLEAN_A: Event = Event::row(61);
+    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY` (experimental).
+    pub const DIRECTORY_MISS_DIRTY: Event = Event::row(62);
+    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN` (experimental).
+    pub const DIRECTORY_MISS_CLEAN: Event = Event::row(63);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_ANY` (experimental).
+    pub const DIRECTORY_UPDATE_HIT_ANY: Event = Event::row(64);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2S` (experimental).
+    pub const DIRECTORY_UPDATE_HIT_X2S: Event = Event::row(65);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2A` (experimental).
+    pub const DIRECTORY_UPDATE_HIT_X2A: Event = Event::row(66);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2I` (experimental).
+    pub const DIRECTORY_UPDATE_HIT_X2I: Event = Event::row(67);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2S` (experimental).
+    pub const DIRECTORY_UPDATE_MISS_X2S: Event = Event::row(68);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2A` (experimental).
+    pub const DIRECTORY_UPDATE_MISS_X2A: Event = Event::row(69);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2I` (experimental).
+    pub const DIRECTORY_UPDATE_MISS_X2I: Event = Event::row(70);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2S` (experimental).
+    pub const DIRECTORY_UPDATE_X2S: Event = Event::row(71);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2A` (experimental).
+    pub const DIRECTORY_UPDATE_X2A: Event = Event::row(72);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2I` (experimental).
+    pub const DIRECTORY_UPDATE_X2I: Event = Event::row(73);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.S2I` (experimental).
+    pub const DIRECTORY_UPDATE_S2I: Event = Event::row(74);
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.S2A` (experimental).
+    pub const DIRECTORY_UPDATE_S2A: Event = Event::row(75);
+    /// `UNC_B2CMI_DIRECT2CORE_TXN_OVERRIDE` (experimental).
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event::row(76);
+    /// `UNC_B2CMI_DIRECT2CORE_NOT_TAKEN_DIRSTATE` (experimental).
+    pub const DIRECT2CORE_NOT_TAKEN_DIRSTATE: Event = Event::row(77);
+    /// `UNC_B2CMI_TAG_HIT.ALL` (experimental).
+    pub const TAG_HIT_ALL: Event = Event::row(78);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -647,90 +456,108 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_B2CMI_CLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_B2CMI_IMC_READS.NORMAL", 0x24, 0x01, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_IMC_READS.ALL", 0x24, 0x04, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_IMC_WRITES.FULL", 0x25, 0x01, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_IMC_WRITES.PARTIAL", 0x25, 0x02, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_IMC_WRITES.ALL", 0x25, 0x10, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_TRACKER_OCCUPANCY.CH0", 0x33, 0x01, 0b1111),
+    ev("UNC_B2CMI_PREFCAM_INSERTS.UPI_ALLCH", 0x56, 0x02, 0b1111),
+    ev("UNC_B2CMI_PREFCAM_INSERTS.XPT_ALLCH", 0x56, 0x01, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.ANY", 0x21, 0x01, 0b1111).umask_ext(0x3),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.I2S", 0x21, 0x02, 0b1111).umask_ext(0x3),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.I2A", 0x21, 0x04, 0b1111).umask_ext(0x3),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.A2I", 0x21, 0x20, 0b1111).umask_ext(0x3),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.A2S", 0x21, 0x40, 0b1111).umask_ext(0x3),
+    ev("UNC_B2CMI_DIRECTORY_LOOKUP.ANY", 0x20, 0x01, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_LOOKUP.STATE_I", 0x20, 0x02, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_LOOKUP.STATE_S", 0x20, 0x04, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_LOOKUP.STATE_A", 0x20, 0x08, 0b1111),
+    ev("UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS", 0x1a, 0x01, 0b1111),
+    ev("UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS.EGRESS", 0x1b, 0x01, 0b1111),
+    ev("UNC_B2CMI_TRACKER_INSERTS.CH0", 0x32, 0x04, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_DIRECT2UPI_TAKEN", 0x19, 0x01, 0b1111),
+    ev("UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE", 0x1a, 0x01, 0b1111),
+    ev("UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS", 0x1b, 0x01, 0b1111),
+    ev("UNC_B2CMI_DIRECT2UPI_TXN_OVERRIDE", 0x1c, 0x01, 0b1111),
+    ev("UNC_B2CMI_DIRECT2CORE_TAKEN", 0x16, 0x01, 0b1111),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_B2CMI_IMC_READS.TO_DDR_AS_MEM", 0x24, 0x08, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_IMC_READS.TO_DDR_AS_CACHE", 0x24, 0x10, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_IMC_WRITES.TO_DDR_AS_MEM", 0x25, 0x20, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_IMC_WRITES.TO_DDR_AS_CACHE", 0x25, 0x40, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_IMC_WRITES.NI", 0x25, 0x00, 0b1111).umask_ext(0x3),
+    ev("UNC_B2CMI_IMC_WRITES.NI_MISS", 0x25, 0x00, 0b1111).umask_ext(0x5),
+    ev("UNC_B2CMI_WR_TRACKER_INSERTS.CH0", 0x40, 0x01, 0b1111),
+    ev("UNC_B2CMI_TAG_MISS.RD_CLEAN", 0x4b, 0x01, 0b1111),
+    ev("UNC_B2CMI_TAG_MISS.RD_DIRTY", 0x4b, 0x02, 0b1111),
+    ev("UNC_B2CMI_TAG_MISS.WR_CLEAN", 0x4b, 0x04, 0b1111),
+    ev("UNC_B2CMI_TAG_MISS.WR_DIRTY", 0x4b, 0x08, 0b1111),
+    ev("UNC_B2CMI_TAG_MISS.RD_2WAY", 0x4b, 0x10, 0b1111),
+    ev("UNC_B2CMI_TAG_MISS.WR_2WAY", 0x4b, 0x20, 0b1111),
+    ev("UNC_B2CMI_TAG_MISS.CLEAN", 0x4b, 0x05, 0b1111),
+    ev("UNC_B2CMI_TAG_MISS.DIRTY", 0x4b, 0x0a, 0b1111),
+    ev("UNC_B2CMI_PREFCAM_OCCUPANCY.CH0", 0x54, 0x01, 0b1111),
+    ev("UNC_B2CMI_PREFCAM_INSERTS.CH0_XPT", 0x56, 0x01, 0b1111),
+    ev("UNC_B2CMI_PREFCAM_INSERTS.CH0_UPI", 0x56, 0x02, 0b1111),
+    ev("UNC_B2CMI_TAG_HIT.RD_CLEAN", 0x1f, 0x01, 0b1111),
+    ev("UNC_B2CMI_TAG_HIT.RD_DIRTY", 0x1f, 0x02, 0b1111),
+    ev("UNC_B2CMI_TAG_HIT.WR_CLEAN", 0x1f, 0x04, 0b1111),
+    ev("UNC_B2CMI_TAG_HIT.WR_DIRTY", 0x1f, 0x08, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_HIT.DIRTY_I", 0x1d, 0x01, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_HIT.DIRTY_S", 0x1d, 0x02, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_HIT.DIRTY_A", 0x1d, 0x04, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_HIT.CLEAN_I", 0x1d, 0x08, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_HIT.CLEAN_S", 0x1d, 0x10, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_HIT.CLEAN_A", 0x1d, 0x20, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_HIT.DIRTY", 0x1d, 0x07, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_HIT.CLEAN", 0x1d, 0x38, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_MISS.DIRTY_I", 0x1e, 0x01, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_MISS.DIRTY_S", 0x1e, 0x02, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_MISS.DIRTY_A", 0x1e, 0x04, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_MISS.CLEAN_I", 0x1e, 0x08, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_MISS.CLEAN_S", 0x1e, 0x10, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_MISS.CLEAN_A", 0x1e, 0x20, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_MISS.DIRTY", 0x1e, 0x07, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_MISS.CLEAN", 0x1e, 0x38, 0b1111),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.HIT_ANY", 0x21, 0x01, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2S", 0x21, 0x42, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2A", 0x21, 0x14, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2I", 0x21, 0x28, 0b1111).umask_ext(0x1),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2S", 0x21, 0x42, 0b1111).umask_ext(0x2),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2A", 0x21, 0x14, 0b1111).umask_ext(0x2),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2I", 0x21, 0x28, 0b1111).umask_ext(0x2),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.X2S", 0x21, 0x42, 0b1111).umask_ext(0x3),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.X2A", 0x21, 0x14, 0b1111).umask_ext(0x3),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.X2I", 0x21, 0x28, 0b1111).umask_ext(0x3),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.S2I", 0x21, 0x08, 0b1111).umask_ext(0x3),
+    ev("UNC_B2CMI_DIRECTORY_UPDATE.S2A", 0x21, 0x10, 0b1111).umask_ext(0x3),
+    ev("UNC_B2CMI_DIRECT2CORE_TXN_OVERRIDE", 0x18, 0x01, 0b1111),
+    ev("UNC_B2CMI_DIRECT2CORE_NOT_TAKEN_DIRSTATE", 0x17, 0x01, 0b1111),
+    ev("UNC_B2CMI_TAG_HIT.ALL", 0x1f, 0x0f, 0b1111),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<26>(EVENT_ROWS, 0, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<53>(EXPERIMENTAL_ROWS, 0, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_B2CMI_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_IMC_READS.NORMAL", code: 0x24, umask: 0x01, counters: 0b1111, umask_ext: 0x1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_IMC_READS.ALL", code: 0x24, umask: 0x04, counters: 0b1111, umask_ext: 0x1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_IMC_WRITES.FULL", code: 0x25, umask: 0x01, counters: 0b1111, umask_ext: 0x1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_IMC_WRITES.PARTIAL", code: 0x25, umask: 0x02, counters: 0b1111, umask_ext: 0x1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_IMC_WRITES.ALL", code: 0x25, umask: 0x10, counters: 0b1111, umask_ext: 0x1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_TRACKER_OCCUPANCY.CH0", code: 0x33, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_PREFCAM_INSERTS.UPI_ALLCH", code: 0x56, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_PREFCAM_INSERTS.XPT_ALLCH", code: 0x56, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.ANY", code: 0x21, umask: 0x01, counters: 0b1111, umask_ext: 0x3, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.I2S", code: 0x21, umask: 0x02, counters: 0b1111, umask_ext: 0x3, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.I2A", code: 0x21, umask: 0x04, counters: 0b1111, umask_ext: 0x3, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.A2I", code: 0x21, umask: 0x20, counters: 0b1111, umask_ext: 0x3, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.A2S", code: 0x21, umask: 0x40, counters: 0b1111, umask_ext: 0x3, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.ANY", code: 0x20, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.STATE_I", code: 0x20, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.STATE_S", code: 0x20, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.STATE_A", code: 0x20, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS", code: 0x1a, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS.EGRESS", code: 0x1b, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_TRACKER_INSERTS.CH0", code: 0x32, umask: 0x04, counters: 0b1111, umask_ext: 0x1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_TAKEN", code: 0x19, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE", code: 0x1a, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS", code: 0x1b, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_TXN_OVERRIDE", code: 0x1c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2CORE_TAKEN", code: 0x16, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_IMC_READS.TO_DDR_AS_MEM", code: 0x24, umask: 0x08, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_IMC_READS.TO_DDR_AS_CACHE", code: 0x24, umask: 0x10, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_IMC_WRITES.TO_DDR_AS_MEM", code: 0x25, umask: 0x20, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_IMC_WRITES.TO_DDR_AS_CACHE", code: 0x25, umask: 0x40, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_IMC_WRITES.NI", code: 0x25, umask: 0x00, counters: 0b1111, umask_ext: 0x3, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_IMC_WRITES.NI_MISS", code: 0x25, umask: 0x00, counters: 0b1111, umask_ext: 0x5, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_WR_TRACKER_INSERTS.CH0", code: 0x40, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.RD_CLEAN", code: 0x4b, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.RD_DIRTY", code: 0x4b, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.WR_CLEAN", code: 0x4b, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.WR_DIRTY", code: 0x4b, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.RD_2WAY", code: 0x4b, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.WR_2WAY", code: 0x4b, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.CLEAN", code: 0x4b, umask: 0x05, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.DIRTY", code: 0x4b, umask: 0x0a, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_PREFCAM_OCCUPANCY.CH0", code: 0x54, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_PREFCAM_INSERTS.CH0_XPT", code: 0x56, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_PREFCAM_INSERTS.CH0_UPI", code: 0x56, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_HIT.RD_CLEAN", code: 0x1f, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_HIT.RD_DIRTY", code: 0x1f, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_HIT.WR_CLEAN", code: 0x1f, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_HIT.WR_DIRTY", code: 0x1f, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.DIRTY_I", code: 0x1d, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.DIRTY_S", code: 0x1d, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.DIRTY_A", code: 0x1d, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.CLEAN_I", code: 0x1d, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.CLEAN_S", code: 0x1d, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.CLEAN_A", code: 0x1d, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.DIRTY", code: 0x1d, umask: 0x07, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.CLEAN", code: 0x1d, umask: 0x38, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.DIRTY_I", code: 0x1e, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.DIRTY_S", code: 0x1e, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.DIRTY_A", code: 0x1e, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.CLEAN_I", code: 0x1e, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.CLEAN_S", code: 0x1e, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.CLEAN_A", code: 0x1e, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.DIRTY", code: 0x1e, umask: 0x07, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.CLEAN", code: 0x1e, umask: 0x38, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.HIT_ANY", code: 0x21, umask: 0x01, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2S", code: 0x21, umask: 0x42, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2A", code: 0x21, umask: 0x14, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2I", code: 0x21, umask: 0x28, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2S", code: 0x21, umask: 0x42, counters: 0b1111, umask_ext: 0x2, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2A", code: 0x21, umask: 0x14, counters: 0b1111, umask_ext: 0x2, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2I", code: 0x21, umask: 0x28, counters: 0b1111, umask_ext: 0x2, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.X2S", code: 0x21, umask: 0x42, counters: 0b1111, umask_ext: 0x3, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.X2A", code: 0x21, umask: 0x14, counters: 0b1111, umask_ext: 0x3, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.X2I", code: 0x21, umask: 0x28, counters: 0b1111, umask_ext: 0x3, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.S2I", code: 0x21, umask: 0x08, counters: 0b1111, umask_ext: 0x3, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.S2A", code: 0x21, umask: 0x10, counters: 0b1111, umask_ext: 0x3, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECT2CORE_TXN_OVERRIDE", code: 0x18, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECT2CORE_NOT_TAKEN_DIRSTATE", code: 0x17, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_HIT.ALL", code: 0x1f, umask: 0x0f, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl Event {
     /// `ctl` set to count this event: its event select and umask; its unit-mask extension.

@@ -9,759 +9,500 @@ use crate::core_events::CoreEventsInfo;
 #[cfg(feature = "metadata")]
 use crate::support::EventInfo;
 
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
 pub enum List {}
 
 /// An event of this list. Any core event list's events go into the core PMU's counter
-/// control (`with_event`); an uncore event does not compile there. Each constant's doc gives
-/// the counters that may count it (bit n: counter n).
+/// control (`with_event`); an uncore event does not compile there. Each constant is a row
+/// of the list's event table, which gives its event select, umask, settings and the
+/// counters that may count it (bit n: counter n).
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.DATA_UNKNOWN`: event select 0x03, umask 0x01, counters 0b11111111.
-    pub const LD_BLOCKS_DATA_UNKNOWN: Event = Event { code: 0x03, umask: 0x01, row: 0, ..Event::BASE };
-    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counters 0b11111111.
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event { code: 0x03, umask: 0x02, row: 1, ..Event::BASE };
-    /// `LD_BLOCKS.ADDRESS_ALIAS`: event select 0x03, umask 0x04, counters 0b11111111.
-    pub const LD_BLOCKS_ADDRESS_ALIAS: Event = Event { code: 0x03, umask: 0x04, row: 2, ..Event::BASE };
-    /// `LD_BLOCKS.DTLB_MISS`: event select 0x03, umask 0x08, counters 0b11111111.
-    pub const LD_BLOCKS_DTLB_MISS: Event = Event { code: 0x03, umask: 0x08, row: 3, ..Event::BASE };
-    /// `LD_BLOCKS.ALL`: event select 0x03, umask 0x1f, counters 0b11111111.
-    pub const LD_BLOCKS_ALL: Event = Event { code: 0x03, umask: 0x1f, row: 4, ..Event::BASE };
-    /// `MEM_SCHEDULER_BLOCK.ST_BUF`: event select 0x04, umask 0x01, counters 0b11111111.
-    pub const MEM_SCHEDULER_BLOCK_ST_BUF: Event = Event { code: 0x04, umask: 0x01, row: 5, ..Event::BASE };
-    /// `MEM_SCHEDULER_BLOCK.LD_BUF`: event select 0x04, umask 0x02, counters 0b11111111.
-    pub const MEM_SCHEDULER_BLOCK_LD_BUF: Event = Event { code: 0x04, umask: 0x02, row: 6, ..Event::BASE };
-    /// `MEM_SCHEDULER_BLOCK.RSV`: event select 0x04, umask 0x04, counters 0b11111111.
-    pub const MEM_SCHEDULER_BLOCK_RSV: Event = Event { code: 0x04, umask: 0x04, row: 7, ..Event::BASE };
-    /// `MEM_SCHEDULER_BLOCK.ALL`: event select 0x04, umask 0x07, counters 0b11111111.
-    pub const MEM_SCHEDULER_BLOCK_ALL: Event = Event { code: 0x04, umask: 0x07, row: 8, ..Event::BASE };
-    /// `LD_HEAD.L1_MISS`: event select 0x05, umask 0x01, counters 0b11111111.
-    pub const LD_HEAD_L1_MISS: Event = Event { code: 0x05, umask: 0x01, row: 9, ..Event::BASE };
-    /// `LD_HEAD.WCB_FULL`: event select 0x05, umask 0x02, counters 0b11111111.
-    pub const LD_HEAD_WCB_FULL: Event = Event { code: 0x05, umask: 0x02, row: 10, ..Event::BASE };
-    /// `LD_HEAD.OTHER`: event select 0x05, umask 0x40, counters 0b11111111.
-    pub const LD_HEAD_OTHER: Event = Event { code: 0x05, umask: 0x40, row: 11, ..Event::BASE };
-    /// `LD_HEAD.L1_MISS_AT_RET`: event select 0x05, umask 0x81, counters 0b11111111.
-    pub const LD_HEAD_L1_MISS_AT_RET: Event = Event { code: 0x05, umask: 0x81, row: 12, ..Event::BASE };
-    /// `LD_HEAD.WCB_FULL_AT_RET`: event select 0x05, umask 0x82, counters 0b11111111.
-    pub const LD_HEAD_WCB_FULL_AT_RET: Event = Event { code: 0x05, umask: 0x82, row: 13, ..Event::BASE };
-    /// `LD_HEAD.OTHER_AT_RET`: event select 0x05, umask 0xc0, counters 0b11111111.
-    pub const LD_HEAD_OTHER_AT_RET: Event = Event { code: 0x05, umask: 0xc0, row: 14, ..Event::BASE };
-    /// `LD_HEAD.L1_BOUND_AT_RET`: event select 0x05, umask 0xf4, counters 0b11111111.
-    pub const LD_HEAD_L1_BOUND_AT_RET: Event = Event { code: 0x05, umask: 0xf4, row: 15, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.MISS_CAUSED_WALK`: event select 0x08, umask 0x01, counters 0b11111111.
-    pub const DTLB_LOAD_MISSES_MISS_CAUSED_WALK: Event = Event { code: 0x08, umask: 0x01, row: 16, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`: event select 0x08, umask 0x02, counters 0b11111111.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x08, umask: 0x02, row: 17, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x0e, counters 0b11111111.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x0e, row: 18, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x20, counters 0b11111111.
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event { code: 0x08, umask: 0x20, row: 19, ..Event::BASE };
-    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x00, counters 0b11111111.
-    pub const UOPS_ISSUED_ANY: Event = Event { code: 0x0e, umask: 0x00, row: 20, ..Event::BASE };
-    /// `MISALIGN_MEM_REF.LOAD_PAGE_SPLIT`: event select 0x13, umask 0x02, counters 0b11111111.
-    pub const MISALIGN_MEM_REF_LOAD_PAGE_SPLIT: Event = Event { code: 0x13, umask: 0x02, row: 21, ..Event::BASE };
-    /// `MISALIGN_MEM_REF.STORE_PAGE_SPLIT`: event select 0x13, umask 0x04, counters 0b11111111.
-    pub const MISALIGN_MEM_REF_STORE_PAGE_SPLIT: Event = Event { code: 0x13, umask: 0x04, row: 22, ..Event::BASE };
-    /// `L2_REQUEST.DEMAND_DATA_RD_MISS`: event select 0x24, umask 0x41, counters 0b11111111.
-    pub const L2_REQUEST_DEMAND_DATA_RD_MISS: Event = Event { code: 0x24, umask: 0x41, row: 23, ..Event::BASE };
-    /// `L2_REQUEST.DEMAND_RFO_MISS`: event select 0x24, umask 0x42, counters 0b11111111.
-    pub const L2_REQUEST_DEMAND_RFO_MISS: Event = Event { code: 0x24, umask: 0x42, row: 24, ..Event::BASE };
-    /// `L2_REQUEST.DEMAND_CODE_RD_MISS`: event select 0x24, umask 0x44, counters 0b11111111.
-    pub const L2_REQUEST_DEMAND_CODE_RD_MISS: Event = Event { code: 0x24, umask: 0x44, row: 25, ..Event::BASE };
-    /// `L2_REQUEST.HWPF_MISS`: event select 0x24, umask 0x48, counters 0b11111111.
-    pub const L2_REQUEST_HWPF_MISS: Event = Event { code: 0x24, umask: 0x48, row: 26, ..Event::BASE };
-    /// `L2_REQUEST.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0x81, counters 0b11111111.
-    pub const L2_REQUEST_DEMAND_DATA_RD_HIT: Event = Event { code: 0x24, umask: 0x81, row: 27, ..Event::BASE };
-    /// `L2_REQUEST.DEMAND_RFO_HIT`: event select 0x24, umask 0x82, counters 0b11111111.
-    pub const L2_REQUEST_DEMAND_RFO_HIT: Event = Event { code: 0x24, umask: 0x82, row: 28, ..Event::BASE };
-    /// `L2_REQUEST.DEMAND_CODE_RD_HIT`: event select 0x24, umask 0x84, counters 0b11111111.
-    pub const L2_REQUEST_DEMAND_CODE_RD_HIT: Event = Event { code: 0x24, umask: 0x84, row: 29, ..Event::BASE };
-    /// `L2_REQUEST.HWPF_HIT`: event select 0x24, umask 0x88, counters 0b11111111.
-    pub const L2_REQUEST_HWPF_HIT: Event = Event { code: 0x24, umask: 0x88, row: 30, ..Event::BASE };
-    /// `L2_REQUEST.DEMAND_DATA_RD`: event select 0x24, umask 0xc1, counters 0b11111111.
-    pub const L2_REQUEST_DEMAND_DATA_RD: Event = Event { code: 0x24, umask: 0xc1, row: 31, ..Event::BASE };
-    /// `L2_REQUEST.DEMAND_RFO`: event select 0x24, umask 0xc2, counters 0b11111111.
-    pub const L2_REQUEST_DEMAND_RFO: Event = Event { code: 0x24, umask: 0xc2, row: 32, ..Event::BASE };
-    /// `L2_REQUEST.DEMAND_CODE_RD`: event select 0x24, umask 0xc4, counters 0b11111111.
-    pub const L2_REQUEST_DEMAND_CODE_RD: Event = Event { code: 0x24, umask: 0xc4, row: 33, ..Event::BASE };
-    /// `L2_REQUEST.HWPF`: event select 0x24, umask 0xc8, counters 0b11111111.
-    pub const L2_REQUEST_HWPF: Event = Event { code: 0x24, umask: 0xc8, row: 34, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b11111111.
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event { code: 0x2e, umask: 0x41, row: 35, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b11111111.
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 36, ..Event::BASE };
-    /// `L2_REJECT_XQ.ANY`: event select 0x30, umask 0x00, counters 0b11111111.
-    pub const L2_REJECT_XQ_ANY: Event = Event { code: 0x30, umask: 0x00, row: 37, ..Event::BASE };
-    /// `CORE_REJECT_L2Q.ANY`: event select 0x31, umask 0x00, counters 0b11111111.
-    pub const CORE_REJECT_L2Q_ANY: Event = Event { code: 0x31, umask: 0x00, row: 38, ..Event::BASE };
-    /// `MEM_BOUND_STALLS_LOAD.L2_HIT`: event select 0x34, umask 0x01, counters 0b11111111.
-    pub const MEM_BOUND_STALLS_LOAD_L2_HIT: Event = Event { code: 0x34, umask: 0x01, row: 39, ..Event::BASE };
-    /// `MEM_BOUND_STALLS_LOAD.LLC_HIT_NOSNOOP`: event select 0x34, umask 0x02, counters 0b11111111.
-    pub const MEM_BOUND_STALLS_LOAD_LLC_HIT_NOSNOOP: Event = Event { code: 0x34, umask: 0x02, row: 40, ..Event::BASE };
-    /// `MEM_BOUND_STALLS_LOAD.LLC_HIT_SNOOP`: event select 0x34, umask 0x04, counters 0b11111111.
-    pub const MEM_BOUND_STALLS_LOAD_LLC_HIT_SNOOP: Event = Event { code: 0x34, umask: 0x04, row: 41, ..Event::BASE };
-    /// `MEM_BOUND_STALLS_LOAD.LLC_HIT`: event select 0x34, umask 0x06, counters 0b11111111.
-    pub const MEM_BOUND_STALLS_LOAD_LLC_HIT: Event = Event { code: 0x34, umask: 0x06, row: 42, ..Event::BASE };
-    /// `MEM_BOUND_STALLS_LOAD.LLC_MISS_OTHERMOD`: event select 0x34, umask 0x08, counters
-    /// 0b11111111.
-    pub const MEM_BOUND_STALLS_LOAD_LLC_MISS_OTHERMOD: Event = Event { code: 0x34, umask: 0x08, row: 43, ..Event::BASE };
-    /// `MEM_BOUND_STALLS_LOAD.LLC_MISS_LOCALMEM`: event select 0x34, umask 0x10, counters
-    /// 0b11111111.
-    pub const MEM_BOUND_STALLS_LOAD_LLC_MISS_LOCALMEM: Event = Event { code: 0x34, umask: 0x10, row: 44, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.CORE_P`: event select 0x3c, umask 0x00, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_CORE_P: Event = Event { code: 0x3c, umask: 0x00, row: 45, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event { code: 0x3c, umask: 0x00, row: 46, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_TSC_P`: event select 0x3c, umask 0x01, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_REF_TSC_P: Event = Event { code: 0x3c, umask: 0x01, row: 47, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.MISS_CAUSED_WALK`: event select 0x49, umask 0x01, counters 0b11111111.
-    pub const DTLB_STORE_MISSES_MISS_CAUSED_WALK: Event = Event { code: 0x49, umask: 0x01, row: 48, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`: event select 0x49, umask 0x02, counters 0b11111111.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x49, umask: 0x02, row: 49, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x0e, counters 0b11111111.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event { code: 0x49, umask: 0x0e, row: 50, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x20, counters 0b11111111.
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event { code: 0x49, umask: 0x20, row: 51, ..Event::BASE };
-    /// `TOPDOWN_FE_BOUND.CISC`: event select 0x71, umask 0x01, counters 0b11111111.
-    pub const TOPDOWN_FE_BOUND_CISC: Event = Event { code: 0x71, umask: 0x01, row: 52, ..Event::BASE };
-    /// `TOPDOWN_FE_BOUND.BRANCH_DETECT`: event select 0x71, umask 0x02, counters 0b11111111.
-    pub const TOPDOWN_FE_BOUND_BRANCH_DETECT: Event = Event { code: 0x71, umask: 0x02, row: 53, ..Event::BASE };
-    /// `TOPDOWN_FE_BOUND.PREDECODE`: event select 0x71, umask 0x04, counters 0b11111111.
-    pub const TOPDOWN_FE_BOUND_PREDECODE: Event = Event { code: 0x71, umask: 0x04, row: 54, ..Event::BASE };
-    /// `TOPDOWN_FE_BOUND.DECODE`: event select 0x71, umask 0x08, counters 0b11111111.
-    pub const TOPDOWN_FE_BOUND_DECODE: Event = Event { code: 0x71, umask: 0x08, row: 55, ..Event::BASE };
-    /// `TOPDOWN_FE_BOUND.ITLB_MISS`: event select 0x71, umask 0x10, counters 0b11111111.
-    pub const TOPDOWN_FE_BOUND_ITLB_MISS: Event = Event { code: 0x71, umask: 0x10, row: 56, ..Event::BASE };
-    /// `TOPDOWN_FE_BOUND.ICACHE`: event select 0x71, umask 0x20, counters 0b11111111.
-    pub const TOPDOWN_FE_BOUND_ICACHE: Event = Event { code: 0x71, umask: 0x20, row: 57, ..Event::BASE };
-    /// `TOPDOWN_FE_BOUND.BRANCH_RESTEER`: event select 0x71, umask 0x40, counters 0b11111111.
-    pub const TOPDOWN_FE_BOUND_BRANCH_RESTEER: Event = Event { code: 0x71, umask: 0x40, row: 58, ..Event::BASE };
-    /// `TOPDOWN_FE_BOUND.FRONTEND_LATENCY`: event select 0x71, umask 0x72, counters 0b11111111.
-    pub const TOPDOWN_FE_BOUND_FRONTEND_LATENCY: Event = Event { code: 0x71, umask: 0x72, row: 59, ..Event::BASE };
-    /// `TOPDOWN_FE_BOUND.OTHER`: event select 0x71, umask 0x80, counters 0b11111111.
-    pub const TOPDOWN_FE_BOUND_OTHER: Event = Event { code: 0x71, umask: 0x80, row: 60, ..Event::BASE };
-    /// `TOPDOWN_FE_BOUND.FRONTEND_BANDWIDTH`: event select 0x71, umask 0x8d, counters 0b11111111.
-    pub const TOPDOWN_FE_BOUND_FRONTEND_BANDWIDTH: Event = Event { code: 0x71, umask: 0x8d, row: 61, ..Event::BASE };
-    /// `TOPDOWN_BAD_SPECULATION.ALL_P`: event select 0x73, umask 0x00, counters 0b11111111.
-    pub const TOPDOWN_BAD_SPECULATION_ALL_P: Event = Event { code: 0x73, umask: 0x00, row: 62, ..Event::BASE };
-    /// `TOPDOWN_BAD_SPECULATION.NUKE`: event select 0x73, umask 0x01, counters 0b11111111.
-    pub const TOPDOWN_BAD_SPECULATION_NUKE: Event = Event { code: 0x73, umask: 0x01, row: 63, ..Event::BASE };
-    /// `TOPDOWN_BAD_SPECULATION.FASTNUKE`: event select 0x73, umask 0x02, counters 0b11111111.
-    pub const TOPDOWN_BAD_SPECULATION_FASTNUKE: Event = Event { code: 0x73, umask: 0x02, row: 64, ..Event::BASE };
-    /// `TOPDOWN_BAD_SPECULATION.MACHINE_CLEARS`: event select 0x73, umask 0x03, counters
-    /// 0b11111111.
-    pub const TOPDOWN_BAD_SPECULATION_MACHINE_CLEARS: Event = Event { code: 0x73, umask: 0x03, row: 65, ..Event::BASE };
-    /// `TOPDOWN_BAD_SPECULATION.MISPREDICT`: event select 0x73, umask 0x04, counters 0b11111111.
-    pub const TOPDOWN_BAD_SPECULATION_MISPREDICT: Event = Event { code: 0x73, umask: 0x04, row: 66, ..Event::BASE };
-    /// `TOPDOWN_BAD_SPECULATION.LSD_MISPREDICT`: event select 0x73, umask 0x08, counters
-    /// 0b11111111.
-    pub const TOPDOWN_BAD_SPECULATION_LSD_MISPREDICT: Event = Event { code: 0x73, umask: 0x08, row: 67, ..Event::BASE };
-    /// `TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS`: event select 0x74, umask 0x01, counters 0b11111111.
-    pub const TOPDOWN_BE_BOUND_ALLOC_RESTRICTIONS: Event = Event { code: 0x74, umask: 0x01, row: 68, ..Event::BASE };
-    /// `TOPDOWN_BE_BOUND.MEM_SCHEDULER`: event select 0x74, umask 0x02, counters 0b11111111.
-    pub const TOPDOWN_BE_BOUND_MEM_SCHEDULER: Event = Event { code: 0x74, umask: 0x02, row: 69, ..Event::BASE };
-    /// `TOPDOWN_BE_BOUND.NON_MEM_SCHEDULER`: event select 0x74, umask 0x08, counters 0b11111111.
-    pub const TOPDOWN_BE_BOUND_NON_MEM_SCHEDULER: Event = Event { code: 0x74, umask: 0x08, row: 70, ..Event::BASE };
-    /// `TOPDOWN_BE_BOUND.SERIALIZATION`: event select 0x74, umask 0x10, counters 0b11111111.
-    pub const TOPDOWN_BE_BOUND_SERIALIZATION: Event = Event { code: 0x74, umask: 0x10, row: 71, ..Event::BASE };
-    /// `TOPDOWN_BE_BOUND.REGISTER`: event select 0x74, umask 0x20, counters 0b11111111.
-    pub const TOPDOWN_BE_BOUND_REGISTER: Event = Event { code: 0x74, umask: 0x20, row: 72, ..Event::BASE };
-    /// `TOPDOWN_BE_BOUND.REORDER_BUFFER`: event select 0x74, umask 0x40, counters 0b11111111.
-    pub const TOPDOWN_BE_BOUND_REORDER_BUFFER: Event = Event { code: 0x74, umask: 0x40, row: 73, ..Event::BASE };
-    /// `TOPDOWN_BE_BOUND.LSD`: event select 0x74, umask 0x80, counters 0b11111111.
-    pub const TOPDOWN_BE_BOUND_LSD: Event = Event { code: 0x74, umask: 0x80, row: 74, ..Event::BASE };
-    /// `SERIALIZATION.IQ_JEU_SCB`: event select 0x75, umask 0x01, counters 0b11111111.
-    pub const SERIALIZATION_IQ_JEU_SCB: Event = Event { code: 0x75, umask: 0x01, row: 75, ..Event::BASE };
-    /// `SERIALIZATION.NON_C01_MS_SCB`: event select 0x75, umask 0x02, counters 0b11111111.
-    pub const SERIALIZATION_NON_C01_MS_SCB: Event = Event { code: 0x75, umask: 0x02, row: 76, ..Event::BASE };
-    /// `SERIALIZATION.C01_MS_SCB`: event select 0x75, umask 0x04, counters 0b11111111.
-    pub const SERIALIZATION_C01_MS_SCB: Event = Event { code: 0x75, umask: 0x04, row: 77, ..Event::BASE };
-    /// `SERIALIZATION.COLOR_STALLS`: event select 0x75, umask 0x08, counters 0b11111111.
-    pub const SERIALIZATION_COLOR_STALLS: Event = Event { code: 0x75, umask: 0x08, row: 78, ..Event::BASE };
-    /// `ICACHE.HIT`: event select 0x80, umask 0x01, counters 0b11111111.
-    pub const ICACHE_HIT: Event = Event { code: 0x80, umask: 0x01, row: 79, ..Event::BASE };
-    /// `ICACHE.MISSES`: event select 0x80, umask 0x02, counters 0b11111111.
-    pub const ICACHE_MISSES: Event = Event { code: 0x80, umask: 0x02, row: 80, ..Event::BASE };
-    /// `ICACHE.ACCESSES`: event select 0x80, umask 0x03, counters 0b11111111.
-    pub const ICACHE_ACCESSES: Event = Event { code: 0x80, umask: 0x03, row: 81, ..Event::BASE };
-    /// `ITLB_MISSES.MISS_CAUSED_WALK`: event select 0x85, umask 0x01, counters 0b11111111.
-    pub const ITLB_MISSES_MISS_CAUSED_WALK: Event = Event { code: 0x85, umask: 0x01, row: 82, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`: event select 0x85, umask 0x02, counters 0b11111111.
-    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x85, umask: 0x02, row: 83, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x0e, counters 0b11111111.
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x85, umask: 0x0e, row: 84, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_PENDING`: event select 0x85, umask 0x10, counters 0b11111111.
-    pub const ITLB_MISSES_WALK_PENDING: Event = Event { code: 0x85, umask: 0x10, row: 85, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x20, counters 0b11111111.
-    pub const ITLB_MISSES_STLB_HIT: Event = Event { code: 0x85, umask: 0x20, row: 86, ..Event::BASE };
-    /// `TOPDOWN_FE_BOUND.ALL_P`: event select 0x9c, umask 0x01, counters 0b11111111.
-    pub const TOPDOWN_FE_BOUND_ALL_P: Event = Event { code: 0x9c, umask: 0x01, row: 87, ..Event::BASE };
-    /// `TOPDOWN_BE_BOUND.ALL_P`: event select 0xa4, umask 0x02, counters 0b11111111.
-    pub const TOPDOWN_BE_BOUND_ALL_P: Event = Event { code: 0xa4, umask: 0x02, row: 88, ..Event::BASE };
-    /// `TOPDOWN_BE_BOUND.ALL`: event select 0xa4, umask 0x02, counters 0b11111111.
-    pub const TOPDOWN_BE_BOUND_ALL: Event = Event { code: 0xa4, umask: 0x02, row: 89, ..Event::BASE };
-    /// `FP_VINT_UOPS_EXECUTED.STD`: event select 0xb2, umask 0x01, counters 0b11111111.
-    pub const FP_VINT_UOPS_EXECUTED_STD: Event = Event { code: 0xb2, umask: 0x01, row: 90, ..Event::BASE };
-    /// `FP_VINT_UOPS_EXECUTED.P0`: event select 0xb2, umask 0x02, counters 0b11111111.
-    pub const FP_VINT_UOPS_EXECUTED_P0: Event = Event { code: 0xb2, umask: 0x02, row: 91, ..Event::BASE };
-    /// `FP_VINT_UOPS_EXECUTED.P1`: event select 0xb2, umask 0x04, counters 0b11111111.
-    pub const FP_VINT_UOPS_EXECUTED_P1: Event = Event { code: 0xb2, umask: 0x04, row: 92, ..Event::BASE };
-    /// `FP_VINT_UOPS_EXECUTED.P2`: event select 0xb2, umask 0x08, counters 0b11111111.
-    pub const FP_VINT_UOPS_EXECUTED_P2: Event = Event { code: 0xb2, umask: 0x08, row: 93, ..Event::BASE };
-    /// `FP_VINT_UOPS_EXECUTED.P3`: event select 0xb2, umask 0x10, counters 0b11111111.
-    pub const FP_VINT_UOPS_EXECUTED_P3: Event = Event { code: 0xb2, umask: 0x10, row: 94, ..Event::BASE };
-    /// `FP_VINT_UOPS_EXECUTED.PRIMARY`: event select 0xb2, umask 0x1e, counters 0b11111111.
-    pub const FP_VINT_UOPS_EXECUTED_PRIMARY: Event = Event { code: 0xb2, umask: 0x1e, row: 95, ..Event::BASE };
-    /// `FP_VINT_UOPS_EXECUTED.ALL`: event select 0xb2, umask 0x1f, counters 0b11111111.
-    pub const FP_VINT_UOPS_EXECUTED_ALL: Event = Event { code: 0xb2, umask: 0x1f, row: 96, ..Event::BASE };
-    /// `INT_UOPS_EXECUTED.LD`: event select 0xb3, umask 0x01, counters 0b11111111.
-    pub const INT_UOPS_EXECUTED_LD: Event = Event { code: 0xb3, umask: 0x01, row: 97, ..Event::BASE };
-    /// `INT_UOPS_EXECUTED.STA`: event select 0xb3, umask 0x02, counters 0b11111111.
-    pub const INT_UOPS_EXECUTED_STA: Event = Event { code: 0xb3, umask: 0x02, row: 98, ..Event::BASE };
-    /// `INT_UOPS_EXECUTED.STD_JMP`: event select 0xb3, umask 0x04, counters 0b11111111.
-    pub const INT_UOPS_EXECUTED_STD_JMP: Event = Event { code: 0xb3, umask: 0x04, row: 99, ..Event::BASE };
-    /// `INT_UOPS_EXECUTED.P0`: event select 0xb3, umask 0x08, counters 0b11111111.
-    pub const INT_UOPS_EXECUTED_P0: Event = Event { code: 0xb3, umask: 0x08, row: 100, ..Event::BASE };
-    /// `INT_UOPS_EXECUTED.P1`: event select 0xb3, umask 0x10, counters 0b11111111.
-    pub const INT_UOPS_EXECUTED_P1: Event = Event { code: 0xb3, umask: 0x10, row: 101, ..Event::BASE };
-    /// `INT_UOPS_EXECUTED.P2`: event select 0xb3, umask 0x20, counters 0b11111111.
-    pub const INT_UOPS_EXECUTED_P2: Event = Event { code: 0xb3, umask: 0x20, row: 102, ..Event::BASE };
-    /// `INT_UOPS_EXECUTED.P3`: event select 0xb3, umask 0x40, counters 0b11111111.
-    pub const INT_UOPS_EXECUTED_P3: Event = Event { code: 0xb3, umask: 0x40, row: 103, ..Event::BASE };
-    /// `INT_UOPS_EXECUTED.PRIMARY`: event select 0xb3, umask 0x78, counters 0b11111111.
-    pub const INT_UOPS_EXECUTED_PRIMARY: Event = Event { code: 0xb3, umask: 0x78, row: 104, ..Event::BASE };
-    /// `INT_UOPS_EXECUTED.2ND`: event select 0xb3, umask 0x80, counters 0b11111111.
-    pub const INT_UOPS_EXECUTED_2ND: Event = Event { code: 0xb3, umask: 0x80, row: 105, ..Event::BASE };
-    /// `INT_UOPS_EXECUTED.ALL`: event select 0xb3, umask 0xff, counters 0b11111111.
-    pub const INT_UOPS_EXECUTED_ALL: Event = Event { code: 0xb3, umask: 0xff, row: 106, ..Event::BASE };
-    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b11111111.
-    pub const INST_RETIRED_ANY_P: Event = Event { code: 0xc0, umask: 0x00, row: 107, ..Event::BASE };
-    /// `UOPS_RETIRED.EOM`: event select 0xc2, umask 0x01, counters 0b11111111.
-    pub const UOPS_RETIRED_EOM: Event = Event { code: 0xc2, umask: 0x01, row: 108, ..Event::BASE };
-    /// `TOPDOWN_RETIRING.ALL_P`: event select 0xc2, umask 0x02, counters 0b11111111.
-    pub const TOPDOWN_RETIRING_ALL_P: Event = Event { code: 0xc2, umask: 0x02, row: 109, ..Event::BASE };
-    /// `UOPS_RETIRED.MS`: event select 0xc2, umask 0x04, counters 0b11111111.
-    pub const UOPS_RETIRED_MS: Event = Event { code: 0xc2, umask: 0x04, row: 110, ..Event::BASE };
-    /// `UOPS_RETIRED.DUAL_DEST`: event select 0xc2, umask 0x10, counters 0b11111111.
-    pub const UOPS_RETIRED_DUAL_DEST: Event = Event { code: 0xc2, umask: 0x10, row: 111, ..Event::BASE };
-    /// `UOPS_RETIRED.LSD`: event select 0xc2, umask 0x20, counters 0b11111111.
-    pub const UOPS_RETIRED_LSD: Event = Event { code: 0xc2, umask: 0x20, row: 112, ..Event::BASE };
-    /// `UOPS_RETIRED.FPDIV`: event select 0xc2, umask 0x40, counters 0b11111111.
-    pub const UOPS_RETIRED_FPDIV: Event = Event { code: 0xc2, umask: 0x40, row: 113, ..Event::BASE };
-    /// `UOPS_RETIRED.IDIV`: event select 0xc2, umask 0x80, counters 0b11111111.
-    pub const UOPS_RETIRED_IDIV: Event = Event { code: 0xc2, umask: 0x80, row: 114, ..Event::BASE };
-    /// `MACHINE_CLEARS.ANY`: event select 0xc3, umask 0x00, counters 0b11111111.
-    pub const MACHINE_CLEARS_ANY: Event = Event { code: 0xc3, umask: 0x00, row: 115, ..Event::BASE };
-    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x01, counters 0b11111111.
-    pub const MACHINE_CLEARS_SMC: Event = Event { code: 0xc3, umask: 0x01, row: 116, ..Event::BASE };
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b11111111.
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event { code: 0xc3, umask: 0x02, row: 117, ..Event::BASE };
-    /// `MACHINE_CLEARS.FP_ASSIST`: event select 0xc3, umask 0x04, counters 0b11111111.
-    pub const MACHINE_CLEARS_FP_ASSIST: Event = Event { code: 0xc3, umask: 0x04, row: 118, ..Event::BASE };
-    /// `MACHINE_CLEARS.DISAMBIGUATION`: event select 0xc3, umask 0x08, counters 0b11111111.
-    pub const MACHINE_CLEARS_DISAMBIGUATION: Event = Event { code: 0xc3, umask: 0x08, row: 119, ..Event::BASE };
-    /// `MACHINE_CLEARS.MRN_NUKE`: event select 0xc3, umask 0x10, counters 0b11111111.
-    pub const MACHINE_CLEARS_MRN_NUKE: Event = Event { code: 0xc3, umask: 0x10, row: 120, ..Event::BASE };
-    /// `MACHINE_CLEARS.PAGE_FAULT`: event select 0xc3, umask 0x20, counters 0b11111111.
-    pub const MACHINE_CLEARS_PAGE_FAULT: Event = Event { code: 0xc3, umask: 0x20, row: 121, ..Event::BASE };
-    /// `MACHINE_CLEARS.FPC_VIRTUAL_TRAP`: event select 0xc3, umask 0x40, counters 0b11111111.
-    pub const MACHINE_CLEARS_FPC_VIRTUAL_TRAP: Event = Event { code: 0xc3, umask: 0x40, row: 122, ..Event::BASE };
-    /// `MACHINE_CLEARS.XMC`: event select 0xc3, umask 0x80, counters 0b11111111.
-    pub const MACHINE_CLEARS_XMC: Event = Event { code: 0xc3, umask: 0x80, row: 123, ..Event::BASE };
-    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b11111111.
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc4, umask: 0x00, row: 124, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND_TAKEN_BWD`: event select 0xc4, umask 0x01, counters 0b11111111.
-    pub const BR_INST_RETIRED_COND_TAKEN_BWD: Event = Event { code: 0xc4, umask: 0x01, row: 125, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND_TAKEN_FWD`: event select 0xc4, umask 0x02, counters 0b11111111.
-    pub const BR_INST_RETIRED_COND_TAKEN_FWD: Event = Event { code: 0xc4, umask: 0x02, row: 126, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND_TAKEN`: event select 0xc4, umask 0x03, counters 0b11111111.
-    pub const BR_INST_RETIRED_COND_TAKEN: Event = Event { code: 0xc4, umask: 0x03, row: 127, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND_NTAKEN`: event select 0xc4, umask 0x04, counters 0b11111111.
-    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event { code: 0xc4, umask: 0x04, row: 128, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND`: event select 0xc4, umask 0x07, counters 0b11111111.
-    pub const BR_INST_RETIRED_COND: Event = Event { code: 0xc4, umask: 0x07, row: 129, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event { code: 0xc4, umask: 0x08, row: 130, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_INDIRECT_CALL`: event select 0xc4, umask 0x10, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_INDIRECT_CALL: Event = Event { code: 0xc4, umask: 0x10, row: 131, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_DIRECT_CALL`: event select 0xc4, umask 0x20, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_DIRECT_CALL: Event = Event { code: 0xc4, umask: 0x20, row: 132, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x30, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event { code: 0xc4, umask: 0x30, row: 133, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_INDIRECT_JMP`: event select 0xc4, umask 0x40, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_INDIRECT_JMP: Event = Event { code: 0xc4, umask: 0x40, row: 134, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_INDIRECT`: event select 0xc4, umask 0x50, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_INDIRECT: Event = Event { code: 0xc4, umask: 0x50, row: 135, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_INDIRECT_OR_RETURN`: event select 0xc4, umask 0x58, counters
-    /// 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_INDIRECT_OR_RETURN: Event = Event { code: 0xc4, umask: 0x58, row: 136, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_DIRECT_JMP`: event select 0xc4, umask 0x80, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_DIRECT_JMP: Event = Event { code: 0xc4, umask: 0x80, row: 137, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_JMP`: event select 0xc4, umask 0xc0, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_JMP: Event = Event { code: 0xc4, umask: 0xc0, row: 138, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0xfb, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc4, umask: 0xfb, row: 139, ..Event::BASE };
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b11111111.
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc5, umask: 0x00, row: 140, ..Event::BASE };
-    /// `BR_MISP_RETIRED.COND_TAKEN`: event select 0xc5, umask 0x03, counters 0b11111111.
-    pub const BR_MISP_RETIRED_COND_TAKEN: Event = Event { code: 0xc5, umask: 0x03, row: 141, ..Event::BASE };
-    /// `BR_MISP_RETIRED.COND_NTAKEN`: event select 0xc5, umask 0x04, counters 0b11111111.
-    pub const BR_MISP_RETIRED_COND_NTAKEN: Event = Event { code: 0xc5, umask: 0x04, row: 142, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_RETURN`: event select 0xc5, umask 0x08, counters 0b11111111.
-    pub const BR_MISP_RETIRED_NEAR_RETURN: Event = Event { code: 0xc5, umask: 0x08, row: 143, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_INDIRECT`: event select 0xc5, umask 0x50, counters 0b11111111.
-    pub const BR_MISP_RETIRED_NEAR_INDIRECT: Event = Event { code: 0xc5, umask: 0x50, row: 144, ..Event::BASE };
-    /// `FRONTEND_RETIRED.ALL`: event select 0xc6, umask 0x00, counters 0b11111111.
-    pub const FRONTEND_RETIRED_ALL: Event = Event { code: 0xc6, umask: 0x00, row: 145, ..Event::BASE };
-    /// `FRONTEND_RETIRED.CISC`: event select 0xc6, umask 0x01, counters 0b11111111.
-    pub const FRONTEND_RETIRED_CISC: Event = Event { code: 0xc6, umask: 0x01, row: 146, ..Event::BASE };
-    /// `FRONTEND_RETIRED.BRANCH_DETECT`: event select 0xc6, umask 0x02, counters 0b11111111.
-    pub const FRONTEND_RETIRED_BRANCH_DETECT: Event = Event { code: 0xc6, umask: 0x02, row: 147, ..Event::BASE };
-    /// `FRONTEND_RETIRED.PREDECODE`: event select 0xc6, umask 0x04, counters 0b11111111.
-    pub const FRONTEND_RETIRED_PREDECODE: Event = Event { code: 0xc6, umask: 0x04, row: 148, ..Event::BASE };
-    /// `FRONTEND_RETIRED.DECODE`: event select 0xc6, umask 0x08, counters 0b11111111.
-    pub const FRONTEND_RETIRED_DECODE: Event = Event { code: 0xc6, umask: 0x08, row: 149, ..Event::BASE };
-    /// `FRONTEND_RETIRED.ITLB_MISS`: event select 0xc6, umask 0x10, counters 0b11111111.
-    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event { code: 0xc6, umask: 0x10, row: 150, ..Event::BASE };
-    /// `FRONTEND_RETIRED.ICACHE`: event select 0xc6, umask 0x20, counters 0b11111111.
-    pub const FRONTEND_RETIRED_ICACHE: Event = Event { code: 0xc6, umask: 0x20, row: 151, ..Event::BASE };
-    /// `FRONTEND_RETIRED.BRANCH_RESTEER`: event select 0xc6, umask 0x40, counters 0b11111111.
-    pub const FRONTEND_RETIRED_BRANCH_RESTEER: Event = Event { code: 0xc6, umask: 0x40, row: 152, ..Event::BASE };
-    /// `FRONTEND_RETIRED.OTHER`: event select 0xc6, umask 0x80, counters 0b11111111.
-    pub const FRONTEND_RETIRED_OTHER: Event = Event { code: 0xc6, umask: 0x80, row: 153, ..Event::BASE };
-    /// `FP_INST_RETIRED.32B_SP`: event select 0xc7, umask 0x01, counters 0b11111111.
-    pub const FP_INST_RETIRED_32B_SP: Event = Event { code: 0xc7, umask: 0x01, row: 154, ..Event::BASE };
-    /// `FP_INST_RETIRED.64B_DP`: event select 0xc7, umask 0x02, counters 0b11111111.
-    pub const FP_INST_RETIRED_64B_DP: Event = Event { code: 0xc7, umask: 0x02, row: 155, ..Event::BASE };
-    /// `FP_INST_RETIRED.128B_SP`: event select 0xc7, umask 0x04, counters 0b11111111.
-    pub const FP_INST_RETIRED_128B_SP: Event = Event { code: 0xc7, umask: 0x04, row: 156, ..Event::BASE };
-    /// `FP_INST_RETIRED.128B_DP`: event select 0xc7, umask 0x08, counters 0b11111111.
-    pub const FP_INST_RETIRED_128B_DP: Event = Event { code: 0xc7, umask: 0x08, row: 157, ..Event::BASE };
-    /// `FP_INST_RETIRED.256B_SP`: event select 0xc7, umask 0x10, counters 0b11111111.
-    pub const FP_INST_RETIRED_256B_SP: Event = Event { code: 0xc7, umask: 0x10, row: 158, ..Event::BASE };
-    /// `FP_INST_RETIRED.256B_DP`: event select 0xc7, umask 0x20, counters 0b11111111.
-    pub const FP_INST_RETIRED_256B_DP: Event = Event { code: 0xc7, umask: 0x20, row: 159, ..Event::BASE };
-    /// `FP_INST_RETIRED.ALL`: event select 0xc7, umask 0x3f, counters 0b11111111.
-    pub const FP_INST_RETIRED_ALL: Event = Event { code: 0xc7, umask: 0x3f, row: 160, ..Event::BASE };
-    /// `FP_FLOPS_RETIRED.FP64`: event select 0xc8, umask 0x01, counters 0b11111111.
-    pub const FP_FLOPS_RETIRED_FP64: Event = Event { code: 0xc8, umask: 0x01, row: 161, ..Event::BASE };
-    /// `FP_FLOPS_RETIRED.FP32`: event select 0xc8, umask 0x02, counters 0b11111111.
-    pub const FP_FLOPS_RETIRED_FP32: Event = Event { code: 0xc8, umask: 0x02, row: 162, ..Event::BASE };
-    /// `FP_FLOPS_RETIRED.ALL`: event select 0xc8, umask 0x03, counters 0b11111111.
-    pub const FP_FLOPS_RETIRED_ALL: Event = Event { code: 0xc8, umask: 0x03, row: 163, ..Event::BASE };
-    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L2_HIT`: event select 0xc9, umask 0x01, counters 0b11111111.
-    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L2_HIT: Event = Event { code: 0xc9, umask: 0x01, row: 164, ..Event::BASE };
-    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_NO_SNOOP`: event select 0xc9, umask 0x02, counters
-    /// 0b11111111.
-    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT_NO_SNOOP: Event = Event { code: 0xc9, umask: 0x02, row: 165, ..Event::BASE };
-    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_WITH_SNOOP`: event select 0xc9, umask 0x04, counters
-    /// 0b11111111.
-    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT_WITH_SNOOP: Event = Event { code: 0xc9, umask: 0x04, row: 166, ..Event::BASE };
-    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT`: event select 0xc9, umask 0x06, counters 0b11111111.
-    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT: Event = Event { code: 0xc9, umask: 0x06, row: 167, ..Event::BASE };
-    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L3_MISS`: event select 0xc9, umask 0x08, counters
-    /// 0b11111111.
-    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L3_MISS: Event = Event { code: 0xc9, umask: 0x08, row: 168, ..Event::BASE };
-    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L2_MISS`: event select 0xc9, umask 0x0e, counters
-    /// 0b11111111.
-    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L2_MISS: Event = Event { code: 0xc9, umask: 0x0e, row: 169, ..Event::BASE };
-    /// `FRONTEND_RETIRED_SOURCE.ITLB_STLB_HIT`: event select 0xc9, umask 0x10, counters 0b11111111.
-    pub const FRONTEND_RETIRED_SOURCE_ITLB_STLB_HIT: Event = Event { code: 0xc9, umask: 0x10, row: 170, ..Event::BASE };
-    /// `FRONTEND_RETIRED_SOURCE.ITLB_STLB_MISS`: event select 0xc9, umask 0x20, counters
-    /// 0b11111111.
-    pub const FRONTEND_RETIRED_SOURCE_ITLB_STLB_MISS: Event = Event { code: 0xc9, umask: 0x20, row: 171, ..Event::BASE };
-    /// `FRONTEND_RETIRED_SOURCE.LATE_SWPF`: event select 0xc9, umask 0x40, counters 0b11111111.
-    pub const FRONTEND_RETIRED_SOURCE_LATE_SWPF: Event = Event { code: 0xc9, umask: 0x40, row: 172, ..Event::BASE };
-    /// `ARITH.IDIV_OCCUPANCY`: event select 0xcd, umask 0x01, counters 0b11111111.
-    pub const ARITH_IDIV_OCCUPANCY: Event = Event { code: 0xcd, umask: 0x01, row: 173, ..Event::BASE };
-    /// `ARITH.IDIV_ACTIVE`: event select 0xcd, umask 0x01, counter mask 1, counters 0b11111111.
-    pub const ARITH_IDIV_ACTIVE: Event = Event { code: 0xcd, umask: 0x01, threshold: 1, row: 174, ..Event::BASE };
-    /// `ARITH.FPDIV_OCCUPANCY`: event select 0xcd, umask 0x02, counters 0b11111111.
-    pub const ARITH_FPDIV_OCCUPANCY: Event = Event { code: 0xcd, umask: 0x02, row: 175, ..Event::BASE };
-    /// `ARITH.FPDIV_ACTIVE`: event select 0xcd, umask 0x02, counter mask 1, counters 0b11111111.
-    pub const ARITH_FPDIV_ACTIVE: Event = Event { code: 0xcd, umask: 0x02, threshold: 1, row: 176, ..Event::BASE };
-    /// `ARITH.DIV_ACTIVE`: event select 0xcd, umask 0x03, counter mask 1, counters 0b11111111.
-    pub const ARITH_DIV_ACTIVE: Event = Event { code: 0xcd, umask: 0x03, threshold: 1, row: 177, ..Event::BASE };
-    /// `ARITH.IDIV_UOPS`: event select 0xcd, umask 0x04, counters 0b11111111.
-    pub const ARITH_IDIV_UOPS: Event = Event { code: 0xcd, umask: 0x04, row: 178, ..Event::BASE };
-    /// `ARITH.FPDIV_UOPS`: event select 0xcd, umask 0x08, counters 0b11111111.
-    pub const ARITH_FPDIV_UOPS: Event = Event { code: 0xcd, umask: 0x08, row: 179, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_1024`: event select 0xd0, umask 0x05,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x400, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_1024: Event = Event { code: 0xd0, umask: 0x05, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x400 }), row: 180, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_128`: event select 0xd0, umask 0x05,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x80, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_128: Event = Event { code: 0xd0, umask: 0x05, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x80 }), row: 181, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_16`: event select 0xd0, umask 0x05,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x10, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_16: Event = Event { code: 0xd0, umask: 0x05, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x10 }), row: 182, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_2048`: event select 0xd0, umask 0x05,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x800, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_2048: Event = Event { code: 0xd0, umask: 0x05, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x800 }), row: 183, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_256`: event select 0xd0, umask 0x05,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x100, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_256: Event = Event { code: 0xd0, umask: 0x05, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x100 }), row: 184, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_32`: event select 0xd0, umask 0x05,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x20, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_32: Event = Event { code: 0xd0, umask: 0x05, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x20 }), row: 185, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_4`: event select 0xd0, umask 0x05,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x4, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_4: Event = Event { code: 0xd0, umask: 0x05, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x4 }), row: 186, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_512`: event select 0xd0, umask 0x05,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x200, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_512: Event = Event { code: 0xd0, umask: 0x05, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x200 }), row: 187, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_64`: event select 0xd0, umask 0x05,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x40, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_64: Event = Event { code: 0xd0, umask: 0x05, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x40 }), row: 188, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_8`: event select 0xd0, umask 0x05,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x8, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_8: Event = Event { code: 0xd0, umask: 0x05, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x8 }), row: 189, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.STORE_LATENCY`: event select 0xd0, umask 0x06, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_STORE_LATENCY: Event = Event { code: 0xd0, umask: 0x06, row: 190, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.MRN_LOADS`: event select 0xd0, umask 0x09, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_MRN_LOADS: Event = Event { code: 0xd0, umask: 0x09, row: 191, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.MRN_STORES`: event select 0xd0, umask 0x0a, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_MRN_STORES: Event = Event { code: 0xd0, umask: 0x0a, row: 192, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`: event select 0xd0, umask 0x11, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = Event { code: 0xd0, umask: 0x11, row: 193, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.STLB_MISS_STORES`: event select 0xd0, umask 0x12, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_STLB_MISS_STORES: Event = Event { code: 0xd0, umask: 0x12, row: 194, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.STLB_MISS`: event select 0xd0, umask 0x13, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_STLB_MISS: Event = Event { code: 0xd0, umask: 0x13, row: 195, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOCK_LOADS`: event select 0xd0, umask 0x21, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_LOCK_LOADS: Event = Event { code: 0xd0, umask: 0x21, row: 196, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.SPLIT_LOADS`: event select 0xd0, umask 0x41, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_SPLIT_LOADS: Event = Event { code: 0xd0, umask: 0x41, row: 197, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.SPLIT_STORES`: event select 0xd0, umask 0x42, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_SPLIT_STORES: Event = Event { code: 0xd0, umask: 0x42, row: 198, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.SPLIT`: event select 0xd0, umask 0x43, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_SPLIT: Event = Event { code: 0xd0, umask: 0x43, row: 199, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.ALL_LOADS`: event select 0xd0, umask 0x81, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_ALL_LOADS: Event = Event { code: 0xd0, umask: 0x81, row: 200, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.ALL_STORES`: event select 0xd0, umask 0x82, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_ALL_STORES: Event = Event { code: 0xd0, umask: 0x82, row: 201, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.ALL`: event select 0xd0, umask 0x83, counters 0b11111111.
-    pub const MEM_UOPS_RETIRED_ALL: Event = Event { code: 0xd0, umask: 0x83, row: 202, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L1_HIT`: event select 0xd1, umask 0x01, counters 0b11111111.
-    pub const MEM_LOAD_UOPS_RETIRED_L1_HIT: Event = Event { code: 0xd1, umask: 0x01, row: 203, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L2_HIT`: event select 0xd1, umask 0x02, counters 0b11111111.
-    pub const MEM_LOAD_UOPS_RETIRED_L2_HIT: Event = Event { code: 0xd1, umask: 0x02, row: 204, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L3_HIT_NO_SNOOP`: event select 0xd1, umask 0x04, counters 0b11111111.
-    pub const MEM_LOAD_UOPS_RETIRED_L3_HIT_NO_SNOOP: Event = Event { code: 0xd1, umask: 0x04, row: 205, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L3_HIT_SNOOP_HIT`: event select 0xd1, umask 0x10, counters
-    /// 0b11111111.
-    pub const MEM_LOAD_UOPS_RETIRED_L3_HIT_SNOOP_HIT: Event = Event { code: 0xd1, umask: 0x10, row: 206, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L3_HIT`: event select 0xd1, umask 0x1c, counters 0b11111111.
-    pub const MEM_LOAD_UOPS_RETIRED_L3_HIT: Event = Event { code: 0xd1, umask: 0x1c, row: 207, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L1_MISS`: event select 0xd1, umask 0x40, counters 0b11111111.
-    pub const MEM_LOAD_UOPS_RETIRED_L1_MISS: Event = Event { code: 0xd1, umask: 0x40, row: 208, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L2_MISS`: event select 0xd1, umask 0x80, counters 0b11111111.
-    pub const MEM_LOAD_UOPS_RETIRED_L2_MISS: Event = Event { code: 0xd1, umask: 0x80, row: 209, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM`: event select 0xd3, umask 0x01, counters
-    /// 0b11111111.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event { code: 0xd3, umask: 0x01, row: 210, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM_OR_NOFWD`: event select 0xd3, umask 0x02,
-    /// counters 0b11111111.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_DRAM_OR_NOFWD: Event = Event { code: 0xd3, umask: 0x02, row: 211, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_NONM`: event select 0xd3, umask 0x04, counters
-    /// 0b11111111.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD_NONM: Event = Event { code: 0xd3, umask: 0x04, row: 212, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_HITM`: event select 0xd3, umask 0x08, counters
-    /// 0b11111111.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD_HITM: Event = Event { code: 0xd3, umask: 0x08, row: 213, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.ALL`: event select 0xd3, umask 0xff, counters 0b11111111.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_ALL: Event = Event { code: 0xd3, umask: 0xff, row: 214, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_HITM`: event select 0xd4, umask 0x08, counters
-    /// 0b11111111.
-    pub const MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_HITM: Event = Event { code: 0xd4, umask: 0x08, row: 215, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_WITH_FWD`: event select 0xd4, umask 0x10, counters
-    /// 0b11111111.
-    pub const MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_WITH_FWD: Event = Event { code: 0xd4, umask: 0x10, row: 216, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_NO_FWD`: event select 0xd4, umask 0x20, counters
-    /// 0b11111111.
-    pub const MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_NO_FWD: Event = Event { code: 0xd4, umask: 0x20, row: 217, ..Event::BASE };
-    /// `MISC_RETIRED1.LFENCE`: event select 0xe0, umask 0x02, counters 0b11111111.
-    pub const MISC_RETIRED1_LFENCE: Event = Event { code: 0xe0, umask: 0x02, row: 218, ..Event::BASE };
-    /// `MISC_RETIRED1.CL_INST`: event select 0xe0, umask 0xff, counters 0b11111111.
-    pub const MISC_RETIRED1_CL_INST: Event = Event { code: 0xe0, umask: 0xff, row: 219, ..Event::BASE };
-    /// `MISC_RETIRED2.KEYLOCKER_ACCESS`: event select 0xe1, umask 0x10, counters 0b11111111.
-    pub const MISC_RETIRED2_KEYLOCKER_ACCESS: Event = Event { code: 0xe1, umask: 0x10, row: 220, ..Event::BASE };
-    /// `MISC_RETIRED2.KEYLOCKER_MISS`: event select 0xe1, umask 0x11, counters 0b11111111.
-    pub const MISC_RETIRED2_KEYLOCKER_MISS: Event = Event { code: 0xe1, umask: 0x11, row: 221, ..Event::BASE };
-    /// `LBR_INSERTS.ANY`: event select 0xe4, umask 0x01, counters 0b11111111.
-    pub const LBR_INSERTS_ANY: Event = Event { code: 0xe4, umask: 0x01, row: 222, ..Event::BASE };
-    /// `BACLEARS.ANY`: event select 0xe6, umask 0x01, counters 0b11111111.
-    pub const BACLEARS_ANY: Event = Event { code: 0xe6, umask: 0x01, row: 223, ..Event::BASE };
-    /// `BACLEARS.INDIRECT`: event select 0xe6, umask 0x02, counters 0b11111111.
-    pub const BACLEARS_INDIRECT: Event = Event { code: 0xe6, umask: 0x02, row: 224, ..Event::BASE };
-    /// `BACLEARS.UNCOND`: event select 0xe6, umask 0x04, counters 0b11111111.
-    pub const BACLEARS_UNCOND: Event = Event { code: 0xe6, umask: 0x04, row: 225, ..Event::BASE };
-    /// `BACLEARS.RETURN`: event select 0xe6, umask 0x08, counters 0b11111111.
-    pub const BACLEARS_RETURN: Event = Event { code: 0xe6, umask: 0x08, row: 226, ..Event::BASE };
-    /// `BACLEARS.COND`: event select 0xe6, umask 0x10, counters 0b11111111.
-    pub const BACLEARS_COND: Event = Event { code: 0xe6, umask: 0x10, row: 227, ..Event::BASE };
-    /// `MS_DECODED.MS_ENTRY`: event select 0xe7, umask 0x01, counters 0b11111111.
-    pub const MS_DECODED_MS_ENTRY: Event = Event { code: 0xe7, umask: 0x01, row: 228, ..Event::BASE };
-    /// `MS_DECODED.MS_BUSY`: event select 0xe7, umask 0x04, counters 0b11111111.
-    pub const MS_DECODED_MS_BUSY: Event = Event { code: 0xe7, umask: 0x04, row: 229, ..Event::BASE };
-    /// `PREDICTION.BTCLEAR`: event select 0xe8, umask 0x01, counters 0b11111111.
-    pub const PREDICTION_BTCLEAR: Event = Event { code: 0xe8, umask: 0x01, row: 230, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x7bc000001,
-    /// counters 0b11111111.
-    pub const OCR_DEMAND_DATA_RD_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7bc000001 }), row: 231, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10001, counters 0b11111111.
-    pub const OCR_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10001 }), row: 232, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x784000001, counters 0b11111111.
-    pub const OCR_DEMAND_DATA_RD_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x784000001 }), row: 233, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x10002,
-    /// counters 0b11111111.
-    pub const OCR_DEMAND_RFO_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10002 }), row: 234, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.REMOTE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x730000001, counters 0b11111111.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x730000001 }), row: 235, ..Event::BASE };
+    /// `LD_BLOCKS.DATA_UNKNOWN`.
+    pub const LD_BLOCKS_DATA_UNKNOWN: Event = Event::row(0);
+    /// `LD_BLOCKS.STORE_FORWARD`.
+    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(1);
+    /// `LD_BLOCKS.ADDRESS_ALIAS`.
+    pub const LD_BLOCKS_ADDRESS_ALIAS: Event = Event::row(2);
+    /// `LD_BLOCKS.DTLB_MISS`.
+    pub const LD_BLOCKS_DTLB_MISS: Event = Event::row(3);
+    /// `LD_BLOCKS.ALL`.
+    pub const LD_BLOCKS_ALL: Event = Event::row(4);
+    /// `MEM_SCHEDULER_BLOCK.ST_BUF`.
+    pub const MEM_SCHEDULER_BLOCK_ST_BUF: Event = Event::row(5);
+    /// `MEM_SCHEDULER_BLOCK.LD_BUF`.
+    pub const MEM_SCHEDULER_BLOCK_LD_BUF: Event = Event::row(6);
+    /// `MEM_SCHEDULER_BLOCK.RSV`.
+    pub const MEM_SCHEDULER_BLOCK_RSV: Event = Event::row(7);
+    /// `MEM_SCHEDULER_BLOCK.ALL`.
+    pub const MEM_SCHEDULER_BLOCK_ALL: Event = Event::row(8);
+    /// `LD_HEAD.L1_MISS`.
+    pub const LD_HEAD_L1_MISS: Event = Event::row(9);
+    /// `LD_HEAD.WCB_FULL`.
+    pub const LD_HEAD_WCB_FULL: Event = Event::row(10);
+    /// `LD_HEAD.OTHER`.
+    pub const LD_HEAD_OTHER: Event = Event::row(11);
+    /// `LD_HEAD.L1_MISS_AT_RET`.
+    pub const LD_HEAD_L1_MISS_AT_RET: Event = Event::row(12);
+    /// `LD_HEAD.WCB_FULL_AT_RET`.
+    pub const LD_HEAD_WCB_FULL_AT_RET: Event = Event::row(13);
+    /// `LD_HEAD.OTHER_AT_RET`.
+    pub const LD_HEAD_OTHER_AT_RET: Event = Event::row(14);
+    /// `LD_HEAD.L1_BOUND_AT_RET`.
+    pub const LD_HEAD_L1_BOUND_AT_RET: Event = Event::row(15);
+    /// `DTLB_LOAD_MISSES.MISS_CAUSED_WALK`.
+    pub const DTLB_LOAD_MISSES_MISS_CAUSED_WALK: Event = Event::row(16);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event::row(17);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(18);
+    /// `DTLB_LOAD_MISSES.STLB_HIT`.
+    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(19);
+    /// `UOPS_ISSUED.ANY`.
+    pub const UOPS_ISSUED_ANY: Event = Event::row(20);
+    /// `MISALIGN_MEM_REF.LOAD_PAGE_SPLIT`.
+    pub const MISALIGN_MEM_REF_LOAD_PAGE_SPLIT: Event = Event::row(21);
+    /// `MISALIGN_MEM_REF.STORE_PAGE_SPLIT`.
+    pub const MISALIGN_MEM_REF_STORE_PAGE_SPLIT: Event = Event::row(22);
+    /// `L2_REQUEST.DEMAND_DATA_RD_MISS`.
+    pub const L2_REQUEST_DEMAND_DATA_RD_MISS: Event = Event::row(23);
+    /// `L2_REQUEST.DEMAND_RFO_MISS`.
+    pub const L2_REQUEST_DEMAND_RFO_MISS: Event = Event::row(24);
+    /// `L2_REQUEST.DEMAND_CODE_RD_MISS`.
+    pub const L2_REQUEST_DEMAND_CODE_RD_MISS: Event = Event::row(25);
+    /// `L2_REQUEST.HWPF_MISS`.
+    pub const L2_REQUEST_HWPF_MISS: Event = Event::row(26);
+    /// `L2_REQUEST.DEMAND_DATA_RD_HIT`.
+    pub const L2_REQUEST_DEMAND_DATA_RD_HIT: Event = Event::row(27);
+    /// `L2_REQUEST.DEMAND_RFO_HIT`.
+    pub const L2_REQUEST_DEMAND_RFO_HIT: Event = Event::row(28);
+    /// `L2_REQUEST.DEMAND_CODE_RD_HIT`.
+    pub const L2_REQUEST_DEMAND_CODE_RD_HIT: Event = Event::row(29);
+    /// `L2_REQUEST.HWPF_HIT`.
+    pub const L2_REQUEST_HWPF_HIT: Event = Event::row(30);
+    /// `L2_REQUEST.DEMAND_DATA_RD`.
+    pub const L2_REQUEST_DEMAND_DATA_RD: Event = Event::row(31);
+    /// `L2_REQUEST.DEMAND_RFO`.
+    pub const L2_REQUEST_DEMAND_RFO: Event = Event::row(32);
+    /// `L2_REQUEST.DEMAND_CODE_RD`.
+    pub const L2_REQUEST_DEMAND_CODE_RD: Event = Event::row(33);
+    /// `L2_REQUEST.HWPF`.
+    pub const L2_REQUEST_HWPF: Event = Event::row(34);
+    /// `LONGEST_LAT_CACHE.MISS`.
+    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(35);
+    /// `LONGEST_LAT_CACHE.REFERENCE`.
+    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(36);
+    /// `L2_REJECT_XQ.ANY`.
+    pub const L2_REJECT_XQ_ANY: Event = Event::row(37);
+    /// `CORE_REJECT_L2Q.ANY`.
+    pub const CORE_REJECT_L2Q_ANY: Event = Event::row(38);
+    /// `MEM_BOUND_STALLS_LOAD.L2_HIT`.
+    pub const MEM_BOUND_STALLS_LOAD_L2_HIT: Event = Event::row(39);
+    /// `MEM_BOUND_STALLS_LOAD.LLC_HIT_NOSNOOP`.
+    pub const MEM_BOUND_STALLS_LOAD_LLC_HIT_NOSNOOP: Event = Event::row(40);
+    /// `MEM_BOUND_STALLS_LOAD.LLC_HIT_SNOOP`.
+    pub const MEM_BOUND_STALLS_LOAD_LLC_HIT_SNOOP: Event = Event::row(41);
+    /// `MEM_BOUND_STALLS_LOAD.LLC_HIT`.
+    pub const MEM_BOUND_STALLS_LOAD_LLC_HIT: Event = Event::row(42);
+    /// `MEM_BOUND_STALLS_LOAD.LLC_MISS_OTHERMOD`.
+    pub const MEM_BOUND_STALLS_LOAD_LLC_MISS_OTHERMOD: Event = Event::row(43);
+    /// `MEM_BOUND_STALLS_LOAD.LLC_MISS_LOCALMEM`.
+    pub const MEM_BOUND_STALLS_LOAD_LLC_MISS_LOCALMEM: Event = Event::row(44);
+    /// `CPU_CLK_UNHALTED.CORE_P`.
+    pub const CPU_CLK_UNHALTED_CORE_P: Event = Event::row(45);
+    /// `CPU_CLK_UNHALTED.THREAD_P`.
+    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(46);
+    /// `CPU_CLK_UNHALTED.REF_TSC_P`.
+    pub const CPU_CLK_UNHALTED_REF_TSC_P: Event = Event::row(47);
+    /// `DTLB_STORE_MISSES.MISS_CAUSED_WALK`.
+    pub const DTLB_STORE_MISSES_MISS_CAUSED_WALK: Event = Event::row(48);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event::row(49);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(50);
+    /// `DTLB_STORE_MISSES.STLB_HIT`.
+    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(51);
+    /// `TOPDOWN_FE_BOUND.CISC`.
+    pub const TOPDOWN_FE_BOUND_CISC: Event = Event::row(52);
+    /// `TOPDOWN_FE_BOUND.BRANCH_DETECT`.
+    pub const TOPDOWN_FE_BOUND_BRANCH_DETECT: Event = Event::row(53);
+    /// `TOPDOWN_FE_BOUND.PREDECODE`.
+    pub const TOPDOWN_FE_BOUND_PREDECODE: Event = Event::row(54);
+    /// `TOPDOWN_FE_BOUND.DECODE`.
+    pub const TOPDOWN_FE_BOUND_DECODE: Event = Event::row(55);
+    /// `TOPDOWN_FE_BOUND.ITLB_MISS`.
+    pub const TOPDOWN_FE_BOUND_ITLB_MISS: Event = Event::row(56);
+    /// `TOPDOWN_FE_BOUND.ICACHE`.
+    pub const TOPDOWN_FE_BOUND_ICACHE: Event = Event::row(57);
+    /// `TOPDOWN_FE_BOUND.BRANCH_RESTEER`.
+    pub const TOPDOWN_FE_BOUND_BRANCH_RESTEER: Event = Event::row(58);
+    /// `TOPDOWN_FE_BOUND.FRONTEND_LATENCY`.
+    pub const TOPDOWN_FE_BOUND_FRONTEND_LATENCY: Event = Event::row(59);
+    /// `TOPDOWN_FE_BOUND.OTHER`.
+    pub const TOPDOWN_FE_BOUND_OTHER: Event = Event::row(60);
+    /// `TOPDOWN_FE_BOUND.FRONTEND_BANDWIDTH`.
+    pub const TOPDOWN_FE_BOUND_FRONTEND_BANDWIDTH: Event = Event::row(61);
+    /// `TOPDOWN_BAD_SPECULATION.ALL_P`.
+    pub const TOPDOWN_BAD_SPECULATION_ALL_P: Event = Event::row(62);
+    /// `TOPDOWN_BAD_SPECULATION.NUKE`.
+    pub const TOPDOWN_BAD_SPECULATION_NUKE: Event = Event::row(63);
+    /// `TOPDOWN_BAD_SPECULATION.FASTNUKE`.
+    pub const TOPDOWN_BAD_SPECULATION_FASTNUKE: Event = Event::row(64);
+    /// `TOPDOWN_BAD_SPECULATION.MACHINE_CLEARS`.
+    pub const TOPDOWN_BAD_SPECULATION_MACHINE_CLEARS: Event = Event::row(65);
+    /// `TOPDOWN_BAD_SPECULATION.MISPREDICT`.
+    pub const TOPDOWN_BAD_SPECULATION_MISPREDICT: Event = Event::row(66);
+    /// `TOPDOWN_BAD_SPECULATION.LSD_MISPREDICT`.
+    pub const TOPDOWN_BAD_SPECULATION_LSD_MISPREDICT: Event = Event::row(67);
+    /// `TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS`.
+    pub const TOPDOWN_BE_BOUND_ALLOC_RESTRICTIONS: Event = Event::row(68);
+    /// `TOPDOWN_BE_BOUND.MEM_SCHEDULER`.
+    pub const TOPDOWN_BE_BOUND_MEM_SCHEDULER: Event = Event::row(69);
+    /// `TOPDOWN_BE_BOUND.NON_MEM_SCHEDULER`.
+    pub const TOPDOWN_BE_BOUND_NON_MEM_SCHEDULER: Event = Event::row(70);
+    /// `TOPDOWN_BE_BOUND.SERIALIZATION`.
+    pub const TOPDOWN_BE_BOUND_SERIALIZATION: Event = Event::row(71);
+    /// `TOPDOWN_BE_BOUND.REGISTER`.
+    pub const TOPDOWN_BE_BOUND_REGISTER: Event = Event::row(72);
+    /// `TOPDOWN_BE_BOUND.REORDER_BUFFER`.
+    pub const TOPDOWN_BE_BOUND_REORDER_BUFFER: Event = Event::row(73);
+    /// `TOPDOWN_BE_BOUND.LSD`.
+    pub const TOPDOWN_BE_BOUND_LSD: Event = Event::row(74);
+    /// `SERIALIZATION.IQ_JEU_SCB`.
+    pub const SERIALIZATION_IQ_JEU_SCB: Event = Event::row(75);
+    /// `SERIALIZATION.NON_C01_MS_SCB`.
+    pub const SERIALIZATION_NON_C01_MS_SCB: Event = Event::row(76);
+    /// `SERIALIZATION.C01_MS_SCB`.
+    pub const SERIALIZATION_C01_MS_SCB: Event = Event::row(77);
+    /// `SERIALIZATION.COLOR_STALLS`.
+    pub const SERIALIZATION_COLOR_STALLS: Event = Event::row(78);
+    /// `ICACHE.HIT`.
+    pub const ICACHE_HIT: Event = Event::row(79);
+    /// `ICACHE.MISSES`.
+    pub const ICACHE_MISSES: Event = Event::row(80);
+    /// `ICACHE.ACCESSES`.
+    pub const ICACHE_ACCESSES: Event = Event::row(81);
+    /// `ITLB_MISSES.MISS_CAUSED_WALK`.
+    pub const ITLB_MISSES_MISS_CAUSED_WALK: Event = Event::row(82);
+    /// `ITLB_MISSES.WALK_COMPLETED_4K`.
+    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event::row(83);
+    /// `ITLB_MISSES.WALK_COMPLETED`.
+    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(84);
+    /// `ITLB_MISSES.WALK_PENDING`.
+    pub const ITLB_MISSES_WALK_PENDING: Event = Event::row(85);
+    /// `ITLB_MISSES.STLB_HIT`.
+    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(86);
+    /// `TOPDOWN_FE_BOUND.ALL_P`.
+    pub const TOPDOWN_FE_BOUND_ALL_P: Event = Event::row(87);
+    /// `TOPDOWN_BE_BOUND.ALL_P`.
+    pub const TOPDOWN_BE_BOUND_ALL_P: Event = Event::row(88);
+    /// `TOPDOWN_BE_BOUND.ALL`.
+    pub const TOPDOWN_BE_BOUND_ALL: Event = Event::row(89);
+    /// `FP_VINT_UOPS_EXECUTED.STD`.
+    pub const FP_VINT_UOPS_EXECUTED_STD: Event = Event::row(90);
+    /// `FP_VINT_UOPS_EXECUTED.P0`.
+    pub const FP_VINT_UOPS_EXECUTED_P0: Event = Event::row(91);
+    /// `FP_VINT_UOPS_EXECUTED.P1`.
+    pub const FP_VINT_UOPS_EXECUTED_P1: Event = Event::row(92);
+    /// `FP_VINT_UOPS_EXECUTED.P2`.
+    pub const FP_VINT_UOPS_EXECUTED_P2: Event = Event::row(93);
+    /// `FP_VINT_UOPS_EXECUTED.P3`.
+    pub const FP_VINT_UOPS_EXECUTED_P3: Event = Event::row(94);
+    /// `FP_VINT_UOPS_EXECUTED.PRIMARY`.
+    pub const FP_VINT_UOPS_EXECUTED_PRIMARY: Event = Event::row(95);
+    /// `FP_VINT_UOPS_EXECUTED.ALL`.
+    pub const FP_VINT_UOPS_EXECUTED_ALL: Event = Event::row(96);
+    /// `INT_UOPS_EXECUTED.LD`.
+    pub const INT_UOPS_EXECUTED_LD: Event = Event::row(97);
+    /// `INT_UOPS_EXECUTED.STA`.
+    pub const INT_UOPS_EXECUTED_STA: Event = Event::row(98);
+    /// `INT_UOPS_EXECUTED.STD_JMP`.
+    pub const INT_UOPS_EXECUTED_STD_JMP: Event = Event::row(99);
+    /// `INT_UOPS_EXECUTED.P0`.
+    pub const INT_UOPS_EXECUTED_P0: Event = Event::row(100);
+    /// `INT_UOPS_EXECUTED.P1`.
+    pub const INT_UOPS_EXECUTED_P1: Event = Event::row(101);
+    /// `INT_UOPS_EXECUTED.P2`.
+    pub const INT_UOPS_EXECUTED_P2: Event = Event::row(102);
+    /// `INT_UOPS_EXECUTED.P3`.
+    pub const INT_UOPS_EXECUTED_P3: Event = Event::row(103);
+    /// `INT_UOPS_EXECUTED.PRIMARY`.
+    pub const INT_UOPS_EXECUTED_PRIMARY: Event = Event::row(104);
+    /// `INT_UOPS_EXECUTED.2ND`.
+    pub const INT_UOPS_EXECUTED_2ND: Event = Event::row(105);
+    /// `INT_UOPS_EXECUTED.ALL`.
+    pub const INT_UOPS_EXECUTED_ALL: Event = Event::row(106);
+    /// `INST_RETIRED.ANY_P`.
+    pub const INST_RETIRED_ANY_P: Event = Event::row(107);
+    /// `UOPS_RETIRED.EOM`.
+    pub const UOPS_RETIRED_EOM: Event = Event::row(108);
+    /// `TOPDOWN_RETIRING.ALL_P`.
+    pub const TOPDOWN_RETIRING_ALL_P: Event = Event::row(109);
+    /// `UOPS_RETIRED.MS`.
+    pub const UOPS_RETIRED_MS: Event = Event::row(110);
+    /// `UOPS_RETIRED.DUAL_DEST`.
+    pub const UOPS_RETIRED_DUAL_DEST: Event = Event::row(111);
+    /// `UOPS_RETIRED.LSD`.
+    pub const UOPS_RETIRED_LSD: Event = Event::row(112);
+    /// `UOPS_RETIRED.FPDIV`.
+    pub const UOPS_RETIRED_FPDIV: Event = Event::row(113);
+    /// `UOPS_RETIRED.IDIV`.
+    pub const UOPS_RETIRED_IDIV: Event = Event::row(114);
+    /// `MACHINE_CLEARS.ANY`.
+    pub const MACHINE_CLEARS_ANY: Event = Event::row(115);
+    /// `MACHINE_CLEARS.SMC`.
+    pub const MACHINE_CLEARS_SMC: Event = Event::row(116);
+    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
+    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(117);
+    /// `MACHINE_CLEARS.FP_ASSIST`.
+    pub const MACHINE_CLEARS_FP_ASSIST: Event = Event::row(118);
+    /// `MACHINE_CLEARS.DISAMBIGUATION`.
+    pub const MACHINE_CLEARS_DISAMBIGUATION: Event = Event::row(119);
+    /// `MACHINE_CLEARS.MRN_NUKE`.
+    pub const MACHINE_CLEARS_MRN_NUKE: Event = Event::row(120);
+    /// `MACHINE_CLEARS.PAGE_FAULT`.
+    pub const MACHINE_CLEARS_PAGE_FAULT: Event = Event::row(121);
+    /// `MACHINE_CLEARS.FPC_VIRTUAL_TRAP`.
+    pub const MACHINE_CLEARS_FPC_VIRTUAL_TRAP: Event = Event::row(122);
+    /// `MACHINE_CLEARS.XMC`.
+    pub const MACHINE_CLEARS_XMC: Event = Event::row(123);
+    /// `BR_INST_RETIRED.ALL_BRANCHES`.
+    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(124);
+    /// `BR_INST_RETIRED.COND_TAKEN_BWD`.
+    pub const BR_INST_RETIRED_COND_TAKEN_BWD: Event = Event::row(125);
+    /// `BR_INST_RETIRED.COND_TAKEN_FWD`.
+    pub const BR_INST_RETIRED_COND_TAKEN_FWD: Event = Event::row(126);
+    /// `BR_INST_RETIRED.COND_TAKEN`.
+    pub const BR_INST_RETIRED_COND_TAKEN: Event = Event::row(127);
+    /// `BR_INST_RETIRED.COND_NTAKEN`.
+    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event::row(128);
+    /// `BR_INST_RETIRED.COND`.
+    pub const BR_INST_RETIRED_COND: Event = Event::row(129);
+    /// `BR_INST_RETIRED.NEAR_RETURN`.
+    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(130);
+    /// `BR_INST_RETIRED.NEAR_INDIRECT_CALL`.
+    pub const BR_INST_RETIRED_NEAR_INDIRECT_CALL: Event = Event::row(131);
+    /// `BR_INST_RETIRED.NEAR_DIRECT_CALL`.
+    pub const BR_INST_RETIRED_NEAR_DIRECT_CALL: Event = Event::row(132);
+    /// `BR_INST_RETIRED.NEAR_CALL`.
+    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(133);
+    /// `BR_INST_RETIRED.NEAR_INDIRECT_JMP`.
+    pub const BR_INST_RETIRED_NEAR_INDIRECT_JMP: Event = Event::row(134);
+    /// `BR_INST_RETIRED.NEAR_INDIRECT`.
+    pub const BR_INST_RETIRED_NEAR_INDIRECT: Event = Event::row(135);
+    /// `BR_INST_RETIRED.NEAR_INDIRECT_OR_RETURN`.
+    pub const BR_INST_RETIRED_NEAR_INDIRECT_OR_RETURN: Event = Event::row(136);
+    /// `BR_INST_RETIRED.NEAR_DIRECT_JMP`.
+    pub const BR_INST_RETIRED_NEAR_DIRECT_JMP: Event = Event::row(137);
+    /// `BR_INST_RETIRED.NEAR_JMP`.
+    pub const BR_INST_RETIRED_NEAR_JMP: Event = Event::row(138);
+    /// `BR_INST_RETIRED.NEAR_TAKEN`.
+    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(139);
+    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
+    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(140);
+    /// `BR_MISP_RETIRED.COND_TAKEN`.
+    pub const BR_MISP_RETIRED_COND_TAKEN: Event = Event::row(141);
+    /// `BR_MISP_RETIRED.COND_NTAKEN`.
+    pub const BR_MISP_RETIRED_COND_NTAKEN: Event = Event::row(142);
+    /// `BR_MISP_RETIRED.NEAR_RETURN`.
+    pub const BR_MISP_RETIRED_NEAR_RETURN: Event = Event::row(143);
+    /// `BR_MISP_RETIRED.NEAR_INDIRECT`.
+    pub const BR_MISP_RETIRED_NEAR_INDIRECT: Event = Event::row(144);
+    /// `FRONTEND_RETIRED.ALL`.
+    pub const FRONTEND_RETIRED_ALL: Event = Event::row(145);
+    /// `FRONTEND_RETIRED.CISC`.
+    pub const FRONTEND_RETIRED_CISC: Event = Event::row(146);
+    /// `FRONTEND_RETIRED.BRANCH_DETECT`.
+    pub const FRONTEND_RETIRED_BRANCH_DETECT: Event = Event::row(147);
+    /// `FRONTEND_RETIRED.PREDECODE`.
+    pub const FRONTEND_RETIRED_PREDECODE: Event = Event::row(148);
+    /// `FRONTEND_RETIRED.DECODE`.
+    pub const FRONTEND_RETIRED_DECODE: Event = Event::row(149);
+    /// `FRONTEND_RETIRED.ITLB_MISS`.
+    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event::row(150);
+    /// `FRONTEND_RETIRED.ICACHE`.
+    pub const FRONTEND_RETIRED_ICACHE: Event = Event::row(151);
+    /// `FRONTEND_RETIRED.BRANCH_RESTEER`.
+    pub const FRONTEND_RETIRED_BRANCH_RESTEER: Event = Event::row(152);
+    /// `FRONTEND_RETIRED.OTHER`.
+    pub const FRONTEND_RETIRED_OTHER: Event = Event::row(153);
+    /// `FP_INST_RETIRED.32B_SP`.
+    pub const FP_INST_RETIRED_32B_SP: Event = Event::row(154);
+    /// `FP_INST_RETIRED.64B_DP`.
+    pub const FP_INST_RETIRED_64B_DP: Event = Event::row(155);
+    /// `FP_INST_RETIRED.128B_SP`.
+    pub const FP_INST_RETIRED_128B_SP: Event = Event::row(156);
+    /// `FP_INST_RETIRED.128B_DP`.
+    pub const FP_INST_RETIRED_128B_DP: Event = Event::row(157);
+    /// `FP_INST_RETIRED.256B_SP`.
+    pub const FP_INST_RETIRED_256B_SP: Event = Event::row(158);
+    /// `FP_INST_RETIRED.256B_DP`.
+    pub const FP_INST_RETIRED_256B_DP: Event = Event::row(159);
+    /// `FP_INST_RETIRED.ALL`.
+    pub const FP_INST_RETIRED_ALL: Event = Event::row(160);
+    /// `FP_FLOPS_RETIRED.FP64`.
+    pub const FP_FLOPS_RETIRED_FP64: Event = Event::row(161);
+    /// `FP_FLOPS_RETIRED.FP32`.
+    pub const FP_FLOPS_RETIRED_FP32: Event = Event::row(162);
+    /// `FP_FLOPS_RETIRED.ALL`.
+    pub const FP_FLOPS_RETIRED_ALL: Event = Event::row(163);
+    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L2_HIT`.
+    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L2_HIT: Event = Event::row(164);
+    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_NO_SNOOP`.
+    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT_NO_SNOOP: Event = Event::row(165);
+    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_WITH_SNOOP`.
+    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT_WITH_SNOOP: Event = Event::row(166);
+    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT`.
+    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT: Event = Event::row(167);
+    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L3_MISS`.
+    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L3_MISS: Event = Event::row(168);
+    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L2_MISS`.
+    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L2_MISS: Event = Event::row(169);
+    /// `FRONTEND_RETIRED_SOURCE.ITLB_STLB_HIT`.
+    pub const FRONTEND_RETIRED_SOURCE_ITLB_STLB_HIT: Event = Event::row(170);
+    /// `FRONTEND_RETIRED_SOURCE.ITLB_STLB_MISS`.
+    pub const FRONTEND_RETIRED_SOURCE_ITLB_STLB_MISS: Event = Event::row(171);
+    /// `FRONTEND_RETIRED_SOURCE.LATE_SWPF`.
+    pub const FRONTEND_RETIRED_SOURCE_LATE_SWPF: Event = Event::row(172);
+    /// `ARITH.IDIV_OCCUPANCY`.
+    pub const ARITH_IDIV_OCCUPANCY: Event = Event::row(173);
+    /// `ARITH.IDIV_ACTIVE`.
+    pub const ARITH_IDIV_ACTIVE: Event = Event::row(174);
+    /// `ARITH.FPDIV_OCCUPANCY`.
+    pub const ARITH_FPDIV_OCCUPANCY: Event = Event::row(175);
+    /// `ARITH.FPDIV_ACTIVE`.
+    pub const ARITH_FPDIV_ACTIVE: Event = Event::row(176);
+    /// `ARITH.DIV_ACTIVE`.
+    pub const ARITH_DIV_ACTIVE: Event = Event::row(177);
+    /// `ARITH.IDIV_UOPS`.
+    pub const ARITH_IDIV_UOPS: Event = Event::row(178);
+    /// `ARITH.FPDIV_UOPS`.
+    pub const ARITH_FPDIV_UOPS: Event = Event::row(179);
+    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_1024`.
+    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_1024: Event = Event::row(180);
+    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_128`.
+    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_128: Event = Event::row(181);
+    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_16`.
+    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_16: Event = Event::row(182);
+    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_2048`.
+    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_2048: Event = Event::row(183);
+    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_256`.
+    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_256: Event = Event::row(184);
+    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_32`.
+    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_32: Event = Event::row(185);
+    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_4`.
+    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_4: Event = Event::row(186);
+    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_512`.
+    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_512: Event = Event::row(187);
+    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_64`.
+    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_64: Event = Event::row(188);
+    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_8`.
+    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_8: Event = Event::row(189);
+    /// `MEM_UOPS_RETIRED.STORE_LATENCY`.
+    pub const MEM_UOPS_RETIRED_STORE_LATENCY: Event = Event::row(190);
+    /// `MEM_UOPS_RETIRED.MRN_LOADS`.
+    pub const MEM_UOPS_RETIRED_MRN_LOADS: Event = Event::row(191);
+    /// `MEM_UOPS_RETIRED.MRN_STORES`.
+    pub const MEM_UOPS_RETIRED_MRN_STORES: Event = Event::row(192);
+    /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`.
+    pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = Event::row(193);
+    /// `MEM_UOPS_RETIRED.STLB_MISS_STORES`.
+    pub const MEM_UOPS_RETIRED_STLB_MISS_STORES: Event = Event::row(194);
+    /// `MEM_UOPS_RETIRED.STLB_MISS`.
+    pub const MEM_UOPS_RETIRED_STLB_MISS: Event = Event::row(195);
+    /// `MEM_UOPS_RETIRED.LOCK_LOADS`.
+    pub const MEM_UOPS_RETIRED_LOCK_LOADS: Event = Event::row(196);
+    /// `MEM_UOPS_RETIRED.SPLIT_LOADS`.
+    pub const MEM_UOPS_RETIRED_SPLIT_LOADS: Event = Event::row(197);
+    /// `MEM_UOPS_RETIRED.SPLIT_STORES`.
+    pub const MEM_UOPS_RETIRED_SPLIT_STORES: Event = Event::row(198);
+    /// `MEM_UOPS_RETIRED.SPLIT`.
+    pub const MEM_UOPS_RETIRED_SPLIT: Event = Event::row(199);
+    /// `MEM_UOPS_RETIRED.ALL_LOADS`.
+    pub const MEM_UOPS_RETIRED_ALL_LOADS: Event = Event::row(200);
+    /// `MEM_UOPS_RETIRED.ALL_STORES`.
+    pub const MEM_UOPS_RETIRED_ALL_STORES: Event = Event::row(201);
+    /// `MEM_UOPS_RETIRED.ALL`.
+    pub const MEM_UOPS_RETIRED_ALL: Event = Event::row(202);
+    /// `MEM_LOAD_UOPS_RETIRED.L1_HIT`.
+    pub const MEM_LOAD_UOPS_RETIRED_L1_HIT: Event = Event::row(203);
+    /// `MEM_LOAD_UOPS_RETIRED.L2_HIT`.
+    pub const MEM_LOAD_UOPS_RETIRED_L2_HIT: Event = Event::row(204);
+    /// `MEM_LOAD_UOPS_RETIRED.L3_HIT_NO_SNOOP`.
+    pub const MEM_LOAD_UOPS_RETIRED_L3_HIT_NO_SNOOP: Event = Event::row(205);
+    /// `MEM_LOAD_UOPS_RETIRED.L3_HIT_SNOOP_HIT`.
+    pub const MEM_LOAD_UOPS_RETIRED_L3_HIT_SNOOP_HIT: Event = Event::row(206);
+    /// `MEM_LOAD_UOPS_RETIRED.L3_HIT`.
+    pub const MEM_LOAD_UOPS_RETIRED_L3_HIT: Event = Event::row(207);
+    /// `MEM_LOAD_UOPS_RETIRED.L1_MISS`.
+    pub const MEM_LOAD_UOPS_RETIRED_L1_MISS: Event = Event::row(208);
+    /// `MEM_LOAD_UOPS_RETIRED.L2_MISS`.
+    pub const MEM_LOAD_UOPS_RETIRED_L2_MISS: Event = Event::row(209);
+    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM`.
+    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(210);
+    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM_OR_NOFWD`.
+    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_DRAM_OR_NOFWD: Event = Event::row(211);
+    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_NONM`.
+    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD_NONM: Event = Event::row(212);
+    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_HITM`.
+    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD_HITM: Event = Event::row(213);
+    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.ALL`.
+    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_ALL: Event = Event::row(214);
+    /// `MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_HITM`.
+    pub const MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_HITM: Event = Event::row(215);
+    /// `MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_WITH_FWD`.
+    pub const MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_WITH_FWD: Event = Event::row(216);
+    /// `MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_NO_FWD`.
+    pub const MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_NO_FWD: Event = Event::row(217);
+    /// `MISC_RETIRED1.LFENCE`.
+    pub const MISC_RETIRED1_LFENCE: Event = Event::row(218);
+    /// `MISC_RETIRED1.CL_INST`.
+    pub const MISC_RETIRED1_CL_INST: Event = Event::row(219);
+    /// `MISC_RETIRED2.KEYLOCKER_ACCESS`.
+    pub const MISC_RETIRED2_KEYLOCKER_ACCESS: Event = Event::row(220);
+    /// `MISC_RETIRED2.KEYLOCKER_MISS`.
+    pub const MISC_RETIRED2_KEYLOCKER_MISS: Event = Event::row(221);
+    /// `LBR_INSERTS.ANY`.
+    pub const LBR_INSERTS_ANY: Event = Event::row(222);
+    /// `BACLEARS.ANY`.
+    pub const BACLEARS_ANY: Event = Event::row(223);
+    /// `BACLEARS.INDIRECT`.
+    pub const BACLEARS_INDIRECT: Event = Event::row(224);
+    /// `BACLEARS.UNCOND`.
+    pub const BACLEARS_UNCOND: Event = Event::row(225);
+    /// `BACLEARS.RETURN`.
+    pub const BACLEARS_RETURN: Event = Event::row(226);
+    /// `BACLEARS.COND`.
+    pub const BACLEARS_COND: Event = Event::row(227);
+    /// `MS_DECODED.MS_ENTRY`.
+    pub const MS_DECODED_MS_ENTRY: Event = Event::row(228);
+    /// `MS_DECODED.MS_BUSY`.
+    pub const MS_DECODED_MS_BUSY: Event = Event::row(229);
+    /// `PREDICTION.BTCLEAR`.
+    pub const PREDICTION_BTCLEAR: Event = Event::row(230);
+    /// `OCR.DEMAND_DATA_RD.DRAM`.
+    pub const OCR_DEMAND_DATA_RD_DRAM: Event = Event::row(231);
+    /// `OCR.DEMAND_DATA_RD.ANY_RESPONSE`.
+    pub const OCR_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event::row(232);
+    /// `OCR.DEMAND_DATA_RD.LOCAL_DRAM`.
+    pub const OCR_DEMAND_DATA_RD_LOCAL_DRAM: Event = Event::row(233);
+    /// `OCR.DEMAND_RFO.ANY_RESPONSE`.
+    pub const OCR_DEMAND_RFO_ANY_RESPONSE: Event = Event::row(234);
+    /// `OCR.DEMAND_DATA_RD.REMOTE_DRAM`.
+    pub const OCR_DEMAND_DATA_RD_REMOTE_DRAM: Event = Event::row(235);
     /// Every event of the list.
-    pub const ALL: &'static [Event] = &[
-        Event::LD_BLOCKS_DATA_UNKNOWN,
-        Event::LD_BLOCKS_STORE_FORWARD,
-        Event::LD_BLOCKS_ADDRESS_ALIAS,
-        Event::LD_BLOCKS_DTLB_MISS,
-        Event::LD_BLOCKS_ALL,
-        Event::MEM_SCHEDULER_BLOCK_ST_BUF,
-        Event::MEM_SCHEDULER_BLOCK_LD_BUF,
-        Event::MEM_SCHEDULER_BLOCK_RSV,
-        Event::MEM_SCHEDULER_BLOCK_ALL,
-        Event::LD_HEAD_L1_MISS,
-        Event::LD_HEAD_WCB_FULL,
-        Event::LD_HEAD_OTHER,
-        Event::LD_HEAD_L1_MISS_AT_RET,
-        Event::LD_HEAD_WCB_FULL_AT_RET,
-        Event::LD_HEAD_OTHER_AT_RET,
-        Event::LD_HEAD_L1_BOUND_AT_RET,
-        Event::DTLB_LOAD_MISSES_MISS_CAUSED_WALK,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_4K,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED,
-        Event::DTLB_LOAD_MISSES_STLB_HIT,
-        Event::UOPS_ISSUED_ANY,
-        Event::MISALIGN_MEM_REF_LOAD_PAGE_SPLIT,
-        Event::MISALIGN_MEM_REF_STORE_PAGE_SPLIT,
-        Event::L2_REQUEST_DEMAND_DATA_RD_MISS,
-        Event::L2_REQUEST_DEMAND_RFO_MISS,
-        Event::L2_REQUEST_DEMAND_CODE_RD_MISS,
-        Event::L2_REQUEST_HWPF_MISS,
-        Event::L2_REQUEST_DEMAND_DATA_RD_HIT,
-        Event::L2_REQUEST_DEMAND_RFO_HIT,
-        Event::L2_REQUEST_DEMAND_CODE_RD_HIT,
-        Event::L2_REQUEST_HWPF_HIT,
-        Event::L2_REQUEST_DEMAND_DATA_RD,
-        Event::L2_REQUEST_DEMAND_RFO,
-        Event::L2_REQUEST_DEMAND_CODE_RD,
-        Event::L2_REQUEST_HWPF,
-        Event::LONGEST_LAT_CACHE_MISS,
-        Event::LONGEST_LAT_CACHE_REFERENCE,
-        Event::L2_REJECT_XQ_ANY,
-        Event::CORE_REJECT_L2Q_ANY,
-        Event::MEM_BOUND_STALLS_LOAD_L2_HIT,
-        Event::MEM_BOUND_STALLS_LOAD_LLC_HIT_NOSNOOP,
-        Event::MEM_BOUND_STALLS_LOAD_LLC_HIT_SNOOP,
-        Event::MEM_BOUND_STALLS_LOAD_LLC_HIT,
-        Event::MEM_BOUND_STALLS_LOAD_LLC_MISS_OTHERMOD,
-        Event::MEM_BOUND_STALLS_LOAD_LLC_MISS_LOCALMEM,
-        Event::CPU_CLK_UNHALTED_CORE_P,
-        Event::CPU_CLK_UNHALTED_THREAD_P,
-        Event::CPU_CLK_UNHALTED_REF_TSC_P,
-        Event::DTLB_STORE_MISSES_MISS_CAUSED_WALK,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_4K,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED,
-        Event::DTLB_STORE_MISSES_STLB_HIT,
-        Event::TOPDOWN_FE_BOUND_CISC,
-        Event::TOPDOWN_FE_BOUND_BRANCH_DETECT,
-        Event::TOPDOWN_FE_BOUND_PREDECODE,
-        Event::TOPDOWN_FE_BOUND_DECODE,
-        Event::TOPDOWN_FE_BOUND_ITLB_MISS,
-        Event::TOPDOWN_FE_BOUND_ICACHE,
-        Event::TOPDOWN_FE_BOUND_BRANCH_RESTEER,
-        Event::TOPDOWN_FE_BOUND_FRONTEND_LATENCY,
-        Event::TOPDOWN_FE_BOUND_OTHER,
-        Event::TOPDOWN_FE_BOUND_FRONTEND_BANDWIDTH,
-        Event::TOPDOWN_BAD_SPECULATION_ALL_P,
-        Event::TOPDOWN_BAD_SPECULATION_NUKE,
-        Event::TOPDOWN_BAD_SPECULATION_FASTNUKE,
-        Event::TOPDOWN_BAD_SPECULATION_MACHINE_CLEARS,
-        Event::TOPDOWN_BAD_SPECULATION_MISPREDICT,
-        Event::TOPDOWN_BAD_SPECULATION_LSD_MISPREDICT,
-        Event::TOPDOWN_BE_BOUND_ALLOC_RESTRICTIONS,
-        Event::TOPDOWN_BE_BOUND_MEM_SCHEDULER,
-        Event::TOPDOWN_BE_BOUND_NON_MEM_SCHEDULER,
-        Event::TOPDOWN_BE_BOUND_SERIALIZATION,
-        Event::TOPDOWN_BE_BOUND_REGISTER,
-        Event::TOPDOWN_BE_BOUND_REORDER_BUFFER,
-        Event::TOPDOWN_BE_BOUND_LSD,
-        Event::SERIALIZATION_IQ_JEU_SCB,
-        Event::SERIALIZATION_NON_C01_MS_SCB,
-        Event::SERIALIZATION_C01_MS_SCB,
-        Event::SERIALIZATION_COLOR_STALLS,
-        Event::ICACHE_HIT,
-        Event::ICACHE_MISSES,
-        Event::ICACHE_ACCESSES,
-        Event::ITLB_MISSES_MISS_CAUSED_WALK,
-        Event::ITLB_MISSES_WALK_COMPLETED_4K,
-        Event::ITLB_MISSES_WALK_COMPLETED,
-        Event::ITLB_MISSES_WALK_PENDING,
-        Event::ITLB_MISSES_STLB_HIT,
-        Event::TOPDOWN_FE_BOUND_ALL_P,
-        Event::TOPDOWN_BE_BOUND_ALL_P,
-        Event::TOPDOWN_BE_BOUND_ALL,
-        Event::FP_VINT_UOPS_EXECUTED_STD,
-        Event::FP_VINT_UOPS_EXECUTED_P0,
-        Event::FP_VINT_UOPS_EXECUTED_P1,
-        Event::FP_VINT_UOPS_EXECUTED_P2,
-        Event::FP_VINT_UOPS_EXECUTED_P3,
-        Event::FP_VINT_UOPS_EXECUTED_PRIMARY,
-        Event::FP_VINT_UOPS_EXECUTED_ALL,
-        Event::INT_UOPS_EXECUTED_LD,
-        Event::INT_UOPS_EXECUTED_STA,
-        Event::INT_UOPS_EXECUTED_STD_JMP,
-        Event::INT_UOPS_EXECUTED_P0,
-        Event::INT_UOPS_EXECUTED_P1,
-        Event::INT_UOPS_EXECUTED_P2,
-        Event::INT_UOPS_EXECUTED_P3,
-        Event::INT_UOPS_EXECUTED_PRIMARY,
-        Event::INT_UOPS_EXECUTED_2ND,
-        Event::INT_UOPS_EXECUTED_ALL,
-        Event::INST_RETIRED_ANY_P,
-        Event::UOPS_RETIRED_EOM,
-        Event::TOPDOWN_RETIRING_ALL_P,
-        Event::UOPS_RETIRED_MS,
-        Event::UOPS_RETIRED_DUAL_DEST,
-        Event::UOPS_RETIRED_LSD,
-        Event::UOPS_RETIRED_FPDIV,
-        Event::UOPS_RETIRED_IDIV,
-        Event::MACHINE_CLEARS_ANY,
-        Event::MACHINE_CLEARS_SMC,
-        Event::MACHINE_CLEARS_MEMORY_ORDERING,
-        Event::MACHINE_CLEARS_FP_ASSIST,
-        Event::MACHINE_CLEARS_DISAMBIGUATION,
-        Event::MACHINE_CLEARS_MRN_NUKE,
-        Event::MACHINE_CLEARS_PAGE_FAULT,
-        Event::MACHINE_CLEARS_FPC_VIRTUAL_TRAP,
-        Event::MACHINE_CLEARS_XMC,
-        Event::BR_INST_RETIRED_ALL_BRANCHES,
-        Event::BR_INST_RETIRED_COND_TAKEN_BWD,
-        Event::BR_INST_RETIRED_COND_TAKEN_FWD,
-        Event::BR_INST_RETIRED_COND_TAKEN,
-        Event::BR_INST_RETIRED_COND_NTAKEN,
-        Event::BR_INST_RETIRED_COND,
-        Event::BR_INST_RETIRED_NEAR_RETURN,
-        Event::BR_INST_RETIRED_NEAR_INDIRECT_CALL,
-        Event::BR_INST_RETIRED_NEAR_DIRECT_CALL,
-        Event::BR_INST_RETIRED_NEAR_CALL,
-        Event::BR_INST_RETIRED_NEAR_INDIRECT_JMP,
-        Event::BR_INST_RETIRED_NEAR_INDIRECT,
-        Event::BR_INST_RETIRED_NEAR_INDIRECT_OR_RETURN,
-        Event::BR_INST_RETIRED_NEAR_DIRECT_JMP,
-        Event::BR_INST_RETIRED_NEAR_JMP,
-        Event::BR_INST_RETIRED_NEAR_TAKEN,
-        Event::BR_MISP_RETIRED_ALL_BRANCHES,
-        Event::BR_MISP_RETIRED_COND_TAKEN,
-        Event::BR_MISP_RETIRED_COND_NTAKEN,
-        Event::BR_MISP_RETIRED_NEAR_RETURN,
-        Event::BR_MISP_RETIRED_NEAR_INDIRECT,
-        Event::FRONTEND_RETIRED_ALL,
-        Event::FRONTEND_RETIRED_CISC,
-        Event::FRONTEND_RETIRED_BRANCH_DETECT,
-        Event::FRONTEND_RETIRED_PREDECODE,
-        Event::FRONTEND_RETIRED_DECODE,
-        Event::FRONTEND_RETIRED_ITLB_MISS,
-        Event::FRONTEND_RETIRED_ICACHE,
-        Event::FRONTEND_RETIRED_BRANCH_RESTEER,
-        Event::FRONTEND_RETIRED_OTHER,
-        Event::FP_INST_RETIRED_32B_SP,
-        Event::FP_INST_RETIRED_64B_DP,
-        Event::FP_INST_RETIRED_128B_SP,
-        Event::FP_INST_RETIRED_128B_DP,
-        Event::FP_INST_RETIRED_256B_SP,
-        Event::FP_INST_RETIRED_256B_DP,
-        Event::FP_INST_RETIRED_ALL,
-        Event::FP_FLOPS_RETIRED_FP64,
-        Event::FP_FLOPS_RETIRED_FP32,
-        Event::FP_FLOPS_RETIRED_ALL,
-        Event::FRONTEND_RETIRED_SOURCE_ICACHE_L2_HIT,
-        Event::FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT_NO_SNOOP,
-        Event::FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT_WITH_SNOOP,
-        Event::FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT,
-        Event::FRONTEND_RETIRED_SOURCE_ICACHE_L3_MISS,
-        Event::FRONTEND_RETIRED_SOURCE_ICACHE_L2_MISS,
-        Event::FRONTEND_RETIRED_SOURCE_ITLB_STLB_HIT,
-        Event::FRONTEND_RETIRED_SOURCE_ITLB_STLB_MISS,
-        Event::FRONTEND_RETIRED_SOURCE_LATE_SWPF,
-        Event::ARITH_IDIV_OCCUPANCY,
-        Event::ARITH_IDIV_ACTIVE,
-        Event::ARITH_FPDIV_OCCUPANCY,
-        Event::ARITH_FPDIV_ACTIVE,
-        Event::ARITH_DIV_ACTIVE,
-        Event::ARITH_IDIV_UOPS,
-        Event::ARITH_FPDIV_UOPS,
-        Event::MEM_UOPS_RETIRED_LOAD_LATENCY_GT_1024,
-        Event::MEM_UOPS_RETIRED_LOAD_LATENCY_GT_128,
-        Event::MEM_UOPS_RETIRED_LOAD_LATENCY_GT_16,
-        Event::MEM_UOPS_RETIRED_LOAD_LATENCY_GT_2048,
-        Event::MEM_UOPS_RETIRED_LOAD_LATENCY_GT_256,
-        Event::MEM_UOPS_RETIRED_LOAD_LATENCY_GT_32,
-        Event::MEM_UOPS_RETIRED_LOAD_LATENCY_GT_4,
-        Event::MEM_UOPS_RETIRED_LOAD_LATENCY_GT_512,
-        Event::MEM_UOPS_RETIRED_LOAD_LATENCY_GT_64,
-        Event::MEM_UOPS_RETIRED_LOAD_LATENCY_GT_8,
-        Event::MEM_UOPS_RETIRED_STORE_LATENCY,
-        Event::MEM_UOPS_RETIRED_MRN_LOADS,
-        Event::MEM_UOPS_RETIRED_MRN_STORES,
-        Event::MEM_UOPS_RETIRED_STLB_MISS_LOADS,
-        Event::MEM_UOPS_RETIRED_STLB_MISS_STORES,
-        Event::MEM_UOPS_RETIRED_STLB_MISS,
-        Event::MEM_UOPS_RETIRED_LOCK_LOADS,
-        Event::MEM_UOPS_RETIRED_SPLIT_LOADS,
-        Event::MEM_UOPS_RETIRED_SPLIT_STORES,
-        Event::MEM_UOPS_RETIRED_SPLIT,
-        Event::MEM_UOPS_RETIRED_ALL_LOADS,
-        Event::MEM_UOPS_RETIRED_ALL_STORES,
-        Event::MEM_UOPS_RETIRED_ALL,
-        Event::MEM_LOAD_UOPS_RETIRED_L1_HIT,
-        Event::MEM_LOAD_UOPS_RETIRED_L2_HIT,
-        Event::MEM_LOAD_UOPS_RETIRED_L3_HIT_NO_SNOOP,
-        Event::MEM_LOAD_UOPS_RETIRED_L3_HIT_SNOOP_HIT,
-        Event::MEM_LOAD_UOPS_RETIRED_L3_HIT,
-        Event::MEM_LOAD_UOPS_RETIRED_L1_MISS,
-        Event::MEM_LOAD_UOPS_RETIRED_L2_MISS,
-        Event::MEM_LOAD_UOPS_L3_MISS_RETIRED_LOCAL_DRAM,
-        Event::MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_DRAM_OR_NOFWD,
-        Event::MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD_NONM,
-        Event::MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD_HITM,
-        Event::MEM_LOAD_UOPS_L3_MISS_RETIRED_ALL,
-        Event::MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_HITM,
-        Event::MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_WITH_FWD,
-        Event::MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_NO_FWD,
-        Event::MISC_RETIRED1_LFENCE,
-        Event::MISC_RETIRED1_CL_INST,
-        Event::MISC_RETIRED2_KEYLOCKER_ACCESS,
-        Event::MISC_RETIRED2_KEYLOCKER_MISS,
-        Event::LBR_INSERTS_ANY,
-        Event::BACLEARS_ANY,
-        Event::BACLEARS_INDIRECT,
-        Event::BACLEARS_UNCOND,
-        Event::BACLEARS_RETURN,
-        Event::BACLEARS_COND,
-        Event::MS_DECODED_MS_ENTRY,
-        Event::MS_DECODED_MS_BUSY,
-        Event::PREDICTION_BTCLEAR,
-        Event::OCR_DEMAND_DATA_RD_DRAM,
-        Event::OCR_DEMAND_DATA_RD_ANY_RESPONSE,
-        Event::OCR_DEMAND_DATA_RD_LOCAL_DRAM,
-        Event::OCR_DEMAND_RFO_ANY_RESPONSE,
-        Event::OCR_DEMAND_DATA_RD_REMOTE_DRAM,
-    ];
+    pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
+
+    /// The event of row `n` of the list's table.
+    const fn row(n: u16) -> Event {
+        Event::from_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n)
+    }
 }
 
 #[cfg(feature = "metadata")]
@@ -769,246 +510,266 @@ impl crate::core_events::EventList for List {
     const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;
 }
 
+/// `MSR_PEBS_LD_LAT_THRESHOLD`, as the rows that need it name it (each with its value).
+const AUX_MSR_PEBS_LD_LAT_THRESHOLD: AuxMsr = AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0 };
+/// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
+const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("LD_BLOCKS.DATA_UNKNOWN", 0x03, 0x01, 0b11111111),
+    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02, 0b11111111),
+    ev("LD_BLOCKS.ADDRESS_ALIAS", 0x03, 0x04, 0b11111111),
+    ev("LD_BLOCKS.DTLB_MISS", 0x03, 0x08, 0b11111111),
+    ev("LD_BLOCKS.ALL", 0x03, 0x1f, 0b11111111),
+    ev("MEM_SCHEDULER_BLOCK.ST_BUF", 0x04, 0x01, 0b11111111),
+    ev("MEM_SCHEDULER_BLOCK.LD_BUF", 0x04, 0x02, 0b11111111),
+    ev("MEM_SCHEDULER_BLOCK.RSV", 0x04, 0x04, 0b11111111),
+    ev("MEM_SCHEDULER_BLOCK.ALL", 0x04, 0x07, 0b11111111),
+    ev("LD_HEAD.L1_MISS", 0x05, 0x01, 0b11111111),
+    ev("LD_HEAD.WCB_FULL", 0x05, 0x02, 0b11111111),
+    ev("LD_HEAD.OTHER", 0x05, 0x40, 0b11111111),
+    ev("LD_HEAD.L1_MISS_AT_RET", 0x05, 0x81, 0b11111111),
+    ev("LD_HEAD.WCB_FULL_AT_RET", 0x05, 0x82, 0b11111111),
+    ev("LD_HEAD.OTHER_AT_RET", 0x05, 0xc0, 0b11111111),
+    ev("LD_HEAD.L1_BOUND_AT_RET", 0x05, 0xf4, 0b11111111),
+    ev("DTLB_LOAD_MISSES.MISS_CAUSED_WALK", 0x08, 0x01, 0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02, 0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e, 0b11111111),
+    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20, 0b11111111),
+    ev("UOPS_ISSUED.ANY", 0x0e, 0x00, 0b11111111),
+    ev("MISALIGN_MEM_REF.LOAD_PAGE_SPLIT", 0x13, 0x02, 0b11111111),
+    ev("MISALIGN_MEM_REF.STORE_PAGE_SPLIT", 0x13, 0x04, 0b11111111),
+    ev("L2_REQUEST.DEMAND_DATA_RD_MISS", 0x24, 0x41, 0b11111111),
+    ev("L2_REQUEST.DEMAND_RFO_MISS", 0x24, 0x42, 0b11111111),
+    ev("L2_REQUEST.DEMAND_CODE_RD_MISS", 0x24, 0x44, 0b11111111),
+    ev("L2_REQUEST.HWPF_MISS", 0x24, 0x48, 0b11111111),
+    ev("L2_REQUEST.DEMAND_DATA_RD_HIT", 0x24, 0x81, 0b11111111),
+    ev("L2_REQUEST.DEMAND_RFO_HIT", 0x24, 0x82, 0b11111111),
+    ev("L2_REQUEST.DEMAND_CODE_RD_HIT", 0x24, 0x84, 0b11111111),
+    ev("L2_REQUEST.HWPF_HIT", 0x24, 0x88, 0b11111111),
+    ev("L2_REQUEST.DEMAND_DATA_RD", 0x24, 0xc1, 0b11111111),
+    ev("L2_REQUEST.DEMAND_RFO", 0x24, 0xc2, 0b11111111),
+    ev("L2_REQUEST.DEMAND_CODE_RD", 0x24, 0xc4, 0b11111111),
+    ev("L2_REQUEST.HWPF", 0x24, 0xc8, 0b11111111),
+    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b11111111),
+    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b11111111),
+    ev("L2_REJECT_XQ.ANY", 0x30, 0x00, 0b11111111),
+    ev("CORE_REJECT_L2Q.ANY", 0x31, 0x00, 0b11111111),
+    ev("MEM_BOUND_STALLS_LOAD.L2_HIT", 0x34, 0x01, 0b11111111),
+    ev("MEM_BOUND_STALLS_LOAD.LLC_HIT_NOSNOOP", 0x34, 0x02, 0b11111111),
+    ev("MEM_BOUND_STALLS_LOAD.LLC_HIT_SNOOP", 0x34, 0x04, 0b11111111),
+    ev("MEM_BOUND_STALLS_LOAD.LLC_HIT", 0x34, 0x06, 0b11111111),
+    ev("MEM_BOUND_STALLS_LOAD.LLC_MISS_OTHERMOD", 0x34, 0x08, 0b11111111),
+    ev("MEM_BOUND_STALLS_LOAD.LLC_MISS_LOCALMEM", 0x34, 0x10, 0b11111111),
+    ev("CPU_CLK_UNHALTED.CORE_P", 0x3c, 0x00, 0b11111111),
+    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b11111111),
+    ev("CPU_CLK_UNHALTED.REF_TSC_P", 0x3c, 0x01, 0b11111111),
+    ev("DTLB_STORE_MISSES.MISS_CAUSED_WALK", 0x49, 0x01, 0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02, 0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e, 0b11111111),
+    ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x20, 0b11111111),
+    ev("TOPDOWN_FE_BOUND.CISC", 0x71, 0x01, 0b11111111),
+    ev("TOPDOWN_FE_BOUND.BRANCH_DETECT", 0x71, 0x02, 0b11111111),
+    ev("TOPDOWN_FE_BOUND.PREDECODE", 0x71, 0x04, 0b11111111),
+    ev("TOPDOWN_FE_BOUND.DECODE", 0x71, 0x08, 0b11111111),
+    ev("TOPDOWN_FE_BOUND.ITLB_MISS", 0x71, 0x10, 0b11111111),
+    ev("TOPDOWN_FE_BOUND.ICACHE", 0x71, 0x20, 0b11111111),
+    ev("TOPDOWN_FE_BOUND.BRANCH_RESTEER", 0x71, 0x40, 0b11111111),
+    ev("TOPDOWN_FE_BOUND.FRONTEND_LATENCY", 0x71, 0x72, 0b11111111),
+    ev("TOPDOWN_FE_BOUND.OTHER", 0x71, 0x80, 0b11111111),
+    ev("TOPDOWN_FE_BOUND.FRONTEND_BANDWIDTH", 0x71, 0x8d, 0b11111111),
+    ev("TOPDOWN_BAD_SPECULATION.ALL_P", 0x73, 0x00, 0b11111111),
+    ev("TOPDOWN_BAD_SPECULATION.NUKE", 0x73, 0x01, 0b11111111),
+    ev("TOPDOWN_BAD_SPECULATION.FASTNUKE", 0x73, 0x02, 0b11111111),
+    ev("TOPDOWN_BAD_SPECULATION.MACHINE_CLEARS", 0x73, 0x03, 0b11111111),
+    ev("TOPDOWN_BAD_SPECULATION.MISPREDICT", 0x73, 0x04, 0b11111111),
+    ev("TOPDOWN_BAD_SPECULATION.LSD_MISPREDICT", 0x73, 0x08, 0b11111111),
+    ev("TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS", 0x74, 0x01, 0b11111111),
+    ev("TOPDOWN_BE_BOUND.MEM_SCHEDULER", 0x74, 0x02, 0b11111111),
+    ev("TOPDOWN_BE_BOUND.NON_MEM_SCHEDULER", 0x74, 0x08, 0b11111111),
+    ev("TOPDOWN_BE_BOUND.SERIALIZATION", 0x74, 0x10, 0b11111111),
+    ev("TOPDOWN_BE_BOUND.REGISTER", 0x74, 0x20, 0b11111111),
+    ev("TOPDOWN_BE_BOUND.REORDER_BUFFER", 0x74, 0x40, 0b11111111),
+    ev("TOPDOWN_BE_BOUND.LSD", 0x74, 0x80, 0b11111111),
+    ev("SERIALIZATION.IQ_JEU_SCB", 0x75, 0x01, 0b11111111),
+    ev("SERIALIZATION.NON_C01_MS_SCB", 0x75, 0x02, 0b11111111),
+    ev("SERIALIZATION.C01_MS_SCB", 0x75, 0x04, 0b11111111),
+    ev("SERIALIZATION.COLOR_STALLS", 0x75, 0x08, 0b11111111),
+    ev("ICACHE.HIT", 0x80, 0x01, 0b11111111),
+    ev("ICACHE.MISSES", 0x80, 0x02, 0b11111111),
+    ev("ICACHE.ACCESSES", 0x80, 0x03, 0b11111111),
+    ev("ITLB_MISSES.MISS_CAUSED_WALK", 0x85, 0x01, 0b11111111),
+    ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02, 0b11111111),
+    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e, 0b11111111),
+    ev("ITLB_MISSES.WALK_PENDING", 0x85, 0x10, 0b11111111),
+    ev("ITLB_MISSES.STLB_HIT", 0x85, 0x20, 0b11111111),
+    ev("TOPDOWN_FE_BOUND.ALL_P", 0x9c, 0x01, 0b11111111),
+    ev("TOPDOWN_BE_BOUND.ALL_P", 0xa4, 0x02, 0b11111111),
+    ev("TOPDOWN_BE_BOUND.ALL", 0xa4, 0x02, 0b11111111),
+    ev("FP_VINT_UOPS_EXECUTED.STD", 0xb2, 0x01, 0b11111111),
+    ev("FP_VINT_UOPS_EXECUTED.P0", 0xb2, 0x02, 0b11111111),
+    ev("FP_VINT_UOPS_EXECUTED.P1", 0xb2, 0x04, 0b11111111),
+    ev("FP_VINT_UOPS_EXECUTED.P2", 0xb2, 0x08, 0b11111111),
+    ev("FP_VINT_UOPS_EXECUTED.P3", 0xb2, 0x10, 0b11111111),
+    ev("FP_VINT_UOPS_EXECUTED.PRIMARY", 0xb2, 0x1e, 0b11111111),
+    ev("FP_VINT_UOPS_EXECUTED.ALL", 0xb2, 0x1f, 0b11111111),
+    ev("INT_UOPS_EXECUTED.LD", 0xb3, 0x01, 0b11111111),
+    ev("INT_UOPS_EXECUTED.STA", 0xb3, 0x02, 0b11111111),
+    ev("INT_UOPS_EXECUTED.STD_JMP", 0xb3, 0x04, 0b11111111),
+    ev("INT_UOPS_EXECUTED.P0", 0xb3, 0x08, 0b11111111),
+    ev("INT_UOPS_EXECUTED.P1", 0xb3, 0x10, 0b11111111),
+    ev("INT_UOPS_EXECUTED.P2", 0xb3, 0x20, 0b11111111),
+    ev("INT_UOPS_EXECUTED.P3", 0xb3, 0x40, 0b11111111),
+    ev("INT_UOPS_EXECUTED.PRIMARY", 0xb3, 0x78, 0b11111111),
+    ev("INT_UOPS_EXECUTED.2ND", 0xb3, 0x80, 0b11111111),
+    ev("INT_UOPS_EXECUTED.ALL", 0xb3, 0xff, 0b11111111),
+    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b11111111),
+    ev("UOPS_RETIRED.EOM", 0xc2, 0x01, 0b11111111),
+    ev("TOPDOWN_RETIRING.ALL_P", 0xc2, 0x02, 0b11111111),
+    ev("UOPS_RETIRED.MS", 0xc2, 0x04, 0b11111111),
+    ev("UOPS_RETIRED.DUAL_DEST", 0xc2, 0x10, 0b11111111),
+    ev("UOPS_RETIRED.LSD", 0xc2, 0x20, 0b11111111),
+    ev("UOPS_RETIRED.FPDIV", 0xc2, 0x40, 0b11111111),
+    ev("UOPS_RETIRED.IDIV", 0xc2, 0x80, 0b11111111),
+    ev("MACHINE_CLEARS.ANY", 0xc3, 0x00, 0b11111111),
+    ev("MACHINE_CLEARS.SMC", 0xc3, 0x01, 0b11111111),
+    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b11111111),
+    ev("MACHINE_CLEARS.FP_ASSIST", 0xc3, 0x04, 0b11111111),
+    ev("MACHINE_CLEARS.DISAMBIGUATION", 0xc3, 0x08, 0b11111111),
+    ev("MACHINE_CLEARS.MRN_NUKE", 0xc3, 0x10, 0b11111111),
+    ev("MACHINE_CLEARS.PAGE_FAULT", 0xc3, 0x20, 0b11111111),
+    ev("MACHINE_CLEARS.FPC_VIRTUAL_TRAP", 0xc3, 0x40, 0b11111111),
+    ev("MACHINE_CLEARS.XMC", 0xc3, 0x80, 0b11111111),
+    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b11111111),
+    ev("BR_INST_RETIRED.COND_TAKEN_BWD", 0xc4, 0x01, 0b11111111),
+    ev("BR_INST_RETIRED.COND_TAKEN_FWD", 0xc4, 0x02, 0b11111111),
+    ev("BR_INST_RETIRED.COND_TAKEN", 0xc4, 0x03, 0b11111111),
+    ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x04, 0b11111111),
+    ev("BR_INST_RETIRED.COND", 0xc4, 0x07, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_INDIRECT_CALL", 0xc4, 0x10, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_DIRECT_CALL", 0xc4, 0x20, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x30, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_INDIRECT_JMP", 0xc4, 0x40, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_INDIRECT", 0xc4, 0x50, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_INDIRECT_OR_RETURN", 0xc4, 0x58, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_DIRECT_JMP", 0xc4, 0x80, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_JMP", 0xc4, 0xc0, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0xfb, 0b11111111),
+    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b11111111),
+    ev("BR_MISP_RETIRED.COND_TAKEN", 0xc5, 0x03, 0b11111111),
+    ev("BR_MISP_RETIRED.COND_NTAKEN", 0xc5, 0x04, 0b11111111),
+    ev("BR_MISP_RETIRED.NEAR_RETURN", 0xc5, 0x08, 0b11111111),
+    ev("BR_MISP_RETIRED.NEAR_INDIRECT", 0xc5, 0x50, 0b11111111),
+    ev("FRONTEND_RETIRED.ALL", 0xc6, 0x00, 0b11111111),
+    ev("FRONTEND_RETIRED.CISC", 0xc6, 0x01, 0b11111111),
+    ev("FRONTEND_RETIRED.BRANCH_DETECT", 0xc6, 0x02, 0b11111111),
+    ev("FRONTEND_RETIRED.PREDECODE", 0xc6, 0x04, 0b11111111),
+    ev("FRONTEND_RETIRED.DECODE", 0xc6, 0x08, 0b11111111),
+    ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x10, 0b11111111),
+    ev("FRONTEND_RETIRED.ICACHE", 0xc6, 0x20, 0b11111111),
+    ev("FRONTEND_RETIRED.BRANCH_RESTEER", 0xc6, 0x40, 0b11111111),
+    ev("FRONTEND_RETIRED.OTHER", 0xc6, 0x80, 0b11111111),
+    ev("FP_INST_RETIRED.32B_SP", 0xc7, 0x01, 0b11111111),
+    ev("FP_INST_RETIRED.64B_DP", 0xc7, 0x02, 0b11111111),
+    ev("FP_INST_RETIRED.128B_SP", 0xc7, 0x04, 0b11111111),
+    ev("FP_INST_RETIRED.128B_DP", 0xc7, 0x08, 0b11111111),
+    ev("FP_INST_RETIRED.256B_SP", 0xc7, 0x10, 0b11111111),
+    ev("FP_INST_RETIRED.256B_DP", 0xc7, 0x20, 0b11111111),
+    ev("FP_INST_RETIRED.ALL", 0xc7, 0x3f, 0b11111111),
+    ev("FP_FLOPS_RETIRED.FP64", 0xc8, 0x01, 0b11111111),
+    ev("FP_FLOPS_RETIRED.FP32", 0xc8, 0x02, 0b11111111),
+    ev("FP_FLOPS_RETIRED.ALL", 0xc8, 0x03, 0b11111111),
+    ev("FRONTEND_RETIRED_SOURCE.ICACHE_L2_HIT", 0xc9, 0x01, 0b11111111),
+    ev("FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_NO_SNOOP", 0xc9, 0x02, 0b11111111),
+    ev("FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_WITH_SNOOP", 0xc9, 0x04, 0b11111111),
+    ev("FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT", 0xc9, 0x06, 0b11111111),
+    ev("FRONTEND_RETIRED_SOURCE.ICACHE_L3_MISS", 0xc9, 0x08, 0b11111111),
+    ev("FRONTEND_RETIRED_SOURCE.ICACHE_L2_MISS", 0xc9, 0x0e, 0b11111111),
+    ev("FRONTEND_RETIRED_SOURCE.ITLB_STLB_HIT", 0xc9, 0x10, 0b11111111),
+    ev("FRONTEND_RETIRED_SOURCE.ITLB_STLB_MISS", 0xc9, 0x20, 0b11111111),
+    ev("FRONTEND_RETIRED_SOURCE.LATE_SWPF", 0xc9, 0x40, 0b11111111),
+    ev("ARITH.IDIV_OCCUPANCY", 0xcd, 0x01, 0b11111111),
+    ev("ARITH.IDIV_ACTIVE", 0xcd, 0x01, 0b11111111).threshold(1),
+    ev("ARITH.FPDIV_OCCUPANCY", 0xcd, 0x02, 0b11111111),
+    ev("ARITH.FPDIV_ACTIVE", 0xcd, 0x02, 0b11111111).threshold(1),
+    ev("ARITH.DIV_ACTIVE", 0xcd, 0x03, 0b11111111).threshold(1),
+    ev("ARITH.IDIV_UOPS", 0xcd, 0x04, 0b11111111),
+    ev("ARITH.FPDIV_UOPS", 0xcd, 0x08, 0b11111111),
+    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_1024", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x400),
+    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_128", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x80),
+    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_16", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x10),
+    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_2048", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x800),
+    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_256", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x100),
+    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_32", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x20),
+    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_4", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x4),
+    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_512", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x200),
+    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_64", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x40),
+    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_8", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x8),
+    ev("MEM_UOPS_RETIRED.STORE_LATENCY", 0xd0, 0x06, 0b11111111),
+    ev("MEM_UOPS_RETIRED.MRN_LOADS", 0xd0, 0x09, 0b11111111),
+    ev("MEM_UOPS_RETIRED.MRN_STORES", 0xd0, 0x0a, 0b11111111),
+    ev("MEM_UOPS_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b11111111),
+    ev("MEM_UOPS_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b11111111),
+    ev("MEM_UOPS_RETIRED.STLB_MISS", 0xd0, 0x13, 0b11111111),
+    ev("MEM_UOPS_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b11111111),
+    ev("MEM_UOPS_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b11111111),
+    ev("MEM_UOPS_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b11111111),
+    ev("MEM_UOPS_RETIRED.SPLIT", 0xd0, 0x43, 0b11111111),
+    ev("MEM_UOPS_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b11111111),
+    ev("MEM_UOPS_RETIRED.ALL_STORES", 0xd0, 0x82, 0b11111111),
+    ev("MEM_UOPS_RETIRED.ALL", 0xd0, 0x83, 0b11111111),
+    ev("MEM_LOAD_UOPS_RETIRED.L1_HIT", 0xd1, 0x01, 0b11111111),
+    ev("MEM_LOAD_UOPS_RETIRED.L2_HIT", 0xd1, 0x02, 0b11111111),
+    ev("MEM_LOAD_UOPS_RETIRED.L3_HIT_NO_SNOOP", 0xd1, 0x04, 0b11111111),
+    ev("MEM_LOAD_UOPS_RETIRED.L3_HIT_SNOOP_HIT", 0xd1, 0x10, 0b11111111),
+    ev("MEM_LOAD_UOPS_RETIRED.L3_HIT", 0xd1, 0x1c, 0b11111111),
+    ev("MEM_LOAD_UOPS_RETIRED.L1_MISS", 0xd1, 0x40, 0b11111111),
+    ev("MEM_LOAD_UOPS_RETIRED.L2_MISS", 0xd1, 0x80, 0b11111111),
+    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b11111111),
+    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM_OR_NOFWD", 0xd3, 0x02, 0b11111111),
+    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_NONM", 0xd3, 0x04, 0b11111111),
+    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_HITM", 0xd3, 0x08, 0b11111111),
+    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.ALL", 0xd3, 0xff, 0b11111111),
+    ev("MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_HITM", 0xd4, 0x08, 0b11111111),
+    ev("MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_WITH_FWD", 0xd4, 0x10, 0b11111111),
+    ev("MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_NO_FWD", 0xd4, 0x20, 0b11111111),
+    ev("MISC_RETIRED1.LFENCE", 0xe0, 0x02, 0b11111111),
+    ev("MISC_RETIRED1.CL_INST", 0xe0, 0xff, 0b11111111),
+    ev("MISC_RETIRED2.KEYLOCKER_ACCESS", 0xe1, 0x10, 0b11111111),
+    ev("MISC_RETIRED2.KEYLOCKER_MISS", 0xe1, 0x11, 0b11111111),
+    ev("LBR_INSERTS.ANY", 0xe4, 0x01, 0b11111111),
+    ev("BACLEARS.ANY", 0xe6, 0x01, 0b11111111),
+    ev("BACLEARS.INDIRECT", 0xe6, 0x02, 0b11111111),
+    ev("BACLEARS.UNCOND", 0xe6, 0x04, 0b11111111),
+    ev("BACLEARS.RETURN", 0xe6, 0x08, 0b11111111),
+    ev("BACLEARS.COND", 0xe6, 0x10, 0b11111111),
+    ev("MS_DECODED.MS_ENTRY", 0xe7, 0x01, 0b11111111),
+    ev("MS_DECODED.MS_BUSY", 0xe7, 0x04, 0b11111111),
+    ev("PREDICTION.BTCLEAR", 0xe8, 0x01, 0b11111111),
+    ev("OCR.DEMAND_DATA_RD.DRAM", 0xb7, 0x01, 0b11111111).aux(AUX_MSR_OFFCORE_RSP_0, 0x7bc000001),
+    ev("OCR.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b11111111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
+    ev("OCR.DEMAND_DATA_RD.LOCAL_DRAM", 0xb7, 0x01, 0b11111111).aux(AUX_MSR_OFFCORE_RSP_0, 0x784000001),
+    ev("OCR.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b11111111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002),
+    ev("OCR.DEMAND_DATA_RD.REMOTE_DRAM", 0xb7, 0x01, 0b11111111).aux(AUX_MSR_OFFCORE_RSP_0, 0x730000001),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<44>(EVENT_ROWS, 192, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "LD_BLOCKS.DATA_UNKNOWN", code: 0x03, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.ADDRESS_ALIAS", code: 0x03, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.DTLB_MISS", code: 0x03, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.ALL", code: 0x03, umask: 0x1f, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_SCHEDULER_BLOCK.ST_BUF", code: 0x04, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_SCHEDULER_BLOCK.LD_BUF", code: 0x04, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_SCHEDULER_BLOCK.RSV", code: 0x04, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_SCHEDULER_BLOCK.ALL", code: 0x04, umask: 0x07, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_HEAD.L1_MISS", code: 0x05, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_HEAD.WCB_FULL", code: 0x05, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_HEAD.OTHER", code: 0x05, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_HEAD.L1_MISS_AT_RET", code: 0x05, umask: 0x81, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_HEAD.WCB_FULL_AT_RET", code: 0x05, umask: 0x82, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_HEAD.OTHER_AT_RET", code: 0x05, umask: 0xc0, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_HEAD.L1_BOUND_AT_RET", code: 0x05, umask: 0xf4, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.MISS_CAUSED_WALK", code: 0x08, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", code: 0x08, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x0e, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISALIGN_MEM_REF.LOAD_PAGE_SPLIT", code: 0x13, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISALIGN_MEM_REF.STORE_PAGE_SPLIT", code: 0x13, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.DEMAND_DATA_RD_MISS", code: 0x24, umask: 0x41, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.DEMAND_RFO_MISS", code: 0x24, umask: 0x42, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.DEMAND_CODE_RD_MISS", code: 0x24, umask: 0x44, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.HWPF_MISS", code: 0x24, umask: 0x48, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0x81, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.DEMAND_RFO_HIT", code: 0x24, umask: 0x82, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.DEMAND_CODE_RD_HIT", code: 0x24, umask: 0x84, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.HWPF_HIT", code: 0x24, umask: 0x88, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.DEMAND_DATA_RD", code: 0x24, umask: 0xc1, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.DEMAND_RFO", code: 0x24, umask: 0xc2, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.DEMAND_CODE_RD", code: 0x24, umask: 0xc4, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.HWPF", code: 0x24, umask: 0xc8, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REJECT_XQ.ANY", code: 0x30, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_REJECT_L2Q.ANY", code: 0x31, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_BOUND_STALLS_LOAD.L2_HIT", code: 0x34, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_BOUND_STALLS_LOAD.LLC_HIT_NOSNOOP", code: 0x34, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_BOUND_STALLS_LOAD.LLC_HIT_SNOOP", code: 0x34, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_BOUND_STALLS_LOAD.LLC_HIT", code: 0x34, umask: 0x06, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_BOUND_STALLS_LOAD.LLC_MISS_OTHERMOD", code: 0x34, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_BOUND_STALLS_LOAD.LLC_MISS_LOCALMEM", code: 0x34, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.CORE_P", code: 0x3c, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_TSC_P", code: 0x3c, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.MISS_CAUSED_WALK", code: 0x49, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", code: 0x49, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x0e, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_FE_BOUND.CISC", code: 0x71, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_FE_BOUND.BRANCH_DETECT", code: 0x71, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_FE_BOUND.PREDECODE", code: 0x71, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_FE_BOUND.DECODE", code: 0x71, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_FE_BOUND.ITLB_MISS", code: 0x71, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_FE_BOUND.ICACHE", code: 0x71, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_FE_BOUND.BRANCH_RESTEER", code: 0x71, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_FE_BOUND.FRONTEND_LATENCY", code: 0x71, umask: 0x72, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_FE_BOUND.OTHER", code: 0x71, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_FE_BOUND.FRONTEND_BANDWIDTH", code: 0x71, umask: 0x8d, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BAD_SPECULATION.ALL_P", code: 0x73, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BAD_SPECULATION.NUKE", code: 0x73, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BAD_SPECULATION.FASTNUKE", code: 0x73, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BAD_SPECULATION.MACHINE_CLEARS", code: 0x73, umask: 0x03, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BAD_SPECULATION.MISPREDICT", code: 0x73, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BAD_SPECULATION.LSD_MISPREDICT", code: 0x73, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS", code: 0x74, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BE_BOUND.MEM_SCHEDULER", code: 0x74, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BE_BOUND.NON_MEM_SCHEDULER", code: 0x74, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BE_BOUND.SERIALIZATION", code: 0x74, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BE_BOUND.REGISTER", code: 0x74, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BE_BOUND.REORDER_BUFFER", code: 0x74, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BE_BOUND.LSD", code: 0x74, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SERIALIZATION.IQ_JEU_SCB", code: 0x75, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SERIALIZATION.NON_C01_MS_SCB", code: 0x75, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SERIALIZATION.C01_MS_SCB", code: 0x75, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SERIALIZATION.COLOR_STALLS", code: 0x75, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.HIT", code: 0x80, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.MISSES", code: 0x80, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.ACCESSES", code: 0x80, umask: 0x03, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.MISS_CAUSED_WALK", code: 0x85, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_4K", code: 0x85, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x0e, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_PENDING", code: 0x85, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_FE_BOUND.ALL_P", code: 0x9c, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BE_BOUND.ALL_P", code: 0xa4, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_BE_BOUND.ALL", code: 0xa4, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_VINT_UOPS_EXECUTED.STD", code: 0xb2, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_VINT_UOPS_EXECUTED.P0", code: 0xb2, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_VINT_UOPS_EXECUTED.P1", code: 0xb2, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_VINT_UOPS_EXECUTED.P2", code: 0xb2, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_VINT_UOPS_EXECUTED.P3", code: 0xb2, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_VINT_UOPS_EXECUTED.PRIMARY", code: 0xb2, umask: 0x1e, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_VINT_UOPS_EXECUTED.ALL", code: 0xb2, umask: 0x1f, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_UOPS_EXECUTED.LD", code: 0xb3, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_UOPS_EXECUTED.STA", code: 0xb3, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_UOPS_EXECUTED.STD_JMP", code: 0xb3, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_UOPS_EXECUTED.P0", code: 0xb3, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_UOPS_EXECUTED.P1", code: 0xb3, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_UOPS_EXECUTED.P2", code: 0xb3, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_UOPS_EXECUTED.P3", code: 0xb3, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_UOPS_EXECUTED.PRIMARY", code: 0xb3, umask: 0x78, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_UOPS_EXECUTED.2ND", code: 0xb3, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_UOPS_EXECUTED.ALL", code: 0xb3, umask: 0xff, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.EOM", code: 0xc2, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN_RETIRING.ALL_P", code: 0xc2, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.MS", code: 0xc2, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.DUAL_DEST", code: 0xc2, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.LSD", code: 0xc2, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.FPDIV", code: 0xc2, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.IDIV", code: 0xc2, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.ANY", code: 0xc3, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.FP_ASSIST", code: 0xc3, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.DISAMBIGUATION", code: 0xc3, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MRN_NUKE", code: 0xc3, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.PAGE_FAULT", code: 0xc3, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.FPC_VIRTUAL_TRAP", code: 0xc3, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.XMC", code: 0xc3, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND_TAKEN_BWD", code: 0xc4, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND_TAKEN_FWD", code: 0xc4, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND_TAKEN", code: 0xc4, umask: 0x03, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND_NTAKEN", code: 0xc4, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND", code: 0xc4, umask: 0x07, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_INDIRECT_CALL", code: 0xc4, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_DIRECT_CALL", code: 0xc4, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x30, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_INDIRECT_JMP", code: 0xc4, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_INDIRECT", code: 0xc4, umask: 0x50, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_INDIRECT_OR_RETURN", code: 0xc4, umask: 0x58, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_DIRECT_JMP", code: 0xc4, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_JMP", code: 0xc4, umask: 0xc0, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0xfb, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.COND_TAKEN", code: 0xc5, umask: 0x03, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.COND_NTAKEN", code: 0xc5, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_RETURN", code: 0xc5, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_INDIRECT", code: 0xc5, umask: 0x50, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.ALL", code: 0xc6, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.CISC", code: 0xc6, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.BRANCH_DETECT", code: 0xc6, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.PREDECODE", code: 0xc6, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.DECODE", code: 0xc6, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.ITLB_MISS", code: 0xc6, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.ICACHE", code: 0xc6, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.BRANCH_RESTEER", code: 0xc6, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.OTHER", code: 0xc6, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_INST_RETIRED.32B_SP", code: 0xc7, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_INST_RETIRED.64B_DP", code: 0xc7, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_INST_RETIRED.128B_SP", code: 0xc7, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_INST_RETIRED.128B_DP", code: 0xc7, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_INST_RETIRED.256B_SP", code: 0xc7, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_INST_RETIRED.256B_DP", code: 0xc7, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_INST_RETIRED.ALL", code: 0xc7, umask: 0x3f, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_FLOPS_RETIRED.FP64", code: 0xc8, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_FLOPS_RETIRED.FP32", code: 0xc8, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_FLOPS_RETIRED.ALL", code: 0xc8, umask: 0x03, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED_SOURCE.ICACHE_L2_HIT", code: 0xc9, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_NO_SNOOP", code: 0xc9, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_WITH_SNOOP", code: 0xc9, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT", code: 0xc9, umask: 0x06, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED_SOURCE.ICACHE_L3_MISS", code: 0xc9, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED_SOURCE.ICACHE_L2_MISS", code: 0xc9, umask: 0x0e, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED_SOURCE.ITLB_STLB_HIT", code: 0xc9, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED_SOURCE.ITLB_STLB_MISS", code: 0xc9, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED_SOURCE.LATE_SWPF", code: 0xc9, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.IDIV_OCCUPANCY", code: 0xcd, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.IDIV_ACTIVE", code: 0xcd, umask: 0x01, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.FPDIV_OCCUPANCY", code: 0xcd, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.FPDIV_ACTIVE", code: 0xcd, umask: 0x02, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.DIV_ACTIVE", code: 0xcd, umask: 0x03, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.IDIV_UOPS", code: 0xcd, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.FPDIV_UOPS", code: 0xcd, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOAD_LATENCY_GT_1024", code: 0xd0, umask: 0x05, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x400 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOAD_LATENCY_GT_128", code: 0xd0, umask: 0x05, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x80 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOAD_LATENCY_GT_16", code: 0xd0, umask: 0x05, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x10 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOAD_LATENCY_GT_2048", code: 0xd0, umask: 0x05, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x800 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOAD_LATENCY_GT_256", code: 0xd0, umask: 0x05, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x100 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOAD_LATENCY_GT_32", code: 0xd0, umask: 0x05, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x20 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOAD_LATENCY_GT_4", code: 0xd0, umask: 0x05, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x4 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOAD_LATENCY_GT_512", code: 0xd0, umask: 0x05, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x200 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOAD_LATENCY_GT_64", code: 0xd0, umask: 0x05, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x40 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOAD_LATENCY_GT_8", code: 0xd0, umask: 0x05, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x8 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.STORE_LATENCY", code: 0xd0, umask: 0x06, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.MRN_LOADS", code: 0xd0, umask: 0x09, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.MRN_STORES", code: 0xd0, umask: 0x0a, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_LOADS", code: 0xd0, umask: 0x11, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_STORES", code: 0xd0, umask: 0x12, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS", code: 0xd0, umask: 0x13, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOCK_LOADS", code: 0xd0, umask: 0x21, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.SPLIT_LOADS", code: 0xd0, umask: 0x41, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.SPLIT_STORES", code: 0xd0, umask: 0x42, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.SPLIT", code: 0xd0, umask: 0x43, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.ALL_LOADS", code: 0xd0, umask: 0x81, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.ALL_STORES", code: 0xd0, umask: 0x82, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.ALL", code: 0xd0, umask: 0x83, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L1_HIT", code: 0xd1, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", code: 0xd1, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L3_HIT_NO_SNOOP", code: 0xd1, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L3_HIT_SNOOP_HIT", code: 0xd1, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", code: 0xd1, umask: 0x1c, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", code: 0xd1, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L2_MISS", code: 0xd1, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", code: 0xd3, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM_OR_NOFWD", code: 0xd3, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_NONM", code: 0xd3, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_HITM", code: 0xd3, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.ALL", code: 0xd3, umask: 0xff, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_HITM", code: 0xd4, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_WITH_FWD", code: 0xd4, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_NO_FWD", code: 0xd4, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISC_RETIRED1.LFENCE", code: 0xe0, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISC_RETIRED1.CL_INST", code: 0xe0, umask: 0xff, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISC_RETIRED2.KEYLOCKER_ACCESS", code: 0xe1, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISC_RETIRED2.KEYLOCKER_MISS", code: 0xe1, umask: 0x11, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LBR_INSERTS.ANY", code: 0xe4, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.INDIRECT", code: 0xe6, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.UNCOND", code: 0xe6, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.RETURN", code: 0xe6, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.COND", code: 0xe6, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MS_DECODED.MS_ENTRY", code: 0xe7, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MS_DECODED.MS_BUSY", code: 0xe7, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "PREDICTION.BTCLEAR", code: 0xe8, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.DRAM", code: 0xb7, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7bc000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x784000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x730000001 }), ..EventInfo::BASE },
-];
+const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 /// This processor's core event list.
 #[cfg(feature = "metadata")]

@@ -221,9 +221,15 @@ pub(crate) static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -239,1040 +245,191 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_IIO_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 0 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0`: event select 0x83, umask 0x01, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 1 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1`: event select 0x83, umask 0x01, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 2 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2`: event select 0x83, umask 0x01, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 3 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3`: event select 0x83, umask 0x01, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 4 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0`: event select 0x83, umask 0x04, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART0: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 5 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1`: event select 0x83, umask 0x04, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART1: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 6 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2`: event select 0x83, umask 0x04, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART2: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 7 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3`: event select 0x83, umask 0x04, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART3: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 8 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4`: event select 0x83, umask 0x01, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 9 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5`: event select 0x83, umask 0x01, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 10 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6`: event select 0x83, umask 0x01, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 11 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7`: event select 0x83, umask 0x01, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 12 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4`: event select 0x83, umask 0x04, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART4: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 13 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5`: event select 0x83, umask 0x04, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART5: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 14 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6`: event select 0x83, umask 0x04, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART6: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 15 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7`: event select 0x83, umask 0x04, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART7: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 16 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0`: event select 0x84, umask 0x01, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 17 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1`: event select 0x84, umask 0x01, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 18 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2`: event select 0x84, umask 0x01, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 19 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3`: event select 0x84, umask 0x01, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 20 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0`: event select 0x84, umask 0x04, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART0: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 21 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1`: event select 0x84, umask 0x04, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART1: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 22 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2`: event select 0x84, umask 0x04, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART2: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 23 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3`: event select 0x84, umask 0x04, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART3: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 24 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4`: event select 0x84, umask 0x01, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 25 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5`: event select 0x84, umask 0x01, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 26 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6`: event select 0x84, umask 0x01, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 27 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7`: event select 0x84, umask 0x01, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 28 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4`: event select 0x84, umask 0x04, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART4: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 29 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5`: event select 0x84, umask 0x04, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART5: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 30 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6`: event select 0x84, umask 0x04, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART6: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 31 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7`: event select 0x84, umask 0x04, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART7: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 32 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0`: event select 0xc0, umask 0x01, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 33 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1`: event select 0xc0, umask 0x01, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 34 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2`: event select 0xc0, umask 0x01, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 35 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3`: event select 0xc0, umask 0x01, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 36 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0`: event select 0xc0, umask 0x04, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART0: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 37 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1`: event select 0xc0, umask 0x04, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART1: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 38 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2`: event select 0xc0, umask 0x04, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART2: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 39 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3`: event select 0xc0, umask 0x04, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART3: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 40 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4`: event select 0xc0, umask 0x01, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 41 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5`: event select 0xc0, umask 0x01, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 42 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6`: event select 0xc0, umask 0x01, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 43 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7`: event select 0xc0, umask 0x01, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 44 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4`: event select 0xc0, umask 0x04, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART4: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 45 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5`: event select 0xc0, umask 0x04, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART5: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 46 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6`: event select 0xc0, umask 0x04, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART6: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 47 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7`: event select 0xc0, umask 0x04, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART7: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 48 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0`: event select 0xc1, umask 0x01, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 49 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1`: event select 0xc1, umask 0x01, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 50 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2`: event select 0xc1, umask 0x01, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 51 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3`: event select 0xc1, umask 0x01, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 52 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0`: event select 0xc1, umask 0x04, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART0: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 53 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1`: event select 0xc1, umask 0x04, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART1: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 54 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2`: event select 0xc1, umask 0x04, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART2: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 55 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3`: event select 0xc1, umask 0x04, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART3: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 56 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4`: event select 0xc1, umask 0x01, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 57 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5`: event select 0xc1, umask 0x01, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 58 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6`: event select 0xc1, umask 0x01, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 59 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7`: event select 0xc1, umask 0x01, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 60 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4`: event select 0xc1, umask 0x04, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART4: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 61 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5`: event select 0xc1, umask 0x04, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART5: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 62 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6`: event select 0xc1, umask 0x04, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART6: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 63 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7`: event select 0xc1, umask 0x04, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART7: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 64 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART0`: event select 0x83, umask 0x80, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART0: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 65 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART1`: event select 0x83, umask 0x80, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART1: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 66 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART2`: event select 0x83, umask 0x80, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART2: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 67 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART3`: event select 0x83, umask 0x80, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART3: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 68 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART4`: event select 0x83, umask 0x80, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART4: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 69 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART5`: event select 0x83, umask 0x80, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART5: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 70 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART6`: event select 0x83, umask 0x80, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART6: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 71 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART7`: event select 0x83, umask 0x80, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART7: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 72 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART0`: event select 0x84, umask 0x80, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART0: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 73 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART1`: event select 0x84, umask 0x80, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART1: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 74 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART2`: event select 0x84, umask 0x80, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART2: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 75 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART3`: event select 0x84, umask 0x80, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART3: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 76 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART4`: event select 0x84, umask 0x80, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART4: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 77 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART5`: event select 0x84, umask 0x80, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART5: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 78 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART6`: event select 0x84, umask 0x80, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART6: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 79 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART7`: event select 0x84, umask 0x80, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART7: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 80 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU.COMMIT.ALL`: event select 0x85, umask 0x01, port mask 0xfff,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const NUM_REQ_OF_CPU_COMMIT_ALL: Event = Event { code: 0x85, umask: 0x01, ext_sel: false, port_mask: 0xfff, fc_mask: 0x7, row: 81 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS`: event select 0x83, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_ALL_PARTS: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 82 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS`: event select 0x83, umask 0x01, port mask
-    /// 0xff, traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_ALL_PARTS: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 83 };
-    /// `UNC_IIO_IOMMU0.MISSES`: event select 0x40, umask 0x20, counters 0b1. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_MISSES: Event = Event { code: 0x40, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 84 };
-    /// `UNC_IIO_PWT_OCCUPANCY`: event select 0x42, umask 0xff, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PWT_OCCUPANCY: Event = Event { code: 0x42, umask: 0xff, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 85 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0`: event select 0x83, umask 0x02, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 86 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1`: event select 0x83, umask 0x02, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 87 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2`: event select 0x83, umask 0x02, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 88 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3`: event select 0x83, umask 0x02, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 89 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4`: event select 0x83, umask 0x02, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 90 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5`: event select 0x83, umask 0x02, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 91 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6`: event select 0x83, umask 0x02, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 92 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7`: event select 0x83, umask 0x02, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 93 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0`: event select 0xc0, umask 0x02, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 94 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1`: event select 0xc0, umask 0x02, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 95 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2`: event select 0xc0, umask 0x02, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 96 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3`: event select 0xc0, umask 0x02, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 97 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0`: event select 0xc0, umask 0x08, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART0: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 98 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1`: event select 0xc0, umask 0x08, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART1: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 99 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2`: event select 0xc0, umask 0x08, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART2: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 100 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3`: event select 0xc0, umask 0x08, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART3: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 101 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART4`: event select 0xc0, umask 0x02, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART4: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 102 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART5`: event select 0xc0, umask 0x02, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART5: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 103 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART6`: event select 0xc0, umask 0x02, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART6: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 104 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART7`: event select 0xc0, umask 0x02, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART7: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 105 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART4`: event select 0xc0, umask 0x08, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART4: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 106 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART5`: event select 0xc0, umask 0x08, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART5: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 107 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART6`: event select 0xc0, umask 0x08, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART6: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 108 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART7`: event select 0xc0, umask 0x08, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART7: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 109 };
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0`: event select 0x02, umask 0x01, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_AND_BUS0: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 110 };
-    /// `UNC_IIO_MASK_MATCH_AND.BUS1`: event select 0x02, umask 0x02, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_AND_BUS1: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 111 };
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1`: event select 0x02, umask 0x04, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_AND_BUS0_NOT_BUS1: Event = Event { code: 0x02, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 112 };
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0_BUS1`: event select 0x02, umask 0x08, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_AND_BUS0_BUS1: Event = Event { code: 0x02, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 113 };
-    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1`: event select 0x02, umask 0x10, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_AND_NOT_BUS0_BUS1: Event = Event { code: 0x02, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 114 };
-    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1`: event select 0x02, umask 0x20, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_AND_NOT_BUS0_NOT_BUS1: Event = Event { code: 0x02, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 115 };
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0`: event select 0x03, umask 0x01, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_OR_BUS0: Event = Event { code: 0x03, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 116 };
-    /// `UNC_IIO_MASK_MATCH_OR.BUS1`: event select 0x03, umask 0x02, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_OR_BUS1: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 117 };
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1`: event select 0x03, umask 0x04, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_OR_BUS0_NOT_BUS1: Event = Event { code: 0x03, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 118 };
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0_BUS1`: event select 0x03, umask 0x08, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_OR_BUS0_BUS1: Event = Event { code: 0x03, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 119 };
-    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1`: event select 0x03, umask 0x10, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_OR_NOT_BUS0_BUS1: Event = Event { code: 0x03, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 120 };
-    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1`: event select 0x03, umask 0x20, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_OR_NOT_BUS0_NOT_BUS1: Event = Event { code: 0x03, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 121 };
-    /// `UNC_IIO_IOMMU0.FIRST_LOOKUPS`: event select 0x40, umask 0x01, counters 0b1. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_FIRST_LOOKUPS: Event = Event { code: 0x40, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 122 };
-    /// `UNC_IIO_IOMMU0.4K_HITS`: event select 0x40, umask 0x04, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_4K_HITS: Event = Event { code: 0x40, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 123 };
-    /// `UNC_IIO_IOMMU0.2M_HITS`: event select 0x40, umask 0x08, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_2M_HITS: Event = Event { code: 0x40, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 124 };
-    /// `UNC_IIO_IOMMU0.1G_HITS`: event select 0x40, umask 0x10, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_1G_HITS: Event = Event { code: 0x40, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 125 };
-    /// `UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS`: event select 0x40, umask 0x40, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_CTXT_CACHE_LOOKUPS: Event = Event { code: 0x40, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 126 };
-    /// `UNC_IIO_IOMMU0.CTXT_CACHE_HITS`: event select 0x40, umask 0x80, counters 0b1. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_CTXT_CACHE_HITS: Event = Event { code: 0x40, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 127 };
-    /// `UNC_IIO_IOMMU1.PWT_CACHE_LOOKUPS`: event select 0x41, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_PWT_CACHE_LOOKUPS: Event = Event { code: 0x41, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 128 };
-    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES`: event select 0x41, umask 0xc0, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_NUM_MEM_ACCESSES: Event = Event { code: 0x41, umask: 0xc0, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 129 };
-    /// `UNC_IIO_IOMMU1.PWC_2M_HITS`: event select 0x41, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_PWC_2M_HITS: Event = Event { code: 0x41, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 130 };
-    /// `UNC_IIO_IOMMU1.PWC_1G_HITS`: event select 0x41, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_PWC_1G_HITS: Event = Event { code: 0x41, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 131 };
-    /// `UNC_IIO_IOMMU1.PWC_512G_HITS`: event select 0x41, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_PWC_512G_HITS: Event = Event { code: 0x41, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 132 };
-    /// `UNC_IIO_IOMMU1.PWC_256T_HITS`: event select 0x41, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_PWC_256T_HITS: Event = Event { code: 0x41, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 133 };
-    /// `UNC_IIO_IOMMU1.PWC_CACHE_FILLS`: event select 0x41, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_PWC_CACHE_FILLS: Event = Event { code: 0x41, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 134 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0`: event select 0x84, umask 0x02, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 135 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1`: event select 0x84, umask 0x02, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 136 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2`: event select 0x84, umask 0x02, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 137 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3`: event select 0x84, umask 0x02, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 138 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4`: event select 0x84, umask 0x02, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 139 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5`: event select 0x84, umask 0x02, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 140 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6`: event select 0x84, umask 0x02, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 141 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7`: event select 0x84, umask 0x02, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 142 };
-    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_REQ`: event select 0x86, umask 0x01, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_REQ_IOMMU_REQ: Event = Event { code: 0x86, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 143 };
-    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_HIT`: event select 0x86, umask 0x02, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_REQ_IOMMU_HIT: Event = Event { code: 0x86, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 144 };
-    /// `UNC_IIO_INBOUND_ARB_REQ.REQ_OWN`: event select 0x86, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_REQ_REQ_OWN: Event = Event { code: 0x86, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 145 };
-    /// `UNC_IIO_INBOUND_ARB_REQ.FINAL_RD_WR`: event select 0x86, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_REQ_FINAL_RD_WR: Event = Event { code: 0x86, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 146 };
-    /// `UNC_IIO_INBOUND_ARB_REQ.WR`: event select 0x86, umask 0x10, port mask 0xff, traffic-class
-    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_REQ_WR: Event = Event { code: 0x86, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 147 };
-    /// `UNC_IIO_INBOUND_ARB_REQ.DATA`: event select 0x86, umask 0x20, port mask 0xff, traffic-class
-    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_REQ_DATA: Event = Event { code: 0x86, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 148 };
-    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_REQ`: event select 0x87, umask 0x01, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_WON_IOMMU_REQ: Event = Event { code: 0x87, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 149 };
-    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_HIT`: event select 0x87, umask 0x02, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_WON_IOMMU_HIT: Event = Event { code: 0x87, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 150 };
-    /// `UNC_IIO_INBOUND_ARB_WON.REQ_OWN`: event select 0x87, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_WON_REQ_OWN: Event = Event { code: 0x87, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 151 };
-    /// `UNC_IIO_INBOUND_ARB_WON.FINAL_RD_WR`: event select 0x87, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_WON_FINAL_RD_WR: Event = Event { code: 0x87, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 152 };
-    /// `UNC_IIO_INBOUND_ARB_WON.WR`: event select 0x87, umask 0x10, port mask 0xff, traffic-class
-    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_WON_WR: Event = Event { code: 0x87, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 153 };
-    /// `UNC_IIO_INBOUND_ARB_WON.DATA`: event select 0x87, umask 0x20, port mask 0xff, traffic-class
-    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_WON_DATA: Event = Event { code: 0x87, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 154 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB`: event select 0x8e, umask 0x01, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_MSGB: Event = Event { code: 0x8e, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 155 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST`: event select 0x8e, umask 0x02, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_MCAST: Event = Event { code: 0x8e, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 156 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX`: event select 0x8e, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_UBOX: Event = Event { code: 0x8e, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 157 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM`: event select 0x8e, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_MEM: Event = Event { code: 0x8e, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 158 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P`: event select 0x8e, umask 0x10, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_REM_P2P: Event = Event { code: 0x8e, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 159 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P`: event select 0x8e, umask 0x20, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_LOC_P2P: Event = Event { code: 0x8e, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 160 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P`: event select 0x8e, umask 0x40, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P: Event = Event { code: 0x8e, umask: 0x40, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 161 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT`: event select 0x8e, umask 0x80, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_ABORT: Event = Event { code: 0x8e, umask: 0x80, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 162 };
-    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.REQ_OWN`: event select 0x90, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_PASS_CMPL_REQ_OWN: Event = Event { code: 0x90, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 163 };
-    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.FINAL_RD_WR`: event select 0x90, umask 0x08, port mask
-    /// 0xff, traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_PASS_CMPL_FINAL_RD_WR: Event = Event { code: 0x90, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 164 };
-    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.WR`: event select 0x90, umask 0x10, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_PASS_CMPL_WR: Event = Event { code: 0x90, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 165 };
-    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.DATA`: event select 0x90, umask 0x20, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_PASS_CMPL_DATA: Event = Event { code: 0x90, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 166 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.REQ_OWN`: event select 0x91, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CL_CMPL_REQ_OWN: Event = Event { code: 0x91, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 167 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.FINAL_RD_WR`: event select 0x91, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CL_CMPL_FINAL_RD_WR: Event = Event { code: 0x91, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 168 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.WR`: event select 0x91, umask 0x10, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CL_CMPL_WR: Event = Event { code: 0x91, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 169 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.DATA`: event select 0x91, umask 0x20, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CL_CMPL_DATA: Event = Event { code: 0x91, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 170 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_REQ`: event select 0x92, umask 0x01, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CMPL_IOMMU_REQ: Event = Event { code: 0x92, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 171 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_HIT`: event select 0x92, umask 0x02, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CMPL_IOMMU_HIT: Event = Event { code: 0x92, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 172 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.REQ_OWN`: event select 0x92, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CMPL_REQ_OWN: Event = Event { code: 0x92, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 173 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.FINAL_RD_WR`: event select 0x92, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CMPL_FINAL_RD_WR: Event = Event { code: 0x92, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 174 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU0`: event select 0xc0, umask 0x01, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_IOMMU0: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 175 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU1`: event select 0xc0, umask 0x01, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_IOMMU1: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 176 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0`: event select 0xc1, umask 0x02, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 177 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1`: event select 0xc1, umask 0x02, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 178 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2`: event select 0xc1, umask 0x02, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 179 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3`: event select 0xc1, umask 0x02, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 180 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART4`: event select 0xc1, umask 0x02, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART4: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 181 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART5`: event select 0xc1, umask 0x02, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART5: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 182 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART6`: event select 0xc1, umask 0x02, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART6: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 183 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART7`: event select 0xc1, umask 0x02, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART7: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 184 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0`: event select 0xc2, umask 0x04, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COMP_BUF_INSERTS_CMPD_PART0: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 185 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1`: event select 0xc2, umask 0x04, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COMP_BUF_INSERTS_CMPD_PART1: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 186 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2`: event select 0xc2, umask 0x04, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COMP_BUF_INSERTS_CMPD_PART2: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 187 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3`: event select 0xc2, umask 0x04, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COMP_BUF_INSERTS_CMPD_PART3: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 188 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4`: event select 0xc2, umask 0x04, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COMP_BUF_INSERTS_CMPD_PART4: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 189 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5`: event select 0xc2, umask 0x04, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COMP_BUF_INSERTS_CMPD_PART5: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 190 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6`: event select 0xc2, umask 0x04, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COMP_BUF_INSERTS_CMPD_PART6: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 191 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7`: event select 0xc2, umask 0x04, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COMP_BUF_INSERTS_CMPD_PART7: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 192 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS`: event select 0xc2, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COMP_BUF_INSERTS_CMPD_ALL_PARTS: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 193 };
-    /// `UNC_IIO_OUTBOUND_CL_REQS_ISSUED.TO_IO`: event select 0xd0, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OUTBOUND_CL_REQS_ISSUED_TO_IO: Event = Event { code: 0xd0, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 194 };
-    /// `UNC_IIO_OUTBOUND_TLP_REQS_ISSUED.TO_IO`: event select 0xd1, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OUTBOUND_TLP_REQS_ISSUED_TO_IO: Event = Event { code: 0xd1, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 195 };
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS`: event select 0xd5, umask 0xff, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS: Event = Event { code: 0xd5, umask: 0xff, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 196 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.ALL_PARTS`: event select 0xc0, umask 0x01, port mask
-    /// 0xff, traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_ALL_PARTS: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 197 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.ALL_PARTS`: event select 0xc0, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_MEM_READ_ALL_PARTS: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 198 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.ALL_PARTS`: event select 0x83, umask 0x80, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_CMPD_ALL_PARTS: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 199 };
-    /// `UNC_IIO_IOMMU1.SLPWC_1G_HITS`: event select 0x41, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_SLPWC_1G_HITS: Event = Event { code: 0x41, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 200 };
-    /// `UNC_IIO_IOMMU1.SLPWC_256T_HITS`: event select 0x41, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_SLPWC_256T_HITS: Event = Event { code: 0x41, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 201 };
-    /// `UNC_IIO_IOMMU1.SLPWC_512G_HITS`: event select 0x41, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_SLPWC_512G_HITS: Event = Event { code: 0x41, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 202 };
-    /// `UNC_IIO_IOMMU3.PWT_OCCUPANCY_MSB`: event select 0x43, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU3_PWT_OCCUPANCY_MSB: Event = Event { code: 0x43, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 203 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED`: event select 0x8e, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x1, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_UBOX_POSTED: Event = Event { code: 0x8e, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x1, row: 204 };
+    /// `UNC_IIO_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event::row(1);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event::row(2);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event::row(3);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event::row(4);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART0: Event = Event::row(5);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART1: Event = Event::row(6);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART2: Event = Event::row(7);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART3: Event = Event::row(8);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event::row(9);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event::row(10);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event::row(11);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event::row(12);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART4: Event = Event::row(13);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART5: Event = Event::row(14);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART6: Event = Event::row(15);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART7: Event = Event::row(16);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event::row(17);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event::row(18);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event::row(19);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event::row(20);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART0: Event = Event::row(21);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART1: Event = Event::row(22);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART2: Event = Event::row(23);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART3: Event = Event::row(24);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event::row(25);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event::row(26);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event::row(27);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event::row(28);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART4: Event = Event::row(29);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART5: Event = Event::row(30);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART6: Event = Event::row(31);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART7: Event = Event::row(32);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event::row(33);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event::row(34);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event::row(35);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event::row(36);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART0: Event = Event::row(37);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART1: Event = Event::row(38);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART2: Event = Event::row(39);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART3: Event = Event::row(40);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event::row(41);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event::row(42);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event::row(43);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event::row(44);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART4: Event = Event::row(45);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART5: Event = Event::row(46);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART6: Event = Event::row(47);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART7: Event = Event::row(48);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event::row(49);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event::row(50);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event::row(51);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event::row(52);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART0: Event = Event::row(53);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART1: Event = Event::row(54);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART2: Event = Event::row(55);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART3: Event = Event::row(56);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event::row(57);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event::row(58);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event::row(59);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event::row(60);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART4: Event = Event::row(61);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART5: Event = Event::row(62);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART6: Event = Event::row(63);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART7: Event = Event::row(64);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART0`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART0: Event = Event::row(65);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART1`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART1: Event = Event::row(66);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART2`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART2: Event = Event::row(67);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART3`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART3: Event = Event::row(68);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART4`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART4: Event = Event::row(69);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART5`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART5: Event = Event::row(70);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART6`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART6: Event = Event::row(71);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART7`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART7: Event = Event::row(72);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART0`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART0: Event = Event::row(73);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART1`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART1: Event = Event::row(74);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART2`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART2: Event = Event::row(75);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART3`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART3: Event = Event::row(76);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART4`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART4: Event = Event::row(77);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART5`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART5: Event = Event::row(78);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART6`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART6: Event = Event::row(79);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART7`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART7: Event = Event::row(80);
+    /// `UNC_IIO_NUM_REQ_OF_CPU.COMMIT.ALL`.
+    pub const NUM_REQ_OF_CPU_COMMIT_ALL: Event = Event::row(81);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_ALL_PARTS: Event = Event::row(82);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_ALL_PARTS: Event = Event::row(83);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART0,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART1,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART2,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART3,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART0,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART1,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART2,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART3,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART4,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART5,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART6,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART7,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART4,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART5,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART6,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART7,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART0,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART1,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART2,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART3,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART0,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART1,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART2,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART3,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART4,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART5,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART6,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART7,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART4,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART5,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART6,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART7,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART0,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART1,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART2,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART3,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART0,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART1,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART2,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART3,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART4,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART5,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART6,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART7,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART4,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART5,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART6,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART7,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART0,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART1,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART2,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART3,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART0,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART1,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART2,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART3,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART4,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART5,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART6,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART7,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART4,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART5,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART6,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART7,
-        Event::DATA_REQ_OF_CPU_CMPD_PART0,
-        Event::DATA_REQ_OF_CPU_CMPD_PART1,
-        Event::DATA_REQ_OF_CPU_CMPD_PART2,
-        Event::DATA_REQ_OF_CPU_CMPD_PART3,
-        Event::DATA_REQ_OF_CPU_CMPD_PART4,
-        Event::DATA_REQ_OF_CPU_CMPD_PART5,
-        Event::DATA_REQ_OF_CPU_CMPD_PART6,
-        Event::DATA_REQ_OF_CPU_CMPD_PART7,
-        Event::TXN_REQ_OF_CPU_CMPD_PART0,
-        Event::TXN_REQ_OF_CPU_CMPD_PART1,
-        Event::TXN_REQ_OF_CPU_CMPD_PART2,
-        Event::TXN_REQ_OF_CPU_CMPD_PART3,
-        Event::TXN_REQ_OF_CPU_CMPD_PART4,
-        Event::TXN_REQ_OF_CPU_CMPD_PART5,
-        Event::TXN_REQ_OF_CPU_CMPD_PART6,
-        Event::TXN_REQ_OF_CPU_CMPD_PART7,
-        Event::NUM_REQ_OF_CPU_COMMIT_ALL,
-        Event::DATA_REQ_OF_CPU_MEM_READ_ALL_PARTS,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_ALL_PARTS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_MISSES,
-        #[cfg(feature = "experimental-events")] Event::PWT_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART7,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART7,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART7,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS0,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS0_NOT_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS0_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_NOT_BUS0_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_NOT_BUS0_NOT_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS0,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS0_NOT_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS0_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_NOT_BUS0_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_NOT_BUS0_NOT_BUS1,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_FIRST_LOOKUPS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_4K_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_2M_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_1G_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_CTXT_CACHE_LOOKUPS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_CTXT_CACHE_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_PWT_CACHE_LOOKUPS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_NUM_MEM_ACCESSES,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_2M_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_1G_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_512G_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_256T_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_CACHE_FILLS,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART2,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART3,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART4,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART5,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART6,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART7,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_IOMMU_REQ,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_IOMMU_HIT,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_REQ_OWN,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_FINAL_RD_WR,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_WR,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_DATA,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_IOMMU_REQ,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_IOMMU_HIT,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_REQ_OWN,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_FINAL_RD_WR,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_WR,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_DATA,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_MSGB,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_MCAST,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_UBOX,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_MEM,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_REM_P2P,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_LOC_P2P,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_ABORT,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_PASS_CMPL_REQ_OWN,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_PASS_CMPL_FINAL_RD_WR,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_PASS_CMPL_WR,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_PASS_CMPL_DATA,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CL_CMPL_REQ_OWN,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CL_CMPL_FINAL_RD_WR,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CL_CMPL_WR,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CL_CMPL_DATA,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_IOMMU_REQ,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_IOMMU_HIT,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_REQ_OWN,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_FINAL_RD_WR,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_WRITE_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART2,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART3,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART4,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART5,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART6,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART7,
-        #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART0,
-        #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART1,
-        #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART2,
-        #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART3,
-        #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART4,
-        #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART5,
-        #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART6,
-        #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART7,
-        #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_ALL_PARTS,
-        #[cfg(feature = "experimental-events")] Event::OUTBOUND_CL_REQS_ISSUED_TO_IO,
-        #[cfg(feature = "experimental-events")] Event::OUTBOUND_TLP_REQS_ISSUED_TO_IO,
-        #[cfg(feature = "experimental-events")] Event::COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_WRITE_ALL_PARTS,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_ALL_PARTS,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_CMPD_ALL_PARTS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_SLPWC_1G_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_SLPWC_256T_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_SLPWC_512G_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU3_PWT_OCCUPANCY_MSB,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_UBOX_POSTED,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, port_mask: r.port_mask, fc_mask: r.fc_mask, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -1290,6 +447,254 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_IIO_IOMMU0.MISSES` (experimental).
+    pub const IOMMU0_MISSES: Event = Event::row(84);
+    /// `UNC_IIO_PWT_OCCUPANCY` (experimental).
+    pub const PWT_OCCUPANCY: Event = Event::row(85);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event::row(86);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event::row(87);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event::row(88);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event::row(89);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event::row(90);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event::row(91);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event::row(92);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event::row(93);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event::row(94);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event::row(95);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event::row(96);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event::row(97);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART0: Event = Event::row(98);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART1: Event = Event::row(99);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART2: Event = Event::row(100);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART3: Event = Event::row(101);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART4` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART4: Event = Event::row(102);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART5` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART5: Event = Event::row(103);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART6` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART6: Event = Event::row(104);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART7` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART7: Event = Event::row(105);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART4` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART4: Event = Event::row(106);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART5` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART5: Event = Event::row(107);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART6` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART6: Event = Event::row(108);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART7` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART7: Event = Event::row(109);
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0` (experimental).
+    pub const MASK_MATCH_AND_BUS0: Event = Event::row(110);
+    /// `UNC_IIO_MASK_MATCH_AND.BUS1` (experimental).
+    pub const MASK_MATCH_AND_BUS1: Event = Event::row(111);
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1` (experimental).
+    pub const MASK_MATCH_AND_BUS0_NOT_BUS1: Event = Event::row(112);
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0_BUS1` (experimental).
+    pub const MASK_MATCH_AND_BUS0_BUS1: Event = Event::row(113);
+    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1` (experimental).
+    pub const MASK_MATCH_AND_NOT_BUS0_BUS1: Event = Event::row(114);
+    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1` (experimental).
+    pub const MASK_MATCH_AND_NOT_BUS0_NOT_BUS1: Event = Event::row(115);
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0` (experimental).
+    pub const MASK_MATCH_OR_BUS0: Event = Event::row(116);
+    /// `UNC_IIO_MASK_MATCH_OR.BUS1` (experimental).
+    pub const MASK_MATCH_OR_BUS1: Event = Event::row(117);
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1` (experimental).
+    pub const MASK_MATCH_OR_BUS0_NOT_BUS1: Event = Event::row(118);
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0_BUS1` (experimental).
+    pub const MASK_MATCH_OR_BUS0_BUS1: Event = Event::row(119);
+    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1` (experimental).
+    pub const MASK_MATCH_OR_NOT_BUS0_BUS1: Event = Event::row(120);
+    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1` (experimental).
+    pub const MASK_MATCH_OR_NOT_BUS0_NOT_BUS1: Event = Event::row(121);
+    /// `UNC_IIO_IOMMU0.FIRST_LOOKUPS` (experimental).
+    pub const IOMMU0_FIRST_LOOKUPS: Event = Event::row(122);
+    /// `UNC_IIO_IOMMU0.4K_HITS` (experimental).
+    pub const IOMMU0_4K_HITS: Event = Event::row(123);
+    /// `UNC_IIO_IOMMU0.2M_HITS` (experimental).
+    pub const IOMMU0_2M_HITS: Event = Event::row(124);
+    /// `UNC_IIO_IOMMU0.1G_HITS` (experimental).
+    pub const IOMMU0_1G_HITS: Event = Event::row(125);
+    /// `UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS` (experimental).
+    pub const IOMMU0_CTXT_CACHE_LOOKUPS: Event = Event::row(126);
+    /// `UNC_IIO_IOMMU0.CTXT_CACHE_HITS` (experimental).
+    pub const IOMMU0_CTXT_CACHE_HITS: Event = Event::row(127);
+    /// `UNC_IIO_IOMMU1.PWT_CACHE_LOOKUPS` (experimental).
+    pub const IOMMU1_PWT_CACHE_LOOKUPS: Event = Event::row(128);
+    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES` (experimental).
+    pub const IOMMU1_NUM_MEM_ACCESSES: Event = Event::row(129);
+    /// `UNC_IIO_IOMMU1.PWC_2M_HITS` (experimental).
+    pub const IOMMU1_PWC_2M_HITS: Event = Event::row(130);
+    /// `UNC_IIO_IOMMU1.PWC_1G_HITS` (experimental).
+    pub const IOMMU1_PWC_1G_HITS: Event = Event::row(131);
+    /// `UNC_IIO_IOMMU1.PWC_512G_HITS` (experimental).
+    pub const IOMMU1_PWC_512G_HITS: Event = Event::row(132);
+    /// `UNC_IIO_IOMMU1.PWC_256T_HITS` (experimental).
+    pub const IOMMU1_PWC_256T_HITS: Event = Event::row(133);
+    /// `UNC_IIO_IOMMU1.PWC_CACHE_FILLS` (experimental).
+    pub const IOMMU1_PWC_CACHE_FILLS: Event = Event::row(134);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event::row(135);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event::row(136);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event::row(137);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event::row(138);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event::row(139);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event::row(140);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event::row(141);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event::row(142);
+    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_REQ` (experimental).
+    pub const INBOUND_ARB_REQ_IOMMU_REQ: Event = Event::row(143);
+    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_HIT` (experimental).
+    pub const INBOUND_ARB_REQ_IOMMU_HIT: Event = Event::row(144);
+    /// `UNC_IIO_INBOUND_ARB_REQ.REQ_OWN` (experimental).
+    pub const INBOUND_ARB_REQ_REQ_OWN: Event = Event::row(145);
+    /// `UNC_IIO_INBOUND_ARB_REQ.FINAL_RD_WR` (experimental).
+    pub const INBOUND_ARB_REQ_FINAL_RD_WR: Event = Event::row(146);
+    /// `UNC_IIO_INBOUND_ARB_REQ.WR` (experimental).
+    pub const INBOUND_ARB_REQ_WR: Event = Event::row(147);
+    /// `UNC_IIO_INBOUND_ARB_REQ.DATA` (experimental).
+    pub const INBOUND_ARB_REQ_DATA: Event = Event::row(148);
+    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_REQ` (experimental).
+    pub const INBOUND_ARB_WON_IOMMU_REQ: Event = Event::row(149);
+    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_HIT` (experimental).
+    pub const INBOUND_ARB_WON_IOMMU_HIT: Event = Event::row(150);
+    /// `UNC_IIO_INBOUND_ARB_WON.REQ_OWN` (experimental).
+    pub const INBOUND_ARB_WON_REQ_OWN: Event = Event::row(151);
+    /// `UNC_IIO_INBOUND_ARB_WON.FINAL_RD_WR` (experimental).
+    pub const INBOUND_ARB_WON_FINAL_RD_WR: Event = Event::row(152);
+    /// `UNC_IIO_INBOUND_ARB_WON.WR` (experimental).
+    pub const INBOUND_ARB_WON_WR: Event = Event::row(153);
+    /// `UNC_IIO_INBOUND_ARB_WON.DATA` (experimental).
+    pub const INBOUND_ARB_WON_DATA: Event = Event::row(154);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_MSGB: Event = Event::row(155);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_MCAST: Event = Event::row(156);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_UBOX: Event = Event::row(157);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_MEM: Event = Event::row(158);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_REM_P2P: Event = Event::row(159);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_LOC_P2P: Event = Event::row(160);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P: Event = Event::row(161);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_ABORT: Event = Event::row(162);
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.REQ_OWN` (experimental).
+    pub const REQ_FROM_PCIE_PASS_CMPL_REQ_OWN: Event = Event::row(163);
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.FINAL_RD_WR` (experimental).
+    pub const REQ_FROM_PCIE_PASS_CMPL_FINAL_RD_WR: Event = Event::row(164);
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.WR` (experimental).
+    pub const REQ_FROM_PCIE_PASS_CMPL_WR: Event = Event::row(165);
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.DATA` (experimental).
+    pub const REQ_FROM_PCIE_PASS_CMPL_DATA: Event = Event::row(166);
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.REQ_OWN` (experimental).
+    pub const REQ_FROM_PCIE_CL_CMPL_REQ_OWN: Event = Event::row(167);
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.FINAL_RD_WR` (experimental).
+    pub const REQ_FROM_PCIE_CL_CMPL_FINAL_RD_WR: Event = Event::row(168);
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.WR` (experimental).
+    pub const REQ_FROM_PCIE_CL_CMPL_WR: Event = Event::row(169);
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.DATA` (experimental).
+    pub const REQ_FROM_PCIE_CL_CMPL_DATA: Event = Event::row(170);
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_REQ` (experimental).
+    pub const REQ_FROM_PCIE_CMPL_IOMMU_REQ: Event = Event::row(171);
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_HIT` (experimental).
+    pub const REQ_FROM_PCIE_CMPL_IOMMU_HIT: Event = Event::row(172);
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.REQ_OWN` (experimental).
+    pub const REQ_FROM_PCIE_CMPL_REQ_OWN: Event = Event::row(173);
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.FINAL_RD_WR` (experimental).
+    pub const REQ_FROM_PCIE_CMPL_FINAL_RD_WR: Event = Event::row(174);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU0` (experimental).
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_IOMMU0: Event = Event::row(175);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU1` (experimental).
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_IOMMU1: Event = Event::row(176);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event::row(177);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event::row(178);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event::row(179);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event::row(180);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART4` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART4: Event = Event::row(181);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART5` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART5: Event = Event::row(182);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART6` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART6: Event = Event::row(183);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART7` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART7: Event = Event::row(184);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0` (experimental).
+    pub const COMP_BUF_INSERTS_CMPD_PART0: Event = Event::row(185);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1` (experimental).
+    pub const COMP_BUF_INSERTS_CMPD_PART1: Event = Event::row(186);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2` (experimental).
+    pub const COMP_BUF_INSERTS_CMPD_PART2: Event = Event::row(187);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3` (experimental).
+    pub const COMP_BUF_INSERTS_CMPD_PART3: Event = Event::row(188);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4` (experimental).
+    pub const COMP_BUF_INSERTS_CMPD_PART4: Event = Event::row(189);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5` (experimental).
+    pub const COMP_BUF_INSERTS_CMPD_PART5: Event = Event::row(190);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6` (experimental).
+    pub const COMP_BUF_INSERTS_CMPD_PART6: Event = Event::row(191);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7` (experimental).
+    pub const COMP_BUF_INSERTS_CMPD_PART7: Event = Event::row(192);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS` (experimental).
+    pub const COMP_BUF_INSERTS_CMPD_ALL_PARTS: Event = Event::row(193);
+    /// `UNC_IIO_OUTBOUND_CL_REQS_ISSUED.TO_IO` (experimental).
+    pub const OUTBOUND_CL_REQS_ISSUED_TO_IO: Event = Event::row(194);
+    /// `UNC_IIO_OUTBOUND_TLP_REQS_ISSUED.TO_IO` (experimental).
+    pub const OUTBOUND_TLP_REQS_ISSUED_TO_IO: Event = Event::row(195);
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS` (experimental).
+    pub const COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS: Event = Event::row(196);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.ALL_PARTS` (experimental).
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_ALL_PARTS: Event = Event::row(197);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.ALL_PARTS` (experimental).
+    pub const DATA_REQ_BY_CPU_MEM_READ_ALL_PARTS: Event = Event::row(198);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.ALL_PARTS` (experimental).
+    pub const DATA_REQ_OF_CPU_CMPD_ALL_PARTS: Event = Event::row(199);
+    /// `UNC_IIO_IOMMU1.SLPWC_1G_HITS` (experimental).
+    pub const IOMMU1_SLPWC_1G_HITS: Event = Event::row(200);
+    /// `UNC_IIO_IOMMU1.SLPWC_256T_HITS` (experimental).
+    pub const IOMMU1_SLPWC_256T_HITS: Event = Event::row(201);
+    /// `UNC_IIO_IOMMU1.SLPWC_512G_HITS` (experimental).
+    pub const IOMMU1_SLPWC_512G_HITS: Event = Event::row(202);
+    /// `UNC_IIO_IOMMU3.PWT_OCCUPANCY_MSB` (experimental).
+    pub const IOMMU3_PWT_OCCUPANCY_MSB: Event = Event::row(203);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_UBOX_POSTED: Event = Event::row(204);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1303,216 +708,237 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_IIO_CLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", 0x83, 0x01, 0b11).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", 0x83, 0x01, 0b11).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", 0x83, 0x01, 0b11).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", 0x83, 0x01, 0b11).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", 0x83, 0x04, 0b11).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", 0x83, 0x04, 0b11).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", 0x83, 0x04, 0b11).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", 0x83, 0x04, 0b11).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4", 0x83, 0x01, 0b11).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5", 0x83, 0x01, 0b11).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6", 0x83, 0x01, 0b11).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7", 0x83, 0x01, 0b11).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4", 0x83, 0x04, 0b11).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5", 0x83, 0x04, 0b11).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6", 0x83, 0x04, 0b11).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7", 0x83, 0x04, 0b11).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", 0x84, 0x01, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", 0x84, 0x01, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", 0x84, 0x01, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", 0x84, 0x01, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", 0x84, 0x04, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", 0x84, 0x04, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", 0x84, 0x04, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", 0x84, 0x04, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4", 0x84, 0x01, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5", 0x84, 0x01, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6", 0x84, 0x01, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7", 0x84, 0x01, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4", 0x84, 0x04, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5", 0x84, 0x04, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6", 0x84, 0x04, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7", 0x84, 0x04, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", 0xc0, 0x01, 0b1100).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", 0xc0, 0x01, 0b1100).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", 0xc0, 0x01, 0b1100).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", 0xc0, 0x01, 0b1100).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", 0xc0, 0x04, 0b1100).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", 0xc0, 0x04, 0b1100).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", 0xc0, 0x04, 0b1100).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", 0xc0, 0x04, 0b1100).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4", 0xc0, 0x01, 0b1100).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5", 0xc0, 0x01, 0b1100).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6", 0xc0, 0x01, 0b1100).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7", 0xc0, 0x01, 0b1100).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4", 0xc0, 0x04, 0b1100).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5", 0xc0, 0x04, 0b1100).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6", 0xc0, 0x04, 0b1100).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7", 0xc0, 0x04, 0b1100).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", 0xc1, 0x01, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", 0xc1, 0x01, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", 0xc1, 0x01, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", 0xc1, 0x01, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", 0xc1, 0x04, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", 0xc1, 0x04, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", 0xc1, 0x04, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", 0xc1, 0x04, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4", 0xc1, 0x01, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5", 0xc1, 0x01, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6", 0xc1, 0x01, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7", 0xc1, 0x01, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4", 0xc1, 0x04, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5", 0xc1, 0x04, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6", 0xc1, 0x04, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7", 0xc1, 0x04, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART0", 0x83, 0x80, 0b11).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART1", 0x83, 0x80, 0b11).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART2", 0x83, 0x80, 0b11).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART3", 0x83, 0x80, 0b11).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART4", 0x83, 0x80, 0b11).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART5", 0x83, 0x80, 0b11).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART6", 0x83, 0x80, 0b11).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART7", 0x83, 0x80, 0b11).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART0", 0x84, 0x80, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART1", 0x84, 0x80, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART2", 0x84, 0x80, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART3", 0x84, 0x80, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART4", 0x84, 0x80, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART5", 0x84, 0x80, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART6", 0x84, 0x80, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART7", 0x84, 0x80, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU.COMMIT.ALL", 0x85, 0x01, 0b1111).port_mask(0xfff).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", 0x83, 0x04, 0b11).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", 0x83, 0x01, 0b11).port_mask(0xff).fc_mask(0x7),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_IIO_IOMMU0.MISSES", 0x40, 0x20, 0b1),
+    ev("UNC_IIO_PWT_OCCUPANCY", 0x42, 0xff, 0b1111),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0", 0x83, 0x02, 0b11).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1", 0x83, 0x02, 0b11).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2", 0x83, 0x02, 0b11).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3", 0x83, 0x02, 0b11).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4", 0x83, 0x02, 0b11).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5", 0x83, 0x02, 0b11).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6", 0x83, 0x02, 0b11).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7", 0x83, 0x02, 0b11).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0", 0xc0, 0x02, 0b1100).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1", 0xc0, 0x02, 0b1100).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2", 0xc0, 0x02, 0b1100).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3", 0xc0, 0x02, 0b1100).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0", 0xc0, 0x08, 0b1100).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1", 0xc0, 0x08, 0b1100).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2", 0xc0, 0x08, 0b1100).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3", 0xc0, 0x08, 0b1100).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART4", 0xc0, 0x02, 0b1100).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART5", 0xc0, 0x02, 0b1100).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART6", 0xc0, 0x02, 0b1100).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART7", 0xc0, 0x02, 0b1100).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART4", 0xc0, 0x08, 0b1100).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART5", 0xc0, 0x08, 0b1100).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART6", 0xc0, 0x08, 0b1100).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART7", 0xc0, 0x08, 0b1100).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_MASK_MATCH_AND.BUS0", 0x02, 0x01, 0b11),
+    ev("UNC_IIO_MASK_MATCH_AND.BUS1", 0x02, 0x02, 0b11),
+    ev("UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1", 0x02, 0x04, 0b11),
+    ev("UNC_IIO_MASK_MATCH_AND.BUS0_BUS1", 0x02, 0x08, 0b11),
+    ev("UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1", 0x02, 0x10, 0b11),
+    ev("UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1", 0x02, 0x20, 0b11),
+    ev("UNC_IIO_MASK_MATCH_OR.BUS0", 0x03, 0x01, 0b11),
+    ev("UNC_IIO_MASK_MATCH_OR.BUS1", 0x03, 0x02, 0b11),
+    ev("UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1", 0x03, 0x04, 0b11),
+    ev("UNC_IIO_MASK_MATCH_OR.BUS0_BUS1", 0x03, 0x08, 0b11),
+    ev("UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1", 0x03, 0x10, 0b11),
+    ev("UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1", 0x03, 0x20, 0b11),
+    ev("UNC_IIO_IOMMU0.FIRST_LOOKUPS", 0x40, 0x01, 0b1),
+    ev("UNC_IIO_IOMMU0.4K_HITS", 0x40, 0x04, 0b1),
+    ev("UNC_IIO_IOMMU0.2M_HITS", 0x40, 0x08, 0b1),
+    ev("UNC_IIO_IOMMU0.1G_HITS", 0x40, 0x10, 0b1),
+    ev("UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS", 0x40, 0x40, 0b1),
+    ev("UNC_IIO_IOMMU0.CTXT_CACHE_HITS", 0x40, 0x80, 0b1),
+    ev("UNC_IIO_IOMMU1.PWT_CACHE_LOOKUPS", 0x41, 0x01, 0b1111),
+    ev("UNC_IIO_IOMMU1.NUM_MEM_ACCESSES", 0x41, 0xc0, 0b1),
+    ev("UNC_IIO_IOMMU1.PWC_2M_HITS", 0x41, 0x02, 0b1111),
+    ev("UNC_IIO_IOMMU1.PWC_1G_HITS", 0x41, 0x04, 0b1111),
+    ev("UNC_IIO_IOMMU1.PWC_512G_HITS", 0x41, 0x08, 0b1111),
+    ev("UNC_IIO_IOMMU1.PWC_256T_HITS", 0x41, 0x10, 0b1111),
+    ev("UNC_IIO_IOMMU1.PWC_CACHE_FILLS", 0x41, 0x20, 0b1111),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0", 0x84, 0x02, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1", 0x84, 0x02, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2", 0x84, 0x02, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3", 0x84, 0x02, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4", 0x84, 0x02, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5", 0x84, 0x02, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6", 0x84, 0x02, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7", 0x84, 0x02, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_REQ.IOMMU_REQ", 0x86, 0x01, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_REQ.IOMMU_HIT", 0x86, 0x02, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_REQ.REQ_OWN", 0x86, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_REQ.FINAL_RD_WR", 0x86, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_REQ.WR", 0x86, 0x10, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_REQ.DATA", 0x86, 0x20, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_WON.IOMMU_REQ", 0x87, 0x01, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_WON.IOMMU_HIT", 0x87, 0x02, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_WON.REQ_OWN", 0x87, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_WON.FINAL_RD_WR", 0x87, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_WON.WR", 0x87, 0x10, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_WON.DATA", 0x87, 0x20, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB", 0x8e, 0x01, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST", 0x8e, 0x02, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX", 0x8e, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM", 0x8e, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P", 0x8e, 0x10, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P", 0x8e, 0x20, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P", 0x8e, 0x40, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT", 0x8e, 0x80, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.REQ_OWN", 0x90, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.FINAL_RD_WR", 0x90, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.WR", 0x90, 0x10, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.DATA", 0x90, 0x20, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CL_CMPL.REQ_OWN", 0x91, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CL_CMPL.FINAL_RD_WR", 0x91, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CL_CMPL.WR", 0x91, 0x10, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CL_CMPL.DATA", 0x91, 0x20, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_REQ", 0x92, 0x01, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_HIT", 0x92, 0x02, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CMPL.REQ_OWN", 0x92, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CMPL.FINAL_RD_WR", 0x92, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU0", 0xc0, 0x01, 0b1100).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU1", 0xc0, 0x01, 0b1100).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0", 0xc1, 0x02, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1", 0xc1, 0x02, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2", 0xc1, 0x02, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3", 0xc1, 0x02, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART4", 0xc1, 0x02, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART5", 0xc1, 0x02, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART6", 0xc1, 0x02, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART7", 0xc1, 0x02, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", 0xc2, 0x04, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", 0xc2, 0x04, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", 0xc2, 0x04, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", 0xc2, 0x04, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4", 0xc2, 0x04, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5", 0xc2, 0x04, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6", 0xc2, 0x04, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7", 0xc2, 0x04, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", 0xc2, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_OUTBOUND_CL_REQS_ISSUED.TO_IO", 0xd0, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_OUTBOUND_TLP_REQS_ISSUED.TO_IO", 0xd1, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", 0xd5, 0xff, 0b1100).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.ALL_PARTS", 0xc0, 0x01, 0b1100).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.ALL_PARTS", 0xc0, 0x04, 0b1100).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.ALL_PARTS", 0x83, 0x80, 0b11).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_IOMMU1.SLPWC_1G_HITS", 0x41, 0x04, 0b1111),
+    ev("UNC_IIO_IOMMU1.SLPWC_256T_HITS", 0x41, 0x10, 0b1111),
+    ev("UNC_IIO_IOMMU1.SLPWC_512G_HITS", 0x41, 0x08, 0b1111),
+    ev("UNC_IIO_IOMMU3.PWT_OCCUPANCY_MSB", 0x43, 0x01, 0b1111),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED", 0x8e, 0x04, 0b1111).port_mask(0xff).fc_mask(0x1),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<20>(EVENT_ROWS, 64, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 0, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<57>(EXPERIMENTAL_ROWS, 64, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART0", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART1", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART2", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART3", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART4", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART5", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART6", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART7", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART0", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART1", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART2", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART3", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART4", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART5", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART6", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART7", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU.COMMIT.ALL", code: 0x85, umask: 0x01, counters: 0b1111, port_mask: 0xfff, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0xff, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0xff, fc_mask: 0x7, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.MISSES", code: 0x40, umask: 0x20, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_PWT_OCCUPANCY", code: 0x42, umask: 0xff, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART4", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART5", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART6", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART7", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART4", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART5", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART6", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART7", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS0", code: 0x02, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS1", code: 0x02, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1", code: 0x02, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS0_BUS1", code: 0x02, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1", code: 0x02, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1", code: 0x02, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS0", code: 0x03, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS1", code: 0x03, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1", code: 0x03, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS0_BUS1", code: 0x03, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1", code: 0x03, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1", code: 0x03, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.FIRST_LOOKUPS", code: 0x40, umask: 0x01, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.4K_HITS", code: 0x40, umask: 0x04, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.2M_HITS", code: 0x40, umask: 0x08, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.1G_HITS", code: 0x40, umask: 0x10, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS", code: 0x40, umask: 0x40, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.CTXT_CACHE_HITS", code: 0x40, umask: 0x80, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWT_CACHE_LOOKUPS", code: 0x41, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.NUM_MEM_ACCESSES", code: 0x41, umask: 0xc0, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_2M_HITS", code: 0x41, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_1G_HITS", code: 0x41, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_512G_HITS", code: 0x41, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_256T_HITS", code: 0x41, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_CACHE_FILLS", code: 0x41, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.IOMMU_REQ", code: 0x86, umask: 0x01, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.IOMMU_HIT", code: 0x86, umask: 0x02, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.REQ_OWN", code: 0x86, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.FINAL_RD_WR", code: 0x86, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.WR", code: 0x86, umask: 0x10, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.DATA", code: 0x86, umask: 0x20, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.IOMMU_REQ", code: 0x87, umask: 0x01, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.IOMMU_HIT", code: 0x87, umask: 0x02, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.REQ_OWN", code: 0x87, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.FINAL_RD_WR", code: 0x87, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.WR", code: 0x87, umask: 0x10, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.DATA", code: 0x87, umask: 0x20, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB", code: 0x8e, umask: 0x01, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST", code: 0x8e, umask: 0x02, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX", code: 0x8e, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM", code: 0x8e, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P", code: 0x8e, umask: 0x10, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P", code: 0x8e, umask: 0x20, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P", code: 0x8e, umask: 0x40, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT", code: 0x8e, umask: 0x80, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.REQ_OWN", code: 0x90, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.FINAL_RD_WR", code: 0x90, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.WR", code: 0x90, umask: 0x10, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.DATA", code: 0x90, umask: 0x20, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CL_CMPL.REQ_OWN", code: 0x91, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CL_CMPL.FINAL_RD_WR", code: 0x91, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CL_CMPL.WR", code: 0x91, umask: 0x10, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CL_CMPL.DATA", code: 0x91, umask: 0x20, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_REQ", code: 0x92, umask: 0x01, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_HIT", code: 0x92, umask: 0x02, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.REQ_OWN", code: 0x92, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.FINAL_RD_WR", code: 0x92, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU0", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU1", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART4", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART5", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART6", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART7", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", code: 0xc2, umask: 0x04, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", code: 0xc2, umask: 0x04, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", code: 0xc2, umask: 0x04, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", code: 0xc2, umask: 0x04, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4", code: 0xc2, umask: 0x04, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5", code: 0xc2, umask: 0x04, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6", code: 0xc2, umask: 0x04, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7", code: 0xc2, umask: 0x04, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", code: 0xc2, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_OUTBOUND_CL_REQS_ISSUED.TO_IO", code: 0xd0, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_OUTBOUND_TLP_REQS_ISSUED.TO_IO", code: 0xd1, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", code: 0xd5, umask: 0xff, counters: 0b1100, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.ALL_PARTS", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.ALL_PARTS", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.ALL_PARTS", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.SLPWC_1G_HITS", code: 0x41, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.SLPWC_256T_HITS", code: 0x41, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.SLPWC_512G_HITS", code: 0x41, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.PWT_OCCUPANCY_MSB", code: 0x43, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED", code: 0x8e, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x1, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl Event {
     /// `ctl` set to count this event: its event select and umask; its port mask; its traffic-class

@@ -242,9 +242,15 @@ pub(crate) static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -256,751 +262,87 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M_CLOCKTICKS`: event select 0x01, umask 0x01, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x01, ext_sel: false, row: 0 };
-    /// `UNC_M_HCLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const HCLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 1 };
-    /// `UNC_M_ACT_COUNT.ALL`: event select 0x02, umask 0xff, counters 0b1111.
-    pub const ACT_COUNT_ALL: Event = Event { code: 0x02, umask: 0xff, ext_sel: false, row: 2 };
-    /// `UNC_M_PRE_COUNT.RD`: event select 0x03, umask 0x11, counters 0b1111.
-    pub const PRE_COUNT_RD: Event = Event { code: 0x03, umask: 0x11, ext_sel: false, row: 3 };
-    /// `UNC_M_PRE_COUNT.WR`: event select 0x03, umask 0x22, counters 0b1111.
-    pub const PRE_COUNT_WR: Event = Event { code: 0x03, umask: 0x22, ext_sel: false, row: 4 };
-    /// `UNC_M_PRE_COUNT.PGT`: event select 0x03, umask 0x88, counters 0b1111.
-    pub const PRE_COUNT_PGT: Event = Event { code: 0x03, umask: 0x88, ext_sel: false, row: 5 };
-    /// `UNC_M_PRE_COUNT.ALL`: event select 0x03, umask 0xff, counters 0b1111.
-    pub const PRE_COUNT_ALL: Event = Event { code: 0x03, umask: 0xff, ext_sel: false, row: 6 };
-    /// `UNC_M_CAS_COUNT.RD`: event select 0x05, umask 0xcf, counters 0b1111.
-    pub const CAS_COUNT_RD: Event = Event { code: 0x05, umask: 0xcf, ext_sel: false, row: 7 };
-    /// `UNC_M_CAS_COUNT.WR`: event select 0x05, umask 0xf0, counters 0b1111.
-    pub const CAS_COUNT_WR: Event = Event { code: 0x05, umask: 0xf0, ext_sel: false, row: 8 };
-    /// `UNC_M_CAS_COUNT.ALL`: event select 0x05, umask 0xff, counters 0b1111.
-    pub const CAS_COUNT_ALL: Event = Event { code: 0x05, umask: 0xff, ext_sel: false, row: 9 };
-    /// `UNC_M_RPQ_INSERTS.PCH0`: event select 0x10, umask 0x01, counters 0b1111.
-    pub const RPQ_INSERTS_PCH0: Event = Event { code: 0x10, umask: 0x01, ext_sel: false, row: 10 };
-    /// `UNC_M_RPQ_INSERTS.PCH1`: event select 0x10, umask 0x02, counters 0b1111.
-    pub const RPQ_INSERTS_PCH1: Event = Event { code: 0x10, umask: 0x02, ext_sel: false, row: 11 };
-    /// `UNC_M_WPQ_INSERTS.PCH0`: event select 0x20, umask 0x01, counters 0b1111.
-    pub const WPQ_INSERTS_PCH0: Event = Event { code: 0x20, umask: 0x01, ext_sel: false, row: 12 };
-    /// `UNC_M_WPQ_INSERTS.PCH1`: event select 0x20, umask 0x02, counters 0b1111.
-    pub const WPQ_INSERTS_PCH1: Event = Event { code: 0x20, umask: 0x02, ext_sel: false, row: 13 };
-    /// `UNC_M_RPQ_OCCUPANCY_PCH0`: event select 0x80, umask 0x00, counters 0b1111.
-    pub const RPQ_OCCUPANCY_PCH0: Event = Event { code: 0x80, umask: 0x00, ext_sel: false, row: 14 };
-    /// `UNC_M_RPQ_OCCUPANCY_PCH1`: event select 0x81, umask 0x00, counters 0b1111.
-    pub const RPQ_OCCUPANCY_PCH1: Event = Event { code: 0x81, umask: 0x00, ext_sel: false, row: 15 };
-    /// `UNC_M_WPQ_OCCUPANCY_PCH0`: event select 0x82, umask 0x00, counters 0b1111.
-    pub const WPQ_OCCUPANCY_PCH0: Event = Event { code: 0x82, umask: 0x00, ext_sel: false, row: 16 };
-    /// `UNC_M_WPQ_OCCUPANCY_PCH1`: event select 0x83, umask 0x00, counters 0b1111.
-    pub const WPQ_OCCUPANCY_PCH1: Event = Event { code: 0x83, umask: 0x00, ext_sel: false, row: 17 };
-    /// `UNC_M_TAGCHK.HIT`: event select 0xd3, umask 0x01, counters 0b1111.
-    pub const TAGCHK_HIT: Event = Event { code: 0xd3, umask: 0x01, ext_sel: false, row: 18 };
-    /// `UNC_M_TAGCHK.MISS_CLEAN`: event select 0xd3, umask 0x02, counters 0b1111.
-    pub const TAGCHK_MISS_CLEAN: Event = Event { code: 0xd3, umask: 0x02, ext_sel: false, row: 19 };
-    /// `UNC_M_TAGCHK.MISS_DIRTY`: event select 0xd3, umask 0x04, counters 0b1111.
-    pub const TAGCHK_MISS_DIRTY: Event = Event { code: 0xd3, umask: 0x04, ext_sel: false, row: 20 };
-    /// `UNC_M_TAGCHK.NM_RD_HIT`: event select 0xd3, umask 0x08, counters 0b1111.
-    pub const TAGCHK_NM_RD_HIT: Event = Event { code: 0xd3, umask: 0x08, ext_sel: false, row: 21 };
-    /// `UNC_M_TAGCHK.NM_WR_HIT`: event select 0xd3, umask 0x10, counters 0b1111.
-    pub const TAGCHK_NM_WR_HIT: Event = Event { code: 0xd3, umask: 0x10, ext_sel: false, row: 22 };
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH0`: event select 0xe0, umask 0x01, counters 0b1111.
-    pub const PMM_RPQ_OCCUPANCY_ALL_SCH0: Event = Event { code: 0xe0, umask: 0x01, ext_sel: false, row: 23 };
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH1`: event select 0xe0, umask 0x02, counters 0b1111.
-    pub const PMM_RPQ_OCCUPANCY_ALL_SCH1: Event = Event { code: 0xe0, umask: 0x02, ext_sel: false, row: 24 };
-    /// `UNC_M_PMM_RPQ_INSERTS`: event select 0xe3, umask 0x00, counters 0b1111.
-    pub const PMM_RPQ_INSERTS: Event = Event { code: 0xe3, umask: 0x00, ext_sel: false, row: 25 };
-    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL`: event select 0xe4, umask 0x03, counters 0b1111.
-    pub const PMM_WPQ_OCCUPANCY_ALL: Event = Event { code: 0xe4, umask: 0x03, ext_sel: false, row: 26 };
-    /// `UNC_M_PMM_WPQ_INSERTS`: event select 0xe7, umask 0x00, counters 0b1111.
-    pub const PMM_WPQ_INSERTS: Event = Event { code: 0xe7, umask: 0x00, ext_sel: false, row: 27 };
-    /// `UNC_M_RDB_INSERTS.PCH0`: event select 0x17, umask 0x01, counters 0b1111.
-    pub const RDB_INSERTS_PCH0: Event = Event { code: 0x17, umask: 0x01, ext_sel: false, row: 28 };
-    /// `UNC_M_RDB_INSERTS.PCH1`: event select 0x17, umask 0x02, counters 0b1111.
-    pub const RDB_INSERTS_PCH1: Event = Event { code: 0x17, umask: 0x02, ext_sel: false, row: 29 };
-    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH0`: event select 0xe4, umask 0x01, counters 0b1111.
-    pub const PMM_WPQ_OCCUPANCY_ALL_SCH0: Event = Event { code: 0xe4, umask: 0x01, ext_sel: false, row: 30 };
-    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH1`: event select 0xe4, umask 0x02, counters 0b1111.
-    pub const PMM_WPQ_OCCUPANCY_ALL_SCH1: Event = Event { code: 0xe4, umask: 0x02, ext_sel: false, row: 31 };
-    /// `UNC_M_CAS_COUNT.RD_REG`: event select 0x05, umask 0xc1, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_COUNT_RD_REG: Event = Event { code: 0x05, umask: 0xc1, ext_sel: false, row: 32 };
-    /// `UNC_M_CAS_COUNT.RD_UNDERFILL`: event select 0x05, umask 0xc4, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_COUNT_RD_UNDERFILL: Event = Event { code: 0x05, umask: 0xc4, ext_sel: false, row: 33 };
-    /// `UNC_M_CAS_COUNT.RD_PRE_REG`: event select 0x05, umask 0xc2, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_COUNT_RD_PRE_REG: Event = Event { code: 0x05, umask: 0xc2, ext_sel: false, row: 34 };
-    /// `UNC_M_CAS_COUNT.RD_PRE_UNDERFILL`: event select 0x05, umask 0xc8, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_COUNT_RD_PRE_UNDERFILL: Event = Event { code: 0x05, umask: 0xc8, ext_sel: false, row: 35 };
-    /// `UNC_M_CAS_COUNT.WR_PRE`: event select 0x05, umask 0xe0, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_COUNT_WR_PRE: Event = Event { code: 0x05, umask: 0xe0, ext_sel: false, row: 36 };
-    /// `UNC_M_ECC_CORRECTABLE_ERRORS`: event select 0x09, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const ECC_CORRECTABLE_ERRORS: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 37 };
-    /// `UNC_M_RDB_INSERTS`: event select 0x17, umask 0x03, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RDB_INSERTS: Event = Event { code: 0x17, umask: 0x03, ext_sel: false, row: 38 };
-    /// `UNC_M_RDB_NOT_EMPTY`: event select 0x18, umask 0x03, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RDB_NOT_EMPTY: Event = Event { code: 0x18, umask: 0x03, ext_sel: false, row: 39 };
-    /// `UNC_M_RDB_FULL`: event select 0x19, umask 0x00, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RDB_FULL: Event = Event { code: 0x19, umask: 0x00, ext_sel: false, row: 40 };
-    /// `UNC_M_RDB_OCCUPANCY`: event select 0x1a, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RDB_OCCUPANCY: Event = Event { code: 0x1a, umask: 0x00, ext_sel: false, row: 41 };
-    /// `UNC_M_POWER_SELF_REFRESH`: event select 0x43, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_SELF_REFRESH: Event = Event { code: 0x43, umask: 0x00, ext_sel: false, row: 42 };
-    /// `UNC_M_DRAM_PRE_ALL`: event select 0x44, umask 0x03, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DRAM_PRE_ALL: Event = Event { code: 0x44, umask: 0x03, ext_sel: false, row: 43 };
-    /// `UNC_M_DRAM_REFRESH.PANIC`: event select 0x45, umask 0x12, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DRAM_REFRESH_PANIC: Event = Event { code: 0x45, umask: 0x12, ext_sel: false, row: 44 };
-    /// `UNC_M_DRAM_REFRESH.HIGH`: event select 0x45, umask 0x24, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DRAM_REFRESH_HIGH: Event = Event { code: 0x45, umask: 0x24, ext_sel: false, row: 45 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.SLOT0`: event select 0x46, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_THROTTLE_CYCLES_SLOT0: Event = Event { code: 0x46, umask: 0x01, ext_sel: false, row: 46 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.SLOT1`: event select 0x46, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_THROTTLE_CYCLES_SLOT1: Event = Event { code: 0x46, umask: 0x02, ext_sel: false, row: 47 };
-    /// `UNC_M_POWER_CKE_CYCLES.LOW_0`: event select 0x47, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_CKE_CYCLES_LOW_0: Event = Event { code: 0x47, umask: 0x01, ext_sel: false, row: 48 };
-    /// `UNC_M_POWER_CKE_CYCLES.LOW_1`: event select 0x47, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_CKE_CYCLES_LOW_1: Event = Event { code: 0x47, umask: 0x02, ext_sel: false, row: 49 };
-    /// `UNC_M_POWER_CKE_CYCLES.LOW_2`: event select 0x47, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_CKE_CYCLES_LOW_2: Event = Event { code: 0x47, umask: 0x04, ext_sel: false, row: 50 };
-    /// `UNC_M_POWER_CKE_CYCLES.LOW_3`: event select 0x47, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_CKE_CYCLES_LOW_3: Event = Event { code: 0x47, umask: 0x08, ext_sel: false, row: 51 };
-    /// `UNC_M_POWER_CHANNEL_PPD`: event select 0x85, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_CHANNEL_PPD: Event = Event { code: 0x85, umask: 0x00, ext_sel: false, row: 52 };
-    /// `UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT0`: event select 0x86, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_CRIT_THROTTLE_CYCLES_SLOT0: Event = Event { code: 0x86, umask: 0x01, ext_sel: false, row: 53 };
-    /// `UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT1`: event select 0x86, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_CRIT_THROTTLE_CYCLES_SLOT1: Event = Event { code: 0x86, umask: 0x02, ext_sel: false, row: 54 };
-    /// `UNC_M_PCLS.RD`: event select 0xa0, umask 0x05, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PCLS_RD: Event = Event { code: 0xa0, umask: 0x05, ext_sel: false, row: 55 };
-    /// `UNC_M_PCLS.WR`: event select 0xa0, umask 0x0a, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PCLS_WR: Event = Event { code: 0xa0, umask: 0x0a, ext_sel: false, row: 56 };
-    /// `UNC_M_PCLS.TOTAL`: event select 0xa0, umask 0x0f, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PCLS_TOTAL: Event = Event { code: 0xa0, umask: 0x0f, ext_sel: false, row: 57 };
-    /// `UNC_M_SB_CYCLES_NE`: event select 0xd0, umask 0x00, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_CYCLES_NE: Event = Event { code: 0xd0, umask: 0x00, ext_sel: false, row: 58 };
-    /// `UNC_M_SB_CYCLES_FULL`: event select 0xd1, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_CYCLES_FULL: Event = Event { code: 0xd1, umask: 0x00, ext_sel: false, row: 59 };
-    /// `UNC_M_SB_ACCESSES.ACCEPTS`: event select 0xd2, umask 0x05, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_ACCESSES_ACCEPTS: Event = Event { code: 0xd2, umask: 0x05, ext_sel: false, row: 60 };
-    /// `UNC_M_SB_ACCESSES.REJECTS`: event select 0xd2, umask 0x0a, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_ACCESSES_REJECTS: Event = Event { code: 0xd2, umask: 0x0a, ext_sel: false, row: 61 };
-    /// `UNC_M_SB_ACCESSES.RD_ACCEPTS`: event select 0xd2, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_ACCESSES_RD_ACCEPTS: Event = Event { code: 0xd2, umask: 0x01, ext_sel: false, row: 62 };
-    /// `UNC_M_SB_ACCESSES.RD_REJECTS`: event select 0xd2, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_ACCESSES_RD_REJECTS: Event = Event { code: 0xd2, umask: 0x02, ext_sel: false, row: 63 };
-    /// `UNC_M_SB_ACCESSES.WR_ACCEPTS`: event select 0xd2, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_ACCESSES_WR_ACCEPTS: Event = Event { code: 0xd2, umask: 0x04, ext_sel: false, row: 64 };
-    /// `UNC_M_SB_ACCESSES.WR_REJECTS`: event select 0xd2, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_ACCESSES_WR_REJECTS: Event = Event { code: 0xd2, umask: 0x08, ext_sel: false, row: 65 };
-    /// `UNC_M_SB_ACCESSES.NM_RD_CMPS`: event select 0xd2, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_ACCESSES_NM_RD_CMPS: Event = Event { code: 0xd2, umask: 0x10, ext_sel: false, row: 66 };
-    /// `UNC_M_SB_ACCESSES.NM_WR_CMPS`: event select 0xd2, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_ACCESSES_NM_WR_CMPS: Event = Event { code: 0xd2, umask: 0x20, ext_sel: false, row: 67 };
-    /// `UNC_M_SB_ACCESSES.FM_RD_CMPS`: event select 0xd2, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_ACCESSES_FM_RD_CMPS: Event = Event { code: 0xd2, umask: 0x40, ext_sel: false, row: 68 };
-    /// `UNC_M_SB_ACCESSES.FM_WR_CMPS`: event select 0xd2, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_ACCESSES_FM_WR_CMPS: Event = Event { code: 0xd2, umask: 0x80, ext_sel: false, row: 69 };
-    /// `UNC_M_SB_REJECT.NM_SET_CNFLT`: event select 0xd4, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_REJECT_NM_SET_CNFLT: Event = Event { code: 0xd4, umask: 0x01, ext_sel: false, row: 70 };
-    /// `UNC_M_SB_REJECT.FM_ADDR_CNFLT`: event select 0xd4, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_REJECT_FM_ADDR_CNFLT: Event = Event { code: 0xd4, umask: 0x02, ext_sel: false, row: 71 };
-    /// `UNC_M_SB_REJECT.PATROL_SET_CNFLT`: event select 0xd4, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_REJECT_PATROL_SET_CNFLT: Event = Event { code: 0xd4, umask: 0x04, ext_sel: false, row: 72 };
-    /// `UNC_M_SB_REJECT.CANARY`: event select 0xd4, umask 0x08, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_REJECT_CANARY: Event = Event { code: 0xd4, umask: 0x08, ext_sel: false, row: 73 };
-    /// `UNC_M_SB_REJECT.DDR_EARLY_CMP`: event select 0xd4, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_REJECT_DDR_EARLY_CMP: Event = Event { code: 0xd4, umask: 0x20, ext_sel: false, row: 74 };
-    /// `UNC_M_SB_OCCUPANCY.RDS`: event select 0xd5, umask 0x01, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_OCCUPANCY_RDS: Event = Event { code: 0xd5, umask: 0x01, ext_sel: false, row: 75 };
-    /// `UNC_M_SB_OCCUPANCY.BLOCK_RDS`: event select 0xd5, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_OCCUPANCY_BLOCK_RDS: Event = Event { code: 0xd5, umask: 0x20, ext_sel: false, row: 76 };
-    /// `UNC_M_SB_OCCUPANCY.BLOCK_WRS`: event select 0xd5, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_OCCUPANCY_BLOCK_WRS: Event = Event { code: 0xd5, umask: 0x40, ext_sel: false, row: 77 };
-    /// `UNC_M_SB_INSERTS.RDS`: event select 0xd6, umask 0x01, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_INSERTS_RDS: Event = Event { code: 0xd6, umask: 0x01, ext_sel: false, row: 78 };
-    /// `UNC_M_SB_INSERTS.WRS`: event select 0xd6, umask 0x02, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_INSERTS_WRS: Event = Event { code: 0xd6, umask: 0x02, ext_sel: false, row: 79 };
-    /// `UNC_M_SB_INSERTS.BLOCK_RDS`: event select 0xd6, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_INSERTS_BLOCK_RDS: Event = Event { code: 0xd6, umask: 0x10, ext_sel: false, row: 80 };
-    /// `UNC_M_SB_INSERTS.BLOCK_WRS`: event select 0xd6, umask 0x20, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_INSERTS_BLOCK_WRS: Event = Event { code: 0xd6, umask: 0x20, ext_sel: false, row: 81 };
-    /// `UNC_M_SB_CANARY.ALLOC`: event select 0xd9, umask 0x01, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_CANARY_ALLOC: Event = Event { code: 0xd9, umask: 0x01, ext_sel: false, row: 82 };
-    /// `UNC_M_SB_CANARY.DEALLOC`: event select 0xd9, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_CANARY_DEALLOC: Event = Event { code: 0xd9, umask: 0x02, ext_sel: false, row: 83 };
-    /// `UNC_M_SB_CANARY.VLD`: event select 0xd9, umask 0x04, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_CANARY_VLD: Event = Event { code: 0xd9, umask: 0x04, ext_sel: false, row: 84 };
-    /// `UNC_M_SB_PREF_INSERTS.ALL`: event select 0xda, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_PREF_INSERTS_ALL: Event = Event { code: 0xda, umask: 0x01, ext_sel: false, row: 85 };
-    /// `UNC_M_SB_PREF_OCCUPANCY.ALL`: event select 0xdb, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_PREF_OCCUPANCY_ALL: Event = Event { code: 0xdb, umask: 0x01, ext_sel: false, row: 86 };
-    /// `UNC_M_SB_TAGGED.NEW`: event select 0xdd, umask 0x01, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_TAGGED_NEW: Event = Event { code: 0xdd, umask: 0x01, ext_sel: false, row: 87 };
-    /// `UNC_M_SB_TAGGED.RD_HIT`: event select 0xdd, umask 0x02, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_TAGGED_RD_HIT: Event = Event { code: 0xdd, umask: 0x02, ext_sel: false, row: 88 };
-    /// `UNC_M_SB_TAGGED.RD_MISS`: event select 0xdd, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_TAGGED_RD_MISS: Event = Event { code: 0xdd, umask: 0x04, ext_sel: false, row: 89 };
-    /// `UNC_M_SB_TAGGED.DDR4_CMP`: event select 0xdd, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_TAGGED_DDR4_CMP: Event = Event { code: 0xdd, umask: 0x08, ext_sel: false, row: 90 };
-    /// `UNC_M_SB_TAGGED.OCC`: event select 0xdd, umask 0x80, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_TAGGED_OCC: Event = Event { code: 0xdd, umask: 0x80, ext_sel: false, row: 91 };
-    /// `UNC_M_SB_PREF_INSERTS.DDR`: event select 0xda, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_PREF_INSERTS_DDR: Event = Event { code: 0xda, umask: 0x02, ext_sel: false, row: 92 };
-    /// `UNC_M_SB_PREF_INSERTS.PMM`: event select 0xda, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_PREF_INSERTS_PMM: Event = Event { code: 0xda, umask: 0x04, ext_sel: false, row: 93 };
-    /// `UNC_M_SB_TAGGED.PMM0_CMP`: event select 0xdd, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_TAGGED_PMM0_CMP: Event = Event { code: 0xdd, umask: 0x10, ext_sel: false, row: 94 };
-    /// `UNC_M_SB_TAGGED.PMM1_CMP`: event select 0xdd, umask 0x20, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_TAGGED_PMM1_CMP: Event = Event { code: 0xdd, umask: 0x20, ext_sel: false, row: 95 };
-    /// `UNC_M_SB_TAGGED.PMM2_CMP`: event select 0xdd, umask 0x40, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_TAGGED_PMM2_CMP: Event = Event { code: 0xdd, umask: 0x40, ext_sel: false, row: 96 };
-    /// `UNC_M_SB_OCCUPANCY.PMM_RDS`: event select 0xd5, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_OCCUPANCY_PMM_RDS: Event = Event { code: 0xd5, umask: 0x04, ext_sel: false, row: 97 };
-    /// `UNC_M_SB_OCCUPANCY.PMM_WRS`: event select 0xd5, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_OCCUPANCY_PMM_WRS: Event = Event { code: 0xd5, umask: 0x08, ext_sel: false, row: 98 };
-    /// `UNC_M_SB_INSERTS.PMM_RDS`: event select 0xd6, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_INSERTS_PMM_RDS: Event = Event { code: 0xd6, umask: 0x04, ext_sel: false, row: 99 };
-    /// `UNC_M_SB_INSERTS.PMM_WRS`: event select 0xd6, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_INSERTS_PMM_WRS: Event = Event { code: 0xd6, umask: 0x08, ext_sel: false, row: 100 };
-    /// `UNC_M_RDB_NE`: event select 0x18, umask 0x03, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RDB_NE: Event = Event { code: 0x18, umask: 0x03, ext_sel: false, row: 101 };
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH0`: event select 0xe0, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_RPQ_OCCUPANCY_NO_GNT_SCH0: Event = Event { code: 0xe0, umask: 0x04, ext_sel: false, row: 102 };
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH1`: event select 0xe0, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_RPQ_OCCUPANCY_NO_GNT_SCH1: Event = Event { code: 0xe0, umask: 0x08, ext_sel: false, row: 103 };
-    /// `UNC_M_PMM_WPQ_OCCUPANCY.CAS`: event select 0xe4, umask 0x0c, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_WPQ_OCCUPANCY_CAS: Event = Event { code: 0xe4, umask: 0x0c, ext_sel: false, row: 104 };
-    /// `UNC_M_PMM_WPQ_OCCUPANCY.PWR`: event select 0xe4, umask 0x30, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_WPQ_OCCUPANCY_PWR: Event = Event { code: 0xe4, umask: 0x30, ext_sel: false, row: 105 };
-    /// `UNC_M_PMM_WPQ_CYCLES_NE`: event select 0xe5, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_WPQ_CYCLES_NE: Event = Event { code: 0xe5, umask: 0x00, ext_sel: false, row: 106 };
-    /// `UNC_M_PRE_COUNT.RD_PCH0`: event select 0x03, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PRE_COUNT_RD_PCH0: Event = Event { code: 0x03, umask: 0x01, ext_sel: false, row: 107 };
-    /// `UNC_M_PRE_COUNT.WR_PCH0`: event select 0x03, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PRE_COUNT_WR_PCH0: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, row: 108 };
-    /// `UNC_M_PRE_COUNT.UFILL_PCH0`: event select 0x03, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PRE_COUNT_UFILL_PCH0: Event = Event { code: 0x03, umask: 0x04, ext_sel: false, row: 109 };
-    /// `UNC_M_PRE_COUNT.PGT_PCH0`: event select 0x03, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PRE_COUNT_PGT_PCH0: Event = Event { code: 0x03, umask: 0x08, ext_sel: false, row: 110 };
-    /// `UNC_M_PRE_COUNT.RD_PCH1`: event select 0x03, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PRE_COUNT_RD_PCH1: Event = Event { code: 0x03, umask: 0x10, ext_sel: false, row: 111 };
-    /// `UNC_M_PRE_COUNT.WR_PCH1`: event select 0x03, umask 0x20, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PRE_COUNT_WR_PCH1: Event = Event { code: 0x03, umask: 0x20, ext_sel: false, row: 112 };
-    /// `UNC_M_PRE_COUNT.UFILL_PCH1`: event select 0x03, umask 0x40, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PRE_COUNT_UFILL_PCH1: Event = Event { code: 0x03, umask: 0x40, ext_sel: false, row: 113 };
-    /// `UNC_M_PRE_COUNT.PGT_PCH1`: event select 0x03, umask 0x80, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PRE_COUNT_PGT_PCH1: Event = Event { code: 0x03, umask: 0x80, ext_sel: false, row: 114 };
-    /// `UNC_M_PRE_COUNT.UFILL`: event select 0x03, umask 0x44, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PRE_COUNT_UFILL: Event = Event { code: 0x03, umask: 0x44, ext_sel: false, row: 115 };
-    /// `UNC_M_CAS_COUNT.WR_NONPRE`: event select 0x05, umask 0xd0, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_COUNT_WR_NONPRE: Event = Event { code: 0x05, umask: 0xd0, ext_sel: false, row: 116 };
-    /// `UNC_M_CAS_COUNT.PCH0`: event select 0x05, umask 0x40, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_COUNT_PCH0: Event = Event { code: 0x05, umask: 0x40, ext_sel: false, row: 117 };
-    /// `UNC_M_CAS_COUNT.PCH1`: event select 0x05, umask 0x80, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_COUNT_PCH1: Event = Event { code: 0x05, umask: 0x80, ext_sel: false, row: 118 };
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.RD_64B`: event select 0x06, umask 0xc1, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_ISSUED_REQ_LEN_RD_64B: Event = Event { code: 0x06, umask: 0xc1, ext_sel: false, row: 119 };
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_64B`: event select 0x06, umask 0xc2, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_ISSUED_REQ_LEN_RD_UFILL_64B: Event = Event { code: 0x06, umask: 0xc2, ext_sel: false, row: 120 };
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.WR_64B`: event select 0x06, umask 0xc4, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_ISSUED_REQ_LEN_WR_64B: Event = Event { code: 0x06, umask: 0xc4, ext_sel: false, row: 121 };
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.RD_32B`: event select 0x06, umask 0xc8, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_ISSUED_REQ_LEN_RD_32B: Event = Event { code: 0x06, umask: 0xc8, ext_sel: false, row: 122 };
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_32B`: event select 0x06, umask 0xd0, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_ISSUED_REQ_LEN_RD_UFILL_32B: Event = Event { code: 0x06, umask: 0xd0, ext_sel: false, row: 123 };
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.WR_32B`: event select 0x06, umask 0xe0, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_ISSUED_REQ_LEN_WR_32B: Event = Event { code: 0x06, umask: 0xe0, ext_sel: false, row: 124 };
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.PCH0`: event select 0x06, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_ISSUED_REQ_LEN_PCH0: Event = Event { code: 0x06, umask: 0x40, ext_sel: false, row: 125 };
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.PCH1`: event select 0x06, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_ISSUED_REQ_LEN_PCH1: Event = Event { code: 0x06, umask: 0x80, ext_sel: false, row: 126 };
-    /// `UNC_M_RDB_NE.PCH0`: event select 0x18, umask 0x01, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RDB_NE_PCH0: Event = Event { code: 0x18, umask: 0x01, ext_sel: false, row: 127 };
-    /// `UNC_M_RDB_NE.PCH1`: event select 0x18, umask 0x02, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RDB_NE_PCH1: Event = Event { code: 0x18, umask: 0x02, ext_sel: false, row: 128 };
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH0`: event select 0xe0, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_RPQ_OCCUPANCY_GNT_WAIT_SCH0: Event = Event { code: 0xe0, umask: 0x10, ext_sel: false, row: 129 };
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH1`: event select 0xe0, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_RPQ_OCCUPANCY_GNT_WAIT_SCH1: Event = Event { code: 0xe0, umask: 0x20, ext_sel: false, row: 130 };
-    /// `UNC_M_SB_STRV_ALLOC.NM_RD`: event select 0xd7, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_ALLOC_NM_RD: Event = Event { code: 0xd7, umask: 0x01, ext_sel: false, row: 131 };
-    /// `UNC_M_SB_STRV_ALLOC.NM_WR`: event select 0xd7, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_ALLOC_NM_WR: Event = Event { code: 0xd7, umask: 0x04, ext_sel: false, row: 132 };
-    /// `UNC_M_SB_STRV_OCC.NM_RD`: event select 0xd8, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_OCC_NM_RD: Event = Event { code: 0xd8, umask: 0x01, ext_sel: false, row: 133 };
-    /// `UNC_M_SB_STRV_OCC.FM_RD`: event select 0xd8, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_OCC_FM_RD: Event = Event { code: 0xd8, umask: 0x02, ext_sel: false, row: 134 };
-    /// `UNC_M_SB_STRV_OCC.NM_WR`: event select 0xd8, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_OCC_NM_WR: Event = Event { code: 0xd8, umask: 0x04, ext_sel: false, row: 135 };
-    /// `UNC_M_SB_STRV_OCC.FM_WR`: event select 0xd8, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_OCC_FM_WR: Event = Event { code: 0xd8, umask: 0x08, ext_sel: false, row: 136 };
-    /// `UNC_M_SB_STRV_OCC.FM_TGR`: event select 0xd8, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_OCC_FM_TGR: Event = Event { code: 0xd8, umask: 0x10, ext_sel: false, row: 137 };
-    /// `UNC_M_SB_CANARY.NM_RD_STARVED`: event select 0xd9, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_CANARY_NM_RD_STARVED: Event = Event { code: 0xd9, umask: 0x08, ext_sel: false, row: 138 };
-    /// `UNC_M_SB_CANARY.NM_WR_STARVED`: event select 0xd9, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_CANARY_NM_WR_STARVED: Event = Event { code: 0xd9, umask: 0x10, ext_sel: false, row: 139 };
-    /// `UNC_M_SB_CANARY.FM_RD_STARVED`: event select 0xd9, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_CANARY_FM_RD_STARVED: Event = Event { code: 0xd9, umask: 0x20, ext_sel: false, row: 140 };
-    /// `UNC_M_SB_CANARY.FM_WR_STARVED`: event select 0xd9, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_CANARY_FM_WR_STARVED: Event = Event { code: 0xd9, umask: 0x40, ext_sel: false, row: 141 };
-    /// `UNC_M_SB_CANARY.FM_TGR_WR_STARVED`: event select 0xd9, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_CANARY_FM_TGR_WR_STARVED: Event = Event { code: 0xd9, umask: 0x80, ext_sel: false, row: 142 };
-    /// `UNC_M_SB_STRV_DEALLOC.NM_RD`: event select 0xde, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_DEALLOC_NM_RD: Event = Event { code: 0xde, umask: 0x01, ext_sel: false, row: 143 };
-    /// `UNC_M_SB_STRV_DEALLOC.FM_RD`: event select 0xde, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_DEALLOC_FM_RD: Event = Event { code: 0xde, umask: 0x02, ext_sel: false, row: 144 };
-    /// `UNC_M_SB_STRV_DEALLOC.NM_WR`: event select 0xde, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_DEALLOC_NM_WR: Event = Event { code: 0xde, umask: 0x04, ext_sel: false, row: 145 };
-    /// `UNC_M_SB_STRV_DEALLOC.FM_WR`: event select 0xde, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_DEALLOC_FM_WR: Event = Event { code: 0xde, umask: 0x08, ext_sel: false, row: 146 };
-    /// `UNC_M_SB_STRV_DEALLOC.FM_TGR`: event select 0xde, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_DEALLOC_FM_TGR: Event = Event { code: 0xde, umask: 0x10, ext_sel: false, row: 147 };
-    /// `UNC_M_SB_PREF_OCCUPANCY.DDR`: event select 0xdb, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_PREF_OCCUPANCY_DDR: Event = Event { code: 0xdb, umask: 0x02, ext_sel: false, row: 148 };
-    /// `UNC_M_SB_STRV_ALLOC.FM_RD`: event select 0xd7, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_ALLOC_FM_RD: Event = Event { code: 0xd7, umask: 0x02, ext_sel: false, row: 149 };
-    /// `UNC_M_SB_STRV_ALLOC.FM_WR`: event select 0xd7, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_ALLOC_FM_WR: Event = Event { code: 0xd7, umask: 0x08, ext_sel: false, row: 150 };
-    /// `UNC_M_SB_STRV_ALLOC.FM_TGR`: event select 0xd7, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_STRV_ALLOC_FM_TGR: Event = Event { code: 0xd7, umask: 0x10, ext_sel: false, row: 151 };
-    /// `UNC_M_WPQ_READ_HIT`: event select 0x23, umask 0x00, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WPQ_READ_HIT: Event = Event { code: 0x23, umask: 0x00, ext_sel: false, row: 152 };
-    /// `UNC_M_WPQ_WRITE_HIT`: event select 0x24, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WPQ_WRITE_HIT: Event = Event { code: 0x24, umask: 0x00, ext_sel: false, row: 153 };
-    /// `UNC_M_SB_PREF_OCCUPANCY.PMM`: event select 0xdb, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SB_PREF_OCCUPANCY_PMM: Event = Event { code: 0xdb, umask: 0x04, ext_sel: false, row: 154 };
-    /// `UNC_M_DRAM_REFRESH.HIGH_ALL`: event select 0x45, umask 0x24, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DRAM_REFRESH_HIGH_ALL: Event = Event { code: 0x45, umask: 0x24, ext_sel: false, row: 155 };
-    /// `UNC_M_DRAM_REFRESH.PANIC_ALL`: event select 0x45, umask 0x12, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DRAM_REFRESH_PANIC_ALL: Event = Event { code: 0x45, umask: 0x12, ext_sel: false, row: 156 };
-    /// `UNC_M_DRAM_REFRESH.HIGH_PCH0`: event select 0x45, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DRAM_REFRESH_HIGH_PCH0: Event = Event { code: 0x45, umask: 0x04, ext_sel: false, row: 157 };
-    /// `UNC_M_DRAM_REFRESH.HIGH_PCH1`: event select 0x45, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DRAM_REFRESH_HIGH_PCH1: Event = Event { code: 0x45, umask: 0x20, ext_sel: false, row: 158 };
-    /// `UNC_M_DRAM_REFRESH.PANIC_PCH0`: event select 0x45, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DRAM_REFRESH_PANIC_PCH0: Event = Event { code: 0x45, umask: 0x02, ext_sel: false, row: 159 };
-    /// `UNC_M_DRAM_REFRESH.PANIC_PCH1`: event select 0x45, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DRAM_REFRESH_PANIC_PCH1: Event = Event { code: 0x45, umask: 0x10, ext_sel: false, row: 160 };
+    /// `UNC_M_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_M_HCLOCKTICKS`.
+    pub const HCLOCKTICKS: Event = Event::row(1);
+    /// `UNC_M_ACT_COUNT.ALL`.
+    pub const ACT_COUNT_ALL: Event = Event::row(2);
+    /// `UNC_M_PRE_COUNT.RD`.
+    pub const PRE_COUNT_RD: Event = Event::row(3);
+    /// `UNC_M_PRE_COUNT.WR`.
+    pub const PRE_COUNT_WR: Event = Event::row(4);
+    /// `UNC_M_PRE_COUNT.PGT`.
+    pub const PRE_COUNT_PGT: Event = Event::row(5);
+    /// `UNC_M_PRE_COUNT.ALL`.
+    pub const PRE_COUNT_ALL: Event = Event::row(6);
+    /// `UNC_M_CAS_COUNT.RD`.
+    pub const CAS_COUNT_RD: Event = Event::row(7);
+    /// `UNC_M_CAS_COUNT.WR`.
+    pub const CAS_COUNT_WR: Event = Event::row(8);
+    /// `UNC_M_CAS_COUNT.ALL`.
+    pub const CAS_COUNT_ALL: Event = Event::row(9);
+    /// `UNC_M_RPQ_INSERTS.PCH0`.
+    pub const RPQ_INSERTS_PCH0: Event = Event::row(10);
+    /// `UNC_M_RPQ_INSERTS.PCH1`.
+    pub const RPQ_INSERTS_PCH1: Event = Event::row(11);
+    /// `UNC_M_WPQ_INSERTS.PCH0`.
+    pub const WPQ_INSERTS_PCH0: Event = Event::row(12);
+    /// `UNC_M_WPQ_INSERTS.PCH1`.
+    pub const WPQ_INSERTS_PCH1: Event = Event::row(13);
+    /// `UNC_M_RPQ_OCCUPANCY_PCH0`.
+    pub const RPQ_OCCUPANCY_PCH0: Event = Event::row(14);
+    /// `UNC_M_RPQ_OCCUPANCY_PCH1`.
+    pub const RPQ_OCCUPANCY_PCH1: Event = Event::row(15);
+    /// `UNC_M_WPQ_OCCUPANCY_PCH0`.
+    pub const WPQ_OCCUPANCY_PCH0: Event = Event::row(16);
+    /// `UNC_M_WPQ_OCCUPANCY_PCH1`.
+    pub const WPQ_OCCUPANCY_PCH1: Event = Event::row(17);
+    /// `UNC_M_TAGCHK.HIT`.
+    pub const TAGCHK_HIT: Event = Event::row(18);
+    /// `UNC_M_TAGCHK.MISS_CLEAN`.
+    pub const TAGCHK_MISS_CLEAN: Event = Event::row(19);
+    /// `UNC_M_TAGCHK.MISS_DIRTY`.
+    pub const TAGCHK_MISS_DIRTY: Event = Event::row(20);
+    /// `UNC_M_TAGCHK.NM_RD_HIT`.
+    pub const TAGCHK_NM_RD_HIT: Event = Event::row(21);
+    /// `UNC_M_TAGCHK.NM_WR_HIT`.
+    pub const TAGCHK_NM_WR_HIT: Event = Event::row(22);
+    /// `UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH0`.
+    pub const PMM_RPQ_OCCUPANCY_ALL_SCH0: Event = Event::row(23);
+    /// `UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH1`.
+    pub const PMM_RPQ_OCCUPANCY_ALL_SCH1: Event = Event::row(24);
+    /// `UNC_M_PMM_RPQ_INSERTS`.
+    pub const PMM_RPQ_INSERTS: Event = Event::row(25);
+    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL`.
+    pub const PMM_WPQ_OCCUPANCY_ALL: Event = Event::row(26);
+    /// `UNC_M_PMM_WPQ_INSERTS`.
+    pub const PMM_WPQ_INSERTS: Event = Event::row(27);
+    /// `UNC_M_RDB_INSERTS.PCH0`.
+    pub const RDB_INSERTS_PCH0: Event = Event::row(28);
+    /// `UNC_M_RDB_INSERTS.PCH1`.
+    pub const RDB_INSERTS_PCH1: Event = Event::row(29);
+    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH0`.
+    pub const PMM_WPQ_OCCUPANCY_ALL_SCH0: Event = Event::row(30);
+    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH1`.
+    pub const PMM_WPQ_OCCUPANCY_ALL_SCH1: Event = Event::row(31);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::HCLOCKTICKS,
-        Event::ACT_COUNT_ALL,
-        Event::PRE_COUNT_RD,
-        Event::PRE_COUNT_WR,
-        Event::PRE_COUNT_PGT,
-        Event::PRE_COUNT_ALL,
-        Event::CAS_COUNT_RD,
-        Event::CAS_COUNT_WR,
-        Event::CAS_COUNT_ALL,
-        Event::RPQ_INSERTS_PCH0,
-        Event::RPQ_INSERTS_PCH1,
-        Event::WPQ_INSERTS_PCH0,
-        Event::WPQ_INSERTS_PCH1,
-        Event::RPQ_OCCUPANCY_PCH0,
-        Event::RPQ_OCCUPANCY_PCH1,
-        Event::WPQ_OCCUPANCY_PCH0,
-        Event::WPQ_OCCUPANCY_PCH1,
-        Event::TAGCHK_HIT,
-        Event::TAGCHK_MISS_CLEAN,
-        Event::TAGCHK_MISS_DIRTY,
-        Event::TAGCHK_NM_RD_HIT,
-        Event::TAGCHK_NM_WR_HIT,
-        Event::PMM_RPQ_OCCUPANCY_ALL_SCH0,
-        Event::PMM_RPQ_OCCUPANCY_ALL_SCH1,
-        Event::PMM_RPQ_INSERTS,
-        Event::PMM_WPQ_OCCUPANCY_ALL,
-        Event::PMM_WPQ_INSERTS,
-        Event::RDB_INSERTS_PCH0,
-        Event::RDB_INSERTS_PCH1,
-        Event::PMM_WPQ_OCCUPANCY_ALL_SCH0,
-        Event::PMM_WPQ_OCCUPANCY_ALL_SCH1,
-        #[cfg(feature = "experimental-events")] Event::CAS_COUNT_RD_REG,
-        #[cfg(feature = "experimental-events")] Event::CAS_COUNT_RD_UNDERFILL,
-        #[cfg(feature = "experimental-events")] Event::CAS_COUNT_RD_PRE_REG,
-        #[cfg(feature = "experimental-events")] Event::CAS_COUNT_RD_PRE_UNDERFILL,
-        #[cfg(feature = "experimental-events")] Event::CAS_COUNT_WR_PRE,
-        #[cfg(feature = "experimental-events")] Event::ECC_CORRECTABLE_ERRORS,
-        #[cfg(feature = "experimental-events")] Event::RDB_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::RDB_NOT_EMPTY,
-        #[cfg(feature = "experimental-events")] Event::RDB_FULL,
-        #[cfg(feature = "experimental-events")] Event::RDB_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::POWER_SELF_REFRESH,
-        #[cfg(feature = "experimental-events")] Event::DRAM_PRE_ALL,
-        #[cfg(feature = "experimental-events")] Event::DRAM_REFRESH_PANIC,
-        #[cfg(feature = "experimental-events")] Event::DRAM_REFRESH_HIGH,
-        #[cfg(feature = "experimental-events")] Event::POWER_THROTTLE_CYCLES_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::POWER_THROTTLE_CYCLES_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::POWER_CKE_CYCLES_LOW_0,
-        #[cfg(feature = "experimental-events")] Event::POWER_CKE_CYCLES_LOW_1,
-        #[cfg(feature = "experimental-events")] Event::POWER_CKE_CYCLES_LOW_2,
-        #[cfg(feature = "experimental-events")] Event::POWER_CKE_CYCLES_LOW_3,
-        #[cfg(feature = "experimental-events")] Event::POWER_CHANNEL_PPD,
-        #[cfg(feature = "experimental-events")] Event::POWER_CRIT_THROTTLE_CYCLES_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::POWER_CRIT_THROTTLE_CYCLES_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::PCLS_RD,
-        #[cfg(feature = "experimental-events")] Event::PCLS_WR,
-        #[cfg(feature = "experimental-events")] Event::PCLS_TOTAL,
-        #[cfg(feature = "experimental-events")] Event::SB_CYCLES_NE,
-        #[cfg(feature = "experimental-events")] Event::SB_CYCLES_FULL,
-        #[cfg(feature = "experimental-events")] Event::SB_ACCESSES_ACCEPTS,
-        #[cfg(feature = "experimental-events")] Event::SB_ACCESSES_REJECTS,
-        #[cfg(feature = "experimental-events")] Event::SB_ACCESSES_RD_ACCEPTS,
-        #[cfg(feature = "experimental-events")] Event::SB_ACCESSES_RD_REJECTS,
-        #[cfg(feature = "experimental-events")] Event::SB_ACCESSES_WR_ACCEPTS,
-        #[cfg(feature = "experimental-events")] Event::SB_ACCESSES_WR_REJECTS,
-        #[cfg(feature = "experimental-events")] Event::SB_ACCESSES_NM_RD_CMPS,
-        #[cfg(feature = "experimental-events")] Event::SB_ACCESSES_NM_WR_CMPS,
-        #[cfg(feature = "experimental-events")] Event::SB_ACCESSES_FM_RD_CMPS,
-        #[cfg(feature = "experimental-events")] Event::SB_ACCESSES_FM_WR_CMPS,
-        #[cfg(feature = "experimental-events")] Event::SB_REJECT_NM_SET_CNFLT,
-        #[cfg(feature = "experimental-events")] Event::SB_REJECT_FM_ADDR_CNFLT,
-        #[cfg(feature = "experimental-events")] Event::SB_REJECT_PATROL_SET_CNFLT,
-        #[cfg(feature = "experimental-events")] Event::SB_REJECT_CANARY,
-        #[cfg(feature = "experimental-events")] Event::SB_REJECT_DDR_EARLY_CMP,
-        #[cfg(feature = "experimental-events")] Event::SB_OCCUPANCY_RDS,
-        #[cfg(feature = "experimental-events")] Event::SB_OCCUPANCY_BLOCK_RDS,
-        #[cfg(feature = "experimental-events")] Event::SB_OCCUPANCY_BLOCK_WRS,
-        #[cfg(feature = "experimental-events")] Event::SB_INSERTS_RDS,
-        #[cfg(feature = "experimental-events")] Event::SB_INSERTS_WRS,
-        #[cfg(feature = "experimental-events")] Event::SB_INSERTS_BLOCK_RDS,
-        #[cfg(feature = "experimental-events")] Event::SB_INSERTS_BLOCK_WRS,
-        #[cfg(feature = "experimental-events")] Event::SB_CANARY_ALLOC,
-        #[cfg(feature = "experimental-events")] Event::SB_CANARY_DEALLOC,
-        #[cfg(feature = "experimental-events")] Event::SB_CANARY_VLD,
-        #[cfg(feature = "experimental-events")] Event::SB_PREF_INSERTS_ALL,
-        #[cfg(feature = "experimental-events")] Event::SB_PREF_OCCUPANCY_ALL,
-        #[cfg(feature = "experimental-events")] Event::SB_TAGGED_NEW,
-        #[cfg(feature = "experimental-events")] Event::SB_TAGGED_RD_HIT,
-        #[cfg(feature = "experimental-events")] Event::SB_TAGGED_RD_MISS,
-        #[cfg(feature = "experimental-events")] Event::SB_TAGGED_DDR4_CMP,
-        #[cfg(feature = "experimental-events")] Event::SB_TAGGED_OCC,
-        #[cfg(feature = "experimental-events")] Event::SB_PREF_INSERTS_DDR,
-        #[cfg(feature = "experimental-events")] Event::SB_PREF_INSERTS_PMM,
-        #[cfg(feature = "experimental-events")] Event::SB_TAGGED_PMM0_CMP,
-        #[cfg(feature = "experimental-events")] Event::SB_TAGGED_PMM1_CMP,
-        #[cfg(feature = "experimental-events")] Event::SB_TAGGED_PMM2_CMP,
-        #[cfg(feature = "experimental-events")] Event::SB_OCCUPANCY_PMM_RDS,
-        #[cfg(feature = "experimental-events")] Event::SB_OCCUPANCY_PMM_WRS,
-        #[cfg(feature = "experimental-events")] Event::SB_INSERTS_PMM_RDS,
-        #[cfg(feature = "experimental-events")] Event::SB_INSERTS_PMM_WRS,
-        #[cfg(feature = "experimental-events")] Event::RDB_NE,
-        #[cfg(feature = "experimental-events")] Event::PMM_RPQ_OCCUPANCY_NO_GNT_SCH0,
-        #[cfg(feature = "experimental-events")] Event::PMM_RPQ_OCCUPANCY_NO_GNT_SCH1,
-        #[cfg(feature = "experimental-events")] Event::PMM_WPQ_OCCUPANCY_CAS,
-        #[cfg(feature = "experimental-events")] Event::PMM_WPQ_OCCUPANCY_PWR,
-        #[cfg(feature = "experimental-events")] Event::PMM_WPQ_CYCLES_NE,
-        #[cfg(feature = "experimental-events")] Event::PRE_COUNT_RD_PCH0,
-        #[cfg(feature = "experimental-events")] Event::PRE_COUNT_WR_PCH0,
-        #[cfg(feature = "experimental-events")] Event::PRE_COUNT_UFILL_PCH0,
-        #[cfg(feature = "experimental-events")] Event::PRE_COUNT_PGT_PCH0,
-        #[cfg(feature = "experimental-events")] Event::PRE_COUNT_RD_PCH1,
-        #[cfg(feature = "experimental-events")] Event::PRE_COUNT_WR_PCH1,
-        #[cfg(feature = "experimental-events")] Event::PRE_COUNT_UFILL_PCH1,
-        #[cfg(feature = "experimental-events")] Event::PRE_COUNT_PGT_PCH1,
-        #[cfg(feature = "experimental-events")] Event::PRE_COUNT_UFILL,
-        #[cfg(feature = "experimental-events")] Event::CAS_COUNT_WR_NONPRE,
-        #[cfg(feature = "experimental-events")] Event::CAS_COUNT_PCH0,
-        #[cfg(feature = "experimental-events")] Event::CAS_COUNT_PCH1,
-        #[cfg(feature = "experimental-events")] Event::CAS_ISSUED_REQ_LEN_RD_64B,
-        #[cfg(feature = "experimental-events")] Event::CAS_ISSUED_REQ_LEN_RD_UFILL_64B,
-        #[cfg(feature = "experimental-events")] Event::CAS_ISSUED_REQ_LEN_WR_64B,
-        #[cfg(feature = "experimental-events")] Event::CAS_ISSUED_REQ_LEN_RD_32B,
-        #[cfg(feature = "experimental-events")] Event::CAS_ISSUED_REQ_LEN_RD_UFILL_32B,
-        #[cfg(feature = "experimental-events")] Event::CAS_ISSUED_REQ_LEN_WR_32B,
-        #[cfg(feature = "experimental-events")] Event::CAS_ISSUED_REQ_LEN_PCH0,
-        #[cfg(feature = "experimental-events")] Event::CAS_ISSUED_REQ_LEN_PCH1,
-        #[cfg(feature = "experimental-events")] Event::RDB_NE_PCH0,
-        #[cfg(feature = "experimental-events")] Event::RDB_NE_PCH1,
-        #[cfg(feature = "experimental-events")] Event::PMM_RPQ_OCCUPANCY_GNT_WAIT_SCH0,
-        #[cfg(feature = "experimental-events")] Event::PMM_RPQ_OCCUPANCY_GNT_WAIT_SCH1,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_ALLOC_NM_RD,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_ALLOC_NM_WR,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_OCC_NM_RD,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_OCC_FM_RD,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_OCC_NM_WR,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_OCC_FM_WR,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_OCC_FM_TGR,
-        #[cfg(feature = "experimental-events")] Event::SB_CANARY_NM_RD_STARVED,
-        #[cfg(feature = "experimental-events")] Event::SB_CANARY_NM_WR_STARVED,
-        #[cfg(feature = "experimental-events")] Event::SB_CANARY_FM_RD_STARVED,
-        #[cfg(feature = "experimental-events")] Event::SB_CANARY_FM_WR_STARVED,
-        #[cfg(feature = "experimental-events")] Event::SB_CANARY_FM_TGR_WR_STARVED,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_DEALLOC_NM_RD,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_DEALLOC_FM_RD,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_DEALLOC_NM_WR,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_DEALLOC_FM_WR,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_DEALLOC_FM_TGR,
-        #[cfg(feature = "experimental-events")] Event::SB_PREF_OCCUPANCY_DDR,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_ALLOC_FM_RD,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_ALLOC_FM_WR,
-        #[cfg(feature = "experimental-events")] Event::SB_STRV_ALLOC_FM_TGR,
-        #[cfg(feature = "experimental-events")] Event::WPQ_READ_HIT,
-        #[cfg(feature = "experimental-events")] Event::WPQ_WRITE_HIT,
-        #[cfg(feature = "experimental-events")] Event::SB_PREF_OCCUPANCY_PMM,
-        #[cfg(feature = "experimental-events")] Event::DRAM_REFRESH_HIGH_ALL,
-        #[cfg(feature = "experimental-events")] Event::DRAM_REFRESH_PANIC_ALL,
-        #[cfg(feature = "experimental-events")] Event::DRAM_REFRESH_HIGH_PCH0,
-        #[cfg(feature = "experimental-events")] Event::DRAM_REFRESH_HIGH_PCH1,
-        #[cfg(feature = "experimental-events")] Event::DRAM_REFRESH_PANIC_PCH0,
-        #[cfg(feature = "experimental-events")] Event::DRAM_REFRESH_PANIC_PCH1,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -1018,6 +360,270 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_M_CAS_COUNT.RD_REG` (experimental).
+    pub const CAS_COUNT_RD_REG: Event = Event::row(32);
+    /// `UNC_M_CAS_COUNT.RD_UNDERFILL` (experimental).
+    pub const CAS_COUNT_RD_UNDERFILL: Event = Event::row(33);
+    /// `UNC_M_CAS_COUNT.RD_PRE_REG` (experimental).
+    pub const CAS_COUNT_RD_PRE_REG: Event = Event::row(34);
+    /// `UNC_M_CAS_COUNT.RD_PRE_UNDERFILL` (experimental).
+    pub const CAS_COUNT_RD_PRE_UNDERFILL: Event = Event::row(35);
+    /// `UNC_M_CAS_COUNT.WR_PRE` (experimental).
+    pub const CAS_COUNT_WR_PRE: Event = Event::row(36);
+    /// `UNC_M_ECC_CORRECTABLE_ERRORS` (experimental).
+    pub const ECC_CORRECTABLE_ERRORS: Event = Event::row(37);
+    /// `UNC_M_RDB_INSERTS` (experimental).
+    pub const RDB_INSERTS: Event = Event::row(38);
+    /// `UNC_M_RDB_NOT_EMPTY` (experimental).
+    pub const RDB_NOT_EMPTY: Event = Event::row(39);
+    /// `UNC_M_RDB_FULL` (experimental).
+    pub const RDB_FULL: Event = Event::row(40);
+    /// `UNC_M_RDB_OCCUPANCY` (experimental).
+    pub const RDB_OCCUPANCY: Event = Event::row(41);
+    /// `UNC_M_POWER_SELF_REFRESH` (experimental).
+    pub const POWER_SELF_REFRESH: Event = Event::row(42);
+    /// `UNC_M_DRAM_PRE_ALL` (experimental).
+    pub const DRAM_PRE_ALL: Event = Event::row(43);
+    /// `UNC_M_DRAM_REFRESH.PANIC` (experimental).
+    pub const DRAM_REFRESH_PANIC: Event = Event::row(44);
+    /// `UNC_M_DRAM_REFRESH.HIGH` (experimental).
+    pub const DRAM_REFRESH_HIGH: Event = Event::row(45);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.SLOT0` (experimental).
+    pub const POWER_THROTTLE_CYCLES_SLOT0: Event = Event::row(46);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.SLOT1` (experimental).
+    pub const POWER_THROTTLE_CYCLES_SLOT1: Event = Event::row(47);
+    /// `UNC_M_POWER_CKE_CYCLES.LOW_0` (experimental).
+    pub const POWER_CKE_CYCLES_LOW_0: Event = Event::row(48);
+    /// `UNC_M_POWER_CKE_CYCLES.LOW_1` (experimental).
+    pub const POWER_CKE_CYCLES_LOW_1: Event = Event::row(49);
+    /// `UNC_M_POWER_CKE_CYCLES.LOW_2` (experimental).
+    pub const POWER_CKE_CYCLES_LOW_2: Event = Event::row(50);
+    /// `UNC_M_POWER_CKE_CYCLES.LOW_3` (experimental).
+    pub const POWER_CKE_CYCLES_LOW_3: Event = Event::row(51);
+    /// `UNC_M_POWER_CHANNEL_PPD` (experimental).
+    pub const POWER_CHANNEL_PPD: Event = Event::row(52);
+    /// `UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT0` (experimental).
+    pub const POWER_CRIT_THROTTLE_CYCLES_SLOT0: Event = Event::row(53);
+    /// `UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT1` (experimental).
+    pub const POWER_CRIT_THROTTLE_CYCLES_SLOT1: Event = Event::row(54);
+    /// `UNC_M_PCLS.RD` (experimental).
+    pub const PCLS_RD: Event = Event::row(55);
+    /// `UNC_M_PCLS.WR` (experimental).
+    pub const PCLS_WR: Event = Event::row(56);
+    /// `UNC_M_PCLS.TOTAL` (experimental).
+    pub const PCLS_TOTAL: Event = Event::row(57);
+    /// `UNC_M_SB_CYCLES_NE` (experimental).
+    pub const SB_CYCLES_NE: Event = Event::row(58);
+    /// `UNC_M_SB_CYCLES_FULL` (experimental).
+    pub const SB_CYCLES_FULL: Event = Event::row(59);
+    /// `UNC_M_SB_ACCESSES.ACCEPTS` (experimental).
+    pub const SB_ACCESSES_ACCEPTS: Event = Event::row(60);
+    /// `UNC_M_SB_ACCESSES.REJECTS` (experimental).
+    pub const SB_ACCESSES_REJECTS: Event = Event::row(61);
+    /// `UNC_M_SB_ACCESSES.RD_ACCEPTS` (experimental).
+    pub const SB_ACCESSES_RD_ACCEPTS: Event = Event::row(62);
+    /// `UNC_M_SB_ACCESSES.RD_REJECTS` (experimental).
+    pub const SB_ACCESSES_RD_REJECTS: Event = Event::row(63);
+    /// `UNC_M_SB_ACCESSES.WR_ACCEPTS` (experimental).
+    pub const SB_ACCESSES_WR_ACCEPTS: Event = Event::row(64);
+    /// `UNC_M_SB_ACCESSES.WR_REJECTS` (experimental).
+    pub const SB_ACCESSES_WR_REJECTS: Event = Event::row(65);
+    /// `UNC_M_SB_ACCESSES.NM_RD_CMPS` (experimental).
+    pub const SB_ACCESSES_NM_RD_CMPS: Event = Event::row(66);
+    /// `UNC_M_SB_ACCESSES.NM_WR_CMPS` (experimental).
+    pub const SB_ACCESSES_NM_WR_CMPS: Event = Event::row(67);
+    /// `UNC_M_SB_ACCESSES.FM_RD_CMPS` (experimental).
+    pub const SB_ACCESSES_FM_RD_CMPS: Event = Event::row(68);
+    /// `UNC_M_SB_ACCESSES.FM_WR_CMPS` (experimental).
+    pub const SB_ACCESSES_FM_WR_CMPS: Event = Event::row(69);
+    /// `UNC_M_SB_REJECT.NM_SET_CNFLT` (experimental).
+    pub const SB_REJECT_NM_SET_CNFLT: Event = Event::row(70);
+    /// `UNC_M_SB_REJECT.FM_ADDR_CNFLT` (experimental).
+    pub const SB_REJECT_FM_ADDR_CNFLT: Event = Event::row(71);
+    /// `UNC_M_SB_REJECT.PATROL_SET_CNFLT` (experimental).
+    pub const SB_REJECT_PATROL_SET_CNFLT: Event = Event::row(72);
+    /// `UNC_M_SB_REJECT.CANARY` (experimental).
+    pub const SB_REJECT_CANARY: Event = Event::row(73);
+    /// `UNC_M_SB_REJECT.DDR_EARLY_CMP` (experimental).
+    pub const SB_REJECT_DDR_EARLY_CMP: Event = Event::row(74);
+    /// `UNC_M_SB_OCCUPANCY.RDS` (experimental).
+    pub const SB_OCCUPANCY_RDS: Event = Event::row(75);
+    /// `UNC_M_SB_OCCUPANCY.BLOCK_RDS` (experimental).
+    pub const SB_OCCUPANCY_BLOCK_RDS: Event = Event::row(76);
+    /// `UNC_M_SB_OCCUPANCY.BLOCK_WRS` (experimental).
+    pub const SB_OCCUPANCY_BLOCK_WRS: Event = Event::row(77);
+    /// `UNC_M_SB_INSERTS.RDS` (experimental).
+    pub const SB_INSERTS_RDS: Event = Event::row(78);
+    /// `UNC_M_SB_INSERTS.WRS` (experimental).
+    pub const SB_INSERTS_WRS: Event = Event::row(79);
+    /// `UNC_M_SB_INSERTS.BLOCK_RDS` (experimental).
+    pub const SB_INSERTS_BLOCK_RDS: Event = Event::row(80);
+    /// `UNC_M_SB_INSERTS.BLOCK_WRS` (experimental).
+    pub const SB_INSERTS_BLOCK_WRS: Event = Event::row(81);
+    /// `UNC_M_SB_CANARY.ALLOC` (experimental).
+    pub const SB_CANARY_ALLOC: Event = Event::row(82);
+    /// `UNC_M_SB_CANARY.DEALLOC` (experimental).
+    pub const SB_CANARY_DEALLOC: Event = Event::row(83);
+    /// `UNC_M_SB_CANARY.VLD` (experimental).
+    pub const SB_CANARY_VLD: Event = Event::row(84);
+    /// `UNC_M_SB_PREF_INSERTS.ALL` (experimental).
+    pub const SB_PREF_INSERTS_ALL: Event = Event::row(85);
+    /// `UNC_M_SB_PREF_OCCUPANCY.ALL` (experimental).
+    pub const SB_PREF_OCCUPANCY_ALL: Event = Event::row(86);
+    /// `UNC_M_SB_TAGGED.NEW` (experimental).
+    pub const SB_TAGGED_NEW: Event = Event::row(87);
+    /// `UNC_M_SB_TAGGED.RD_HIT` (experimental).
+    pub const SB_TAGGED_RD_HIT: Event = Event::row(88);
+    /// `UNC_M_SB_TAGGED.RD_MISS` (experimental).
+    pub const SB_TAGGED_RD_MISS: Event = Event::row(89);
+    /// `UNC_M_SB_TAGGED.DDR4_CMP` (experimental).
+    pub const SB_TAGGED_DDR4_CMP: Event = Event::row(90);
+    /// `UNC_M_SB_TAGGED.OCC` (experimental).
+    pub const SB_TAGGED_OCC: Event = Event::row(91);
+    /// `UNC_M_SB_PREF_INSERTS.DDR` (experimental).
+    pub const SB_PREF_INSERTS_DDR: Event = Event::row(92);
+    /// `UNC_M_SB_PREF_INSERTS.PMM` (experimental).
+    pub const SB_PREF_INSERTS_PMM: Event = Event::row(93);
+    /// `UNC_M_SB_TAGGED.PMM0_CMP` (experimental).
+    pub const SB_TAGGED_PMM0_CMP: Event = Event::row(94);
+    /// `UNC_M_SB_TAGGED.PMM1_CMP` (experimental).
+    pub const SB_TAGGED_PMM1_CMP: Event = Event::row(95);
+    /// `UNC_M_SB_TAGGED.PMM2_CMP` (experimental).
+    pub const SB_TAGGED_PMM2_CMP: Event = Event::row(96);
+    /// `UNC_M_SB_OCCUPANCY.PMM_RDS` (experimental).
+    pub const SB_OCCUPANCY_PMM_RDS: Event = Event::row(97);
+    /// `UNC_M_SB_OCCUPANCY.PMM_WRS` (experimental).
+    pub const SB_OCCUPANCY_PMM_WRS: Event = Event::row(98);
+    /// `UNC_M_SB_INSERTS.PMM_RDS` (experimental).
+    pub const SB_INSERTS_PMM_RDS: Event = Event::row(99);
+    /// `UNC_M_SB_INSERTS.PMM_WRS` (experimental).
+    pub const SB_INSERTS_PMM_WRS: Event = Event::row(100);
+    /// `UNC_M_RDB_NE` (experimental).
+    pub const RDB_NE: Event = Event::row(101);
+    /// `UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH0` (experimental).
+    pub const PMM_RPQ_OCCUPANCY_NO_GNT_SCH0: Event = Event::row(102);
+    /// `UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH1` (experimental).
+    pub const PMM_RPQ_OCCUPANCY_NO_GNT_SCH1: Event = Event::row(103);
+    /// `UNC_M_PMM_WPQ_OCCUPANCY.CAS` (experimental).
+    pub const PMM_WPQ_OCCUPANCY_CAS: Event = Event::row(104);
+    /// `UNC_M_PMM_WPQ_OCCUPANCY.PWR` (experimental).
+    pub const PMM_WPQ_OCCUPANCY_PWR: Event = Event::row(105);
+    /// `UNC_M_PMM_WPQ_CYCLES_NE` (experimental).
+    pub const PMM_WPQ_CYCLES_NE: Event = Event::row(106);
+    /// `UNC_M_PRE_COUNT.RD_PCH0` (experimental).
+    pub const PRE_COUNT_RD_PCH0: Event = Event::row(107);
+    /// `UNC_M_PRE_COUNT.WR_PCH0` (experimental).
+    pub const PRE_COUNT_WR_PCH0: Event = Event::row(108);
+    /// `UNC_M_PRE_COUNT.UFILL_PCH0` (experimental).
+    pub const PRE_COUNT_UFILL_PCH0: Event = Event::row(109);
+    /// `UNC_M_PRE_COUNT.PGT_PCH0` (experimental).
+    pub const PRE_COUNT_PGT_PCH0: Event = Event::row(110);
+    /// `UNC_M_PRE_COUNT.RD_PCH1` (experimental).
+    pub const PRE_COUNT_RD_PCH1: Event = Event::row(111);
+    /// `UNC_M_PRE_COUNT.WR_PCH1` (experimental).
+    pub const PRE_COUNT_WR_PCH1: Event = Event::row(112);
+    /// `UNC_M_PRE_COUNT.UFILL_PCH1` (experimental).
+    pub const PRE_COUNT_UFILL_PCH1: Event = Event::row(113);
+    /// `UNC_M_PRE_COUNT.PGT_PCH1` (experimental).
+    pub const PRE_COUNT_PGT_PCH1: Event = Event::row(114);
+    /// `UNC_M_PRE_COUNT.UFILL` (experimental).
+    pub const PRE_COUNT_UFILL: Event = Event::row(115);
+    /// `UNC_M_CAS_COUNT.WR_NONPRE` (experimental).
+    pub const CAS_COUNT_WR_NONPRE: Event = Event::row(116);
+    /// `UNC_M_CAS_COUNT.PCH0` (experimental).
+    pub const CAS_COUNT_PCH0: Event = Event::row(117);
+    /// `UNC_M_CAS_COUNT.PCH1` (experimental).
+    pub const CAS_COUNT_PCH1: Event = Event::row(118);
+    /// `UNC_M_CAS_ISSUED_REQ_LEN.RD_64B` (experimental).
+    pub const CAS_ISSUED_REQ_LEN_RD_64B: Event = Event::row(119);
+    /// `UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_64B` (experimental).
+    pub const CAS_ISSUED_REQ_LEN_RD_UFILL_64B: Event = Event::row(120);
+    /// `UNC_M_CAS_ISSUED_REQ_LEN.WR_64B` (experimental).
+    pub const CAS_ISSUED_REQ_LEN_WR_64B: Event = Event::row(121);
+    /// `UNC_M_CAS_ISSUED_REQ_LEN.RD_32B` (experimental).
+    pub const CAS_ISSUED_REQ_LEN_RD_32B: Event = Event::row(122);
+    /// `UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_32B` (experimental).
+    pub const CAS_ISSUED_REQ_LEN_RD_UFILL_32B: Event = Event::row(123);
+    /// `UNC_M_CAS_ISSUED_REQ_LEN.WR_32B` (experimental).
+    pub const CAS_ISSUED_REQ_LEN_WR_32B: Event = Event::row(124);
+    /// `UNC_M_CAS_ISSUED_REQ_LEN.PCH0` (experimental).
+    pub const CAS_ISSUED_REQ_LEN_PCH0: Event = Event::row(125);
+    /// `UNC_M_CAS_ISSUED_REQ_LEN.PCH1` (experimental).
+    pub const CAS_ISSUED_REQ_LEN_PCH1: Event = Event::row(126);
+    /// `UNC_M_RDB_NE.PCH0` (experimental).
+    pub const RDB_NE_PCH0: Event = Event::row(127);
+    /// `UNC_M_RDB_NE.PCH1` (experimental).
+    pub const RDB_NE_PCH1: Event = Event::row(128);
+    /// `UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH0` (experimental).
+    pub const PMM_RPQ_OCCUPANCY_GNT_WAIT_SCH0: Event = Event::row(129);
+    /// `UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH1` (experimental).
+    pub const PMM_RPQ_OCCUPANCY_GNT_WAIT_SCH1: Event = Event::row(130);
+    /// `UNC_M_SB_STRV_ALLOC.NM_RD` (experimental).
+    pub const SB_STRV_ALLOC_NM_RD: Event = Event::row(131);
+    /// `UNC_M_SB_STRV_ALLOC.NM_WR` (experimental).
+    pub const SB_STRV_ALLOC_NM_WR: Event = Event::row(132);
+    /// `UNC_M_SB_STRV_OCC.NM_RD` (experimental).
+    pub const SB_STRV_OCC_NM_RD: Event = Event::row(133);
+    /// `UNC_M_SB_STRV_OCC.FM_RD` (experimental).
+    pub const SB_STRV_OCC_FM_RD: Event = Event::row(134);
+    /// `UNC_M_SB_STRV_OCC.NM_WR` (experimental).
+    pub const SB_STRV_OCC_NM_WR: Event = Event::row(135);
+    /// `UNC_M_SB_STRV_OCC.FM_WR` (experimental).
+    pub const SB_STRV_OCC_FM_WR: Event = Event::row(136);
+    /// `UNC_M_SB_STRV_OCC.FM_TGR` (experimental).
+    pub const SB_STRV_OCC_FM_TGR: Event = Event::row(137);
+    /// `UNC_M_SB_CANARY.NM_RD_STARVED` (experimental).
+    pub const SB_CANARY_NM_RD_STARVED: Event = Event::row(138);
+    /// `UNC_M_SB_CANARY.NM_WR_STARVED` (experimental).
+    pub const SB_CANARY_NM_WR_STARVED: Event = Event::row(139);
+    /// `UNC_M_SB_CANARY.FM_RD_STARVED` (experimental).
+    pub const SB_CANARY_FM_RD_STARVED: Event = Event::row(140);
+    /// `UNC_M_SB_CANARY.FM_WR_STARVED` (experimental).
+    pub const SB_CANARY_FM_WR_STARVED: Event = Event::row(141);
+    /// `UNC_M_SB_CANARY.FM_TGR_WR_STARVED` (experimental).
+    pub const SB_CANARY_FM_TGR_WR_STARVED: Event = Event::row(142);
+    /// `UNC_M_SB_STRV_DEALLOC.NM_RD` (experimental).
+    pub const SB_STRV_DEALLOC_NM_RD: Event = Event::row(143);
+    /// `UNC_M_SB_STRV_DEALLOC.FM_RD` (experimental).
+    pub const SB_STRV_DEALLOC_FM_RD: Event = Event::row(144);
+    /// `UNC_M_SB_STRV_DEALLOC.NM_WR` (experimental).
+    pub const SB_STRV_DEALLOC_NM_WR: Event = Event::row(145);
+    /// `UNC_M_SB_STRV_DEALLOC.FM_WR` (experimental).
+    pub const SB_STRV_DEALLOC_FM_WR: Event = Event::row(146);
+    /// `UNC_M_SB_STRV_DEALLOC.FM_TGR` (experimental).
+    pub const SB_STRV_DEALLOC_FM_TGR: Event = Event::row(147);
+    /// `UNC_M_SB_PREF_OCCUPANCY.DDR` (experimental).
+    pub const SB_PREF_OCCUPANCY_DDR: Event = Event::row(148);
+    /// `UNC_M_SB_STRV_ALLOC.FM_RD` (experimental).
+    pub const SB_STRV_ALLOC_FM_RD: Event = Event::row(149);
+    /// `UNC_M_SB_STRV_ALLOC.FM_WR` (experimental).
+    pub const SB_STRV_ALLOC_FM_WR: Event = Event::row(150);
+    /// `UNC_M_SB_STRV_ALLOC.FM_TGR` (experimental).
+    pub const SB_STRV_ALLOC_FM_TGR: Event = Event::row(151);
+    /// `UNC_M_WPQ_READ_HIT` (experimental).
+    pub const WPQ_READ_HIT: Event = Event::row(152);
+    /// `UNC_M_WPQ_WRITE_HIT` (experimental).
+    pub const WPQ_WRITE_HIT: Event = Event::row(153);
+    /// `UNC_M_SB_PREF_OCCUPANCY.PMM` (experimental).
+    pub const SB_PREF_OCCUPANCY_PMM: Event = Event::row(154);
+    /// `UNC_M_DRAM_REFRESH.HIGH_ALL` (experimental).
+    pub const DRAM_REFRESH_HIGH_ALL: Event = Event::row(155);
+    /// `UNC_M_DRAM_REFRESH.PANIC_ALL` (experimental).
+    pub const DRAM_REFRESH_PANIC_ALL: Event = Event::row(156);
+    /// `UNC_M_DRAM_REFRESH.HIGH_PCH0` (experimental).
+    pub const DRAM_REFRESH_HIGH_PCH0: Event = Event::row(157);
+    /// `UNC_M_DRAM_REFRESH.HIGH_PCH1` (experimental).
+    pub const DRAM_REFRESH_HIGH_PCH1: Event = Event::row(158);
+    /// `UNC_M_DRAM_REFRESH.PANIC_PCH0` (experimental).
+    pub const DRAM_REFRESH_PANIC_PCH0: Event = Event::row(159);
+    /// `UNC_M_DRAM_REFRESH.PANIC_PCH1` (experimental).
+    pub const DRAM_REFRESH_PANIC_PCH1: Event = Event::row(160);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1031,172 +637,194 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_M_CLOCKTICKS", 0x01, 0x01, 0b1111),
+    ev("UNC_M_HCLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_M_ACT_COUNT.ALL", 0x02, 0xff, 0b1111),
+    ev("UNC_M_PRE_COUNT.RD", 0x03, 0x11, 0b1111),
+    ev("UNC_M_PRE_COUNT.WR", 0x03, 0x22, 0b1111),
+    ev("UNC_M_PRE_COUNT.PGT", 0x03, 0x88, 0b1111),
+    ev("UNC_M_PRE_COUNT.ALL", 0x03, 0xff, 0b1111),
+    ev("UNC_M_CAS_COUNT.RD", 0x05, 0xcf, 0b1111),
+    ev("UNC_M_CAS_COUNT.WR", 0x05, 0xf0, 0b1111),
+    ev("UNC_M_CAS_COUNT.ALL", 0x05, 0xff, 0b1111),
+    ev("UNC_M_RPQ_INSERTS.PCH0", 0x10, 0x01, 0b1111),
+    ev("UNC_M_RPQ_INSERTS.PCH1", 0x10, 0x02, 0b1111),
+    ev("UNC_M_WPQ_INSERTS.PCH0", 0x20, 0x01, 0b1111),
+    ev("UNC_M_WPQ_INSERTS.PCH1", 0x20, 0x02, 0b1111),
+    ev("UNC_M_RPQ_OCCUPANCY_PCH0", 0x80, 0x00, 0b1111),
+    ev("UNC_M_RPQ_OCCUPANCY_PCH1", 0x81, 0x00, 0b1111),
+    ev("UNC_M_WPQ_OCCUPANCY_PCH0", 0x82, 0x00, 0b1111),
+    ev("UNC_M_WPQ_OCCUPANCY_PCH1", 0x83, 0x00, 0b1111),
+    ev("UNC_M_TAGCHK.HIT", 0xd3, 0x01, 0b1111),
+    ev("UNC_M_TAGCHK.MISS_CLEAN", 0xd3, 0x02, 0b1111),
+    ev("UNC_M_TAGCHK.MISS_DIRTY", 0xd3, 0x04, 0b1111),
+    ev("UNC_M_TAGCHK.NM_RD_HIT", 0xd3, 0x08, 0b1111),
+    ev("UNC_M_TAGCHK.NM_WR_HIT", 0xd3, 0x10, 0b1111),
+    ev("UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH0", 0xe0, 0x01, 0b1111),
+    ev("UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH1", 0xe0, 0x02, 0b1111),
+    ev("UNC_M_PMM_RPQ_INSERTS", 0xe3, 0x00, 0b1111),
+    ev("UNC_M_PMM_WPQ_OCCUPANCY.ALL", 0xe4, 0x03, 0b1111),
+    ev("UNC_M_PMM_WPQ_INSERTS", 0xe7, 0x00, 0b1111),
+    ev("UNC_M_RDB_INSERTS.PCH0", 0x17, 0x01, 0b1111),
+    ev("UNC_M_RDB_INSERTS.PCH1", 0x17, 0x02, 0b1111),
+    ev("UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH0", 0xe4, 0x01, 0b1111),
+    ev("UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH1", 0xe4, 0x02, 0b1111),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_M_CAS_COUNT.RD_REG", 0x05, 0xc1, 0b1111),
+    ev("UNC_M_CAS_COUNT.RD_UNDERFILL", 0x05, 0xc4, 0b1111),
+    ev("UNC_M_CAS_COUNT.RD_PRE_REG", 0x05, 0xc2, 0b1111),
+    ev("UNC_M_CAS_COUNT.RD_PRE_UNDERFILL", 0x05, 0xc8, 0b1111),
+    ev("UNC_M_CAS_COUNT.WR_PRE", 0x05, 0xe0, 0b1111),
+    ev("UNC_M_ECC_CORRECTABLE_ERRORS", 0x09, 0x00, 0b1111),
+    ev("UNC_M_RDB_INSERTS", 0x17, 0x03, 0b1111),
+    ev("UNC_M_RDB_NOT_EMPTY", 0x18, 0x03, 0b1111),
+    ev("UNC_M_RDB_FULL", 0x19, 0x00, 0b1111),
+    ev("UNC_M_RDB_OCCUPANCY", 0x1a, 0x00, 0b1111),
+    ev("UNC_M_POWER_SELF_REFRESH", 0x43, 0x00, 0b1111),
+    ev("UNC_M_DRAM_PRE_ALL", 0x44, 0x03, 0b1111),
+    ev("UNC_M_DRAM_REFRESH.PANIC", 0x45, 0x12, 0b1111),
+    ev("UNC_M_DRAM_REFRESH.HIGH", 0x45, 0x24, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.SLOT0", 0x46, 0x01, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.SLOT1", 0x46, 0x02, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.LOW_0", 0x47, 0x01, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.LOW_1", 0x47, 0x02, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.LOW_2", 0x47, 0x04, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.LOW_3", 0x47, 0x08, 0b1111),
+    ev("UNC_M_POWER_CHANNEL_PPD", 0x85, 0x00, 0b1111),
+    ev("UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT0", 0x86, 0x01, 0b1111),
+    ev("UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT1", 0x86, 0x02, 0b1111),
+    ev("UNC_M_PCLS.RD", 0xa0, 0x05, 0b1111),
+    ev("UNC_M_PCLS.WR", 0xa0, 0x0a, 0b1111),
+    ev("UNC_M_PCLS.TOTAL", 0xa0, 0x0f, 0b1111),
+    ev("UNC_M_SB_CYCLES_NE", 0xd0, 0x00, 0b1111),
+    ev("UNC_M_SB_CYCLES_FULL", 0xd1, 0x00, 0b1111),
+    ev("UNC_M_SB_ACCESSES.ACCEPTS", 0xd2, 0x05, 0b1111),
+    ev("UNC_M_SB_ACCESSES.REJECTS", 0xd2, 0x0a, 0b1111),
+    ev("UNC_M_SB_ACCESSES.RD_ACCEPTS", 0xd2, 0x01, 0b1111),
+    ev("UNC_M_SB_ACCESSES.RD_REJECTS", 0xd2, 0x02, 0b1111),
+    ev("UNC_M_SB_ACCESSES.WR_ACCEPTS", 0xd2, 0x04, 0b1111),
+    ev("UNC_M_SB_ACCESSES.WR_REJECTS", 0xd2, 0x08, 0b1111),
+    ev("UNC_M_SB_ACCESSES.NM_RD_CMPS", 0xd2, 0x10, 0b1111),
+    ev("UNC_M_SB_ACCESSES.NM_WR_CMPS", 0xd2, 0x20, 0b1111),
+    ev("UNC_M_SB_ACCESSES.FM_RD_CMPS", 0xd2, 0x40, 0b1111),
+    ev("UNC_M_SB_ACCESSES.FM_WR_CMPS", 0xd2, 0x80, 0b1111),
+    ev("UNC_M_SB_REJECT.NM_SET_CNFLT", 0xd4, 0x01, 0b1111),
+    ev("UNC_M_SB_REJECT.FM_ADDR_CNFLT", 0xd4, 0x02, 0b1111),
+    ev("UNC_M_SB_REJECT.PATROL_SET_CNFLT", 0xd4, 0x04, 0b1111),
+    ev("UNC_M_SB_REJECT.CANARY", 0xd4, 0x08, 0b1111),
+    ev("UNC_M_SB_REJECT.DDR_EARLY_CMP", 0xd4, 0x20, 0b1111),
+    ev("UNC_M_SB_OCCUPANCY.RDS", 0xd5, 0x01, 0b1111),
+    ev("UNC_M_SB_OCCUPANCY.BLOCK_RDS", 0xd5, 0x20, 0b1111),
+    ev("UNC_M_SB_OCCUPANCY.BLOCK_WRS", 0xd5, 0x40, 0b1111),
+    ev("UNC_M_SB_INSERTS.RDS", 0xd6, 0x01, 0b1111),
+    ev("UNC_M_SB_INSERTS.WRS", 0xd6, 0x02, 0b1111),
+    ev("UNC_M_SB_INSERTS.BLOCK_RDS", 0xd6, 0x10, 0b1111),
+    ev("UNC_M_SB_INSERTS.BLOCK_WRS", 0xd6, 0x20, 0b1111),
+    ev("UNC_M_SB_CANARY.ALLOC", 0xd9, 0x01, 0b1111),
+    ev("UNC_M_SB_CANARY.DEALLOC", 0xd9, 0x02, 0b1111),
+    ev("UNC_M_SB_CANARY.VLD", 0xd9, 0x04, 0b1111),
+    ev("UNC_M_SB_PREF_INSERTS.ALL", 0xda, 0x01, 0b1111),
+    ev("UNC_M_SB_PREF_OCCUPANCY.ALL", 0xdb, 0x01, 0b1111),
+    ev("UNC_M_SB_TAGGED.NEW", 0xdd, 0x01, 0b1111),
+    ev("UNC_M_SB_TAGGED.RD_HIT", 0xdd, 0x02, 0b1111),
+    ev("UNC_M_SB_TAGGED.RD_MISS", 0xdd, 0x04, 0b1111),
+    ev("UNC_M_SB_TAGGED.DDR4_CMP", 0xdd, 0x08, 0b1111),
+    ev("UNC_M_SB_TAGGED.OCC", 0xdd, 0x80, 0b1111),
+    ev("UNC_M_SB_PREF_INSERTS.DDR", 0xda, 0x02, 0b1111),
+    ev("UNC_M_SB_PREF_INSERTS.PMM", 0xda, 0x04, 0b1111),
+    ev("UNC_M_SB_TAGGED.PMM0_CMP", 0xdd, 0x10, 0b1111),
+    ev("UNC_M_SB_TAGGED.PMM1_CMP", 0xdd, 0x20, 0b1111),
+    ev("UNC_M_SB_TAGGED.PMM2_CMP", 0xdd, 0x40, 0b1111),
+    ev("UNC_M_SB_OCCUPANCY.PMM_RDS", 0xd5, 0x04, 0b1111),
+    ev("UNC_M_SB_OCCUPANCY.PMM_WRS", 0xd5, 0x08, 0b1111),
+    ev("UNC_M_SB_INSERTS.PMM_RDS", 0xd6, 0x04, 0b1111),
+    ev("UNC_M_SB_INSERTS.PMM_WRS", 0xd6, 0x08, 0b1111),
+    ev("UNC_M_RDB_NE", 0x18, 0x03, 0b1111),
+    ev("UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH0", 0xe0, 0x04, 0b1111),
+    ev("UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH1", 0xe0, 0x08, 0b1111),
+    ev("UNC_M_PMM_WPQ_OCCUPANCY.CAS", 0xe4, 0x0c, 0b1111),
+    ev("UNC_M_PMM_WPQ_OCCUPANCY.PWR", 0xe4, 0x30, 0b1111),
+    ev("UNC_M_PMM_WPQ_CYCLES_NE", 0xe5, 0x00, 0b1111),
+    ev("UNC_M_PRE_COUNT.RD_PCH0", 0x03, 0x01, 0b1111),
+    ev("UNC_M_PRE_COUNT.WR_PCH0", 0x03, 0x02, 0b1111),
+    ev("UNC_M_PRE_COUNT.UFILL_PCH0", 0x03, 0x04, 0b1111),
+    ev("UNC_M_PRE_COUNT.PGT_PCH0", 0x03, 0x08, 0b1111),
+    ev("UNC_M_PRE_COUNT.RD_PCH1", 0x03, 0x10, 0b1111),
+    ev("UNC_M_PRE_COUNT.WR_PCH1", 0x03, 0x20, 0b1111),
+    ev("UNC_M_PRE_COUNT.UFILL_PCH1", 0x03, 0x40, 0b1111),
+    ev("UNC_M_PRE_COUNT.PGT_PCH1", 0x03, 0x80, 0b1111),
+    ev("UNC_M_PRE_COUNT.UFILL", 0x03, 0x44, 0b1111),
+    ev("UNC_M_CAS_COUNT.WR_NONPRE", 0x05, 0xd0, 0b1111),
+    ev("UNC_M_CAS_COUNT.PCH0", 0x05, 0x40, 0b1111),
+    ev("UNC_M_CAS_COUNT.PCH1", 0x05, 0x80, 0b1111),
+    ev("UNC_M_CAS_ISSUED_REQ_LEN.RD_64B", 0x06, 0xc1, 0b1111),
+    ev("UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_64B", 0x06, 0xc2, 0b1111),
+    ev("UNC_M_CAS_ISSUED_REQ_LEN.WR_64B", 0x06, 0xc4, 0b1111),
+    ev("UNC_M_CAS_ISSUED_REQ_LEN.RD_32B", 0x06, 0xc8, 0b1111),
+    ev("UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_32B", 0x06, 0xd0, 0b1111),
+    ev("UNC_M_CAS_ISSUED_REQ_LEN.WR_32B", 0x06, 0xe0, 0b1111),
+    ev("UNC_M_CAS_ISSUED_REQ_LEN.PCH0", 0x06, 0x40, 0b1111),
+    ev("UNC_M_CAS_ISSUED_REQ_LEN.PCH1", 0x06, 0x80, 0b1111),
+    ev("UNC_M_RDB_NE.PCH0", 0x18, 0x01, 0b1111),
+    ev("UNC_M_RDB_NE.PCH1", 0x18, 0x02, 0b1111),
+    ev("UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH0", 0xe0, 0x10, 0b1111),
+    ev("UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH1", 0xe0, 0x20, 0b1111),
+    ev("UNC_M_SB_STRV_ALLOC.NM_RD", 0xd7, 0x01, 0b1111),
+    ev("UNC_M_SB_STRV_ALLOC.NM_WR", 0xd7, 0x04, 0b1111),
+    ev("UNC_M_SB_STRV_OCC.NM_RD", 0xd8, 0x01, 0b1111),
+    ev("UNC_M_SB_STRV_OCC.FM_RD", 0xd8, 0x02, 0b1111),
+    ev("UNC_M_SB_STRV_OCC.NM_WR", 0xd8, 0x04, 0b1111),
+    ev("UNC_M_SB_STRV_OCC.FM_WR", 0xd8, 0x08, 0b1111),
+    ev("UNC_M_SB_STRV_OCC.FM_TGR", 0xd8, 0x10, 0b1111),
+    ev("UNC_M_SB_CANARY.NM_RD_STARVED", 0xd9, 0x08, 0b1111),
+    ev("UNC_M_SB_CANARY.NM_WR_STARVED", 0xd9, 0x10, 0b1111),
+    ev("UNC_M_SB_CANARY.FM_RD_STARVED", 0xd9, 0x20, 0b1111),
+    ev("UNC_M_SB_CANARY.FM_WR_STARVED", 0xd9, 0x40, 0b1111),
+    ev("UNC_M_SB_CANARY.FM_TGR_WR_STARVED", 0xd9, 0x80, 0b1111),
+    ev("UNC_M_SB_STRV_DEALLOC.NM_RD", 0xde, 0x01, 0b1111),
+    ev("UNC_M_SB_STRV_DEALLOC.FM_RD", 0xde, 0x02, 0b1111),
+    ev("UNC_M_SB_STRV_DEALLOC.NM_WR", 0xde, 0x04, 0b1111),
+    ev("UNC_M_SB_STRV_DEALLOC.FM_WR", 0xde, 0x08, 0b1111),
+    ev("UNC_M_SB_STRV_DEALLOC.FM_TGR", 0xde, 0x10, 0b1111),
+    ev("UNC_M_SB_PREF_OCCUPANCY.DDR", 0xdb, 0x02, 0b1111),
+    ev("UNC_M_SB_STRV_ALLOC.FM_RD", 0xd7, 0x02, 0b1111),
+    ev("UNC_M_SB_STRV_ALLOC.FM_WR", 0xd7, 0x08, 0b1111),
+    ev("UNC_M_SB_STRV_ALLOC.FM_TGR", 0xd7, 0x10, 0b1111),
+    ev("UNC_M_WPQ_READ_HIT", 0x23, 0x00, 0b1111),
+    ev("UNC_M_WPQ_WRITE_HIT", 0x24, 0x00, 0b1111),
+    ev("UNC_M_SB_PREF_OCCUPANCY.PMM", 0xdb, 0x04, 0b1111),
+    ev("UNC_M_DRAM_REFRESH.HIGH_ALL", 0x45, 0x24, 0b1111),
+    ev("UNC_M_DRAM_REFRESH.PANIC_ALL", 0x45, 0x12, 0b1111),
+    ev("UNC_M_DRAM_REFRESH.HIGH_PCH0", 0x45, 0x04, 0b1111),
+    ev("UNC_M_DRAM_REFRESH.HIGH_PCH1", 0x45, 0x20, 0b1111),
+    ev("UNC_M_DRAM_REFRESH.PANIC_PCH0", 0x45, 0x02, 0b1111),
+    ev("UNC_M_DRAM_REFRESH.PANIC_PCH1", 0x45, 0x10, 0b1111),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<32>(EVENT_ROWS, 0, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 0, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 64, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<1>(EXPERIMENTAL_ROWS, 128, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x01, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_HCLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_ACT_COUNT.ALL", code: 0x02, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.RD", code: 0x03, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.WR", code: 0x03, umask: 0x22, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.PGT", code: 0x03, umask: 0x88, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.ALL", code: 0x03, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x05, umask: 0xcf, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x05, umask: 0xf0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x05, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS.PCH0", code: 0x10, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS.PCH1", code: 0x10, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_INSERTS.PCH0", code: 0x20, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_INSERTS.PCH1", code: 0x20, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_PCH0", code: 0x80, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_PCH1", code: 0x81, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_PCH0", code: 0x82, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_PCH1", code: 0x83, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_TAGCHK.HIT", code: 0xd3, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_TAGCHK.MISS_CLEAN", code: 0xd3, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_TAGCHK.MISS_DIRTY", code: 0xd3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_TAGCHK.NM_RD_HIT", code: 0xd3, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_TAGCHK.NM_WR_HIT", code: 0xd3, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH0", code: 0xe0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH1", code: 0xe0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PMM_RPQ_INSERTS", code: 0xe3, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PMM_WPQ_OCCUPANCY.ALL", code: 0xe4, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PMM_WPQ_INSERTS", code: 0xe7, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RDB_INSERTS.PCH0", code: 0x17, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RDB_INSERTS.PCH1", code: 0x17, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH0", code: 0xe4, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH1", code: 0xe4, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT.RD_REG", code: 0x05, umask: 0xc1, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT.RD_UNDERFILL", code: 0x05, umask: 0xc4, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT.RD_PRE_REG", code: 0x05, umask: 0xc2, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT.RD_PRE_UNDERFILL", code: 0x05, umask: 0xc8, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT.WR_PRE", code: 0x05, umask: 0xe0, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_ECC_CORRECTABLE_ERRORS", code: 0x09, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RDB_INSERTS", code: 0x17, umask: 0x03, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RDB_NOT_EMPTY", code: 0x18, umask: 0x03, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RDB_FULL", code: 0x19, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RDB_OCCUPANCY", code: 0x1a, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_SELF_REFRESH", code: 0x43, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_DRAM_PRE_ALL", code: 0x44, umask: 0x03, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_DRAM_REFRESH.PANIC", code: 0x45, umask: 0x12, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_DRAM_REFRESH.HIGH", code: 0x45, umask: 0x24, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.SLOT0", code: 0x46, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.SLOT1", code: 0x46, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.LOW_0", code: 0x47, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.LOW_1", code: 0x47, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.LOW_2", code: 0x47, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.LOW_3", code: 0x47, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CHANNEL_PPD", code: 0x85, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT0", code: 0x86, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT1", code: 0x86, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PCLS.RD", code: 0xa0, umask: 0x05, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PCLS.WR", code: 0xa0, umask: 0x0a, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PCLS.TOTAL", code: 0xa0, umask: 0x0f, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_CYCLES_NE", code: 0xd0, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_CYCLES_FULL", code: 0xd1, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_ACCESSES.ACCEPTS", code: 0xd2, umask: 0x05, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_ACCESSES.REJECTS", code: 0xd2, umask: 0x0a, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_ACCESSES.RD_ACCEPTS", code: 0xd2, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_ACCESSES.RD_REJECTS", code: 0xd2, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_ACCESSES.WR_ACCEPTS", code: 0xd2, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_ACCESSES.WR_REJECTS", code: 0xd2, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_ACCESSES.NM_RD_CMPS", code: 0xd2, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_ACCESSES.NM_WR_CMPS", code: 0xd2, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_ACCESSES.FM_RD_CMPS", code: 0xd2, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_ACCESSES.FM_WR_CMPS", code: 0xd2, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_REJECT.NM_SET_CNFLT", code: 0xd4, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_REJECT.FM_ADDR_CNFLT", code: 0xd4, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_REJECT.PATROL_SET_CNFLT", code: 0xd4, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_REJECT.CANARY", code: 0xd4, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_REJECT.DDR_EARLY_CMP", code: 0xd4, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_OCCUPANCY.RDS", code: 0xd5, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_OCCUPANCY.BLOCK_RDS", code: 0xd5, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_OCCUPANCY.BLOCK_WRS", code: 0xd5, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_INSERTS.RDS", code: 0xd6, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_INSERTS.WRS", code: 0xd6, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_INSERTS.BLOCK_RDS", code: 0xd6, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_INSERTS.BLOCK_WRS", code: 0xd6, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_CANARY.ALLOC", code: 0xd9, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_CANARY.DEALLOC", code: 0xd9, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_CANARY.VLD", code: 0xd9, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_PREF_INSERTS.ALL", code: 0xda, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_PREF_OCCUPANCY.ALL", code: 0xdb, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_TAGGED.NEW", code: 0xdd, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_TAGGED.RD_HIT", code: 0xdd, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_TAGGED.RD_MISS", code: 0xdd, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_TAGGED.DDR4_CMP", code: 0xdd, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_TAGGED.OCC", code: 0xdd, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_PREF_INSERTS.DDR", code: 0xda, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_PREF_INSERTS.PMM", code: 0xda, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_TAGGED.PMM0_CMP", code: 0xdd, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_TAGGED.PMM1_CMP", code: 0xdd, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_TAGGED.PMM2_CMP", code: 0xdd, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_OCCUPANCY.PMM_RDS", code: 0xd5, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_OCCUPANCY.PMM_WRS", code: 0xd5, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_INSERTS.PMM_RDS", code: 0xd6, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_INSERTS.PMM_WRS", code: 0xd6, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RDB_NE", code: 0x18, umask: 0x03, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH0", code: 0xe0, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH1", code: 0xe0, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PMM_WPQ_OCCUPANCY.CAS", code: 0xe4, umask: 0x0c, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PMM_WPQ_OCCUPANCY.PWR", code: 0xe4, umask: 0x30, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PMM_WPQ_CYCLES_NE", code: 0xe5, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.RD_PCH0", code: 0x03, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.WR_PCH0", code: 0x03, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.UFILL_PCH0", code: 0x03, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.PGT_PCH0", code: 0x03, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.RD_PCH1", code: 0x03, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.WR_PCH1", code: 0x03, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.UFILL_PCH1", code: 0x03, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.PGT_PCH1", code: 0x03, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.UFILL", code: 0x03, umask: 0x44, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT.WR_NONPRE", code: 0x05, umask: 0xd0, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT.PCH0", code: 0x05, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT.PCH1", code: 0x05, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_ISSUED_REQ_LEN.RD_64B", code: 0x06, umask: 0xc1, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_64B", code: 0x06, umask: 0xc2, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_ISSUED_REQ_LEN.WR_64B", code: 0x06, umask: 0xc4, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_ISSUED_REQ_LEN.RD_32B", code: 0x06, umask: 0xc8, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_32B", code: 0x06, umask: 0xd0, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_ISSUED_REQ_LEN.WR_32B", code: 0x06, umask: 0xe0, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_ISSUED_REQ_LEN.PCH0", code: 0x06, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_ISSUED_REQ_LEN.PCH1", code: 0x06, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RDB_NE.PCH0", code: 0x18, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RDB_NE.PCH1", code: 0x18, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH0", code: 0xe0, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH1", code: 0xe0, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_ALLOC.NM_RD", code: 0xd7, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_ALLOC.NM_WR", code: 0xd7, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_OCC.NM_RD", code: 0xd8, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_OCC.FM_RD", code: 0xd8, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_OCC.NM_WR", code: 0xd8, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_OCC.FM_WR", code: 0xd8, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_OCC.FM_TGR", code: 0xd8, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_CANARY.NM_RD_STARVED", code: 0xd9, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_CANARY.NM_WR_STARVED", code: 0xd9, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_CANARY.FM_RD_STARVED", code: 0xd9, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_CANARY.FM_WR_STARVED", code: 0xd9, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_CANARY.FM_TGR_WR_STARVED", code: 0xd9, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_DEALLOC.NM_RD", code: 0xde, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_DEALLOC.FM_RD", code: 0xde, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_DEALLOC.NM_WR", code: 0xde, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_DEALLOC.FM_WR", code: 0xde, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_DEALLOC.FM_TGR", code: 0xde, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_PREF_OCCUPANCY.DDR", code: 0xdb, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_ALLOC.FM_RD", code: 0xd7, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_ALLOC.FM_WR", code: 0xd7, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_STRV_ALLOC.FM_TGR", code: 0xd7, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_WPQ_READ_HIT", code: 0x23, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_WPQ_WRITE_HIT", code: 0x24, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SB_PREF_OCCUPANCY.PMM", code: 0xdb, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_DRAM_REFRESH.HIGH_ALL", code: 0x45, umask: 0x24, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_DRAM_REFRESH.PANIC_ALL", code: 0x45, umask: 0x12, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_DRAM_REFRESH.HIGH_PCH0", code: 0x45, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_DRAM_REFRESH.HIGH_PCH1", code: 0x45, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_DRAM_REFRESH.PANIC_PCH0", code: 0x45, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_DRAM_REFRESH.PANIC_PCH1", code: 0x45, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl Event {
     /// `ctl` set to count this event: its event select and umask. (`ImcCtl::with_event` takes the

@@ -159,9 +159,15 @@ pub(crate) static UNC_CBO_CONFIG_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -173,150 +179,23 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_U_EVENT_MSG.VLW_RCVD`: event select 0x42, umask 0x01, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EVENT_MSG_VLW_RCVD: Event = Event { code: 0x42, umask: 0x01, ext_sel: false, row: 0 };
-    /// `UNC_U_EVENT_MSG.MSI_RCVD`: event select 0x42, umask 0x02, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EVENT_MSG_MSI_RCVD: Event = Event { code: 0x42, umask: 0x02, ext_sel: false, row: 1 };
-    /// `UNC_U_EVENT_MSG.IPI_RCVD`: event select 0x42, umask 0x04, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EVENT_MSG_IPI_RCVD: Event = Event { code: 0x42, umask: 0x04, ext_sel: false, row: 2 };
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD`: event select 0x42, umask 0x08, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event { code: 0x42, umask: 0x08, ext_sel: false, row: 3 };
-    /// `UNC_U_EVENT_MSG.INT_PRIO`: event select 0x42, umask 0x10, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EVENT_MSG_INT_PRIO: Event = Event { code: 0x42, umask: 0x10, ext_sel: false, row: 4 };
-    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK`: event select 0x45, umask 0x01, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event { code: 0x45, umask: 0x01, ext_sel: false, row: 5 };
-    /// `UNC_U_RACU_REQUESTS`: event select 0x46, umask 0x00, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RACU_REQUESTS: Event = Event { code: 0x46, umask: 0x00, ext_sel: false, row: 6 };
-    /// `UNC_U_RACU_DRNG.RDRAND`: event select 0x4c, umask 0x01, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RACU_DRNG_RDRAND: Event = Event { code: 0x4c, umask: 0x01, ext_sel: false, row: 7 };
-    /// `UNC_U_RACU_DRNG.RDSEED`: event select 0x4c, umask 0x02, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RACU_DRNG_RDSEED: Event = Event { code: 0x4c, umask: 0x02, ext_sel: false, row: 8 };
-    /// `UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY`: event select 0x4c, umask 0x04, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RACU_DRNG_PFTCH_BUF_EMPTY: Event = Event { code: 0x4c, umask: 0x04, ext_sel: false, row: 9 };
-    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCB`: event select 0x4d, umask 0x01, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC1_RXC_CYCLES_NE_CBO_NCB: Event = Event { code: 0x4d, umask: 0x01, ext_sel: false, row: 10 };
-    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCS`: event select 0x4d, umask 0x02, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC1_RXC_CYCLES_NE_CBO_NCS: Event = Event { code: 0x4d, umask: 0x02, ext_sel: false, row: 11 };
-    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCB`: event select 0x4d, umask 0x04, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC1_RXC_CYCLES_NE_UPI_NCB: Event = Event { code: 0x4d, umask: 0x04, ext_sel: false, row: 12 };
-    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCS`: event select 0x4d, umask 0x08, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC1_RXC_CYCLES_NE_UPI_NCS: Event = Event { code: 0x4d, umask: 0x08, ext_sel: false, row: 13 };
-    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCB`: event select 0x4d, umask 0x10, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCB: Event = Event { code: 0x4d, umask: 0x10, ext_sel: false, row: 14 };
-    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCS`: event select 0x4d, umask 0x20, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCS: Event = Event { code: 0x4d, umask: 0x20, ext_sel: false, row: 15 };
-    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCB`: event select 0x4d, umask 0x40, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCB: Event = Event { code: 0x4d, umask: 0x40, ext_sel: false, row: 16 };
-    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCS`: event select 0x4d, umask 0x80, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCS: Event = Event { code: 0x4d, umask: 0x80, ext_sel: false, row: 17 };
-    /// `UNC_U_M2U_MISC2.RxC_CYCLES_EMPTY_BL`: event select 0x4e, umask 0x02, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC2_RXC_CYCLES_EMPTY_BL: Event = Event { code: 0x4e, umask: 0x02, ext_sel: false, row: 18 };
-    /// `UNC_U_M2U_MISC2.RxC_CYCLES_FULL_BL`: event select 0x4e, umask 0x01, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC2_RXC_CYCLES_FULL_BL: Event = Event { code: 0x4e, umask: 0x01, ext_sel: false, row: 19 };
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCB`: event select 0x4e, umask 0x04, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCB: Event = Event { code: 0x4e, umask: 0x04, ext_sel: false, row: 20 };
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCS`: event select 0x4e, umask 0x08, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCS: Event = Event { code: 0x4e, umask: 0x08, ext_sel: false, row: 21 };
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AK`: event select 0x4e, umask 0x20, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC2_TXC_CYCLES_EMPTY_AK: Event = Event { code: 0x4e, umask: 0x20, ext_sel: false, row: 22 };
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AKC`: event select 0x4e, umask 0x40, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC2_TXC_CYCLES_EMPTY_AKC: Event = Event { code: 0x4e, umask: 0x40, ext_sel: false, row: 23 };
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_BL`: event select 0x4e, umask 0x10, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC2_TXC_CYCLES_EMPTY_BL: Event = Event { code: 0x4e, umask: 0x10, ext_sel: false, row: 24 };
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_FULL_BL`: event select 0x4e, umask 0x80, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC2_TXC_CYCLES_FULL_BL: Event = Event { code: 0x4e, umask: 0x80, ext_sel: false, row: 25 };
-    /// `UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AK`: event select 0x4f, umask 0x01, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC3_TXC_CYCLES_FULL_AK: Event = Event { code: 0x4f, umask: 0x01, ext_sel: false, row: 26 };
-    /// `UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AKC`: event select 0x4f, umask 0x02, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M2U_MISC3_TXC_CYCLES_FULL_AKC: Event = Event { code: 0x4f, umask: 0x02, ext_sel: false, row: 27 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_VLW_RCVD,
-        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_MSI_RCVD,
-        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_IPI_RCVD,
-        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_DOORBELL_RCVD,
-        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_INT_PRIO,
-        #[cfg(feature = "experimental-events")] Event::PHOLD_CYCLES_ASSERT_TO_ACK,
-        #[cfg(feature = "experimental-events")] Event::RACU_REQUESTS,
-        #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDRAND,
-        #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDSEED,
-        #[cfg(feature = "experimental-events")] Event::RACU_DRNG_PFTCH_BUF_EMPTY,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_CBO_NCB,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_CBO_NCS,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_UPI_NCB,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_UPI_NCS,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCB,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCS,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCB,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCS,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_RXC_CYCLES_EMPTY_BL,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_RXC_CYCLES_FULL_BL,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCB,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCS,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_EMPTY_AK,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_EMPTY_AKC,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_EMPTY_BL,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_FULL_BL,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC3_TXC_CYCLES_FULL_AK,
-        #[cfg(feature = "experimental-events")] Event::M2U_MISC3_TXC_CYCLES_FULL_AKC,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -334,6 +213,68 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental).
+    pub const EVENT_MSG_VLW_RCVD: Event = Event::row(0);
+    /// `UNC_U_EVENT_MSG.MSI_RCVD` (experimental).
+    pub const EVENT_MSG_MSI_RCVD: Event = Event::row(1);
+    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental).
+    pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
+    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental).
+    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(3);
+    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental).
+    pub const EVENT_MSG_INT_PRIO: Event = Event::row(4);
+    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK` (experimental).
+    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event::row(5);
+    /// `UNC_U_RACU_REQUESTS` (experimental).
+    pub const RACU_REQUESTS: Event = Event::row(6);
+    /// `UNC_U_RACU_DRNG.RDRAND` (experimental).
+    pub const RACU_DRNG_RDRAND: Event = Event::row(7);
+    /// `UNC_U_RACU_DRNG.RDSEED` (experimental).
+    pub const RACU_DRNG_RDSEED: Event = Event::row(8);
+    /// `UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY` (experimental).
+    pub const RACU_DRNG_PFTCH_BUF_EMPTY: Event = Event::row(9);
+    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCB` (experimental).
+    pub const M2U_MISC1_RXC_CYCLES_NE_CBO_NCB: Event = Event::row(10);
+    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCS` (experimental).
+    pub const M2U_MISC1_RXC_CYCLES_NE_CBO_NCS: Event = Event::row(11);
+    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCB` (experimental).
+    pub const M2U_MISC1_RXC_CYCLES_NE_UPI_NCB: Event = Event::row(12);
+    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCS` (experimental).
+    pub const M2U_MISC1_RXC_CYCLES_NE_UPI_NCS: Event = Event::row(13);
+    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCB` (experimental).
+    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCB: Event = Event::row(14);
+    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCS` (experimental).
+    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCS: Event = Event::row(15);
+    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCB` (experimental).
+    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCB: Event = Event::row(16);
+    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCS` (experimental).
+    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCS: Event = Event::row(17);
+    /// `UNC_U_M2U_MISC2.RxC_CYCLES_EMPTY_BL` (experimental).
+    pub const M2U_MISC2_RXC_CYCLES_EMPTY_BL: Event = Event::row(18);
+    /// `UNC_U_M2U_MISC2.RxC_CYCLES_FULL_BL` (experimental).
+    pub const M2U_MISC2_RXC_CYCLES_FULL_BL: Event = Event::row(19);
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCB` (experimental).
+    pub const M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCB: Event = Event::row(20);
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCS` (experimental).
+    pub const M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCS: Event = Event::row(21);
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AK` (experimental).
+    pub const M2U_MISC2_TXC_CYCLES_EMPTY_AK: Event = Event::row(22);
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AKC` (experimental).
+    pub const M2U_MISC2_TXC_CYCLES_EMPTY_AKC: Event = Event::row(23);
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_BL` (experimental).
+    pub const M2U_MISC2_TXC_CYCLES_EMPTY_BL: Event = Event::row(24);
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_FULL_BL` (experimental).
+    pub const M2U_MISC2_TXC_CYCLES_FULL_BL: Event = Event::row(25);
+    /// `UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AK` (experimental).
+    pub const M2U_MISC3_TXC_CYCLES_FULL_AK: Event = Event::row(26);
+    /// `UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AKC` (experimental).
+    pub const M2U_MISC3_TXC_CYCLES_FULL_AKC: Event = Event::row(27);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -347,39 +288,56 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01, 0b11),
+    ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02, 0b11),
+    ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04, 0b11),
+    ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08, 0b11),
+    ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10, 0b11),
+    ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01, 0b11),
+    ev("UNC_U_RACU_REQUESTS", 0x46, 0x00, 0b11),
+    ev("UNC_U_RACU_DRNG.RDRAND", 0x4c, 0x01, 0b1),
+    ev("UNC_U_RACU_DRNG.RDSEED", 0x4c, 0x02, 0b1),
+    ev("UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", 0x4c, 0x04, 0b1),
+    ev("UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCB", 0x4d, 0x01, 0b1),
+    ev("UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCS", 0x4d, 0x02, 0b1),
+    ev("UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCB", 0x4d, 0x04, 0b1),
+    ev("UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCS", 0x4d, 0x08, 0b1),
+    ev("UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCB", 0x4d, 0x10, 0b1),
+    ev("UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCS", 0x4d, 0x20, 0b1),
+    ev("UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCB", 0x4d, 0x40, 0b1),
+    ev("UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCS", 0x4d, 0x80, 0b1),
+    ev("UNC_U_M2U_MISC2.RxC_CYCLES_EMPTY_BL", 0x4e, 0x02, 0b1),
+    ev("UNC_U_M2U_MISC2.RxC_CYCLES_FULL_BL", 0x4e, 0x01, 0b1),
+    ev("UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCB", 0x4e, 0x04, 0b1),
+    ev("UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCS", 0x4e, 0x08, 0b1),
+    ev("UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AK", 0x4e, 0x20, 0b1),
+    ev("UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AKC", 0x4e, 0x40, 0b1),
+    ev("UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_BL", 0x4e, 0x10, 0b1),
+    ev("UNC_U_M2U_MISC2.TxC_CYCLES_FULL_BL", 0x4e, 0x80, 0b1),
+    ev("UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AK", 0x4f, 0x01, 0b1),
+    ev("UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AKC", 0x4f, 0x02, 0b1),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<28>(EXPERIMENTAL_ROWS, 0, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.INT_PRIO", code: 0x42, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", code: 0x45, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_REQUESTS", code: 0x46, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_DRNG.RDRAND", code: 0x4c, umask: 0x01, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_DRNG.RDSEED", code: 0x4c, umask: 0x02, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", code: 0x4c, umask: 0x04, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCB", code: 0x4d, umask: 0x01, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCS", code: 0x4d, umask: 0x02, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCB", code: 0x4d, umask: 0x04, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCS", code: 0x4d, umask: 0x08, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCB", code: 0x4d, umask: 0x10, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCS", code: 0x4d, umask: 0x20, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCB", code: 0x4d, umask: 0x40, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCS", code: 0x4d, umask: 0x80, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.RxC_CYCLES_EMPTY_BL", code: 0x4e, umask: 0x02, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.RxC_CYCLES_FULL_BL", code: 0x4e, umask: 0x01, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCB", code: 0x4e, umask: 0x04, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCS", code: 0x4e, umask: 0x08, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AK", code: 0x4e, umask: 0x20, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AKC", code: 0x4e, umask: 0x40, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_BL", code: 0x4e, umask: 0x10, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.TxC_CYCLES_FULL_BL", code: 0x4e, umask: 0x80, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AK", code: 0x4f, umask: 0x01, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AKC", code: 0x4f, umask: 0x02, counters: 0b1, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl Event {
     /// `ctl` set to count this event: its event select and umask. (`UCtl::with_event` takes the

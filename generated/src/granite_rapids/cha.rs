@@ -2662,9 +2662,15 @@ static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -2678,1741 +2684,437 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_CHA_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 0 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc80ffd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_CRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffd, row: 1 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc817fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_DRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc817fd, row: 2 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xccc7fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_LLCPREFRFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fd, row: 3 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc807fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_RFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc807fd, row: 4 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS`: event select 0x35, umask 0x01, unit-mask extension 0xc001fe,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc001fe, row: 5 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc80ffe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_CRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffe, row: 6 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc817fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc817fe, row: 7 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xccc7fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fe, row: 8 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc807fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc807fe, row: 9 };
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOM`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xcc43fe, counters 0b1111.
-    pub const TOR_INSERTS_IO_MISS_ITOM: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fe, row: 10 };
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_RFO`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc803fe, counters 0b1111.
-    pub const TOR_INSERTS_IO_MISS_RFO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc803fe, row: 11 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc88ffd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_CRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffd, row: 12 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc897fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_DRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc897fd, row: 13 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc887fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_RFO_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc887fd, row: 14 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc88ffe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffe, row: 15 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc897fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc897fe, row: 16 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc887fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc887fe, row: 17 };
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOM`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xcc43fd, counters 0b1111.
-    pub const TOR_INSERTS_IO_HIT_ITOM: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fd, row: 18 };
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_RFO`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc803fd, counters 0b1111.
-    pub const TOR_INSERTS_IO_HIT_RFO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc803fd, row: 19 };
-    /// `UNC_CHA_TOR_INSERTS.IO_RFO`: event select 0x35, umask 0x04, unit-mask extension 0xc803ff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IO_RFO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc803ff, row: 20 };
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM`: event select 0x35, umask 0x04, unit-mask extension 0xcc43ff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IO_ITOM: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc43ff, row: 21 };
-    /// `UNC_CHA_TOR_INSERTS.IA_RFO_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc887ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_RFO_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc887ff, row: 22 };
-    /// `UNC_CHA_TOR_INSERTS.IA_RFO`: event select 0x35, umask 0x01, unit-mask extension 0xc807ff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA_RFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc807ff, row: 23 };
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xccc7ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_LLCPREFRFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccc7ff, row: 24 };
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD`: event select 0x35, umask 0x01, unit-mask extension 0xc817ff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA_DRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc817ff, row: 25 };
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc897ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_DRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc897ff, row: 26 };
-    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc88fff, counters 0b1111.
-    pub const TOR_INSERTS_IA_CRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88fff, row: 27 };
-    /// `UNC_CHA_TOR_INSERTS.IA_CRD`: event select 0x35, umask 0x01, unit-mask extension 0xc80fff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA_CRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80fff, row: 28 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc816fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc816fe, row: 29 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc8177e, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8177e, row: 30 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc896fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc896fe, row: 31 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8977e, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8977e, row: 32 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc806fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc806fe, row: 33 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc8077e, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8077e, row: 34 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc886fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc886fe, row: 35 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8877e, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8877e, row: 36 };
-    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSH`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc8c7ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_CLFLUSH: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8c7ff, row: 37 };
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOM`: event select 0x35, umask 0x01, unit-mask extension 0xcc47ff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA_ITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc47ff, row: 38 };
-    /// `UNC_CHA_TOR_INSERTS.IA_SPECITOM`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc57ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_SPECITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc57ff, row: 39 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc81786, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc81786, row: 40 };
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR`: event select 0x35, umask 0x04, unit-mask
-    /// extension 0xcd43fd, counters 0b1111.
-    pub const TOR_INSERTS_IO_HIT_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fd, row: 41 };
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR`: event select 0x35, umask 0x04, unit-mask
-    /// extension 0xcd43fe, counters 0b1111.
-    pub const TOR_INSERTS_IO_MISS_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fe, row: 42 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc837fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRDPTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc837fe, row: 43 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc837fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_DRDPTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc837fd, row: 44 };
-    /// `UNC_CHA_TOR_INSERTS.IA_DRDPTE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc837ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_DRDPTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc837ff, row: 45 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc3fff, counters 0b1111.
-    pub const TOR_INSERTS_IA_WBEFTOE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc3fff, row: 46 };
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc8f3fd, counters 0b1111.
-    pub const TOR_INSERTS_IO_HIT_PCIRDCUR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fd, row: 47 };
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc8f3fe, counters 0b1111.
-    pub const TOR_INSERTS_IO_MISS_PCIRDCUR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fe, row: 48 };
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc8f3ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_PCIRDCUR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3ff, row: 49 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcccffd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_LLCPREFCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcccffd, row: 50 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xccd7fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_LLCPREFDATA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fd, row: 51 };
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xccd7ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_LLCPREFDATA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccd7ff, row: 52 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xcccffe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcccffe, row: 53 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xccd7fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fe, row: 54 };
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcccfff, counters 0b1111.
-    pub const TOR_INSERTS_IA_LLCPREFCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcccfff, row: 55 };
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xcd43ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd43ff, row: 56 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc81686, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc81686, row: 57 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc81706, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc81706, row: 58 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc89786, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc89786, row: 59 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc89686, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc89686, row: 60 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc89706, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc89706, row: 61 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc80efe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_CRD_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80efe, row: 62 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc80f7e, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_CRD_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80f7e, row: 63 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc88efe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88efe, row: 64 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc88f7e, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88f7e, row: 65 };
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcd47ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcd47ff, row: 66 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc27ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_WBMTOI: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc27ff, row: 67 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc47fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_ITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fd, row: 68 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc47fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_ITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fe, row: 69 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc877de, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_UCRDF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc877de, row: 70 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc87fde, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_WIL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc87fde, row: 71 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WCILF`: event select 0x35, umask 0x01, unit-mask extension 0xc867ff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA_WCILF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc867ff, row: 72 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc867fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_WCILF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc867fe, row: 73 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc86786, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_WCILF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86786, row: 74 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc86686, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86686, row: 75 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc86706, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86706, row: 76 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WCIL`: event select 0x35, umask 0x01, unit-mask extension 0xc86fff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA_WCIL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86fff, row: 77 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc86ffe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_WCIL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86ffe, row: 78 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc86f86, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_WCIL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f86, row: 79 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc86e86, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86e86, row: 80 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc86f06, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f06, row: 81 };
-    /// `UNC_CHA_TOR_INSERTS.IO_WBMTOI`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xcc23ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_WBMTOI: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc23ff, row: 82 };
-    /// `UNC_CHA_TOR_INSERTS.IO_CLFLUSH`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc8c3ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_CLFLUSH: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8c3ff, row: 83 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc2fff, counters 0b1111.
-    pub const TOR_INSERTS_IA_WBMTOE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc2fff, row: 84 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc37ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_WBEFTOI: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc37ff, row: 85 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc67ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_WBSTOI: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc67ff, row: 86 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c81782, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c81782, row: 87 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c80782, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c80782, row: 88 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c88782, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c88782, row: 89 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10ccc782, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10ccc782, row: 90 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c89782, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c89782, row: 91 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10ccd782, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10ccd782, row: 92 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0x10c00182, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c00182, row: 93 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0x10c00181, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c00181, row: 94 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc80ffd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_CRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffd, row: 95 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc817fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_DRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc817fd, row: 96 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xccc7fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFRFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fd, row: 97 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc807fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_RFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc807fd, row: 98 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc80ffe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffe, row: 99 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc817fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc817fe, row: 100 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xccc7fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fe, row: 101 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc807fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc807fe, row: 102 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc803fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_MISS_RFO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc803fe, row: 103 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xcc43fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fe, row: 104 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc88ffd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_CRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffd, row: 105 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc897fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_DRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc897fd, row: 106 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc887fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_RFO_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc887fd, row: 107 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc88ffe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffe, row: 108 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc897fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc897fe, row: 109 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc887fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc887fe, row: 110 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xcc43fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_HIT_ITOM: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fd, row: 111 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc803fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_HIT_RFO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc803fd, row: 112 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO`: event select 0x36, umask 0x04, unit-mask extension 0xc803ff,
-    /// counters 0b1.
-    pub const TOR_OCCUPANCY_IO_RFO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc803ff, row: 113 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOM`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xcc43ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_ITOM: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc43ff, row: 114 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO`: event select 0x36, umask 0x01, unit-mask extension 0xc807ff,
-    /// counters 0b1.
-    pub const TOR_OCCUPANCY_IA_RFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc807ff, row: 115 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc887ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_RFO_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc887ff, row: 116 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xccc7ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_LLCPREFRFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccc7ff, row: 117 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD`: event select 0x36, umask 0x01, unit-mask extension 0xc817ff,
-    /// counters 0b1.
-    pub const TOR_OCCUPANCY_IA_DRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc817ff, row: 118 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD`: event select 0x36, umask 0x01, unit-mask extension 0xc80fff,
-    /// counters 0b1.
-    pub const TOR_OCCUPANCY_IA_CRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80fff, row: 119 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc88fff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_CRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88fff, row: 120 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc897ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_DRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc897ff, row: 121 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc816fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc816fe, row: 122 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8177e, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8177e, row: 123 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc896fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc896fe, row: 124 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8977e, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8977e, row: 125 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc806fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc806fe, row: 126 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8077e, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8077e, row: 127 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc886fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc886fe, row: 128 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8877e, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8877e, row: 129 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc81786, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc81786, row: 130 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc8f3fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_HIT_PCIRDCUR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fd, row: 131 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc8f3fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fe, row: 132 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc8f3ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_PCIRDCUR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3ff, row: 133 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xcccffd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcccffd, row: 134 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xccd7fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFDATA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fd, row: 135 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xccd7ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_LLCPREFDATA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccd7ff, row: 136 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xcccffe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcccffe, row: 137 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xccd7fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fe, row: 138 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcccfff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_LLCPREFCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcccfff, row: 139 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc81686, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc81686, row: 140 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc81706, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc81706, row: 141 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc89786, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc89786, row: 142 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc89686, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc89686, row: 143 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0xc89706, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc89706, row: 144 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc80efe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80efe, row: 145 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc80f7e, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80f7e, row: 146 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc88efe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88efe, row: 147 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc88f7e, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88f7e, row: 148 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc8c7ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_CLFLUSH: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8c7ff, row: 149 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcd47ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcd47ff, row: 150 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcc57ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_SPECITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc57ff, row: 151 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcc27ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_WBMTOI: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc27ff, row: 152 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcc47ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_ITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc47ff, row: 153 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcc47fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_ITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fd, row: 154 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcc47fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_ITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fe, row: 155 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc877de, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_UCRDF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc877de, row: 156 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc87fde, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_WIL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc87fde, row: 157 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc867ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_WCILF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc867ff, row: 158 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc867fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc867fe, row: 159 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86786, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86786, row: 160 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86686, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86686, row: 161 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86706, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86706, row: 162 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc86fff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_WCIL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86fff, row: 163 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc86ffe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86ffe, row: 164 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc86f86, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f86, row: 165 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86e86, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86e86, row: 166 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86f06, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f06, row: 167 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xcc23ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_WBMTOI: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc23ff, row: 168 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc8c3ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_CLFLUSH: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8c3ff, row: 169 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR`: event select 0x36, umask 0x04, unit-mask
-    /// extension 0xcd43fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fd, row: 170 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR`: event select 0x36, umask 0x04, unit-mask
-    /// extension 0xcd43fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fe, row: 171 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc837ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_DRDPTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc837ff, row: 172 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc837fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_DRDPTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc837fd, row: 173 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc837fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRDPTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc837fe, row: 174 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xcd43ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd43ff, row: 175 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c80782, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c80782, row: 176 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c81782, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c81782, row: 177 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c89782, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c89782, row: 178 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0x10ccd782, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10ccd782, row: 179 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c88782, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c88782, row: 180 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10ccc782, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10ccc782, row: 181 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0x10c00182, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c00182, row: 182 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0x10c00181, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c00181, row: 183 };
-    /// `UNC_CHA_MISC.RFO_HIT_S`: event select 0x39, umask 0x08, counters 0b1111.
-    pub const MISC_RFO_HIT_S: Event = Event { code: 0x39, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 184 };
-    /// `UNC_CHA_SF_EVICTION.M_STATE`: event select 0x3d, umask 0x01, counters 0b1111.
-    pub const SF_EVICTION_M_STATE: Event = Event { code: 0x3d, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 185 };
-    /// `UNC_CHA_REQUESTS.READS_LOCAL`: event select 0x50, umask 0x01, counters 0b1111.
-    pub const REQUESTS_READS_LOCAL: Event = Event { code: 0x50, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 186 };
-    /// `UNC_CHA_REQUESTS.READS_REMOTE`: event select 0x50, umask 0x02, counters 0b1111.
-    pub const REQUESTS_READS_REMOTE: Event = Event { code: 0x50, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 187 };
-    /// `UNC_CHA_REQUESTS.WRITES_LOCAL`: event select 0x50, umask 0x04, counters 0b1111.
-    pub const REQUESTS_WRITES_LOCAL: Event = Event { code: 0x50, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 188 };
-    /// `UNC_CHA_REQUESTS.WRITES_REMOTE`: event select 0x50, umask 0x08, counters 0b1111.
-    pub const REQUESTS_WRITES_REMOTE: Event = Event { code: 0x50, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 189 };
-    /// `UNC_CHA_REQUESTS.INVITOE_LOCAL`: event select 0x50, umask 0x10, counters 0b1111.
-    pub const REQUESTS_INVITOE_LOCAL: Event = Event { code: 0x50, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 190 };
-    /// `UNC_CHA_REQUESTS.INVITOE_REMOTE`: event select 0x50, umask 0x20, counters 0b1111.
-    pub const REQUESTS_INVITOE_REMOTE: Event = Event { code: 0x50, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 191 };
-    /// `UNC_CHA_REQUESTS.INVITOE`: event select 0x50, umask 0x30, counters 0b1111.
-    pub const REQUESTS_INVITOE: Event = Event { code: 0x50, umask: 0x30, ext_sel: false, umask_ext: 0x0, row: 192 };
-    /// `UNC_CHA_REQUESTS.READS`: event select 0x50, umask 0x03, counters 0b1111.
-    pub const REQUESTS_READS: Event = Event { code: 0x50, umask: 0x03, ext_sel: false, umask_ext: 0x0, row: 193 };
-    /// `UNC_CHA_REQUESTS.WRITES`: event select 0x50, umask 0x0c, counters 0b1111.
-    pub const REQUESTS_WRITES: Event = Event { code: 0x50, umask: 0x0c, ext_sel: false, umask_ext: 0x0, row: 194 };
-    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST`: event select 0x55, umask 0x10, counters 0b1111.
-    pub const OSB_RFO_HITS_SNP_BCAST: Event = Event { code: 0x55, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 195 };
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_IRQ`: event select 0x59, umask 0x01, counters 0b1111.
-    pub const DISTRESS_ASSERTED_DPT_IRQ: Event = Event { code: 0x59, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 196 };
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_TOR`: event select 0x59, umask 0x02, counters 0b1111.
-    pub const DISTRESS_ASSERTED_DPT_TOR: Event = Event { code: 0x59, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 197 };
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_ANY`: event select 0x59, umask 0x03, counters 0b1111.
-    pub const DISTRESS_ASSERTED_DPT_ANY: Event = Event { code: 0x59, umask: 0x03, ext_sel: false, umask_ext: 0x0, row: 198 };
-    /// `UNC_CHA_TOR_INSERTS.LLC_OR_SF_EVICTIONS`: event select 0x35, umask 0x02, unit-mask
-    /// extension 0xc001ff, counters 0b1111.
-    pub const TOR_INSERTS_LLC_OR_SF_EVICTIONS: Event = Event { code: 0x35, umask: 0x02, ext_sel: false, umask_ext: 0xc001ff, row: 199 };
-    /// `UNC_CHA_REMOTE_SF.MISS`: event select 0x69, umask 0x04, counters 0b1111.
-    pub const REMOTE_SF_MISS: Event = Event { code: 0x69, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 200 };
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL`: event select 0x35, umask 0x04, unit-mask
-    /// extension 0xcd42ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd42ff, row: 201 };
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE`: event select 0x35, umask 0x04, unit-mask
-    /// extension 0xcd437f, counters 0b1111.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd437f, row: 202 };
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xcc42ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_ITOM_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc42ff, row: 203 };
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xcc437f, counters 0b1111.
-    pub const TOR_INSERTS_IO_ITOM_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc437f, row: 204 };
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc8f2ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_PCIRDCUR_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f2ff, row: 205 };
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc8f37f, counters 0b1111.
-    pub const TOR_INSERTS_IO_PCIRDCUR_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f37f, row: 206 };
-    /// `UNC_CHA_RxC_OCCUPANCY.IRQ`: event select 0x11, umask 0x01, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OCCUPANCY_IRQ: Event = Event { code: 0x11, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 207 };
-    /// `UNC_CHA_RxC_INSERTS.IRQ`: event select 0x13, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_INSERTS_IRQ: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 208 };
-    /// `UNC_CHA_LLC_LOOKUP.RFO`: event select 0x34, umask 0xff, unit-mask extension 0x1bc8,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1bc8, row: 209 };
-    /// `UNC_CHA_LLC_LOOKUP.DATA_RD`: event select 0x34, umask 0xff, unit-mask extension 0x1bc1,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1bc1, row: 210 };
-    /// `UNC_CHA_LLC_LOOKUP.CODE`: event select 0x34, umask 0xff, unit-mask extension 0x1bd0,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1bd0, row: 211 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS`: event select 0x34, umask 0xff, unit-mask
-    /// extension 0xbdf, counters 0b1111. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCALLY_HOMED_ADDRESS: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0xbdf, row: 212 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS`: event select 0x34, umask 0xff, unit-mask
-    /// extension 0x15df, counters 0b1111. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTELY_HOMED_ADDRESS: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x15df, row: 213 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1a01, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTE_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a01, row: 214 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_RFO`: event select 0x34, umask 0xff, unit-mask extension 0x1a08,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTE_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a08, row: 215 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_CODE`: event select 0x34, umask 0xff, unit-mask extension 0x1a10,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTE_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a10, row: 216 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP`: event select 0x34, umask 0xff, unit-mask extension 0x1c19,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTE_SNP: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1c19, row: 217 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x19c1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x19c1, row: 218 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_RFO`: event select 0x34, umask 0xff, unit-mask extension 0x19c8,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x19c8, row: 219 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_CODE`: event select 0x34, umask 0xff, unit-mask extension 0x19d0,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x19d0, row: 220 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1841, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_DMND_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1841, row: 221 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1848, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_DMND_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1848, row: 222 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1850, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_DMND_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1850, row: 223 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1981, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_PF_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1981, row: 224 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1908, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_PF_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1908, row: 225 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1910, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_PF_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1910, row: 226 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x189d, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_LLC_PF: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x189d, row: 227 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF`: event select 0x34, umask 0xff, unit-mask extension 0x199d,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_PF: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x199d, row: 228 };
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1fc1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_DATA_READ_ALL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1fc1, row: 229 };
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS`: event select 0x34, umask 0x01, unit-mask extension
-    /// 0x1fc1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_DATA_READ_MISS: Event = Event { code: 0x34, umask: 0x01, ext_sel: false, umask_ext: 0x1fc1, row: 230 };
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x841, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_DATA_READ_LOCAL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x841, row: 231 };
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL`: event select 0x34, umask 0xff, unit-mask extension 0x842,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_WRITE_LOCAL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x842, row: 232 };
-    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL`: event select 0x34, umask 0xff, unit-mask extension 0x9c8,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_RFO_LOCAL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x9c8, row: 233 };
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x17c2, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_WRITE_REMOTE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x17c2, row: 234 };
-    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE`: event select 0x34, umask 0xff, unit-mask extension 0x17e0,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_ALL_REMOTE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x17e0, row: 235 };
-    /// `UNC_CHA_TOR_INSERTS.ALL`: event select 0x35, umask 0xff, unit-mask extension 0xc001ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_ALL: Event = Event { code: 0x35, umask: 0xff, ext_sel: false, umask_ext: 0xc001ff, row: 236 };
-    /// `UNC_CHA_TOR_INSERTS.IA`: event select 0x35, umask 0x01, unit-mask extension 0xc001ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc001ff, row: 237 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT`: event select 0x35, umask 0x01, unit-mask extension 0xc001fd,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_HIT: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc001fd, row: 238 };
-    /// `UNC_CHA_TOR_INSERTS.IO`: event select 0x35, umask 0x04, unit-mask extension 0xc001ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc001ff, row: 239 };
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT`: event select 0x35, umask 0x04, unit-mask extension 0xc001fd,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IO_HIT: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc001fd, row: 240 };
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS`: event select 0x35, umask 0x04, unit-mask extension 0xc001fe,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IO_MISS: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc001fe, row: 241 };
-    /// `UNC_CHA_TOR_INSERTS.LOC_IO`: event select 0x35, umask 0x04, unit-mask extension 0xc000ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_LOC_IO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc000ff, row: 242 };
-    /// `UNC_CHA_TOR_INSERTS.LOC_IA`: event select 0x35, umask 0x01, unit-mask extension 0xc000ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_LOC_IA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc000ff, row: 243 };
-    /// `UNC_CHA_TOR_INSERTS.LOC_ALL`: event select 0x35, umask 0x05, unit-mask extension 0xc000ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_LOC_ALL: Event = Event { code: 0x35, umask: 0x05, ext_sel: false, umask_ext: 0xc000ff, row: 244 };
-    /// `UNC_CHA_TOR_INSERTS.REM_SNPS`: event select 0x35, umask 0x08, unit-mask extension 0xc001ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_REM_SNPS: Event = Event { code: 0x35, umask: 0x08, ext_sel: false, umask_ext: 0xc001ff, row: 245 };
-    /// `UNC_CHA_TOR_INSERTS.REM_ALL`: event select 0x35, umask 0xc8, unit-mask extension 0xc001ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_REM_ALL: Event = Event { code: 0x35, umask: 0xc8, ext_sel: false, umask_ext: 0xc001ff, row: 246 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc8178a, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8178a, row: 247 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8168a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8168a, row: 248 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8170a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8170a, row: 249 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8978a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8978a, row: 250 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8968a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8968a, row: 251 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8970a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8970a, row: 252 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc8678a, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_WCILF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8678a, row: 253 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8668a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8668a, row: 254 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8670a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8670a, row: 255 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc86f8a, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_WCIL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f8a, row: 256 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc86e8a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86e8a, row: 257 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc86f0a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f0a, row: 258 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCUR`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78c8effd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_HIT_FSRDCUR: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c8effd, row: 259 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCURPTL`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78c9effd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_HIT_FSRDCURPTL: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c9effd, row: 260 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_MEMPUSHWR`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78cc6ffd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_HIT_MEMPUSHWR: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78cc6ffd, row: 261 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_ITOM`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78cc47fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_HIT_ITOM: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78cc47fd, row: 262 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_ITOMWR`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78cc4ffd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_HIT_ITOMWR: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78cc4ffd, row: 263 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_CLFLUSH`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78c8c7fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_HIT_CLFLUSH: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c8c7fd, row: 264 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WIL`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78c87ffd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_HIT_WIL: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c87ffd, row: 265 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WCILF`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78c867fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_HIT_WCILF: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c867fd, row: 266 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WCIL`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78c86ffd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_HIT_WCIL: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c86ffd, row: 267 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCUR`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78c8effe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_MISS_FSRDCUR: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c8effe, row: 268 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCURPTL`: event select 0x35, umask 0x20, unit-mask
-    /// extension 0x78c9effe, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_MISS_FSRDCURPTL: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c9effe, row: 269 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_MEMPUSHWR`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78cc6ffe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_MISS_MEMPUSHWR: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78cc6ffe, row: 270 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_ITOM`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78cc47fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_MISS_ITOM: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78cc47fe, row: 271 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_ITOMWR`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78cc4ffe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_MISS_ITOMWR: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78cc4ffe, row: 272 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_CLFLUSH`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78c8c7fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_MISS_CLFLUSH: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c8c7fe, row: 273 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WIL`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78c87ffe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_MISS_WIL: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c87ffe, row: 274 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WCILF`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78c867fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_MISS_WCILF: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c867fe, row: 275 };
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WCIL`: event select 0x35, umask 0x20, unit-mask extension
-    /// 0x78c86ffe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_CXL_MISS_WCIL: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c86ffe, row: 276 };
-    /// `UNC_CHA_TOR_OCCUPANCY.ALL`: event select 0x36, umask 0xff, unit-mask extension 0xc001ff,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_ALL: Event = Event { code: 0x36, umask: 0xff, ext_sel: false, umask_ext: 0xc001ff, row: 277 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA`: event select 0x36, umask 0x01, unit-mask extension 0xc001ff,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc001ff, row: 278 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT`: event select 0x36, umask 0x01, unit-mask extension 0xc001fd,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_HIT: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc001fd, row: 279 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc001fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc001fe, row: 280 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO`: event select 0x36, umask 0x04, unit-mask extension 0xc001ff,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc001ff, row: 281 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT`: event select 0x36, umask 0x04, unit-mask extension 0xc001fd,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_HIT: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc001fd, row: 282 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc001fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc001fe, row: 283 };
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO`: event select 0x36, umask 0x04, unit-mask extension 0xc000ff,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_LOC_IO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc000ff, row: 284 };
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA`: event select 0x36, umask 0x01, unit-mask extension 0xc000ff,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_LOC_IA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc000ff, row: 285 };
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL`: event select 0x36, umask 0x05, unit-mask extension
-    /// 0xc000ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_LOC_ALL: Event = Event { code: 0x36, umask: 0x05, ext_sel: false, umask_ext: 0xc000ff, row: 286 };
-    /// `UNC_CHA_TOR_OCCUPANCY.REM_SNPS`: event select 0x36, umask 0x08, unit-mask extension
-    /// 0xc001ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_REM_SNPS: Event = Event { code: 0x36, umask: 0x08, ext_sel: false, umask_ext: 0xc001ff, row: 287 };
-    /// `UNC_CHA_TOR_OCCUPANCY.REM_ALL`: event select 0x36, umask 0xc8, unit-mask extension
-    /// 0xc001ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_REM_ALL: Event = Event { code: 0x36, umask: 0xc8, ext_sel: false, umask_ext: 0xc001ff, row: 288 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc8178a, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8178a, row: 289 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8168a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8168a, row: 290 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8170a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8170a, row: 291 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8978a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8978a, row: 292 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8968a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8968a, row: 293 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0xc8970a, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8970a, row: 294 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8678a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8678a, row: 295 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8668a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8668a, row: 296 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8670a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8670a, row: 297 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc86f8a, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f8a, row: 298 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86e8a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86e8a, row: 299 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86f0a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f0a, row: 300 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCUR`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78c8effd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_HIT_FSRDCUR: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c8effd, row: 301 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCURPTL`: event select 0x36, umask 0x20, unit-mask
-    /// extension 0x78c9effd, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_HIT_FSRDCURPTL: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c9effd, row: 302 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_MEMPUSHWR`: event select 0x36, umask 0x20, unit-mask
-    /// extension 0x78cc6ffd, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_HIT_MEMPUSHWR: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78cc6ffd, row: 303 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOM`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78cc47fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_HIT_ITOM: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78cc47fd, row: 304 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOMWR`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78cc4ffd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_HIT_ITOMWR: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78cc4ffd, row: 305 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_CLFLUSH`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78c8c7fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_HIT_CLFLUSH: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c8c7fd, row: 306 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WIL`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78c87ffd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_HIT_WIL: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c87ffd, row: 307 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCILF`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78c867fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_HIT_WCILF: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c867fd, row: 308 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCIL`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78c86ffd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_HIT_WCIL: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c86ffd, row: 309 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCUR`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78c8effe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_MISS_FSRDCUR: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c8effe, row: 310 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCURPTL`: event select 0x36, umask 0x20, unit-mask
-    /// extension 0x78c9effe, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_MISS_FSRDCURPTL: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c9effe, row: 311 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_MEMPUSHWR`: event select 0x36, umask 0x20, unit-mask
-    /// extension 0x78cc6ffe, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_MISS_MEMPUSHWR: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78cc6ffe, row: 312 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOM`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78cc47fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_MISS_ITOM: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78cc47fe, row: 313 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOMWR`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78cc4ffe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_MISS_ITOMWR: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78cc4ffe, row: 314 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_CLFLUSH`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78c8c7fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_MISS_CLFLUSH: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c8c7fe, row: 315 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WIL`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78c87ffe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_MISS_WIL: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c87ffe, row: 316 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCILF`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78c867fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_MISS_WCILF: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c867fe, row: 317 };
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCIL`: event select 0x36, umask 0x20, unit-mask extension
-    /// 0x78c86ffe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_CXL_MISS_WCIL: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c86ffe, row: 318 };
-    /// `UNC_CHA_LLC_VICTIMS.IO`: event select 0x37, umask 0x10, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_IO: Event = Event { code: 0x37, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 319 };
-    /// `UNC_CHA_LLC_VICTIMS.IA`: event select 0x37, umask 0x20, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_IA: Event = Event { code: 0x37, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 320 };
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL`: event select 0x37, umask 0x0f, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_LOCAL_ALL: Event = Event { code: 0x37, umask: 0x0f, ext_sel: false, umask_ext: 0x20, row: 321 };
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL`: event select 0x37, umask 0x0f, unit-mask extension 0x80,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_REMOTE_ALL: Event = Event { code: 0x37, umask: 0x0f, ext_sel: false, umask_ext: 0x80, row: 322 };
-    /// `UNC_CHA_LLC_VICTIMS.ALL`: event select 0x37, umask 0x0f, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_ALL: Event = Event { code: 0x37, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 323 };
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M`: event select 0x37, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_TOTAL_M: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 324 };
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E`: event select 0x37, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_TOTAL_E: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 325 };
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S`: event select 0x37, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_TOTAL_S: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 326 };
-    /// `UNC_CHA_SF_EVICTION.E_STATE`: event select 0x3d, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SF_EVICTION_E_STATE: Event = Event { code: 0x3d, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 327 };
-    /// `UNC_CHA_SF_EVICTION.S_STATE`: event select 0x3d, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SF_EVICTION_S_STATE: Event = Event { code: 0x3d, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 328 };
-    /// `UNC_CHA_DIR_LOOKUP.NO_SNP`: event select 0x53, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIR_LOOKUP_NO_SNP: Event = Event { code: 0x53, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 329 };
-    /// `UNC_CHA_DIR_LOOKUP.SNP`: event select 0x53, umask 0x01, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIR_LOOKUP_SNP: Event = Event { code: 0x53, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 330 };
-    /// `UNC_CHA_DIR_UPDATE.HA`: event select 0x54, umask 0x01, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIR_UPDATE_HA: Event = Event { code: 0x54, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 331 };
-    /// `UNC_CHA_DIR_UPDATE.TOR`: event select 0x54, umask 0x02, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIR_UPDATE_TOR: Event = Event { code: 0x54, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 332 };
-    /// `UNC_CHA_OSB.LOCAL_INVITOE`: event select 0x55, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OSB_LOCAL_INVITOE: Event = Event { code: 0x55, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 333 };
-    /// `UNC_CHA_OSB.LOCAL_READ`: event select 0x55, umask 0x02, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OSB_LOCAL_READ: Event = Event { code: 0x55, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 334 };
-    /// `UNC_CHA_OSB.REMOTE_READ`: event select 0x55, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OSB_REMOTE_READ: Event = Event { code: 0x55, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 335 };
-    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC`: event select 0x55, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OSB_OFF_PWRHEURISTIC: Event = Event { code: 0x55, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 336 };
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL`: event select 0x5b, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_COUNT_FULL: Event = Event { code: 0x5b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 337 };
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL`: event select 0x5b, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_COUNT_PARTIAL: Event = Event { code: 0x5b, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 338 };
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY`: event select 0x5b, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event { code: 0x5b, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 339 };
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY`: event select 0x5b, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event { code: 0x5b, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 340 };
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M`: event select 0x37, umask 0x01, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_LOCAL_M: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x20, row: 341 };
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E`: event select 0x37, umask 0x02, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_LOCAL_E: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x20, row: 342 };
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S`: event select 0x37, umask 0x04, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_LOCAL_S: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x20, row: 343 };
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_F`: event select 0x37, umask 0x08, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_LOCAL_F: Event = Event { code: 0x37, umask: 0x08, ext_sel: false, umask_ext: 0x20, row: 344 };
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M`: event select 0x37, umask 0x01, unit-mask extension 0x80,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_REMOTE_M: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x80, row: 345 };
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E`: event select 0x37, umask 0x02, unit-mask extension 0x80,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_REMOTE_E: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x80, row: 346 };
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S`: event select 0x37, umask 0x04, unit-mask extension 0x80,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_REMOTE_S: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x80, row: 347 };
-    /// `UNC_CHA_REMOTE_SF.HIT_SHARED`: event select 0x69, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REMOTE_SF_HIT_SHARED: Event = Event { code: 0x69, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 348 };
-    /// `UNC_CHA_REMOTE_SF.HIT_EXCLUSIVE`: event select 0x69, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REMOTE_SF_HIT_EXCLUSIVE: Event = Event { code: 0x69, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 349 };
-    /// `UNC_CHA_REMOTE_SF.ALLOC_SHARED`: event select 0x69, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REMOTE_SF_ALLOC_SHARED: Event = Event { code: 0x69, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 350 };
-    /// `UNC_CHA_REMOTE_SF.ALLOC_EXCLUSIVE`: event select 0x69, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REMOTE_SF_ALLOC_EXCLUSIVE: Event = Event { code: 0x69, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 351 };
-    /// `UNC_CHA_REMOTE_SF.DEALLOC_EVCTCLN`: event select 0x69, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REMOTE_SF_DEALLOC_EVCTCLN: Event = Event { code: 0x69, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 352 };
-    /// `UNC_CHA_REMOTE_SF.UPDATE_SHARED`: event select 0x69, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REMOTE_SF_UPDATE_SHARED: Event = Event { code: 0x69, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 353 };
-    /// `UNC_CHA_REMOTE_SF.UPDATE_EXCLUSIVE`: event select 0x69, umask 0x00, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REMOTE_SF_UPDATE_EXCLUSIVE: Event = Event { code: 0x69, umask: 0x00, ext_sel: false, umask_ext: 0x1, row: 354 };
-    /// `UNC_CHA_REMOTE_SF.VICTIM_SHARED`: event select 0x69, umask 0x00, unit-mask extension 0x2,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REMOTE_SF_VICTIM_SHARED: Event = Event { code: 0x69, umask: 0x00, ext_sel: false, umask_ext: 0x2, row: 355 };
-    /// `UNC_CHA_REMOTE_SF.VICTIM_EXCLUSIVE`: event select 0x69, umask 0x00, unit-mask extension
-    /// 0x4, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REMOTE_SF_VICTIM_EXCLUSIVE: Event = Event { code: 0x69, umask: 0x00, ext_sel: false, umask_ext: 0x4, row: 356 };
-    /// `UNC_CHA_REMOTE_SF.INCLUSIVE_ONLY`: event select 0x69, umask 0x00, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REMOTE_SF_INCLUSIVE_ONLY: Event = Event { code: 0x69, umask: 0x00, ext_sel: false, umask_ext: 0x20, row: 357 };
-    /// `UNC_CHA_REMOTE_SF.DIRBACKED_ONLY`: event select 0x69, umask 0x00, unit-mask extension 0x40,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REMOTE_SF_DIRBACKED_ONLY: Event = Event { code: 0x69, umask: 0x00, ext_sel: false, umask_ext: 0x40, row: 358 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE`: event select 0x36, umask 0x04, unit-mask
-    /// extension 0xc8f37e, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f37e, row: 359 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL`: event select 0x36, umask 0x04, unit-mask
-    /// extension 0xc8f2fe, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f2fe, row: 360 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE`: event select 0x36, umask 0x04, unit-mask
-    /// extension 0xcc437e, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc437e, row: 361 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL`: event select 0x36, umask 0x04, unit-mask
-    /// extension 0xcc42fe, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc42fe, row: 362 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE`: event select 0x36, umask 0x04,
-    /// unit-mask extension 0xcd437e, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd437e, row: 363 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL`: event select 0x36, umask 0x04,
-    /// unit-mask extension 0xcd42fe, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd42fe, row: 364 };
+    /// `UNC_CHA_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD`.
+    pub const TOR_INSERTS_IA_HIT_CRD: Event = Event::row(1);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD`.
+    pub const TOR_INSERTS_IA_HIT_DRD: Event = Event::row(2);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO`.
+    pub const TOR_INSERTS_IA_HIT_LLCPREFRFO: Event = Event::row(3);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO`.
+    pub const TOR_INSERTS_IA_HIT_RFO: Event = Event::row(4);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS`.
+    pub const TOR_INSERTS_IA_MISS: Event = Event::row(5);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD`.
+    pub const TOR_INSERTS_IA_MISS_CRD: Event = Event::row(6);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD`.
+    pub const TOR_INSERTS_IA_MISS_DRD: Event = Event::row(7);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO`.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO: Event = Event::row(8);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO`.
+    pub const TOR_INSERTS_IA_MISS_RFO: Event = Event::row(9);
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOM`.
+    pub const TOR_INSERTS_IO_MISS_ITOM: Event = Event::row(10);
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_RFO`.
+    pub const TOR_INSERTS_IO_MISS_RFO: Event = Event::row(11);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF`.
+    pub const TOR_INSERTS_IA_HIT_CRD_PREF: Event = Event::row(12);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF`.
+    pub const TOR_INSERTS_IA_HIT_DRD_PREF: Event = Event::row(13);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF`.
+    pub const TOR_INSERTS_IA_HIT_RFO_PREF: Event = Event::row(14);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF`.
+    pub const TOR_INSERTS_IA_MISS_CRD_PREF: Event = Event::row(15);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF`.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF: Event = Event::row(16);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF`.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF: Event = Event::row(17);
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOM`.
+    pub const TOR_INSERTS_IO_HIT_ITOM: Event = Event::row(18);
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_RFO`.
+    pub const TOR_INSERTS_IO_HIT_RFO: Event = Event::row(19);
+    /// `UNC_CHA_TOR_INSERTS.IO_RFO`.
+    pub const TOR_INSERTS_IO_RFO: Event = Event::row(20);
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOM`.
+    pub const TOR_INSERTS_IO_ITOM: Event = Event::row(21);
+    /// `UNC_CHA_TOR_INSERTS.IA_RFO_PREF`.
+    pub const TOR_INSERTS_IA_RFO_PREF: Event = Event::row(22);
+    /// `UNC_CHA_TOR_INSERTS.IA_RFO`.
+    pub const TOR_INSERTS_IA_RFO: Event = Event::row(23);
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO`.
+    pub const TOR_INSERTS_IA_LLCPREFRFO: Event = Event::row(24);
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD`.
+    pub const TOR_INSERTS_IA_DRD: Event = Event::row(25);
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD_PREF`.
+    pub const TOR_INSERTS_IA_DRD_PREF: Event = Event::row(26);
+    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF`.
+    pub const TOR_INSERTS_IA_CRD_PREF: Event = Event::row(27);
+    /// `UNC_CHA_TOR_INSERTS.IA_CRD`.
+    pub const TOR_INSERTS_IA_CRD: Event = Event::row(28);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL`.
+    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL: Event = Event::row(29);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE`.
+    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE: Event = Event::row(30);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL`.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL: Event = Event::row(31);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE`.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE: Event = Event::row(32);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL`.
+    pub const TOR_INSERTS_IA_MISS_RFO_LOCAL: Event = Event::row(33);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE`.
+    pub const TOR_INSERTS_IA_MISS_RFO_REMOTE: Event = Event::row(34);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL`.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL: Event = Event::row(35);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE`.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE: Event = Event::row(36);
+    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSH`.
+    pub const TOR_INSERTS_IA_CLFLUSH: Event = Event::row(37);
+    /// `UNC_CHA_TOR_INSERTS.IA_ITOM`.
+    pub const TOR_INSERTS_IA_ITOM: Event = Event::row(38);
+    /// `UNC_CHA_TOR_INSERTS.IA_SPECITOM`.
+    pub const TOR_INSERTS_IA_SPECITOM: Event = Event::row(39);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR`.
+    pub const TOR_INSERTS_IA_MISS_DRD_DDR: Event = Event::row(40);
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR`.
+    pub const TOR_INSERTS_IO_HIT_ITOMCACHENEAR: Event = Event::row(41);
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR`.
+    pub const TOR_INSERTS_IO_MISS_ITOMCACHENEAR: Event = Event::row(42);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE`.
+    pub const TOR_INSERTS_IA_MISS_DRDPTE: Event = Event::row(43);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE`.
+    pub const TOR_INSERTS_IA_HIT_DRDPTE: Event = Event::row(44);
+    /// `UNC_CHA_TOR_INSERTS.IA_DRDPTE`.
+    pub const TOR_INSERTS_IA_DRDPTE: Event = Event::row(45);
+    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE`.
+    pub const TOR_INSERTS_IA_WBEFTOE: Event = Event::row(46);
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR`.
+    pub const TOR_INSERTS_IO_HIT_PCIRDCUR: Event = Event::row(47);
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR`.
+    pub const TOR_INSERTS_IO_MISS_PCIRDCUR: Event = Event::row(48);
+    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR`.
+    pub const TOR_INSERTS_IO_PCIRDCUR: Event = Event::row(49);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE`.
+    pub const TOR_INSERTS_IA_HIT_LLCPREFCODE: Event = Event::row(50);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA`.
+    pub const TOR_INSERTS_IA_HIT_LLCPREFDATA: Event = Event::row(51);
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA`.
+    pub const TOR_INSERTS_IA_LLCPREFDATA: Event = Event::row(52);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE`.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE: Event = Event::row(53);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA`.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA: Event = Event::row(54);
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE`.
+    pub const TOR_INSERTS_IA_LLCPREFCODE: Event = Event::row(55);
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR`.
+    pub const TOR_INSERTS_IO_ITOMCACHENEAR: Event = Event::row(56);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR`.
+    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR: Event = Event::row(57);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR`.
+    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR: Event = Event::row(58);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR`.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_DDR: Event = Event::row(59);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR`.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event::row(60);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR`.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event::row(61);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL`.
+    pub const TOR_INSERTS_IA_MISS_CRD_LOCAL: Event = Event::row(62);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE`.
+    pub const TOR_INSERTS_IA_MISS_CRD_REMOTE: Event = Event::row(63);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL`.
+    pub const TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(64);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE`.
+    pub const TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(65);
+    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR`.
+    pub const TOR_INSERTS_IA_ITOMCACHENEAR: Event = Event::row(66);
+    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI`.
+    pub const TOR_INSERTS_IA_WBMTOI: Event = Event::row(67);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM`.
+    pub const TOR_INSERTS_IA_HIT_ITOM: Event = Event::row(68);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM`.
+    pub const TOR_INSERTS_IA_MISS_ITOM: Event = Event::row(69);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF`.
+    pub const TOR_INSERTS_IA_MISS_UCRDF: Event = Event::row(70);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL`.
+    pub const TOR_INSERTS_IA_MISS_WIL: Event = Event::row(71);
+    /// `UNC_CHA_TOR_INSERTS.IA_WCILF`.
+    pub const TOR_INSERTS_IA_WCILF: Event = Event::row(72);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF`.
+    pub const TOR_INSERTS_IA_MISS_WCILF: Event = Event::row(73);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR`.
+    pub const TOR_INSERTS_IA_MISS_WCILF_DDR: Event = Event::row(74);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR`.
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(75);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR`.
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(76);
+    /// `UNC_CHA_TOR_INSERTS.IA_WCIL`.
+    pub const TOR_INSERTS_IA_WCIL: Event = Event::row(77);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL`.
+    pub const TOR_INSERTS_IA_MISS_WCIL: Event = Event::row(78);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR`.
+    pub const TOR_INSERTS_IA_MISS_WCIL_DDR: Event = Event::row(79);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR`.
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(80);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR`.
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(81);
+    /// `UNC_CHA_TOR_INSERTS.IO_WBMTOI`.
+    pub const TOR_INSERTS_IO_WBMTOI: Event = Event::row(82);
+    /// `UNC_CHA_TOR_INSERTS.IO_CLFLUSH`.
+    pub const TOR_INSERTS_IO_CLFLUSH: Event = Event::row(83);
+    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE`.
+    pub const TOR_INSERTS_IA_WBMTOE: Event = Event::row(84);
+    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI`.
+    pub const TOR_INSERTS_IA_WBEFTOI: Event = Event::row(85);
+    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI`.
+    pub const TOR_INSERTS_IA_WBSTOI: Event = Event::row(86);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC`.
+    pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC: Event = Event::row(87);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC`.
+    pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC: Event = Event::row(88);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC`.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event::row(89);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC`.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC: Event = Event::row(90);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC`.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC: Event = Event::row(91);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC`.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event::row(92);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC`.
+    pub const TOR_INSERTS_IA_MISS_CXL_ACC: Event = Event::row(93);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC`.
+    pub const TOR_INSERTS_IA_HIT_CXL_ACC: Event = Event::row(94);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD`.
+    pub const TOR_OCCUPANCY_IA_HIT_CRD: Event = Event::row(95);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD`.
+    pub const TOR_OCCUPANCY_IA_HIT_DRD: Event = Event::row(96);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO`.
+    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFRFO: Event = Event::row(97);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO`.
+    pub const TOR_OCCUPANCY_IA_HIT_RFO: Event = Event::row(98);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD`.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD: Event = Event::row(99);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD: Event = Event::row(100);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO`.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO: Event = Event::row(101);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO: Event = Event::row(102);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO`.
+    pub const TOR_OCCUPANCY_IO_MISS_RFO: Event = Event::row(103);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM`.
+    pub const TOR_OCCUPANCY_IO_MISS_ITOM: Event = Event::row(104);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF`.
+    pub const TOR_OCCUPANCY_IA_HIT_CRD_PREF: Event = Event::row(105);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF`.
+    pub const TOR_OCCUPANCY_IA_HIT_DRD_PREF: Event = Event::row(106);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF`.
+    pub const TOR_OCCUPANCY_IA_HIT_RFO_PREF: Event = Event::row(107);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF`.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF: Event = Event::row(108);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF: Event = Event::row(109);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF: Event = Event::row(110);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM`.
+    pub const TOR_OCCUPANCY_IO_HIT_ITOM: Event = Event::row(111);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO`.
+    pub const TOR_OCCUPANCY_IO_HIT_RFO: Event = Event::row(112);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO`.
+    pub const TOR_OCCUPANCY_IO_RFO: Event = Event::row(113);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOM`.
+    pub const TOR_OCCUPANCY_IO_ITOM: Event = Event::row(114);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO`.
+    pub const TOR_OCCUPANCY_IA_RFO: Event = Event::row(115);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF`.
+    pub const TOR_OCCUPANCY_IA_RFO_PREF: Event = Event::row(116);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO`.
+    pub const TOR_OCCUPANCY_IA_LLCPREFRFO: Event = Event::row(117);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD`.
+    pub const TOR_OCCUPANCY_IA_DRD: Event = Event::row(118);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD`.
+    pub const TOR_OCCUPANCY_IA_CRD: Event = Event::row(119);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF`.
+    pub const TOR_OCCUPANCY_IA_CRD_PREF: Event = Event::row(120);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF`.
+    pub const TOR_OCCUPANCY_IA_DRD_PREF: Event = Event::row(121);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL: Event = Event::row(122);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE: Event = Event::row(123);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL: Event = Event::row(124);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE: Event = Event::row(125);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_LOCAL: Event = Event::row(126);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_REMOTE: Event = Event::row(127);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL: Event = Event::row(128);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE: Event = Event::row(129);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_DDR: Event = Event::row(130);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR`.
+    pub const TOR_OCCUPANCY_IO_HIT_PCIRDCUR: Event = Event::row(131);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR`.
+    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR: Event = Event::row(132);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR`.
+    pub const TOR_OCCUPANCY_IO_PCIRDCUR: Event = Event::row(133);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE`.
+    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFCODE: Event = Event::row(134);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA`.
+    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFDATA: Event = Event::row(135);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA`.
+    pub const TOR_OCCUPANCY_IA_LLCPREFDATA: Event = Event::row(136);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE`.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE: Event = Event::row(137);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA`.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA: Event = Event::row(138);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE`.
+    pub const TOR_OCCUPANCY_IA_LLCPREFCODE: Event = Event::row(139);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR: Event = Event::row(140);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR: Event = Event::row(141);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR: Event = Event::row(142);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event::row(143);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event::row(144);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL`.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_LOCAL: Event = Event::row(145);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE`.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_REMOTE: Event = Event::row(146);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL`.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(147);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE`.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(148);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH`.
+    pub const TOR_OCCUPANCY_IA_CLFLUSH: Event = Event::row(149);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR`.
+    pub const TOR_OCCUPANCY_IA_ITOMCACHENEAR: Event = Event::row(150);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM`.
+    pub const TOR_OCCUPANCY_IA_SPECITOM: Event = Event::row(151);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI`.
+    pub const TOR_OCCUPANCY_IA_WBMTOI: Event = Event::row(152);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM`.
+    pub const TOR_OCCUPANCY_IA_ITOM: Event = Event::row(153);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM`.
+    pub const TOR_OCCUPANCY_IA_HIT_ITOM: Event = Event::row(154);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM`.
+    pub const TOR_OCCUPANCY_IA_MISS_ITOM: Event = Event::row(155);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF`.
+    pub const TOR_OCCUPANCY_IA_MISS_UCRDF: Event = Event::row(156);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL`.
+    pub const TOR_OCCUPANCY_IA_MISS_WIL: Event = Event::row(157);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF`.
+    pub const TOR_OCCUPANCY_IA_WCILF: Event = Event::row(158);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF`.
+    pub const TOR_OCCUPANCY_IA_MISS_WCILF: Event = Event::row(159);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_WCILF_DDR: Event = Event::row(160);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(161);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(162);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL`.
+    pub const TOR_OCCUPANCY_IA_WCIL: Event = Event::row(163);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL`.
+    pub const TOR_OCCUPANCY_IA_MISS_WCIL: Event = Event::row(164);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_WCIL_DDR: Event = Event::row(165);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(166);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(167);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI`.
+    pub const TOR_OCCUPANCY_IO_WBMTOI: Event = Event::row(168);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH`.
+    pub const TOR_OCCUPANCY_IO_CLFLUSH: Event = Event::row(169);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR`.
+    pub const TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR: Event = Event::row(170);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR`.
+    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR: Event = Event::row(171);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE`.
+    pub const TOR_OCCUPANCY_IA_DRDPTE: Event = Event::row(172);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE`.
+    pub const TOR_OCCUPANCY_IA_HIT_DRDPTE: Event = Event::row(173);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRDPTE: Event = Event::row(174);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR`.
+    pub const TOR_OCCUPANCY_IO_ITOMCACHENEAR: Event = Event::row(175);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC: Event = Event::row(176);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC: Event = Event::row(177);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC: Event = Event::row(178);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC`.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event::row(179);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC`.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event::row(180);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC: Event = Event::row(181);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC`.
+    pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC: Event = Event::row(182);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC`.
+    pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC: Event = Event::row(183);
+    /// `UNC_CHA_MISC.RFO_HIT_S`.
+    pub const MISC_RFO_HIT_S: Event = Event::row(184);
+    /// `UNC_CHA_SF_EVICTION.M_STATE`.
+    pub const SF_EVICTION_M_STATE: Event = Event::row(185);
+    /// `UNC_CHA_REQUESTS.READS_LOCAL`.
+    pub const REQUESTS_READS_LOCAL: Event = Event::row(186);
+    /// `UNC_CHA_REQUESTS.READS_REMOTE`.
+    pub const REQUESTS_READS_REMOTE: Event = Event::row(187);
+    /// `UNC_CHA_REQUESTS.WRITES_LOCAL`.
+    pub const REQUESTS_WRITES_LOCAL: Event = Event::row(188);
+    /// `UNC_CHA_REQUESTS.WRITES_REMOTE`.
+    pub const REQUESTS_WRITES_REMOTE: Event = Event::row(189);
+    /// `UNC_CHA_REQUESTS.INVITOE_LOCAL`.
+    pub const REQUESTS_INVITOE_LOCAL: Event = Event::row(190);
+    /// `UNC_CHA_REQUESTS.INVITOE_REMOTE`.
+    pub const REQUESTS_INVITOE_REMOTE: Event = Event::row(191);
+    /// `UNC_CHA_REQUESTS.INVITOE`.
+    pub const REQUESTS_INVITOE: Event = Event::row(192);
+    /// `UNC_CHA_REQUESTS.READS`.
+    pub const REQUESTS_READS: Event = Event::row(193);
+    /// `UNC_CHA_REQUESTS.WRITES`.
+    pub const REQUESTS_WRITES: Event = Event::row(194);
+    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST`.
+    pub const OSB_RFO_HITS_SNP_BCAST: Event = Event::row(195);
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_IRQ`.
+    pub const DISTRESS_ASSERTED_DPT_IRQ: Event = Event::row(196);
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_TOR`.
+    pub const DISTRESS_ASSERTED_DPT_TOR: Event = Event::row(197);
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_ANY`.
+    pub const DISTRESS_ASSERTED_DPT_ANY: Event = Event::row(198);
+    /// `UNC_CHA_TOR_INSERTS.LLC_OR_SF_EVICTIONS`.
+    pub const TOR_INSERTS_LLC_OR_SF_EVICTIONS: Event = Event::row(199);
+    /// `UNC_CHA_REMOTE_SF.MISS`.
+    pub const REMOTE_SF_MISS: Event = Event::row(200);
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL`.
+    pub const TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL: Event = Event::row(201);
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE`.
+    pub const TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE: Event = Event::row(202);
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL`.
+    pub const TOR_INSERTS_IO_ITOM_LOCAL: Event = Event::row(203);
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE`.
+    pub const TOR_INSERTS_IO_ITOM_REMOTE: Event = Event::row(204);
+    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL`.
+    pub const TOR_INSERTS_IO_PCIRDCUR_LOCAL: Event = Event::row(205);
+    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE`.
+    pub const TOR_INSERTS_IO_PCIRDCUR_REMOTE: Event = Event::row(206);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::TOR_INSERTS_IA_HIT_CRD,
-        Event::TOR_INSERTS_IA_HIT_DRD,
-        Event::TOR_INSERTS_IA_HIT_LLCPREFRFO,
-        Event::TOR_INSERTS_IA_HIT_RFO,
-        Event::TOR_INSERTS_IA_MISS,
-        Event::TOR_INSERTS_IA_MISS_CRD,
-        Event::TOR_INSERTS_IA_MISS_DRD,
-        Event::TOR_INSERTS_IA_MISS_LLCPREFRFO,
-        Event::TOR_INSERTS_IA_MISS_RFO,
-        Event::TOR_INSERTS_IO_MISS_ITOM,
-        Event::TOR_INSERTS_IO_MISS_RFO,
-        Event::TOR_INSERTS_IA_HIT_CRD_PREF,
-        Event::TOR_INSERTS_IA_HIT_DRD_PREF,
-        Event::TOR_INSERTS_IA_HIT_RFO_PREF,
-        Event::TOR_INSERTS_IA_MISS_CRD_PREF,
-        Event::TOR_INSERTS_IA_MISS_DRD_PREF,
-        Event::TOR_INSERTS_IA_MISS_RFO_PREF,
-        Event::TOR_INSERTS_IO_HIT_ITOM,
-        Event::TOR_INSERTS_IO_HIT_RFO,
-        Event::TOR_INSERTS_IO_RFO,
-        Event::TOR_INSERTS_IO_ITOM,
-        Event::TOR_INSERTS_IA_RFO_PREF,
-        Event::TOR_INSERTS_IA_RFO,
-        Event::TOR_INSERTS_IA_LLCPREFRFO,
-        Event::TOR_INSERTS_IA_DRD,
-        Event::TOR_INSERTS_IA_DRD_PREF,
-        Event::TOR_INSERTS_IA_CRD_PREF,
-        Event::TOR_INSERTS_IA_CRD,
-        Event::TOR_INSERTS_IA_MISS_DRD_LOCAL,
-        Event::TOR_INSERTS_IA_MISS_DRD_REMOTE,
-        Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL,
-        Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE,
-        Event::TOR_INSERTS_IA_MISS_RFO_LOCAL,
-        Event::TOR_INSERTS_IA_MISS_RFO_REMOTE,
-        Event::TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL,
-        Event::TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE,
-        Event::TOR_INSERTS_IA_CLFLUSH,
-        Event::TOR_INSERTS_IA_ITOM,
-        Event::TOR_INSERTS_IA_SPECITOM,
-        Event::TOR_INSERTS_IA_MISS_DRD_DDR,
-        Event::TOR_INSERTS_IO_HIT_ITOMCACHENEAR,
-        Event::TOR_INSERTS_IO_MISS_ITOMCACHENEAR,
-        Event::TOR_INSERTS_IA_MISS_DRDPTE,
-        Event::TOR_INSERTS_IA_HIT_DRDPTE,
-        Event::TOR_INSERTS_IA_DRDPTE,
-        Event::TOR_INSERTS_IA_WBEFTOE,
-        Event::TOR_INSERTS_IO_HIT_PCIRDCUR,
-        Event::TOR_INSERTS_IO_MISS_PCIRDCUR,
-        Event::TOR_INSERTS_IO_PCIRDCUR,
-        Event::TOR_INSERTS_IA_HIT_LLCPREFCODE,
-        Event::TOR_INSERTS_IA_HIT_LLCPREFDATA,
-        Event::TOR_INSERTS_IA_LLCPREFDATA,
-        Event::TOR_INSERTS_IA_MISS_LLCPREFCODE,
-        Event::TOR_INSERTS_IA_MISS_LLCPREFDATA,
-        Event::TOR_INSERTS_IA_LLCPREFCODE,
-        Event::TOR_INSERTS_IO_ITOMCACHENEAR,
-        Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR,
-        Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR,
-        Event::TOR_INSERTS_IA_MISS_DRD_PREF_DDR,
-        Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR,
-        Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR,
-        Event::TOR_INSERTS_IA_MISS_CRD_LOCAL,
-        Event::TOR_INSERTS_IA_MISS_CRD_REMOTE,
-        Event::TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL,
-        Event::TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE,
-        Event::TOR_INSERTS_IA_ITOMCACHENEAR,
-        Event::TOR_INSERTS_IA_WBMTOI,
-        Event::TOR_INSERTS_IA_HIT_ITOM,
-        Event::TOR_INSERTS_IA_MISS_ITOM,
-        Event::TOR_INSERTS_IA_MISS_UCRDF,
-        Event::TOR_INSERTS_IA_MISS_WIL,
-        Event::TOR_INSERTS_IA_WCILF,
-        Event::TOR_INSERTS_IA_MISS_WCILF,
-        Event::TOR_INSERTS_IA_MISS_WCILF_DDR,
-        Event::TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR,
-        Event::TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR,
-        Event::TOR_INSERTS_IA_WCIL,
-        Event::TOR_INSERTS_IA_MISS_WCIL,
-        Event::TOR_INSERTS_IA_MISS_WCIL_DDR,
-        Event::TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR,
-        Event::TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR,
-        Event::TOR_INSERTS_IO_WBMTOI,
-        Event::TOR_INSERTS_IO_CLFLUSH,
-        Event::TOR_INSERTS_IA_WBMTOE,
-        Event::TOR_INSERTS_IA_WBEFTOI,
-        Event::TOR_INSERTS_IA_WBSTOI,
-        Event::TOR_INSERTS_IA_MISS_DRD_CXL_ACC,
-        Event::TOR_INSERTS_IA_MISS_RFO_CXL_ACC,
-        Event::TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC,
-        Event::TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC,
-        Event::TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC,
-        Event::TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC,
-        Event::TOR_INSERTS_IA_MISS_CXL_ACC,
-        Event::TOR_INSERTS_IA_HIT_CXL_ACC,
-        Event::TOR_OCCUPANCY_IA_HIT_CRD,
-        Event::TOR_OCCUPANCY_IA_HIT_DRD,
-        Event::TOR_OCCUPANCY_IA_HIT_LLCPREFRFO,
-        Event::TOR_OCCUPANCY_IA_HIT_RFO,
-        Event::TOR_OCCUPANCY_IA_MISS_CRD,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD,
-        Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO,
-        Event::TOR_OCCUPANCY_IO_MISS_RFO,
-        Event::TOR_OCCUPANCY_IO_MISS_ITOM,
-        Event::TOR_OCCUPANCY_IA_HIT_CRD_PREF,
-        Event::TOR_OCCUPANCY_IA_HIT_DRD_PREF,
-        Event::TOR_OCCUPANCY_IA_HIT_RFO_PREF,
-        Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF,
-        Event::TOR_OCCUPANCY_IO_HIT_ITOM,
-        Event::TOR_OCCUPANCY_IO_HIT_RFO,
-        Event::TOR_OCCUPANCY_IO_RFO,
-        Event::TOR_OCCUPANCY_IO_ITOM,
-        Event::TOR_OCCUPANCY_IA_RFO,
-        Event::TOR_OCCUPANCY_IA_RFO_PREF,
-        Event::TOR_OCCUPANCY_IA_LLCPREFRFO,
-        Event::TOR_OCCUPANCY_IA_DRD,
-        Event::TOR_OCCUPANCY_IA_CRD,
-        Event::TOR_OCCUPANCY_IA_CRD_PREF,
-        Event::TOR_OCCUPANCY_IA_DRD_PREF,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO_LOCAL,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO_REMOTE,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_DDR,
-        Event::TOR_OCCUPANCY_IO_HIT_PCIRDCUR,
-        Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR,
-        Event::TOR_OCCUPANCY_IO_PCIRDCUR,
-        Event::TOR_OCCUPANCY_IA_HIT_LLCPREFCODE,
-        Event::TOR_OCCUPANCY_IA_HIT_LLCPREFDATA,
-        Event::TOR_OCCUPANCY_IA_LLCPREFDATA,
-        Event::TOR_OCCUPANCY_IA_MISS_LLCPREFCODE,
-        Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA,
-        Event::TOR_OCCUPANCY_IA_LLCPREFCODE,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR,
-        Event::TOR_OCCUPANCY_IA_MISS_CRD_LOCAL,
-        Event::TOR_OCCUPANCY_IA_MISS_CRD_REMOTE,
-        Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL,
-        Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE,
-        Event::TOR_OCCUPANCY_IA_CLFLUSH,
-        Event::TOR_OCCUPANCY_IA_ITOMCACHENEAR,
-        Event::TOR_OCCUPANCY_IA_SPECITOM,
-        Event::TOR_OCCUPANCY_IA_WBMTOI,
-        Event::TOR_OCCUPANCY_IA_ITOM,
-        Event::TOR_OCCUPANCY_IA_HIT_ITOM,
-        Event::TOR_OCCUPANCY_IA_MISS_ITOM,
-        Event::TOR_OCCUPANCY_IA_MISS_UCRDF,
-        Event::TOR_OCCUPANCY_IA_MISS_WIL,
-        Event::TOR_OCCUPANCY_IA_WCILF,
-        Event::TOR_OCCUPANCY_IA_MISS_WCILF,
-        Event::TOR_OCCUPANCY_IA_MISS_WCILF_DDR,
-        Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR,
-        Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR,
-        Event::TOR_OCCUPANCY_IA_WCIL,
-        Event::TOR_OCCUPANCY_IA_MISS_WCIL,
-        Event::TOR_OCCUPANCY_IA_MISS_WCIL_DDR,
-        Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR,
-        Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR,
-        Event::TOR_OCCUPANCY_IO_WBMTOI,
-        Event::TOR_OCCUPANCY_IO_CLFLUSH,
-        Event::TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR,
-        Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR,
-        Event::TOR_OCCUPANCY_IA_DRDPTE,
-        Event::TOR_OCCUPANCY_IA_HIT_DRDPTE,
-        Event::TOR_OCCUPANCY_IA_MISS_DRDPTE,
-        Event::TOR_OCCUPANCY_IO_ITOMCACHENEAR,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC,
-        Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC,
-        Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC,
-        Event::TOR_OCCUPANCY_IA_MISS_CXL_ACC,
-        Event::TOR_OCCUPANCY_IA_HIT_CXL_ACC,
-        Event::MISC_RFO_HIT_S,
-        Event::SF_EVICTION_M_STATE,
-        Event::REQUESTS_READS_LOCAL,
-        Event::REQUESTS_READS_REMOTE,
-        Event::REQUESTS_WRITES_LOCAL,
-        Event::REQUESTS_WRITES_REMOTE,
-        Event::REQUESTS_INVITOE_LOCAL,
-        Event::REQUESTS_INVITOE_REMOTE,
-        Event::REQUESTS_INVITOE,
-        Event::REQUESTS_READS,
-        Event::REQUESTS_WRITES,
-        Event::OSB_RFO_HITS_SNP_BCAST,
-        Event::DISTRESS_ASSERTED_DPT_IRQ,
-        Event::DISTRESS_ASSERTED_DPT_TOR,
-        Event::DISTRESS_ASSERTED_DPT_ANY,
-        Event::TOR_INSERTS_LLC_OR_SF_EVICTIONS,
-        Event::REMOTE_SF_MISS,
-        Event::TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL,
-        Event::TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE,
-        Event::TOR_INSERTS_IO_ITOM_LOCAL,
-        Event::TOR_INSERTS_IO_ITOM_REMOTE,
-        Event::TOR_INSERTS_IO_PCIRDCUR_LOCAL,
-        Event::TOR_INSERTS_IO_PCIRDCUR_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::RXC_OCCUPANCY_IRQ,
-        #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_IRQ,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_RFO,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_RD,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_CODE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCALLY_HOMED_ADDRESS,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTELY_HOMED_ADDRESS,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_DATA_RD,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_RFO,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_CODE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_SNP,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DATA_RD,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_RFO,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_CODE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DMND_DATA_RD,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DMND_RFO,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DMND_CODE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF_DATA_RD,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF_RFO,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF_CODE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_LLC_PF,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_ALL,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_MISS,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_WRITE_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_RFO_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_WRITE_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_ALL_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_ALL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IO,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IO_HIT,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IO_MISS,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOC_IO,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOC_IA,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOC_ALL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_REM_SNPS,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_REM_ALL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCILF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCIL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_FSRDCUR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_FSRDCURPTL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_MEMPUSHWR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_ITOM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_ITOMWR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_CLFLUSH,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_WIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_WCILF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_WCIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_FSRDCUR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_FSRDCURPTL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_MEMPUSHWR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_ITOM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_ITOMWR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_CLFLUSH,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_WIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_WCILF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_WCIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_ALL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_HIT,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOC_IO,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOC_IA,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOC_ALL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_REM_SNPS,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_REM_ALL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCILF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCIL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_FSRDCUR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_FSRDCURPTL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_MEMPUSHWR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_ITOM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_ITOMWR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_CLFLUSH,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_WIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_WCILF,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_WCIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_FSRDCUR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_FSRDCURPTL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_MEMPUSHWR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_ITOM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_ITOMWR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_CLFLUSH,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_WIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_WCILF,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_WCIL,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IO,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IA,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_ALL,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_ALL,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_ALL,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_TOTAL_M,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_TOTAL_E,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_TOTAL_S,
-        #[cfg(feature = "experimental-events")] Event::SF_EVICTION_E_STATE,
-        #[cfg(feature = "experimental-events")] Event::SF_EVICTION_S_STATE,
-        #[cfg(feature = "experimental-events")] Event::DIR_LOOKUP_NO_SNP,
-        #[cfg(feature = "experimental-events")] Event::DIR_LOOKUP_SNP,
-        #[cfg(feature = "experimental-events")] Event::DIR_UPDATE_HA,
-        #[cfg(feature = "experimental-events")] Event::DIR_UPDATE_TOR,
-        #[cfg(feature = "experimental-events")] Event::OSB_LOCAL_INVITOE,
-        #[cfg(feature = "experimental-events")] Event::OSB_LOCAL_READ,
-        #[cfg(feature = "experimental-events")] Event::OSB_REMOTE_READ,
-        #[cfg(feature = "experimental-events")] Event::OSB_OFF_PWRHEURISTIC,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_FULL,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_PARTIAL,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_FULL_PRIORITY,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_PARTIAL_PRIORITY,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_M,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_E,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_S,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_M,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_E,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_S,
-        #[cfg(feature = "experimental-events")] Event::REMOTE_SF_HIT_SHARED,
-        #[cfg(feature = "experimental-events")] Event::REMOTE_SF_HIT_EXCLUSIVE,
-        #[cfg(feature = "experimental-events")] Event::REMOTE_SF_ALLOC_SHARED,
-        #[cfg(feature = "experimental-events")] Event::REMOTE_SF_ALLOC_EXCLUSIVE,
-        #[cfg(feature = "experimental-events")] Event::REMOTE_SF_DEALLOC_EVCTCLN,
-        #[cfg(feature = "experimental-events")] Event::REMOTE_SF_UPDATE_SHARED,
-        #[cfg(feature = "experimental-events")] Event::REMOTE_SF_UPDATE_EXCLUSIVE,
-        #[cfg(feature = "experimental-events")] Event::REMOTE_SF_VICTIM_SHARED,
-        #[cfg(feature = "experimental-events")] Event::REMOTE_SF_VICTIM_EXCLUSIVE,
-        #[cfg(feature = "experimental-events")] Event::REMOTE_SF_INCLUSIVE_ONLY,
-        #[cfg(feature = "experimental-events")] Event::REMOTE_SF_DIRBACKED_ONLY,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, umask_ext: r.umask_ext, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -4430,6 +3132,328 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_CHA_RxC_OCCUPANCY.IRQ` (experimental).
+    pub const RXC_OCCUPANCY_IRQ: Event = Event::row(207);
+    /// `UNC_CHA_RxC_INSERTS.IRQ` (experimental).
+    pub const RXC_INSERTS_IRQ: Event = Event::row(208);
+    /// `UNC_CHA_LLC_LOOKUP.RFO` (experimental).
+    pub const LLC_LOOKUP_RFO: Event = Event::row(209);
+    /// `UNC_CHA_LLC_LOOKUP.DATA_RD` (experimental).
+    pub const LLC_LOOKUP_DATA_RD: Event = Event::row(210);
+    /// `UNC_CHA_LLC_LOOKUP.CODE` (experimental).
+    pub const LLC_LOOKUP_CODE: Event = Event::row(211);
+    /// `UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS` (experimental).
+    pub const LLC_LOOKUP_LOCALLY_HOMED_ADDRESS: Event = Event::row(212);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS` (experimental).
+    pub const LLC_LOOKUP_REMOTELY_HOMED_ADDRESS: Event = Event::row(213);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD` (experimental).
+    pub const LLC_LOOKUP_REMOTE_DATA_RD: Event = Event::row(214);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_RFO` (experimental).
+    pub const LLC_LOOKUP_REMOTE_RFO: Event = Event::row(215);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_CODE` (experimental).
+    pub const LLC_LOOKUP_REMOTE_CODE: Event = Event::row(216);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP` (experimental).
+    pub const LLC_LOOKUP_REMOTE_SNP: Event = Event::row(217);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD` (experimental).
+    pub const LLC_LOOKUP_LOCAL_DATA_RD: Event = Event::row(218);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_RFO` (experimental).
+    pub const LLC_LOOKUP_LOCAL_RFO: Event = Event::row(219);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_CODE` (experimental).
+    pub const LLC_LOOKUP_LOCAL_CODE: Event = Event::row(220);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD` (experimental).
+    pub const LLC_LOOKUP_LOCAL_DMND_DATA_RD: Event = Event::row(221);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO` (experimental).
+    pub const LLC_LOOKUP_LOCAL_DMND_RFO: Event = Event::row(222);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE` (experimental).
+    pub const LLC_LOOKUP_LOCAL_DMND_CODE: Event = Event::row(223);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD` (experimental).
+    pub const LLC_LOOKUP_LOCAL_PF_DATA_RD: Event = Event::row(224);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO` (experimental).
+    pub const LLC_LOOKUP_LOCAL_PF_RFO: Event = Event::row(225);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE` (experimental).
+    pub const LLC_LOOKUP_LOCAL_PF_CODE: Event = Event::row(226);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF` (experimental).
+    pub const LLC_LOOKUP_LOCAL_LLC_PF: Event = Event::row(227);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF` (experimental).
+    pub const LLC_LOOKUP_LOCAL_PF: Event = Event::row(228);
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL` (experimental).
+    pub const LLC_LOOKUP_DATA_READ_ALL: Event = Event::row(229);
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS` (experimental).
+    pub const LLC_LOOKUP_DATA_READ_MISS: Event = Event::row(230);
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL` (experimental).
+    pub const LLC_LOOKUP_DATA_READ_LOCAL: Event = Event::row(231);
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL` (experimental).
+    pub const LLC_LOOKUP_WRITE_LOCAL: Event = Event::row(232);
+    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL` (experimental).
+    pub const LLC_LOOKUP_RFO_LOCAL: Event = Event::row(233);
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE` (experimental).
+    pub const LLC_LOOKUP_WRITE_REMOTE: Event = Event::row(234);
+    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE` (experimental).
+    pub const LLC_LOOKUP_ALL_REMOTE: Event = Event::row(235);
+    /// `UNC_CHA_TOR_INSERTS.ALL` (experimental).
+    pub const TOR_INSERTS_ALL: Event = Event::row(236);
+    /// `UNC_CHA_TOR_INSERTS.IA` (experimental).
+    pub const TOR_INSERTS_IA: Event = Event::row(237);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT` (experimental).
+    pub const TOR_INSERTS_IA_HIT: Event = Event::row(238);
+    /// `UNC_CHA_TOR_INSERTS.IO` (experimental).
+    pub const TOR_INSERTS_IO: Event = Event::row(239);
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT` (experimental).
+    pub const TOR_INSERTS_IO_HIT: Event = Event::row(240);
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS` (experimental).
+    pub const TOR_INSERTS_IO_MISS: Event = Event::row(241);
+    /// `UNC_CHA_TOR_INSERTS.LOC_IO` (experimental).
+    pub const TOR_INSERTS_LOC_IO: Event = Event::row(242);
+    /// `UNC_CHA_TOR_INSERTS.LOC_IA` (experimental).
+    pub const TOR_INSERTS_LOC_IA: Event = Event::row(243);
+    /// `UNC_CHA_TOR_INSERTS.LOC_ALL` (experimental).
+    pub const TOR_INSERTS_LOC_ALL: Event = Event::row(244);
+    /// `UNC_CHA_TOR_INSERTS.REM_SNPS` (experimental).
+    pub const TOR_INSERTS_REM_SNPS: Event = Event::row(245);
+    /// `UNC_CHA_TOR_INSERTS.REM_ALL` (experimental).
+    pub const TOR_INSERTS_REM_ALL: Event = Event::row(246);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_PMM: Event = Event::row(247);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM: Event = Event::row(248);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM: Event = Event::row(249);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_PMM: Event = Event::row(250);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(251);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(252);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_WCILF_PMM: Event = Event::row(253);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(254);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(255);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_WCIL_PMM: Event = Event::row(256);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(257);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(258);
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCUR` (experimental).
+    pub const TOR_INSERTS_CXL_HIT_FSRDCUR: Event = Event::row(259);
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCURPTL` (experimental).
+    pub const TOR_INSERTS_CXL_HIT_FSRDCURPTL: Event = Event::row(260);
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_MEMPUSHWR` (experimental).
+    pub const TOR_INSERTS_CXL_HIT_MEMPUSHWR: Event = Event::row(261);
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_ITOM` (experimental).
+    pub const TOR_INSERTS_CXL_HIT_ITOM: Event = Event::row(262);
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_ITOMWR` (experimental).
+    pub const TOR_INSERTS_CXL_HIT_ITOMWR: Event = Event::row(263);
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_CLFLUSH` (experimental).
+    pub const TOR_INSERTS_CXL_HIT_CLFLUSH: Event = Event::row(264);
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WIL` (experimental).
+    pub const TOR_INSERTS_CXL_HIT_WIL: Event = Event::row(265);
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WCILF` (experimental).
+    pub const TOR_INSERTS_CXL_HIT_WCILF: Event = Event::row(266);
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WCIL` (experimental).
+    pub const TOR_INSERTS_CXL_HIT_WCIL: Event = Event::row(267);
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCUR` (experimental).
+    pub const TOR_INSERTS_CXL_MISS_FSRDCUR: Event = Event::row(268);
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCURPTL` (experimental).
+    pub const TOR_INSERTS_CXL_MISS_FSRDCURPTL: Event = Event::row(269);
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_MEMPUSHWR` (experimental).
+    pub const TOR_INSERTS_CXL_MISS_MEMPUSHWR: Event = Event::row(270);
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_ITOM` (experimental).
+    pub const TOR_INSERTS_CXL_MISS_ITOM: Event = Event::row(271);
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_ITOMWR` (experimental).
+    pub const TOR_INSERTS_CXL_MISS_ITOMWR: Event = Event::row(272);
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_CLFLUSH` (experimental).
+    pub const TOR_INSERTS_CXL_MISS_CLFLUSH: Event = Event::row(273);
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WIL` (experimental).
+    pub const TOR_INSERTS_CXL_MISS_WIL: Event = Event::row(274);
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WCILF` (experimental).
+    pub const TOR_INSERTS_CXL_MISS_WCILF: Event = Event::row(275);
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WCIL` (experimental).
+    pub const TOR_INSERTS_CXL_MISS_WCIL: Event = Event::row(276);
+    /// `UNC_CHA_TOR_OCCUPANCY.ALL` (experimental).
+    pub const TOR_OCCUPANCY_ALL: Event = Event::row(277);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA` (experimental).
+    pub const TOR_OCCUPANCY_IA: Event = Event::row(278);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT` (experimental).
+    pub const TOR_OCCUPANCY_IA_HIT: Event = Event::row(279);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS: Event = Event::row(280);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO` (experimental).
+    pub const TOR_OCCUPANCY_IO: Event = Event::row(281);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT` (experimental).
+    pub const TOR_OCCUPANCY_IO_HIT: Event = Event::row(282);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS: Event = Event::row(283);
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO` (experimental).
+    pub const TOR_OCCUPANCY_LOC_IO: Event = Event::row(284);
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA` (experimental).
+    pub const TOR_OCCUPANCY_LOC_IA: Event = Event::row(285);
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL` (experimental).
+    pub const TOR_OCCUPANCY_LOC_ALL: Event = Event::row(286);
+    /// `UNC_CHA_TOR_OCCUPANCY.REM_SNPS` (experimental).
+    pub const TOR_OCCUPANCY_REM_SNPS: Event = Event::row(287);
+    /// `UNC_CHA_TOR_OCCUPANCY.REM_ALL` (experimental).
+    pub const TOR_OCCUPANCY_REM_ALL: Event = Event::row(288);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PMM: Event = Event::row(289);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM: Event = Event::row(290);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM: Event = Event::row(291);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM: Event = Event::row(292);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(293);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(294);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_WCILF_PMM: Event = Event::row(295);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(296);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(297);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_WCIL_PMM: Event = Event::row(298);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(299);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(300);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCUR` (experimental).
+    pub const TOR_OCCUPANCY_CXL_HIT_FSRDCUR: Event = Event::row(301);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCURPTL` (experimental).
+    pub const TOR_OCCUPANCY_CXL_HIT_FSRDCURPTL: Event = Event::row(302);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_MEMPUSHWR` (experimental).
+    pub const TOR_OCCUPANCY_CXL_HIT_MEMPUSHWR: Event = Event::row(303);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOM` (experimental).
+    pub const TOR_OCCUPANCY_CXL_HIT_ITOM: Event = Event::row(304);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOMWR` (experimental).
+    pub const TOR_OCCUPANCY_CXL_HIT_ITOMWR: Event = Event::row(305);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_CLFLUSH` (experimental).
+    pub const TOR_OCCUPANCY_CXL_HIT_CLFLUSH: Event = Event::row(306);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WIL` (experimental).
+    pub const TOR_OCCUPANCY_CXL_HIT_WIL: Event = Event::row(307);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCILF` (experimental).
+    pub const TOR_OCCUPANCY_CXL_HIT_WCILF: Event = Event::row(308);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCIL` (experimental).
+    pub const TOR_OCCUPANCY_CXL_HIT_WCIL: Event = Event::row(309);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCUR` (experimental).
+    pub const TOR_OCCUPANCY_CXL_MISS_FSRDCUR: Event = Event::row(310);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCURPTL` (experimental).
+    pub const TOR_OCCUPANCY_CXL_MISS_FSRDCURPTL: Event = Event::row(311);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_MEMPUSHWR` (experimental).
+    pub const TOR_OCCUPANCY_CXL_MISS_MEMPUSHWR: Event = Event::row(312);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOM` (experimental).
+    pub const TOR_OCCUPANCY_CXL_MISS_ITOM: Event = Event::row(313);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOMWR` (experimental).
+    pub const TOR_OCCUPANCY_CXL_MISS_ITOMWR: Event = Event::row(314);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_CLFLUSH` (experimental).
+    pub const TOR_OCCUPANCY_CXL_MISS_CLFLUSH: Event = Event::row(315);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WIL` (experimental).
+    pub const TOR_OCCUPANCY_CXL_MISS_WIL: Event = Event::row(316);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCILF` (experimental).
+    pub const TOR_OCCUPANCY_CXL_MISS_WCILF: Event = Event::row(317);
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCIL` (experimental).
+    pub const TOR_OCCUPANCY_CXL_MISS_WCIL: Event = Event::row(318);
+    /// `UNC_CHA_LLC_VICTIMS.IO` (experimental).
+    pub const LLC_VICTIMS_IO: Event = Event::row(319);
+    /// `UNC_CHA_LLC_VICTIMS.IA` (experimental).
+    pub const LLC_VICTIMS_IA: Event = Event::row(320);
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL` (experimental).
+    pub const LLC_VICTIMS_LOCAL_ALL: Event = Event::row(321);
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL` (experimental).
+    pub const LLC_VICTIMS_REMOTE_ALL: Event = Event::row(322);
+    /// `UNC_CHA_LLC_VICTIMS.ALL` (experimental).
+    pub const LLC_VICTIMS_ALL: Event = Event::row(323);
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M` (experimental).
+    pub const LLC_VICTIMS_TOTAL_M: Event = Event::row(324);
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E` (experimental).
+    pub const LLC_VICTIMS_TOTAL_E: Event = Event::row(325);
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S` (experimental).
+    pub const LLC_VICTIMS_TOTAL_S: Event = Event::row(326);
+    /// `UNC_CHA_SF_EVICTION.E_STATE` (experimental).
+    pub const SF_EVICTION_E_STATE: Event = Event::row(327);
+    /// `UNC_CHA_SF_EVICTION.S_STATE` (experimental).
+    pub const SF_EVICTION_S_STATE: Event = Event::row(328);
+    /// `UNC_CHA_DIR_LOOKUP.NO_SNP` (experimental).
+    pub const DIR_LOOKUP_NO_SNP: Event = Event::row(329);
+    /// `UNC_CHA_DIR_LOOKUP.SNP` (experimental).
+    pub const DIR_LOOKUP_SNP: Event = Event::row(330);
+    /// `UNC_CHA_DIR_UPDATE.HA` (experimental).
+    pub const DIR_UPDATE_HA: Event = Event::row(331);
+    /// `UNC_CHA_DIR_UPDATE.TOR` (experimental).
+    pub const DIR_UPDATE_TOR: Event = Event::row(332);
+    /// `UNC_CHA_OSB.LOCAL_INVITOE` (experimental).
+    pub const OSB_LOCAL_INVITOE: Event = Event::row(333);
+    /// `UNC_CHA_OSB.LOCAL_READ` (experimental).
+    pub const OSB_LOCAL_READ: Event = Event::row(334);
+    /// `UNC_CHA_OSB.REMOTE_READ` (experimental).
+    pub const OSB_REMOTE_READ: Event = Event::row(335);
+    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC` (experimental).
+    pub const OSB_OFF_PWRHEURISTIC: Event = Event::row(336);
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL` (experimental).
+    pub const IMC_WRITES_COUNT_FULL: Event = Event::row(337);
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL` (experimental).
+    pub const IMC_WRITES_COUNT_PARTIAL: Event = Event::row(338);
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY` (experimental).
+    pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event::row(339);
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY` (experimental).
+    pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event::row(340);
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M` (experimental).
+    pub const LLC_VICTIMS_LOCAL_M: Event = Event::row(341);
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E` (experimental).
+    pub const LLC_VICTIMS_LOCAL_E: Event = Event::row(342);
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S` (experimental).
+    pub const LLC_VICTIMS_LOCAL_S: Event = Event::row(343);
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_F` (experimental).
+    pub const LLC_VICTIMS_LOCAL_F: Event = Event::row(344);
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M` (experimental).
+    pub const LLC_VICTIMS_REMOTE_M: Event = Event::row(345);
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E` (experimental).
+    pub const LLC_VICTIMS_REMOTE_E: Event = Event::row(346);
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S` (experimental).
+    pub const LLC_VICTIMS_REMOTE_S: Event = Event::row(347);
+    /// `UNC_CHA_REMOTE_SF.HIT_SHARED` (experimental).
+    pub const REMOTE_SF_HIT_SHARED: Event = Event::row(348);
+    /// `UNC_CHA_REMOTE_SF.HIT_EXCLUSIVE` (experimental).
+    pub const REMOTE_SF_HIT_EXCLUSIVE: Event = Event::row(349);
+    /// `UNC_CHA_REMOTE_SF.ALLOC_SHARED` (experimental).
+    pub const REMOTE_SF_ALLOC_SHARED: Event = Event::row(350);
+    /// `UNC_CHA_REMOTE_SF.ALLOC_EXCLUSIVE` (experimental).
+    pub const REMOTE_SF_ALLOC_EXCLUSIVE: Event = Event::row(351);
+    /// `UNC_CHA_REMOTE_SF.DEALLOC_EVCTCLN` (experimental).
+    pub const REMOTE_SF_DEALLOC_EVCTCLN: Event = Event::row(352);
+    /// `UNC_CHA_REMOTE_SF.UPDATE_SHARED` (experimental).
+    pub const REMOTE_SF_UPDATE_SHARED: Event = Event::row(353);
+    /// `UNC_CHA_REMOTE_SF.UPDATE_EXCLUSIVE` (experimental).
+    pub const REMOTE_SF_UPDATE_EXCLUSIVE: Event = Event::row(354);
+    /// `UNC_CHA_REMOTE_SF.VICTIM_SHARED` (experimental).
+    pub const REMOTE_SF_VICTIM_SHARED: Event = Event::row(355);
+    /// `UNC_CHA_REMOTE_SF.VICTIM_EXCLUSIVE` (experimental).
+    pub const REMOTE_SF_VICTIM_EXCLUSIVE: Event = Event::row(356);
+    /// `UNC_CHA_REMOTE_SF.INCLUSIVE_ONLY` (experimental).
+    pub const REMOTE_SF_INCLUSIVE_ONLY: Event = Event::row(357);
+    /// `UNC_CHA_REMOTE_SF.DIRBACKED_ONLY` (experimental).
+    pub const REMOTE_SF_DIRBACKED_ONLY: Event = Event::row(358);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE: Event = Event::row(359);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL: Event = Event::row(360);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE: Event = Event::row(361);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL: Event = Event::row(362);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE: Event = Event::row(363);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL: Event = Event::row(364);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -4443,376 +3467,401 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_CHA_CLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80ffd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD", 0x35, 0x01, 0b1111).umask_ext(0xc817fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS", 0x35, 0x01, 0b1111).umask_ext(0xc001fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80ffe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD", 0x35, 0x01, 0b1111).umask_ext(0xc817fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807fe),
+    ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43fe),
+    ev("UNC_CHA_TOR_INSERTS.IO_MISS_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88ffd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc897fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88ffe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc897fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887fe),
+    ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43fd),
+    ev("UNC_CHA_TOR_INSERTS.IO_HIT_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803fd),
+    ev("UNC_CHA_TOR_INSERTS.IO_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803ff),
+    ev("UNC_CHA_TOR_INSERTS.IO_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_DRD", 0x35, 0x01, 0b1111).umask_ext(0xc817ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_DRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc897ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88fff),
+    ev("UNC_CHA_TOR_INSERTS.IA_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80fff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc816fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8177e),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc896fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8977e),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc806fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8077e),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc886fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8877e),
+    ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSH", 0x35, 0x01, 0b1111).umask_ext(0xc8c7ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_SPECITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc57ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc81786),
+    ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43fd),
+    ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE", 0x35, 0x01, 0b1111).umask_ext(0xc837fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE", 0x35, 0x01, 0b1111).umask_ext(0xc837fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_DRDPTE", 0x35, 0x01, 0b1111).umask_ext(0xc837ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOE", 0x35, 0x01, 0b1111).umask_ext(0xcc3fff),
+    ev("UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3fd),
+    ev("UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3fe),
+    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccffd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccffe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccfff),
+    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc81686),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc81706),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc89786),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc89686),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc89706),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc80efe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc80f7e),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc88efe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc88f7e),
+    ev("UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", 0x35, 0x01, 0b1111).umask_ext(0xcd47ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_WBMTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc27ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", 0x35, 0x01, 0b1111).umask_ext(0xc877de),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WIL", 0x35, 0x01, 0b1111).umask_ext(0xc87fde),
+    ev("UNC_CHA_TOR_INSERTS.IA_WCILF", 0x35, 0x01, 0b1111).umask_ext(0xc867ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", 0x35, 0x01, 0b1111).umask_ext(0xc867fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86786),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86686),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86706),
+    ev("UNC_CHA_TOR_INSERTS.IA_WCIL", 0x35, 0x01, 0b1111).umask_ext(0xc86fff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", 0x35, 0x01, 0b1111).umask_ext(0xc86ffe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86f86),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86e86),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86f06),
+    ev("UNC_CHA_TOR_INSERTS.IO_WBMTOI", 0x35, 0x04, 0b1111).umask_ext(0xcc23ff),
+    ev("UNC_CHA_TOR_INSERTS.IO_CLFLUSH", 0x35, 0x04, 0b1111).umask_ext(0xc8c3ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_WBMTOE", 0x35, 0x01, 0b1111).umask_ext(0xcc2fff),
+    ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc37ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_WBSTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc67ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c81782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c80782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c88782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10ccc782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c89782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10ccd782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c00182),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c00181),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80ffd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", 0x36, 0x01, 0b1).umask_ext(0xc817fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80ffe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", 0x36, 0x01, 0b1).umask_ext(0xc817fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88ffd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc897fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88ffe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc897fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD", 0x36, 0x01, 0b1).umask_ext(0xc817ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80fff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88fff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc897ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc816fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8177e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc896fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8977e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc806fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8077e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc886fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8877e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", 0x36, 0x01, 0b1).umask_ext(0xc81786),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccffd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccffe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccfff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc81686),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", 0x36, 0x01, 0b1).umask_ext(0xc81706),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc89786),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc89686),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR", 0x36, 0x01, 0b1).umask_ext(0xc89706),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc80efe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc80f7e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc88efe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc88f7e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", 0x36, 0x01, 0b1).umask_ext(0xc8c7ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", 0x36, 0x01, 0b1).umask_ext(0xcd47ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", 0x36, 0x01, 0b1).umask_ext(0xcc57ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", 0x36, 0x01, 0b1).umask_ext(0xcc27ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", 0x36, 0x01, 0b1).umask_ext(0xc877de),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", 0x36, 0x01, 0b1).umask_ext(0xc87fde),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_WCILF", 0x36, 0x01, 0b1).umask_ext(0xc867ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", 0x36, 0x01, 0b1).umask_ext(0xc867fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86786),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86686),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86706),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_WCIL", 0x36, 0x01, 0b1).umask_ext(0xc86fff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", 0x36, 0x01, 0b1).umask_ext(0xc86ffe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86f86),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86e86),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86f06),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", 0x36, 0x04, 0b1).umask_ext(0xcc23ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", 0x36, 0x04, 0b1).umask_ext(0xc8c3ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE", 0x36, 0x01, 0b1).umask_ext(0xc837ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE", 0x36, 0x01, 0b1).umask_ext(0xc837fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE", 0x36, 0x01, 0b1).umask_ext(0xc837fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c80782),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c81782),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c89782),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10ccd782),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c88782),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10ccc782),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c00182),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c00181),
+    ev("UNC_CHA_MISC.RFO_HIT_S", 0x39, 0x08, 0b1111),
+    ev("UNC_CHA_SF_EVICTION.M_STATE", 0x3d, 0x01, 0b1111),
+    ev("UNC_CHA_REQUESTS.READS_LOCAL", 0x50, 0x01, 0b1111),
+    ev("UNC_CHA_REQUESTS.READS_REMOTE", 0x50, 0x02, 0b1111),
+    ev("UNC_CHA_REQUESTS.WRITES_LOCAL", 0x50, 0x04, 0b1111),
+    ev("UNC_CHA_REQUESTS.WRITES_REMOTE", 0x50, 0x08, 0b1111),
+    ev("UNC_CHA_REQUESTS.INVITOE_LOCAL", 0x50, 0x10, 0b1111),
+    ev("UNC_CHA_REQUESTS.INVITOE_REMOTE", 0x50, 0x20, 0b1111),
+    ev("UNC_CHA_REQUESTS.INVITOE", 0x50, 0x30, 0b1111),
+    ev("UNC_CHA_REQUESTS.READS", 0x50, 0x03, 0b1111),
+    ev("UNC_CHA_REQUESTS.WRITES", 0x50, 0x0c, 0b1111),
+    ev("UNC_CHA_OSB.RFO_HITS_SNP_BCAST", 0x55, 0x10, 0b1111),
+    ev("UNC_CHA_DISTRESS_ASSERTED.DPT_IRQ", 0x59, 0x01, 0b1111),
+    ev("UNC_CHA_DISTRESS_ASSERTED.DPT_TOR", 0x59, 0x02, 0b1111),
+    ev("UNC_CHA_DISTRESS_ASSERTED.DPT_ANY", 0x59, 0x03, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.LLC_OR_SF_EVICTIONS", 0x35, 0x02, 0b1111).umask_ext(0xc001ff),
+    ev("UNC_CHA_REMOTE_SF.MISS", 0x69, 0x04, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xcd42ff),
+    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xcd437f),
+    ev("UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xcc42ff),
+    ev("UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xcc437f),
+    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xc8f2ff),
+    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xc8f37f),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_CHA_RxC_OCCUPANCY.IRQ", 0x11, 0x01, 0b1),
+    ev("UNC_CHA_RxC_INSERTS.IRQ", 0x13, 0x01, 0b1111),
+    ev("UNC_CHA_LLC_LOOKUP.RFO", 0x34, 0xff, 0b1111).umask_ext(0x1bc8),
+    ev("UNC_CHA_LLC_LOOKUP.DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1bc1),
+    ev("UNC_CHA_LLC_LOOKUP.CODE", 0x34, 0xff, 0b1111).umask_ext(0x1bd0),
+    ev("UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS", 0x34, 0xff, 0b1111).umask_ext(0xbdf),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS", 0x34, 0xff, 0b1111).umask_ext(0x15df),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1a01),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTE_RFO", 0x34, 0xff, 0b1111).umask_ext(0x1a08),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTE_CODE", 0x34, 0xff, 0b1111).umask_ext(0x1a10),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNP", 0x34, 0xff, 0b1111).umask_ext(0x1c19),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x19c1),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_RFO", 0x34, 0xff, 0b1111).umask_ext(0x19c8),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_CODE", 0x34, 0xff, 0b1111).umask_ext(0x19d0),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1841),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO", 0x34, 0xff, 0b1111).umask_ext(0x1848),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE", 0x34, 0xff, 0b1111).umask_ext(0x1850),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1981),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO", 0x34, 0xff, 0b1111).umask_ext(0x1908),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE", 0x34, 0xff, 0b1111).umask_ext(0x1910),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF", 0x34, 0xff, 0b1111).umask_ext(0x189d),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF", 0x34, 0xff, 0b1111).umask_ext(0x199d),
+    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_ALL", 0x34, 0xff, 0b1111).umask_ext(0x1fc1),
+    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_MISS", 0x34, 0x01, 0b1111).umask_ext(0x1fc1),
+    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x841),
+    ev("UNC_CHA_LLC_LOOKUP.WRITE_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x842),
+    ev("UNC_CHA_LLC_LOOKUP.RFO_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x9c8),
+    ev("UNC_CHA_LLC_LOOKUP.WRITE_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x17c2),
+    ev("UNC_CHA_LLC_LOOKUP.ALL_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x17e0),
+    ev("UNC_CHA_TOR_INSERTS.ALL", 0x35, 0xff, 0b1111).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_INSERTS.IA", 0x35, 0x01, 0b1111).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT", 0x35, 0x01, 0b1111).umask_ext(0xc001fd),
+    ev("UNC_CHA_TOR_INSERTS.IO", 0x35, 0x04, 0b1111).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_INSERTS.IO_HIT", 0x35, 0x04, 0b1111).umask_ext(0xc001fd),
+    ev("UNC_CHA_TOR_INSERTS.IO_MISS", 0x35, 0x04, 0b1111).umask_ext(0xc001fe),
+    ev("UNC_CHA_TOR_INSERTS.LOC_IO", 0x35, 0x04, 0b1111).umask_ext(0xc000ff),
+    ev("UNC_CHA_TOR_INSERTS.LOC_IA", 0x35, 0x01, 0b1111).umask_ext(0xc000ff),
+    ev("UNC_CHA_TOR_INSERTS.LOC_ALL", 0x35, 0x05, 0b1111).umask_ext(0xc000ff),
+    ev("UNC_CHA_TOR_INSERTS.REM_SNPS", 0x35, 0x08, 0b1111).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_INSERTS.REM_ALL", 0x35, 0xc8, 0b1111).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8178a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8168a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8170a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8978a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8968a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8970a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8678a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8668a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8670a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86f8a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86e8a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86f0a),
+    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCUR", 0x35, 0x20, 0b1111).umask_ext(0x78c8effd),
+    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCURPTL", 0x35, 0x20, 0b1111).umask_ext(0x78c9effd),
+    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_MEMPUSHWR", 0x35, 0x20, 0b1111).umask_ext(0x78cc6ffd),
+    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_ITOM", 0x35, 0x20, 0b1111).umask_ext(0x78cc47fd),
+    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_ITOMWR", 0x35, 0x20, 0b1111).umask_ext(0x78cc4ffd),
+    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_CLFLUSH", 0x35, 0x20, 0b1111).umask_ext(0x78c8c7fd),
+    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_WIL", 0x35, 0x20, 0b1111).umask_ext(0x78c87ffd),
+    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_WCILF", 0x35, 0x20, 0b1111).umask_ext(0x78c867fd),
+    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_WCIL", 0x35, 0x20, 0b1111).umask_ext(0x78c86ffd),
+    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCUR", 0x35, 0x20, 0b1111).umask_ext(0x78c8effe),
+    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCURPTL", 0x35, 0x20, 0b1111).umask_ext(0x78c9effe),
+    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_MEMPUSHWR", 0x35, 0x20, 0b1111).umask_ext(0x78cc6ffe),
+    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_ITOM", 0x35, 0x20, 0b1111).umask_ext(0x78cc47fe),
+    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_ITOMWR", 0x35, 0x20, 0b1111).umask_ext(0x78cc4ffe),
+    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_CLFLUSH", 0x35, 0x20, 0b1111).umask_ext(0x78c8c7fe),
+    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_WIL", 0x35, 0x20, 0b1111).umask_ext(0x78c87ffe),
+    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_WCILF", 0x35, 0x20, 0b1111).umask_ext(0x78c867fe),
+    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_WCIL", 0x35, 0x20, 0b1111).umask_ext(0x78c86ffe),
+    ev("UNC_CHA_TOR_OCCUPANCY.ALL", 0x36, 0xff, 0b1).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA", 0x36, 0x01, 0b1).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT", 0x36, 0x01, 0b1).umask_ext(0xc001fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS", 0x36, 0x01, 0b1).umask_ext(0xc001fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO", 0x36, 0x04, 0b1).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT", 0x36, 0x04, 0b1).umask_ext(0xc001fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS", 0x36, 0x04, 0b1).umask_ext(0xc001fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.LOC_IO", 0x36, 0x04, 0b1).umask_ext(0xc000ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.LOC_IA", 0x36, 0x01, 0b1).umask_ext(0xc000ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.LOC_ALL", 0x36, 0x05, 0b1).umask_ext(0xc000ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.REM_SNPS", 0x36, 0x08, 0b1).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.REM_ALL", 0x36, 0xc8, 0b1).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8178a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8168a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8170a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8978a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8968a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8970a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8678a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8668a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8670a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86f8a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86e8a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86f0a),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCUR", 0x36, 0x20, 0b1).umask_ext(0x78c8effd),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCURPTL", 0x36, 0x20, 0b1).umask_ext(0x78c9effd),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_MEMPUSHWR", 0x36, 0x20, 0b1).umask_ext(0x78cc6ffd),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOM", 0x36, 0x20, 0b1).umask_ext(0x78cc47fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOMWR", 0x36, 0x20, 0b1).umask_ext(0x78cc4ffd),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_CLFLUSH", 0x36, 0x20, 0b1).umask_ext(0x78c8c7fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WIL", 0x36, 0x20, 0b1).umask_ext(0x78c87ffd),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCILF", 0x36, 0x20, 0b1).umask_ext(0x78c867fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCIL", 0x36, 0x20, 0b1).umask_ext(0x78c86ffd),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCUR", 0x36, 0x20, 0b1).umask_ext(0x78c8effe),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCURPTL", 0x36, 0x20, 0b1).umask_ext(0x78c9effe),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_MEMPUSHWR", 0x36, 0x20, 0b1).umask_ext(0x78cc6ffe),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOM", 0x36, 0x20, 0b1).umask_ext(0x78cc47fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOMWR", 0x36, 0x20, 0b1).umask_ext(0x78cc4ffe),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_CLFLUSH", 0x36, 0x20, 0b1).umask_ext(0x78c8c7fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WIL", 0x36, 0x20, 0b1).umask_ext(0x78c87ffe),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCILF", 0x36, 0x20, 0b1).umask_ext(0x78c867fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCIL", 0x36, 0x20, 0b1).umask_ext(0x78c86ffe),
+    ev("UNC_CHA_LLC_VICTIMS.IO", 0x37, 0x10, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.IA", 0x37, 0x20, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.LOCAL_ALL", 0x37, 0x0f, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_LLC_VICTIMS.REMOTE_ALL", 0x37, 0x0f, 0b1111).umask_ext(0x80),
+    ev("UNC_CHA_LLC_VICTIMS.ALL", 0x37, 0x0f, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.TOTAL_M", 0x37, 0x01, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.TOTAL_E", 0x37, 0x02, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.TOTAL_S", 0x37, 0x04, 0b1111),
+    ev("UNC_CHA_SF_EVICTION.E_STATE", 0x3d, 0x02, 0b1111),
+    ev("UNC_CHA_SF_EVICTION.S_STATE", 0x3d, 0x04, 0b1111),
+    ev("UNC_CHA_DIR_LOOKUP.NO_SNP", 0x53, 0x02, 0b1111),
+    ev("UNC_CHA_DIR_LOOKUP.SNP", 0x53, 0x01, 0b1111),
+    ev("UNC_CHA_DIR_UPDATE.HA", 0x54, 0x01, 0b1111),
+    ev("UNC_CHA_DIR_UPDATE.TOR", 0x54, 0x02, 0b1111),
+    ev("UNC_CHA_OSB.LOCAL_INVITOE", 0x55, 0x01, 0b1111),
+    ev("UNC_CHA_OSB.LOCAL_READ", 0x55, 0x02, 0b1111),
+    ev("UNC_CHA_OSB.REMOTE_READ", 0x55, 0x04, 0b1111),
+    ev("UNC_CHA_OSB.OFF_PWRHEURISTIC", 0x55, 0x20, 0b1111),
+    ev("UNC_CHA_IMC_WRITES_COUNT.FULL", 0x5b, 0x01, 0b1111),
+    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL", 0x5b, 0x02, 0b1111),
+    ev("UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", 0x5b, 0x04, 0b1111),
+    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", 0x5b, 0x08, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.LOCAL_M", 0x37, 0x01, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_LLC_VICTIMS.LOCAL_E", 0x37, 0x02, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_LLC_VICTIMS.LOCAL_S", 0x37, 0x04, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_LLC_VICTIMS.LOCAL_F", 0x37, 0x08, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_LLC_VICTIMS.REMOTE_M", 0x37, 0x01, 0b1111).umask_ext(0x80),
+    ev("UNC_CHA_LLC_VICTIMS.REMOTE_E", 0x37, 0x02, 0b1111).umask_ext(0x80),
+    ev("UNC_CHA_LLC_VICTIMS.REMOTE_S", 0x37, 0x04, 0b1111).umask_ext(0x80),
+    ev("UNC_CHA_REMOTE_SF.HIT_SHARED", 0x69, 0x01, 0b1111),
+    ev("UNC_CHA_REMOTE_SF.HIT_EXCLUSIVE", 0x69, 0x02, 0b1111),
+    ev("UNC_CHA_REMOTE_SF.ALLOC_SHARED", 0x69, 0x08, 0b1111),
+    ev("UNC_CHA_REMOTE_SF.ALLOC_EXCLUSIVE", 0x69, 0x10, 0b1111),
+    ev("UNC_CHA_REMOTE_SF.DEALLOC_EVCTCLN", 0x69, 0x40, 0b1111),
+    ev("UNC_CHA_REMOTE_SF.UPDATE_SHARED", 0x69, 0x80, 0b1111),
+    ev("UNC_CHA_REMOTE_SF.UPDATE_EXCLUSIVE", 0x69, 0x00, 0b1111).umask_ext(0x1),
+    ev("UNC_CHA_REMOTE_SF.VICTIM_SHARED", 0x69, 0x00, 0b1111).umask_ext(0x2),
+    ev("UNC_CHA_REMOTE_SF.VICTIM_EXCLUSIVE", 0x69, 0x00, 0b1111).umask_ext(0x4),
+    ev("UNC_CHA_REMOTE_SF.INCLUSIVE_ONLY", 0x69, 0x00, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_REMOTE_SF.DIRBACKED_ONLY", 0x69, 0x00, 0b1111).umask_ext(0x40),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE", 0x36, 0x04, 0b1).umask_ext(0xc8f37e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL", 0x36, 0x04, 0b1).umask_ext(0xc8f2fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE", 0x36, 0x04, 0b1).umask_ext(0xcc437e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL", 0x36, 0x04, 0b1).umask_ext(0xcc42fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE", 0x36, 0x04, 0b1).umask_ext(0xcd437e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL", 0x36, 0x04, 0b1).umask_ext(0xcd42fe),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<15>(EVENT_ROWS, 192, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 0, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 64, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<30>(EXPERIMENTAL_ROWS, 128, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_CHA_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc80ffd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc817fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xccc7fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc807fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc001fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc80ffe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc817fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xccc7fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc807fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcc43fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc803fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc88ffd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc897fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc887fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc88ffe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc897fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc887fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcc43fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_RFO", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc803fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_RFO", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc803ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcc43ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc887ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc807ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xccc7ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc817ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc897ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc88fff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc80fff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc816fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8177e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc896fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8977e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc806fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8077e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc886fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8877e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CLFLUSH", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8c7ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_ITOM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc47ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_SPECITOM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc57ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc81786, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcd43fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcd43fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc837fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc837fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRDPTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc837ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBEFTOE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc3fff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc8f3fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc8f3fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc8f3ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcccffd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xccd7fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xccd7ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcccffe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xccd7fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcccfff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcd43ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc81686, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc81706, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc89786, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc89686, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc89706, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc80efe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc80f7e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc88efe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc88f7e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcd47ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBMTOI", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc27ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc47fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc47fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc877de, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WIL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc87fde, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WCILF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc867ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc867fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86786, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86686, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86706, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WCIL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86fff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86ffe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86f86, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86e86, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86f06, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_WBMTOI", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcc23ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_CLFLUSH", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc8c3ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBMTOE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc2fff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBEFTOI", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc37ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBSTOI", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc67ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c81782, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c80782, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c88782, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10ccc782, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c89782, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10ccd782, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c00182, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c00181, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc80ffd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc817fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xccc7fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc807fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc80ffe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc817fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xccc7fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc807fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc803fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcc43fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc88ffd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc897fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc887fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc88ffe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc897fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc887fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcc43fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc803fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_RFO", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc803ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOM", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcc43ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc807ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc887ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xccc7ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc817ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc80fff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc88fff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc897ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc816fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8177e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc896fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8977e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc806fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8077e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc886fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8877e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc81786, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc8f3fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc8f3fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc8f3ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcccffd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xccd7fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xccd7ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcccffe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xccd7fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcccfff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc81686, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc81706, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc89786, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc89686, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc89706, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc80efe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc80f7e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc88efe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc88f7e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8c7ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcd47ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcc57ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcc27ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_ITOM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcc47ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcc47fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcc47fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc877de, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc87fde, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WCILF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc867ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc867fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86786, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86686, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86706, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WCIL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86fff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86ffe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86f86, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86e86, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86f06, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcc23ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc8c3ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcd43fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcd43fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc837ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc837fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc837fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcd43ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c80782, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c81782, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c89782, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10ccd782, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c88782, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10ccc782, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c00182, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c00181, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_SF_EVICTION.M_STATE", code: 0x3d, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.READS_LOCAL", code: 0x50, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.READS_REMOTE", code: 0x50, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_LOCAL", code: 0x50, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_REMOTE", code: 0x50, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_LOCAL", code: 0x50, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_REMOTE", code: 0x50, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE", code: 0x50, umask: 0x30, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.READS", code: 0x50, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES", code: 0x50, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_OSB.RFO_HITS_SNP_BCAST", code: 0x55, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_IRQ", code: 0x59, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_TOR", code: 0x59, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_ANY", code: 0x59, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.LLC_OR_SF_EVICTIONS", code: 0x35, umask: 0x02, counters: 0b1111, umask_ext: 0xc001ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REMOTE_SF.MISS", code: 0x69, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcd42ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcd437f, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcc42ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcc437f, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc8f2ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc8f37f, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OCCUPANCY.IRQ", code: 0x11, umask: 0x01, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.IRQ", code: 0x13, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.RFO", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1bc8, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_RD", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1bc1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.CODE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1bd0, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0xbdf, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x15df, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1a01, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_RFO", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1a08, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_CODE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1a10, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_SNP", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1c19, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x19c1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_RFO", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x19c8, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_CODE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x19d0, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1841, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1848, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1850, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1981, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1908, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1910, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x189d, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x199d, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_ALL", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1fc1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_MISS", code: 0x34, umask: 0x01, counters: 0b1111, umask_ext: 0x1fc1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x841, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.WRITE_LOCAL", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x842, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.RFO_LOCAL", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x9c8, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.WRITE_REMOTE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x17c2, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.ALL_REMOTE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x17e0, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.ALL", code: 0x35, umask: 0xff, counters: 0b1111, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc001fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc001fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc001fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOC_IO", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc000ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOC_IA", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc000ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOC_ALL", code: 0x35, umask: 0x05, counters: 0b1111, umask_ext: 0xc000ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.REM_SNPS", code: 0x35, umask: 0x08, counters: 0b1111, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.REM_ALL", code: 0x35, umask: 0xc8, counters: 0b1111, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8178a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8168a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8170a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8978a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8968a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8970a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8678a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8668a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8670a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86f8a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86e8a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86f0a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCUR", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78c8effd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCURPTL", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78c9effd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_MEMPUSHWR", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78cc6ffd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_ITOM", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78cc47fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_ITOMWR", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78cc4ffd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_CLFLUSH", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78c8c7fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_WIL", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78c87ffd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_WCILF", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78c867fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_WCIL", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78c86ffd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCUR", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78c8effe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCURPTL", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78c9effe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_MEMPUSHWR", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78cc6ffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_ITOM", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78cc47fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_ITOMWR", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78cc4ffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_CLFLUSH", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78c8c7fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_WIL", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78c87ffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_WCILF", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78c867fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_WCIL", code: 0x35, umask: 0x20, counters: 0b1111, umask_ext: 0x78c86ffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.ALL", code: 0x36, umask: 0xff, counters: 0b1, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc001fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc001fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc001fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc001fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOC_IO", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc000ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOC_IA", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc000ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOC_ALL", code: 0x36, umask: 0x05, counters: 0b1, umask_ext: 0xc000ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.REM_SNPS", code: 0x36, umask: 0x08, counters: 0b1, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.REM_ALL", code: 0x36, umask: 0xc8, counters: 0b1, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8178a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8168a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8170a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8978a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8968a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8970a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8678a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8668a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8670a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86f8a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86e8a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86f0a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCUR", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78c8effd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCURPTL", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78c9effd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_MEMPUSHWR", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78cc6ffd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOM", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78cc47fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOMWR", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78cc4ffd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_CLFLUSH", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78c8c7fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WIL", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78c87ffd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCILF", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78c867fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCIL", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78c86ffd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCUR", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78c8effe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCURPTL", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78c9effe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_MEMPUSHWR", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78cc6ffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOM", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78cc47fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOMWR", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78cc4ffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_CLFLUSH", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78c8c7fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WIL", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78c87ffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCILF", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78c867fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCIL", code: 0x36, umask: 0x20, counters: 0b1, umask_ext: 0x78c86ffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IO", code: 0x37, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IA", code: 0x37, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_ALL", code: 0x37, umask: 0x0f, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_ALL", code: 0x37, umask: 0x0f, counters: 0b1111, umask_ext: 0x80, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.ALL", code: 0x37, umask: 0x0f, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_M", code: 0x37, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_E", code: 0x37, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_S", code: 0x37, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SF_EVICTION.E_STATE", code: 0x3d, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SF_EVICTION.S_STATE", code: 0x3d, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIR_LOOKUP.NO_SNP", code: 0x53, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIR_LOOKUP.SNP", code: 0x53, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIR_UPDATE.HA", code: 0x54, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIR_UPDATE.TOR", code: 0x54, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.LOCAL_INVITOE", code: 0x55, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.LOCAL_READ", code: 0x55, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.REMOTE_READ", code: 0x55, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.OFF_PWRHEURISTIC", code: 0x55, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.FULL", code: 0x5b, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.PARTIAL", code: 0x5b, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", code: 0x5b, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", code: 0x5b, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_M", code: 0x37, umask: 0x01, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_E", code: 0x37, umask: 0x02, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_S", code: 0x37, umask: 0x04, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_F", code: 0x37, umask: 0x08, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_M", code: 0x37, umask: 0x01, counters: 0b1111, umask_ext: 0x80, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_E", code: 0x37, umask: 0x02, counters: 0b1111, umask_ext: 0x80, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_S", code: 0x37, umask: 0x04, counters: 0b1111, umask_ext: 0x80, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.HIT_SHARED", code: 0x69, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.HIT_EXCLUSIVE", code: 0x69, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.ALLOC_SHARED", code: 0x69, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.ALLOC_EXCLUSIVE", code: 0x69, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.DEALLOC_EVCTCLN", code: 0x69, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.UPDATE_SHARED", code: 0x69, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.UPDATE_EXCLUSIVE", code: 0x69, umask: 0x00, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.VICTIM_SHARED", code: 0x69, umask: 0x00, counters: 0b1111, umask_ext: 0x2, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.VICTIM_EXCLUSIVE", code: 0x69, umask: 0x00, counters: 0b1111, umask_ext: 0x4, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.INCLUSIVE_ONLY", code: 0x69, umask: 0x00, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.DIRBACKED_ONLY", code: 0x69, umask: 0x00, counters: 0b1111, umask_ext: 0x40, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc8f37e, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc8f2fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcc437e, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcc42fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcd437e, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcd42fe, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl ChaCtl {
     /// This value set to count `event`: its event select and umask; its unit-mask extension.

@@ -9,1341 +9,814 @@ use crate::core_events::CoreEventsInfo;
 #[cfg(feature = "metadata")]
 use crate::support::EventInfo;
 
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
 pub enum List {}
 
 /// An event of this list. Any core event list's events go into the core PMU's counter
-/// control (`with_event`); an uncore event does not compile there. Each constant's doc gives
-/// the counters that may count it (bit n: counter n).
+/// control (`with_event`); an uncore event does not compile there. Each constant is a row
+/// of the list's event table, which gives its event select, umask, settings and the
+/// counters that may count it (bit n: counter n).
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.ADDRESS_ALIAS`: event select 0x03, umask 0x04, counters 0b1111.
-    pub const LD_BLOCKS_ADDRESS_ALIAS: Event = Event { code: 0x03, umask: 0x04, row: 0, ..Event::BASE };
-    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x82, counters 0b1111.
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event { code: 0x03, umask: 0x82, row: 1, ..Event::BASE };
-    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x88, counters 0b1111.
-    pub const LD_BLOCKS_NO_SR: Event = Event { code: 0x03, umask: 0x88, row: 2, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`: event select 0x11, umask 0x02, counters 0b1111.
-    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x11, umask: 0x02, row: 3, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`: event select 0x11, umask 0x04, counters 0b1111.
-    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x11, umask: 0x04, row: 4, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x11, umask 0x0e, counters 0b1111.
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x11, umask: 0x0e, row: 5, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_ACTIVE`: event select 0x11, umask 0x10, counter mask 1, counters 0b1111.
-    pub const ITLB_MISSES_WALK_ACTIVE: Event = Event { code: 0x11, umask: 0x10, threshold: 1, row: 6, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_PENDING`: event select 0x11, umask 0x10, counters 0b1111.
-    pub const ITLB_MISSES_WALK_PENDING: Event = Event { code: 0x11, umask: 0x10, row: 7, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT`: event select 0x11, umask 0x20, counters 0b1111.
-    pub const ITLB_MISSES_STLB_HIT: Event = Event { code: 0x11, umask: 0x20, row: 8, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`: event select 0x12, umask 0x02, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x12, umask: 0x02, row: 9, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`: event select 0x12, umask 0x04, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x12, umask: 0x04, row: 10, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`: event select 0x12, umask 0x08, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x12, umask: 0x08, row: 11, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x12, umask 0x0e, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event { code: 0x12, umask: 0x0e, row: 12, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_ACTIVE`: event select 0x12, umask 0x10, counter mask 1, counters
-    /// 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_ACTIVE: Event = Event { code: 0x12, umask: 0x10, threshold: 1, row: 13, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_PENDING`: event select 0x12, umask 0x10, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_PENDING: Event = Event { code: 0x12, umask: 0x10, row: 14, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x12, umask 0x20, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event { code: 0x12, umask: 0x20, row: 15, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`: event select 0x13, umask 0x02, counters 0b1111.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x13, umask: 0x02, row: 16, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`: event select 0x13, umask 0x04, counters 0b1111.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x13, umask: 0x04, row: 17, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`: event select 0x13, umask 0x08, counters 0b1111.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x13, umask: 0x08, row: 18, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x13, umask 0x0e, counters 0b1111.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event { code: 0x13, umask: 0x0e, row: 19, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_ACTIVE`: event select 0x13, umask 0x10, counter mask 1, counters
-    /// 0b1111.
-    pub const DTLB_STORE_MISSES_WALK_ACTIVE: Event = Event { code: 0x13, umask: 0x10, threshold: 1, row: 20, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_PENDING`: event select 0x13, umask 0x10, counters 0b1111.
-    pub const DTLB_STORE_MISSES_WALK_PENDING: Event = Event { code: 0x13, umask: 0x10, row: 21, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x13, umask 0x20, counters 0b1111.
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event { code: 0x13, umask: 0x20, row: 22, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`: event select 0x20, umask 0x01,
-    /// counter mask 1, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event { code: 0x20, umask: 0x01, threshold: 1, row: 23, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`: event select 0x20, umask 0x01, counters
-    /// 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event { code: 0x20, umask: 0x01, row: 24, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`: event select 0x20, umask 0x02,
-    /// counter mask 1, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = Event { code: 0x20, umask: 0x02, threshold: 1, row: 25, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`: event select 0x20, umask 0x02, counters
-    /// 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event { code: 0x20, umask: 0x02, row: 26, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`: event select 0x20, umask 0x04,
-    /// counter mask 1, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event { code: 0x20, umask: 0x04, threshold: 1, row: 27, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`: event select 0x20, umask 0x04, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event { code: 0x20, umask: 0x04, row: 28, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`: event select 0x20, umask 0x08, counter
-    /// mask 1, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event { code: 0x20, umask: 0x08, threshold: 1, row: 29, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DATA_RD`: event select 0x20, umask 0x08, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DATA_RD: Event = Event { code: 0x20, umask: 0x08, row: 30, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD`: event select 0x20, umask
-    /// 0x10, counter mask 1, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD: Event = Event { code: 0x20, umask: 0x10, threshold: 1, row: 31, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD`: event select 0x20, umask 0x10,
-    /// counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD: Event = Event { code: 0x20, umask: 0x10, row: 32, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0x21, umask 0x01, counters 0b1111.
-    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event { code: 0x21, umask: 0x01, row: 33, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0x21, umask 0x02, counters 0b1111.
-    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event { code: 0x21, umask: 0x02, row: 34, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0x21, umask 0x04, counters 0b1111.
-    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event { code: 0x21, umask: 0x04, row: 35, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DATA_RD`: event select 0x21, umask 0x08, counters 0b1111.
-    pub const OFFCORE_REQUESTS_DATA_RD: Event = Event { code: 0x21, umask: 0x08, row: 36, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD`: event select 0x21, umask 0x10, counters 0b1111.
-    pub const OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD: Event = Event { code: 0x21, umask: 0x10, row: 37, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.MEM_UC`: event select 0x21, umask 0x20, counters 0b1111.
-    pub const OFFCORE_REQUESTS_MEM_UC: Event = Event { code: 0x21, umask: 0x20, row: 38, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.ALL_REQUESTS`: event select 0x21, umask 0x80, counters 0b1111.
-    pub const OFFCORE_REQUESTS_ALL_REQUESTS: Event = Event { code: 0x21, umask: 0x80, row: 39, ..Event::BASE };
-    /// `L2_TRANS.L2_WB`: event select 0x23, umask 0x40, counters 0b1111.
-    pub const L2_TRANS_L2_WB: Event = Event { code: 0x23, umask: 0x40, row: 40, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`: event select 0x24, umask 0x21, counters 0b1111.
-    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event { code: 0x24, umask: 0x21, row: 41, ..Event::BASE };
-    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x22, counters 0b1111.
-    pub const L2_RQSTS_RFO_MISS: Event = Event { code: 0x24, umask: 0x22, row: 42, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x24, counters 0b1111.
-    pub const L2_RQSTS_CODE_RD_MISS: Event = Event { code: 0x24, umask: 0x24, row: 43, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_MISS`: event select 0x24, umask 0x27, counters 0b1111.
-    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event { code: 0x24, umask: 0x27, row: 44, ..Event::BASE };
-    /// `L2_RQSTS.SWPF_MISS`: event select 0x24, umask 0x28, counters 0b1111.
-    pub const L2_RQSTS_SWPF_MISS: Event = Event { code: 0x24, umask: 0x28, row: 45, ..Event::BASE };
-    /// `L2_RQSTS.HWPF_MISS`: event select 0x24, umask 0x30, counters 0b1111.
-    pub const L2_RQSTS_HWPF_MISS: Event = Event { code: 0x24, umask: 0x30, row: 46, ..Event::BASE };
-    /// `L2_RQSTS.MISS`: event select 0x24, umask 0x3f, counters 0b1111.
-    pub const L2_RQSTS_MISS: Event = Event { code: 0x24, umask: 0x3f, row: 47, ..Event::BASE };
-    /// `L2_REQUEST.MISS`: event select 0x24, umask 0x3f, counters 0b1111.
-    pub const L2_REQUEST_MISS: Event = Event { code: 0x24, umask: 0x3f, row: 48, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0xc1, counters 0b1111.
-    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event { code: 0x24, umask: 0xc1, row: 49, ..Event::BASE };
-    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0xc2, counters 0b1111.
-    pub const L2_RQSTS_RFO_HIT: Event = Event { code: 0x24, umask: 0xc2, row: 50, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0xc4, counters 0b1111.
-    pub const L2_RQSTS_CODE_RD_HIT: Event = Event { code: 0x24, umask: 0xc4, row: 51, ..Event::BASE };
-    /// `L2_RQSTS.SWPF_HIT`: event select 0x24, umask 0xc8, counters 0b1111.
-    pub const L2_RQSTS_SWPF_HIT: Event = Event { code: 0x24, umask: 0xc8, row: 52, ..Event::BASE };
-    /// `L2_RQSTS.HIT`: event select 0x24, umask 0xdf, counters 0b1111.
-    pub const L2_RQSTS_HIT: Event = Event { code: 0x24, umask: 0xdf, row: 53, ..Event::BASE };
-    /// `L2_REQUEST.HIT`: event select 0x24, umask 0xdf, counters 0b1111.
-    pub const L2_REQUEST_HIT: Event = Event { code: 0x24, umask: 0xdf, row: 54, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0xe1, counters 0b1111.
-    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event { code: 0x24, umask: 0xe1, row: 55, ..Event::BASE };
-    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0xe2, counters 0b1111.
-    pub const L2_RQSTS_ALL_RFO: Event = Event { code: 0x24, umask: 0xe2, row: 56, ..Event::BASE };
-    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0xe4, counters 0b1111.
-    pub const L2_RQSTS_ALL_CODE_RD: Event = Event { code: 0x24, umask: 0xe4, row: 57, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`: event select 0x24, umask 0xe7, counters 0b1111.
-    pub const L2_RQSTS_ALL_DEMAND_REFERENCES: Event = Event { code: 0x24, umask: 0xe7, row: 58, ..Event::BASE };
-    /// `L2_RQSTS.ALL_HWPF`: event select 0x24, umask 0xf0, counters 0b1111.
-    pub const L2_RQSTS_ALL_HWPF: Event = Event { code: 0x24, umask: 0xf0, row: 59, ..Event::BASE };
-    /// `L2_RQSTS.REFERENCES`: event select 0x24, umask 0xff, counters 0b1111.
-    pub const L2_RQSTS_REFERENCES: Event = Event { code: 0x24, umask: 0xff, row: 60, ..Event::BASE };
-    /// `L2_REQUEST.ALL`: event select 0x24, umask 0xff, counters 0b1111.
-    pub const L2_REQUEST_ALL: Event = Event { code: 0x24, umask: 0xff, row: 61, ..Event::BASE };
-    /// `L2_LINES_IN.ALL`: event select 0x25, umask 0x1f, counters 0b1111.
-    pub const L2_LINES_IN_ALL: Event = Event { code: 0x25, umask: 0x1f, row: 62, ..Event::BASE };
-    /// `L2_LINES_OUT.SILENT`: event select 0x26, umask 0x01, counters 0b1111.
-    pub const L2_LINES_OUT_SILENT: Event = Event { code: 0x26, umask: 0x01, row: 63, ..Event::BASE };
-    /// `L2_LINES_OUT.NON_SILENT`: event select 0x26, umask 0x02, counters 0b1111.
-    pub const L2_LINES_OUT_NON_SILENT: Event = Event { code: 0x26, umask: 0x02, row: 64, ..Event::BASE };
-    /// `L2_LINES_OUT.USELESS_HWPF`: event select 0x26, umask 0x04, counters 0b1111.
-    pub const L2_LINES_OUT_USELESS_HWPF: Event = Event { code: 0x26, umask: 0x04, row: 65, ..Event::BASE };
-    /// `SQ_MISC.BUS_LOCK`: event select 0x2c, umask 0x10, counters 0b1111.
-    pub const SQ_MISC_BUS_LOCK: Event = Event { code: 0x2c, umask: 0x10, row: 66, ..Event::BASE };
-    /// `XQ.FULL_CYCLES`: event select 0x2d, umask 0x01, counter mask 1, counters 0b1111.
-    pub const XQ_FULL_CYCLES: Event = Event { code: 0x2d, umask: 0x01, threshold: 1, row: 67, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b11111111.
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event { code: 0x2e, umask: 0x41, row: 68, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b11111111.
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 69, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event { code: 0x3c, umask: 0x00, row: 70, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_TSC_P`: event select 0x3c, umask 0x01, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_REF_TSC_P: Event = Event { code: 0x3c, umask: 0x01, row: 71, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 72, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_DISTRIBUTED`: event select 0x3c, umask 0x08, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_REF_DISTRIBUTED: Event = Event { code: 0x3c, umask: 0x08, row: 73, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.NTA`: event select 0x40, umask 0x01, counters 0b1111.
-    pub const SW_PREFETCH_ACCESS_NTA: Event = Event { code: 0x40, umask: 0x01, row: 74, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.T0`: event select 0x40, umask 0x02, counters 0b1111.
-    pub const SW_PREFETCH_ACCESS_T0: Event = Event { code: 0x40, umask: 0x02, row: 75, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.T1_T2`: event select 0x40, umask 0x04, counters 0b1111.
-    pub const SW_PREFETCH_ACCESS_T1_T2: Event = Event { code: 0x40, umask: 0x04, row: 76, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.PREFETCHW`: event select 0x40, umask 0x08, counters 0b1111.
-    pub const SW_PREFETCH_ACCESS_PREFETCHW: Event = Event { code: 0x40, umask: 0x08, row: 77, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.ANY`: event select 0x40, umask 0x0f, counters 0b1111.
-    pub const SW_PREFETCH_ACCESS_ANY: Event = Event { code: 0x40, umask: 0x0f, row: 78, ..Event::BASE };
-    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`: event select 0x42, umask 0x02, counters 0b1111.
-    pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = Event { code: 0x42, umask: 0x02, row: 79, ..Event::BASE };
-    /// `MEM_LOAD_COMPLETED.L1_MISS_ANY`: event select 0x43, umask 0xfd, counters 0b1111.
-    pub const MEM_LOAD_COMPLETED_L1_MISS_ANY: Event = Event { code: 0x43, umask: 0xfd, row: 80, ..Event::BASE };
-    /// `MEM_STORE_RETIRED.L2_HIT`: event select 0x44, umask 0x01, counters 0b1111.
-    pub const MEM_STORE_RETIRED_L2_HIT: Event = Event { code: 0x44, umask: 0x01, row: 81, ..Event::BASE };
-    /// `MEMORY_ACTIVITY.CYCLES_L1D_MISS`: event select 0x47, umask 0x02, counter mask 2, counters
-    /// 0b1111.
-    pub const MEMORY_ACTIVITY_CYCLES_L1D_MISS: Event = Event { code: 0x47, umask: 0x02, threshold: 2, row: 82, ..Event::BASE };
-    /// `MEMORY_ACTIVITY.STALLS_L1D_MISS`: event select 0x47, umask 0x03, counter mask 3, counters
-    /// 0b1111.
-    pub const MEMORY_ACTIVITY_STALLS_L1D_MISS: Event = Event { code: 0x47, umask: 0x03, threshold: 3, row: 83, ..Event::BASE };
-    /// `MEMORY_ACTIVITY.STALLS_L2_MISS`: event select 0x47, umask 0x05, counter mask 5, counters
-    /// 0b1111.
-    pub const MEMORY_ACTIVITY_STALLS_L2_MISS: Event = Event { code: 0x47, umask: 0x05, threshold: 5, row: 84, ..Event::BASE };
-    /// `MEMORY_ACTIVITY.STALLS_L3_MISS`: event select 0x47, umask 0x09, counter mask 9, counters
-    /// 0b1111.
-    pub const MEMORY_ACTIVITY_STALLS_L3_MISS: Event = Event { code: 0x47, umask: 0x09, threshold: 9, row: 85, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING`: event select 0x48, umask 0x01, counters 0b1111.
-    pub const L1D_PEND_MISS_PENDING: Event = Event { code: 0x48, umask: 0x01, row: 86, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING_CYCLES`: event select 0x48, umask 0x01, counter mask 1, counters
-    /// 0b1111.
-    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event { code: 0x48, umask: 0x01, threshold: 1, row: 87, ..Event::BASE };
-    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counters 0b1111.
-    pub const L1D_PEND_MISS_FB_FULL: Event = Event { code: 0x48, umask: 0x02, row: 88, ..Event::BASE };
-    /// `L1D_PEND_MISS.FB_FULL_PERIODS`: event select 0x48, umask 0x02, counter mask 1, edge,
-    /// counters 0b1111.
-    pub const L1D_PEND_MISS_FB_FULL_PERIODS: Event = Event { code: 0x48, umask: 0x02, threshold: 1, edge: true, row: 89, ..Event::BASE };
-    /// `L1D_PEND_MISS.L2_STALLS`: event select 0x48, umask 0x04, counters 0b1111.
-    pub const L1D_PEND_MISS_L2_STALLS: Event = Event { code: 0x48, umask: 0x04, row: 90, ..Event::BASE };
-    /// `LOAD_HIT_PREFETCH.SWPF`: event select 0x4c, umask 0x01, counters 0b1111.
-    pub const LOAD_HIT_PREFETCH_SWPF: Event = Event { code: 0x4c, umask: 0x01, row: 91, ..Event::BASE };
-    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counters 0b1111.
-    pub const L1D_REPLACEMENT: Event = Event { code: 0x51, umask: 0x01, row: 92, ..Event::BASE };
-    /// `L1D.HWPF_MISS`: event select 0x51, umask 0x20, counters 0b1111.
-    pub const L1D_HWPF_MISS: Event = Event { code: 0x51, umask: 0x20, row: 93, ..Event::BASE };
-    /// `TX_MEM.ABORT_CONFLICT`: event select 0x54, umask 0x01, counters 0b1111.
-    pub const TX_MEM_ABORT_CONFLICT: Event = Event { code: 0x54, umask: 0x01, row: 94, ..Event::BASE };
-    /// `TX_MEM.ABORT_CAPACITY_WRITE`: event select 0x54, umask 0x02, counters 0b1111.
-    pub const TX_MEM_ABORT_CAPACITY_WRITE: Event = Event { code: 0x54, umask: 0x02, row: 95, ..Event::BASE };
-    /// `TX_MEM.ABORT_CAPACITY_READ`: event select 0x54, umask 0x80, counters 0b1111.
-    pub const TX_MEM_ABORT_CAPACITY_READ: Event = Event { code: 0x54, umask: 0x80, row: 96, ..Event::BASE };
-    /// `BACLEARS.ANY`: event select 0x60, umask 0x01, counters 0b1111.
-    pub const BACLEARS_ANY: Event = Event { code: 0x60, umask: 0x01, row: 97, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0x61, umask 0x02, counters 0b1111.
-    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event { code: 0x61, umask: 0x02, row: 98, ..Event::BASE };
-    /// `INST_DECODED.DECODERS`: event select 0x75, umask 0x01, counters 0b1111.
-    pub const INST_DECODED_DECODERS: Event = Event { code: 0x75, umask: 0x01, row: 99, ..Event::BASE };
-    /// `UOPS_DECODED.DEC0_UOPS`: event select 0x76, umask 0x01, counters 0b1111.
-    pub const UOPS_DECODED_DEC0_UOPS: Event = Event { code: 0x76, umask: 0x01, row: 100, ..Event::BASE };
-    /// `IDQ.MITE_CYCLES_ANY`: event select 0x79, umask 0x04, counter mask 1, counters 0b1111.
-    pub const IDQ_MITE_CYCLES_ANY: Event = Event { code: 0x79, umask: 0x04, threshold: 1, row: 101, ..Event::BASE };
-    /// `IDQ.MITE_CYCLES_OK`: event select 0x79, umask 0x04, counter mask 6, counters 0b1111.
-    pub const IDQ_MITE_CYCLES_OK: Event = Event { code: 0x79, umask: 0x04, threshold: 6, row: 102, ..Event::BASE };
-    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counters 0b1111.
-    pub const IDQ_MITE_UOPS: Event = Event { code: 0x79, umask: 0x04, row: 103, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES_ANY`: event select 0x79, umask 0x08, counter mask 1, counters 0b1111.
-    pub const IDQ_DSB_CYCLES_ANY: Event = Event { code: 0x79, umask: 0x08, threshold: 1, row: 104, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES_OK`: event select 0x79, umask 0x08, counter mask 6, counters 0b1111.
-    pub const IDQ_DSB_CYCLES_OK: Event = Event { code: 0x79, umask: 0x08, threshold: 6, row: 105, ..Event::BASE };
-    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counters 0b1111.
-    pub const IDQ_DSB_UOPS: Event = Event { code: 0x79, umask: 0x08, row: 106, ..Event::BASE };
-    /// `IDQ.MS_CYCLES_ANY`: event select 0x79, umask 0x20, counter mask 1, counters 0b1111.
-    pub const IDQ_MS_CYCLES_ANY: Event = Event { code: 0x79, umask: 0x20, threshold: 1, row: 107, ..Event::BASE };
-    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x20, counter mask 1, edge, counters 0b1111.
-    pub const IDQ_MS_SWITCHES: Event = Event { code: 0x79, umask: 0x20, threshold: 1, edge: true, row: 108, ..Event::BASE };
-    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x20, counters 0b1111.
-    pub const IDQ_MS_UOPS: Event = Event { code: 0x79, umask: 0x20, row: 109, ..Event::BASE };
-    /// `ICACHE_DATA.STALLS`: event select 0x80, umask 0x04, counters 0b1111.
-    pub const ICACHE_DATA_STALLS: Event = Event { code: 0x80, umask: 0x04, row: 110, ..Event::BASE };
-    /// `ICACHE_DATA.STALL_PERIODS`: event select 0x80, umask 0x04, counter mask 1, edge, counters
-    /// 0b1111.
-    pub const ICACHE_DATA_STALL_PERIODS: Event = Event { code: 0x80, umask: 0x04, threshold: 1, edge: true, row: 111, ..Event::BASE };
-    /// `ICACHE_TAG.STALLS`: event select 0x83, umask 0x04, counters 0b1111.
-    pub const ICACHE_TAG_STALLS: Event = Event { code: 0x83, umask: 0x04, row: 112, ..Event::BASE };
-    /// `ICACHE_TAG.STALLS_ISB`: event select 0x83, umask 0x08, counters 0b1111.
-    pub const ICACHE_TAG_STALLS_ISB: Event = Event { code: 0x83, umask: 0x08, row: 113, ..Event::BASE };
-    /// `ICACHE_TAG.STALLS_INUSE`: event select 0x83, umask 0x10, counters 0b1111.
-    pub const ICACHE_TAG_STALLS_INUSE: Event = Event { code: 0x83, umask: 0x10, row: 114, ..Event::BASE };
-    /// `DECODE.LCP`: event select 0x87, umask 0x01, counters 0b1111.
-    pub const DECODE_LCP: Event = Event { code: 0x87, umask: 0x01, row: 115, ..Event::BASE };
-    /// `DECODE.MS_BUSY`: event select 0x87, umask 0x02, counters 0b1111.
-    pub const DECODE_MS_BUSY: Event = Event { code: 0x87, umask: 0x02, row: 116, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`: event select 0x9c, umask 0x01, counters 0b11111111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event { code: 0x9c, umask: 0x01, row: 117, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 6, counters 0b11111111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 6, row: 118, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`: event select 0x9c, umask 0x01, counter mask 1,
-    /// invert, counters 0b11111111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, invert: true, row: 119, ..Event::BASE };
-    /// `IDQ_BUBBLES.CORE`: event select 0x9c, umask 0x01, counters 0b11111111.
-    pub const IDQ_BUBBLES_CORE: Event = Event { code: 0x9c, umask: 0x01, row: 120, ..Event::BASE };
-    /// `IDQ_BUBBLES.CYCLES_0_UOPS_DELIV.CORE`: event select 0x9c, umask 0x01, counter mask 6,
-    /// counters 0b11111111.
-    pub const IDQ_BUBBLES_CYCLES_0_UOPS_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 6, row: 121, ..Event::BASE };
-    /// `IDQ_BUBBLES.CYCLES_FE_WAS_OK`: event select 0x9c, umask 0x01, counter mask 1, invert,
-    /// counters 0b11111111.
-    pub const IDQ_BUBBLES_CYCLES_FE_WAS_OK: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, invert: true, row: 122, ..Event::BASE };
-    /// `RESOURCE_STALLS.SCOREBOARD`: event select 0xa2, umask 0x02, counters 0b11111111.
-    pub const RESOURCE_STALLS_SCOREBOARD: Event = Event { code: 0xa2, umask: 0x02, row: 123, ..Event::BASE };
-    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counters 0b11111111.
-    pub const RESOURCE_STALLS_SB: Event = Event { code: 0xa2, umask: 0x08, row: 124, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`: event select 0xa3, umask 0x01, counter mask 1, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event { code: 0xa3, umask: 0x01, threshold: 1, row: 125, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_L3_MISS`: event select 0xa3, umask 0x02, counter mask 2, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_CYCLES_L3_MISS: Event = Event { code: 0xa3, umask: 0x02, threshold: 2, row: 126, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_TOTAL`: event select 0xa3, umask 0x04, counter mask 4, counters
-    /// 0b11111111.
-    pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event { code: 0xa3, umask: 0x04, threshold: 4, row: 127, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L2_MISS`: event select 0xa3, umask 0x05, counter mask 5, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event { code: 0xa3, umask: 0x05, threshold: 5, row: 128, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L3_MISS`: event select 0xa3, umask 0x06, counter mask 6, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_STALLS_L3_MISS: Event = Event { code: 0xa3, umask: 0x06, threshold: 6, row: 129, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`: event select 0xa3, umask 0x08, counter mask 8, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = Event { code: 0xa3, umask: 0x08, threshold: 8, row: 130, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`: event select 0xa3, umask 0x0c, counter mask 12, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event { code: 0xa3, umask: 0x0c, threshold: 12, row: 131, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`: event select 0xa3, umask 0x10, counter mask 16, counters
-    /// 0b11111111.
-    pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = Event { code: 0xa3, umask: 0x10, threshold: 16, row: 132, ..Event::BASE };
-    /// `TOPDOWN.SLOTS_P`: event select 0xa4, umask 0x01, counters 0b11111111.
-    pub const TOPDOWN_SLOTS_P: Event = Event { code: 0xa4, umask: 0x01, row: 133, ..Event::BASE };
-    /// `TOPDOWN.BACKEND_BOUND_SLOTS`: event select 0xa4, umask 0x02, counters 0b11111111.
-    pub const TOPDOWN_BACKEND_BOUND_SLOTS: Event = Event { code: 0xa4, umask: 0x02, row: 134, ..Event::BASE };
-    /// `TOPDOWN.BAD_SPEC_SLOTS`: event select 0xa4, umask 0x04, counters 0b1.
-    pub const TOPDOWN_BAD_SPEC_SLOTS: Event = Event { code: 0xa4, umask: 0x04, row: 135, ..Event::BASE };
-    /// `TOPDOWN.BR_MISPREDICT_SLOTS`: event select 0xa4, umask 0x08, counters 0b1.
-    pub const TOPDOWN_BR_MISPREDICT_SLOTS: Event = Event { code: 0xa4, umask: 0x08, row: 136, ..Event::BASE };
-    /// `TOPDOWN.MEMORY_BOUND_SLOTS`: event select 0xa4, umask 0x10, counters 0b11111111.
-    pub const TOPDOWN_MEMORY_BOUND_SLOTS: Event = Event { code: 0xa4, umask: 0x10, row: 137, ..Event::BASE };
-    /// `RS.EMPTY_RESOURCE`: event select 0xa5, umask 0x01, counters 0b11111111.
-    pub const RS_EMPTY_RESOURCE: Event = Event { code: 0xa5, umask: 0x01, row: 138, ..Event::BASE };
-    /// `RS.EMPTY`: event select 0xa5, umask 0x07, counters 0b11111111.
-    pub const RS_EMPTY: Event = Event { code: 0xa5, umask: 0x07, row: 139, ..Event::BASE };
-    /// `RS.EMPTY_COUNT`: event select 0xa5, umask 0x07, counter mask 1, invert, edge, counters
-    /// 0b11111111.
-    pub const RS_EMPTY_COUNT: Event = Event { code: 0xa5, umask: 0x07, threshold: 1, invert: true, edge: true, row: 140, ..Event::BASE };
-    /// `EXE_ACTIVITY.1_PORTS_UTIL`: event select 0xa6, umask 0x02, counters 0b11111111.
-    pub const EXE_ACTIVITY_1_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x02, row: 141, ..Event::BASE };
-    /// `EXE_ACTIVITY.2_PORTS_UTIL`: event select 0xa6, umask 0x04, counters 0b11111111.
-    pub const EXE_ACTIVITY_2_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x04, row: 142, ..Event::BASE };
-    /// `EXE_ACTIVITY.3_PORTS_UTIL`: event select 0xa6, umask 0x08, counters 0b11111111.
-    pub const EXE_ACTIVITY_3_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x08, row: 143, ..Event::BASE };
-    /// `EXE_ACTIVITY.4_PORTS_UTIL`: event select 0xa6, umask 0x10, counters 0b11111111.
-    pub const EXE_ACTIVITY_4_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x10, row: 144, ..Event::BASE };
-    /// `EXE_ACTIVITY.BOUND_ON_LOADS`: event select 0xa6, umask 0x21, counter mask 5, counters
-    /// 0b11111111.
-    pub const EXE_ACTIVITY_BOUND_ON_LOADS: Event = Event { code: 0xa6, umask: 0x21, threshold: 5, row: 145, ..Event::BASE };
-    /// `EXE_ACTIVITY.BOUND_ON_STORES`: event select 0xa6, umask 0x40, counter mask 2, counters
-    /// 0b11111111.
-    pub const EXE_ACTIVITY_BOUND_ON_STORES: Event = Event { code: 0xa6, umask: 0x40, threshold: 2, row: 146, ..Event::BASE };
-    /// `EXE_ACTIVITY.EXE_BOUND_0_PORTS`: event select 0xa6, umask 0x80, counters 0b11111111.
-    pub const EXE_ACTIVITY_EXE_BOUND_0_PORTS: Event = Event { code: 0xa6, umask: 0x80, row: 147, ..Event::BASE };
-    /// `EXE_ACTIVITY.2_3_PORTS_UTIL`: event select 0xa6, umask 0x0c, counters 0b11111111.
-    pub const EXE_ACTIVITY_2_3_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x0c, row: 148, ..Event::BASE };
-    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b11111111.
-    pub const LSD_CYCLES_ACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, row: 149, ..Event::BASE };
-    /// `LSD.CYCLES_OK`: event select 0xa8, umask 0x01, counter mask 6, counters 0b11111111.
-    pub const LSD_CYCLES_OK: Event = Event { code: 0xa8, umask: 0x01, threshold: 6, row: 150, ..Event::BASE };
-    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counters 0b11111111.
-    pub const LSD_UOPS: Event = Event { code: 0xa8, umask: 0x01, row: 151, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_CYCLES`: event select 0xad, umask 0x01, counters 0b11111111.
-    pub const INT_MISC_RECOVERY_CYCLES: Event = Event { code: 0xad, umask: 0x01, row: 152, ..Event::BASE };
-    /// `INT_MISC.CLEARS_COUNT`: event select 0xad, umask 0x01, counter mask 1, edge, counters
-    /// 0b11111111.
-    pub const INT_MISC_CLEARS_COUNT: Event = Event { code: 0xad, umask: 0x01, threshold: 1, edge: true, row: 153, ..Event::BASE };
-    /// `INT_MISC.UOP_DROPPING`: event select 0xad, umask 0x10, counters 0b11111111.
-    pub const INT_MISC_UOP_DROPPING: Event = Event { code: 0xad, umask: 0x10, row: 154, ..Event::BASE };
-    /// `INT_MISC.MBA_STALLS`: event select 0xad, umask 0x20, counters 0b11111111.
-    pub const INT_MISC_MBA_STALLS: Event = Event { code: 0xad, umask: 0x20, row: 155, ..Event::BASE };
-    /// `INT_MISC.UNKNOWN_BRANCH_CYCLES`: event select 0xad, umask 0x40, MSR_PEBS_FRONTEND = 0x7,
-    /// counters 0b11111111.
-    pub const INT_MISC_UNKNOWN_BRANCH_CYCLES: Event = Event { code: 0xad, umask: 0x40, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x7 }), row: 156, ..Event::BASE };
-    /// `INT_MISC.CLEAR_RESTEER_CYCLES`: event select 0xad, umask 0x80, counters 0b11111111.
-    pub const INT_MISC_CLEAR_RESTEER_CYCLES: Event = Event { code: 0xad, umask: 0x80, row: 157, ..Event::BASE };
-    /// `UOPS_ISSUED.ANY`: event select 0xae, umask 0x01, counters 0b11111111.
-    pub const UOPS_ISSUED_ANY: Event = Event { code: 0xae, umask: 0x01, row: 158, ..Event::BASE };
-    /// `UOPS_ISSUED.CYCLES`: event select 0xae, umask 0x01, counter mask 1, counters 0b11111111.
-    pub const UOPS_ISSUED_CYCLES: Event = Event { code: 0xae, umask: 0x01, threshold: 1, row: 159, ..Event::BASE };
-    /// `ARITH.FPDIV_ACTIVE`: event select 0xb0, umask 0x01, counter mask 1, counters 0b11111111.
-    pub const ARITH_FPDIV_ACTIVE: Event = Event { code: 0xb0, umask: 0x01, threshold: 1, row: 160, ..Event::BASE };
-    /// `ARITH.IDIV_ACTIVE`: event select 0xb0, umask 0x08, counter mask 1, counters 0b11111111.
-    pub const ARITH_IDIV_ACTIVE: Event = Event { code: 0xb0, umask: 0x08, threshold: 1, row: 161, ..Event::BASE };
-    /// `ARITH.DIV_ACTIVE`: event select 0xb0, umask 0x09, counter mask 1, counters 0b11111111.
-    pub const ARITH_DIV_ACTIVE: Event = Event { code: 0xb0, umask: 0x09, threshold: 1, row: 162, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_1`: event select 0xb1, umask 0x01, counter mask 1, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CYCLES_GE_1: Event = Event { code: 0xb1, umask: 0x01, threshold: 1, row: 163, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_2`: event select 0xb1, umask 0x01, counter mask 2, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CYCLES_GE_2: Event = Event { code: 0xb1, umask: 0x01, threshold: 2, row: 164, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_3`: event select 0xb1, umask 0x01, counter mask 3, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CYCLES_GE_3: Event = Event { code: 0xb1, umask: 0x01, threshold: 3, row: 165, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_4`: event select 0xb1, umask 0x01, counter mask 4, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CYCLES_GE_4: Event = Event { code: 0xb1, umask: 0x01, threshold: 4, row: 166, ..Event::BASE };
-    /// `UOPS_EXECUTED.THREAD`: event select 0xb1, umask 0x01, counters 0b11111111.
-    pub const UOPS_EXECUTED_THREAD: Event = Event { code: 0xb1, umask: 0x01, row: 167, ..Event::BASE };
-    /// `UOPS_EXECUTED.STALLS`: event select 0xb1, umask 0x01, counter mask 1, invert, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_STALLS: Event = Event { code: 0xb1, umask: 0x01, threshold: 1, invert: true, row: 168, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE`: event select 0xb1, umask 0x02, counters 0b11111111.
-    pub const UOPS_EXECUTED_CORE: Event = Event { code: 0xb1, umask: 0x02, row: 169, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`: event select 0xb1, umask 0x02, counter mask 1, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event { code: 0xb1, umask: 0x02, threshold: 1, row: 170, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`: event select 0xb1, umask 0x02, counter mask 2, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event { code: 0xb1, umask: 0x02, threshold: 2, row: 171, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`: event select 0xb1, umask 0x02, counter mask 3, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event { code: 0xb1, umask: 0x02, threshold: 3, row: 172, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`: event select 0xb1, umask 0x02, counter mask 4, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event { code: 0xb1, umask: 0x02, threshold: 4, row: 173, ..Event::BASE };
-    /// `UOPS_EXECUTED.X87`: event select 0xb1, umask 0x10, counters 0b11111111.
-    pub const UOPS_EXECUTED_X87: Event = Event { code: 0xb1, umask: 0x10, row: 174, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_0`: event select 0xb2, umask 0x01, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_0: Event = Event { code: 0xb2, umask: 0x01, row: 175, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_1`: event select 0xb2, umask 0x02, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_1: Event = Event { code: 0xb2, umask: 0x02, row: 176, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_2_3_10`: event select 0xb2, umask 0x04, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_2_3_10: Event = Event { code: 0xb2, umask: 0x04, row: 177, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_4_9`: event select 0xb2, umask 0x10, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_4_9: Event = Event { code: 0xb2, umask: 0x10, row: 178, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_5_11`: event select 0xb2, umask 0x20, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_5_11: Event = Event { code: 0xb2, umask: 0x20, row: 179, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_6`: event select 0xb2, umask 0x40, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_6: Event = Event { code: 0xb2, umask: 0x40, row: 180, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_7_8`: event select 0xb2, umask 0x80, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_7_8: Event = Event { code: 0xb2, umask: 0x80, row: 181, ..Event::BASE };
-    /// `FP_ARITH_DISPATCHED.PORT_0`: event select 0xb3, umask 0x01, counters 0b11111111.
-    pub const FP_ARITH_DISPATCHED_PORT_0: Event = Event { code: 0xb3, umask: 0x01, row: 182, ..Event::BASE };
-    /// `FP_ARITH_DISPATCHED.V0`: event select 0xb3, umask 0x01, counters 0b11111111.
-    pub const FP_ARITH_DISPATCHED_V0: Event = Event { code: 0xb3, umask: 0x01, row: 183, ..Event::BASE };
-    /// `FP_ARITH_DISPATCHED.PORT_1`: event select 0xb3, umask 0x02, counters 0b11111111.
-    pub const FP_ARITH_DISPATCHED_PORT_1: Event = Event { code: 0xb3, umask: 0x02, row: 184, ..Event::BASE };
-    /// `FP_ARITH_DISPATCHED.V1`: event select 0xb3, umask 0x02, counters 0b11111111.
-    pub const FP_ARITH_DISPATCHED_V1: Event = Event { code: 0xb3, umask: 0x02, row: 185, ..Event::BASE };
-    /// `FP_ARITH_DISPATCHED.PORT_5`: event select 0xb3, umask 0x04, counters 0b11111111.
-    pub const FP_ARITH_DISPATCHED_PORT_5: Event = Event { code: 0xb3, umask: 0x04, row: 186, ..Event::BASE };
-    /// `FP_ARITH_DISPATCHED.V2`: event select 0xb3, umask 0x04, counters 0b11111111.
-    pub const FP_ARITH_DISPATCHED_V2: Event = Event { code: 0xb3, umask: 0x04, row: 187, ..Event::BASE };
-    /// `EXE.AMX_BUSY`: event select 0xb7, umask 0x02, counters 0b11111111.
-    pub const EXE_AMX_BUSY: Event = Event { code: 0xb7, umask: 0x02, row: 188, ..Event::BASE };
-    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b11111111.
-    pub const INST_RETIRED_ANY_P: Event = Event { code: 0xc0, umask: 0x00, row: 189, ..Event::BASE };
-    /// `INST_RETIRED.NOP`: event select 0xc0, umask 0x02, counters 0b11111111.
-    pub const INST_RETIRED_NOP: Event = Event { code: 0xc0, umask: 0x02, row: 190, ..Event::BASE };
-    /// `INST_RETIRED.REP_ITERATION`: event select 0xc0, umask 0x08, counters 0b11111111.
-    pub const INST_RETIRED_REP_ITERATION: Event = Event { code: 0xc0, umask: 0x08, row: 191, ..Event::BASE };
-    /// `INST_RETIRED.MACRO_FUSED`: event select 0xc0, umask 0x10, counters 0b11111111.
-    pub const INST_RETIRED_MACRO_FUSED: Event = Event { code: 0xc0, umask: 0x10, row: 192, ..Event::BASE };
-    /// `ASSISTS.FP`: event select 0xc1, umask 0x02, counters 0b11111111.
-    pub const ASSISTS_FP: Event = Event { code: 0xc1, umask: 0x02, row: 193, ..Event::BASE };
-    /// `ASSISTS.HARDWARE`: event select 0xc1, umask 0x04, counters 0b11111111.
-    pub const ASSISTS_HARDWARE: Event = Event { code: 0xc1, umask: 0x04, row: 194, ..Event::BASE };
-    /// `ASSISTS.PAGE_FAULT`: event select 0xc1, umask 0x08, counters 0b11111111.
-    pub const ASSISTS_PAGE_FAULT: Event = Event { code: 0xc1, umask: 0x08, row: 195, ..Event::BASE };
-    /// `ASSISTS.SSE_AVX_MIX`: event select 0xc1, umask 0x10, counters 0b11111111.
-    pub const ASSISTS_SSE_AVX_MIX: Event = Event { code: 0xc1, umask: 0x10, row: 196, ..Event::BASE };
-    /// `ASSISTS.ANY`: event select 0xc1, umask 0x1b, counters 0b11111111.
-    pub const ASSISTS_ANY: Event = Event { code: 0xc1, umask: 0x1b, row: 197, ..Event::BASE };
-    /// `UOPS_RETIRED.HEAVY`: event select 0xc2, umask 0x01, counters 0b11111111.
-    pub const UOPS_RETIRED_HEAVY: Event = Event { code: 0xc2, umask: 0x01, row: 198, ..Event::BASE };
-    /// `UOPS_RETIRED.SLOTS`: event select 0xc2, umask 0x02, counters 0b11111111.
-    pub const UOPS_RETIRED_SLOTS: Event = Event { code: 0xc2, umask: 0x02, row: 199, ..Event::BASE };
-    /// `UOPS_RETIRED.STALLS`: event select 0xc2, umask 0x02, counter mask 1, invert, counters
-    /// 0b11111111.
-    pub const UOPS_RETIRED_STALLS: Event = Event { code: 0xc2, umask: 0x02, threshold: 1, invert: true, row: 200, ..Event::BASE };
-    /// `UOPS_RETIRED.CYCLES`: event select 0xc2, umask 0x02, counter mask 1, counters 0b11111111.
-    pub const UOPS_RETIRED_CYCLES: Event = Event { code: 0xc2, umask: 0x02, threshold: 1, row: 201, ..Event::BASE };
-    /// `UOPS_RETIRED.MS`: event select 0xc2, umask 0x04, MSR_PEBS_FRONTEND = 0x8, counters
-    /// 0b11111111.
-    pub const UOPS_RETIRED_MS: Event = Event { code: 0xc2, umask: 0x04, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x8 }), row: 202, ..Event::BASE };
-    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, edge, counters
-    /// 0b11111111.
-    pub const MACHINE_CLEARS_COUNT: Event = Event { code: 0xc3, umask: 0x01, threshold: 1, edge: true, row: 203, ..Event::BASE };
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b11111111.
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event { code: 0xc3, umask: 0x02, row: 204, ..Event::BASE };
-    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b11111111.
-    pub const MACHINE_CLEARS_SMC: Event = Event { code: 0xc3, umask: 0x04, row: 205, ..Event::BASE };
-    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b11111111.
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc4, umask: 0x00, row: 206, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND_TAKEN`: event select 0xc4, umask 0x01, counters 0b11111111.
-    pub const BR_INST_RETIRED_COND_TAKEN: Event = Event { code: 0xc4, umask: 0x01, row: 207, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event { code: 0xc4, umask: 0x02, row: 208, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event { code: 0xc4, umask: 0x08, row: 209, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND_NTAKEN`: event select 0xc4, umask 0x10, counters 0b11111111.
-    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event { code: 0xc4, umask: 0x10, row: 210, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND`: event select 0xc4, umask 0x11, counters 0b11111111.
-    pub const BR_INST_RETIRED_COND: Event = Event { code: 0xc4, umask: 0x11, row: 211, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc4, umask: 0x20, row: 212, ..Event::BASE };
-    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counters 0b11111111.
-    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event { code: 0xc4, umask: 0x40, row: 213, ..Event::BASE };
-    /// `BR_INST_RETIRED.INDIRECT`: event select 0xc4, umask 0x80, counters 0b11111111.
-    pub const BR_INST_RETIRED_INDIRECT: Event = Event { code: 0xc4, umask: 0x80, row: 214, ..Event::BASE };
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b11111111.
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc5, umask: 0x00, row: 215, ..Event::BASE };
-    /// `BR_MISP_RETIRED.COND_TAKEN`: event select 0xc5, umask 0x01, counters 0b11111111.
-    pub const BR_MISP_RETIRED_COND_TAKEN: Event = Event { code: 0xc5, umask: 0x01, row: 216, ..Event::BASE };
-    /// `BR_MISP_RETIRED.INDIRECT_CALL`: event select 0xc5, umask 0x02, counters 0b11111111.
-    pub const BR_MISP_RETIRED_INDIRECT_CALL: Event = Event { code: 0xc5, umask: 0x02, row: 217, ..Event::BASE };
-    /// `BR_MISP_RETIRED.RET`: event select 0xc5, umask 0x08, counters 0b11111111.
-    pub const BR_MISP_RETIRED_RET: Event = Event { code: 0xc5, umask: 0x08, row: 218, ..Event::BASE };
-    /// `BR_MISP_RETIRED.COND_NTAKEN`: event select 0xc5, umask 0x10, counters 0b11111111.
-    pub const BR_MISP_RETIRED_COND_NTAKEN: Event = Event { code: 0xc5, umask: 0x10, row: 219, ..Event::BASE };
-    /// `BR_MISP_RETIRED.COND`: event select 0xc5, umask 0x11, counters 0b11111111.
-    pub const BR_MISP_RETIRED_COND: Event = Event { code: 0xc5, umask: 0x11, row: 220, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_TAKEN`: event select 0xc5, umask 0x20, counters 0b11111111.
-    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc5, umask: 0x20, row: 221, ..Event::BASE };
-    /// `BR_MISP_RETIRED.COND_TAKEN_COST`: event select 0xc5, umask 0x41, counters 0b11111111.
-    pub const BR_MISP_RETIRED_COND_TAKEN_COST: Event = Event { code: 0xc5, umask: 0x41, row: 222, ..Event::BASE };
-    /// `BR_MISP_RETIRED.INDIRECT_CALL_COST`: event select 0xc5, umask 0x42, counters 0b11111111.
-    pub const BR_MISP_RETIRED_INDIRECT_CALL_COST: Event = Event { code: 0xc5, umask: 0x42, row: 223, ..Event::BASE };
-    /// `BR_MISP_RETIRED.ALL_BRANCHES_COST`: event select 0xc5, umask 0x44, counters 0b11111111.
-    pub const BR_MISP_RETIRED_ALL_BRANCHES_COST: Event = Event { code: 0xc5, umask: 0x44, row: 224, ..Event::BASE };
-    /// `BR_MISP_RETIRED.RET_COST`: event select 0xc5, umask 0x48, counters 0b11111111.
-    pub const BR_MISP_RETIRED_RET_COST: Event = Event { code: 0xc5, umask: 0x48, row: 225, ..Event::BASE };
-    /// `BR_MISP_RETIRED.COND_NTAKEN_COST`: event select 0xc5, umask 0x50, counters 0b11111111.
-    pub const BR_MISP_RETIRED_COND_NTAKEN_COST: Event = Event { code: 0xc5, umask: 0x50, row: 226, ..Event::BASE };
-    /// `BR_MISP_RETIRED.COND_COST`: event select 0xc5, umask 0x51, counters 0b11111111.
-    pub const BR_MISP_RETIRED_COND_COST: Event = Event { code: 0xc5, umask: 0x51, row: 227, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_TAKEN_COST`: event select 0xc5, umask 0x60, counters 0b11111111.
-    pub const BR_MISP_RETIRED_NEAR_TAKEN_COST: Event = Event { code: 0xc5, umask: 0x60, row: 228, ..Event::BASE };
-    /// `BR_MISP_RETIRED.INDIRECT`: event select 0xc5, umask 0x80, counters 0b11111111.
-    pub const BR_MISP_RETIRED_INDIRECT: Event = Event { code: 0xc5, umask: 0x80, row: 229, ..Event::BASE };
-    /// `BR_MISP_RETIRED.INDIRECT_COST`: event select 0xc5, umask 0xc0, counters 0b11111111.
-    pub const BR_MISP_RETIRED_INDIRECT_COST: Event = Event { code: 0xc5, umask: 0xc0, row: 230, ..Event::BASE };
-    /// `FRONTEND_RETIRED.MISP_ANT`: event select 0xc6, umask 0x02, MSR_PEBS_FRONTEND = 0x9,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_MISP_ANT: Event = Event { code: 0xc6, umask: 0x02, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x9 }), row: 231, ..Event::BASE };
-    /// `FRONTEND_RETIRED.DSB_MISS`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND = 0x11,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_DSB_MISS: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x11 }), row: 232, ..Event::BASE };
-    /// `FRONTEND_RETIRED.ITLB_MISS`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND = 0x14,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x14 }), row: 233, ..Event::BASE };
-    /// `FRONTEND_RETIRED.L1I_MISS`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND = 0x12,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_L1I_MISS: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x12 }), row: 234, ..Event::BASE };
-    /// `FRONTEND_RETIRED.L2_MISS`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND = 0x13,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_L2_MISS: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x13 }), row: 235, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_1`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND =
-    /// 0x600106, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_1: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x600106 }), row: 236, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_128`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND =
-    /// 0x608006, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_128: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x608006 }), row: 237, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_16`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND =
-    /// 0x601006, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_16: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x601006 }), row: 238, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_2`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND =
-    /// 0x600206, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x600206 }), row: 239, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1`: event select 0xc6, umask 0x03,
-    /// MSR_PEBS_FRONTEND = 0x100206, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x100206 }), row: 240, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_256`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND =
-    /// 0x610006, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_256: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x610006 }), row: 241, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_32`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND =
-    /// 0x602006, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_32: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x602006 }), row: 242, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_4`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND =
-    /// 0x600406, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_4: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x600406 }), row: 243, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_512`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND =
-    /// 0x620006, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_512: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x620006 }), row: 244, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_64`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND =
-    /// 0x604006, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_64: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x604006 }), row: 245, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_8`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND =
-    /// 0x600806, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_8: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x600806 }), row: 246, ..Event::BASE };
-    /// `FRONTEND_RETIRED.STLB_MISS`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND = 0x15,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_STLB_MISS: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x15 }), row: 247, ..Event::BASE };
-    /// `FRONTEND_RETIRED.UNKNOWN_BRANCH`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND = 0x17,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_UNKNOWN_BRANCH: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x17 }), row: 248, ..Event::BASE };
-    /// `FRONTEND_RETIRED.MS_FLOWS`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND = 0x8,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_MS_FLOWS: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x8 }), row: 249, ..Event::BASE };
-    /// `FRONTEND_RETIRED.ANY_DSB_MISS`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND = 0x1,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_ANY_DSB_MISS: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x1 }), row: 250, ..Event::BASE };
-    /// `FRONTEND_RETIRED.ANY_ANT`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND = 0x9, counters
-    /// 0b11111111.
-    pub const FRONTEND_RETIRED_ANY_ANT: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x9 }), row: 251, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATE_SWPF`: event select 0xc6, umask 0x03, MSR_PEBS_FRONTEND = 0xa,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATE_SWPF: Event = Event { code: 0xc6, umask: 0x03, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0xa }), row: 252, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`: event select 0xc7, umask 0x01, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_SCALAR_DOUBLE: Event = Event { code: 0xc7, umask: 0x01, row: 253, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.SCALAR_SINGLE`: event select 0xc7, umask 0x02, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_SCALAR_SINGLE: Event = Event { code: 0xc7, umask: 0x02, row: 254, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.SCALAR`: event select 0xc7, umask 0x03, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_SCALAR: Event = Event { code: 0xc7, umask: 0x03, row: 255, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE`: event select 0xc7, umask 0x04, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x04, row: 256, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE`: event select 0xc7, umask 0x08, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x08, row: 257, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE`: event select 0xc7, umask 0x10, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x10, row: 258, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.4_FLOPS`: event select 0xc7, umask 0x18, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_4_FLOPS: Event = Event { code: 0xc7, umask: 0x18, row: 259, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE`: event select 0xc7, umask 0x20, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x20, row: 260, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE`: event select 0xc7, umask 0x40, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x40, row: 261, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.8_FLOPS`: event select 0xc7, umask 0x60, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_8_FLOPS: Event = Event { code: 0xc7, umask: 0x60, row: 262, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE`: event select 0xc7, umask 0x80, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x80, row: 263, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.VECTOR`: event select 0xc7, umask 0xfc, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_VECTOR: Event = Event { code: 0xc7, umask: 0xfc, row: 264, ..Event::BASE };
-    /// `RTM_RETIRED.START`: event select 0xc9, umask 0x01, counters 0b11111111.
-    pub const RTM_RETIRED_START: Event = Event { code: 0xc9, umask: 0x01, row: 265, ..Event::BASE };
-    /// `RTM_RETIRED.COMMIT`: event select 0xc9, umask 0x02, counters 0b11111111.
-    pub const RTM_RETIRED_COMMIT: Event = Event { code: 0xc9, umask: 0x02, row: 266, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED`: event select 0xc9, umask 0x04, counters 0b11111111.
-    pub const RTM_RETIRED_ABORTED: Event = Event { code: 0xc9, umask: 0x04, row: 267, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MEM`: event select 0xc9, umask 0x08, counters 0b11111111.
-    pub const RTM_RETIRED_ABORTED_MEM: Event = Event { code: 0xc9, umask: 0x08, row: 268, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_UNFRIENDLY`: event select 0xc9, umask 0x20, counters 0b11111111.
-    pub const RTM_RETIRED_ABORTED_UNFRIENDLY: Event = Event { code: 0xc9, umask: 0x20, row: 269, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MEMTYPE`: event select 0xc9, umask 0x40, counters 0b11111111.
-    pub const RTM_RETIRED_ABORTED_MEMTYPE: Event = Event { code: 0xc9, umask: 0x40, row: 270, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_EVENTS`: event select 0xc9, umask 0x80, counters 0b11111111.
-    pub const RTM_RETIRED_ABORTED_EVENTS: Event = Event { code: 0xc9, umask: 0x80, row: 271, ..Event::BASE };
-    /// `HW_INTERRUPTS.RECEIVED`: event select 0xcb, umask 0x01, counters 0b11111111.
-    pub const HW_INTERRUPTS_RECEIVED: Event = Event { code: 0xcb, umask: 0x01, row: 272, ..Event::BASE };
-    /// `HW_INTERRUPTS.MASKED`: event select 0xcb, umask 0x02, counters 0b11111111.
-    pub const HW_INTERRUPTS_MASKED: Event = Event { code: 0xcb, umask: 0x02, row: 273, ..Event::BASE };
-    /// `HW_INTERRUPTS.PENDING_AND_MASKED`: event select 0xcb, umask 0x04, counters 0b11111111.
-    pub const HW_INTERRUPTS_PENDING_AND_MASKED: Event = Event { code: 0xcb, umask: 0x04, row: 274, ..Event::BASE };
-    /// `MISC_RETIRED.LBR_INSERTS`: event select 0xcc, umask 0x20, counters 0b11111111.
-    pub const MISC_RETIRED_LBR_INSERTS: Event = Event { code: 0xcc, umask: 0x20, row: 275, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x80, counters 0b11111110.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_128: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x80 }), row: 276, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x10, counters 0b11111110.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_16: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x10 }), row: 277, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x100, counters 0b11111110.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_256: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x100 }), row: 278, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x20, counters 0b11111110.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_32: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x20 }), row: 279, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x4, counters 0b11111110.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_4: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x4 }), row: 280, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x200, counters 0b11111110.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_512: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x200 }), row: 281, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x40, counters 0b11111110.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_64: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x40 }), row: 282, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x8, counters 0b11111110.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_8: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x8 }), row: 283, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_1024`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x400, counters 0b11111110.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_1024: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x400 }), row: 284, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_2048`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x800, counters 0b11111110.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_2048: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x800 }), row: 285, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.STORE_SAMPLE`: event select 0xcd, umask 0x02, counters 0b1.
-    pub const MEM_TRANS_RETIRED_STORE_SAMPLE: Event = Event { code: 0xcd, umask: 0x02, row: 286, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED2.SCALAR_HALF`: event select 0xcf, umask 0x01, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED2_SCALAR_HALF: Event = Event { code: 0xcf, umask: 0x01, row: 287, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF`: event select 0xcf, umask 0x02, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED2_COMPLEX_SCALAR_HALF: Event = Event { code: 0xcf, umask: 0x02, row: 288, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED2.SCALAR`: event select 0xcf, umask 0x03, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED2_SCALAR: Event = Event { code: 0xcf, umask: 0x03, row: 289, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED2.128B_PACKED_HALF`: event select 0xcf, umask 0x04, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED2_128B_PACKED_HALF: Event = Event { code: 0xcf, umask: 0x04, row: 290, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED2.256B_PACKED_HALF`: event select 0xcf, umask 0x08, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED2_256B_PACKED_HALF: Event = Event { code: 0xcf, umask: 0x08, row: 291, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED2.512B_PACKED_HALF`: event select 0xcf, umask 0x10, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED2_512B_PACKED_HALF: Event = Event { code: 0xcf, umask: 0x10, row: 292, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED2.VECTOR`: event select 0xcf, umask 0x1c, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED2_VECTOR: Event = Event { code: 0xcf, umask: 0x1c, row: 293, ..Event::BASE };
-    /// `MEM_INST_RETIRED.STLB_HIT_LOADS`: event select 0xd0, umask 0x09, counters 0b1111.
-    pub const MEM_INST_RETIRED_STLB_HIT_LOADS: Event = Event { code: 0xd0, umask: 0x09, row: 294, ..Event::BASE };
-    /// `MEM_INST_RETIRED.STLB_HIT_STORES`: event select 0xd0, umask 0x0a, counters 0b1111.
-    pub const MEM_INST_RETIRED_STLB_HIT_STORES: Event = Event { code: 0xd0, umask: 0x0a, row: 295, ..Event::BASE };
-    /// `MEM_INST_RETIRED.STLB_MISS_LOADS`: event select 0xd0, umask 0x11, counters 0b1111.
-    pub const MEM_INST_RETIRED_STLB_MISS_LOADS: Event = Event { code: 0xd0, umask: 0x11, row: 296, ..Event::BASE };
-    /// `MEM_INST_RETIRED.STLB_MISS_STORES`: event select 0xd0, umask 0x12, counters 0b1111.
-    pub const MEM_INST_RETIRED_STLB_MISS_STORES: Event = Event { code: 0xd0, umask: 0x12, row: 297, ..Event::BASE };
-    /// `MEM_INST_RETIRED.LOCK_LOADS`: event select 0xd0, umask 0x21, counters 0b1111.
-    pub const MEM_INST_RETIRED_LOCK_LOADS: Event = Event { code: 0xd0, umask: 0x21, row: 298, ..Event::BASE };
-    /// `MEM_INST_RETIRED.SPLIT_LOADS`: event select 0xd0, umask 0x41, counters 0b1111.
-    pub const MEM_INST_RETIRED_SPLIT_LOADS: Event = Event { code: 0xd0, umask: 0x41, row: 299, ..Event::BASE };
-    /// `MEM_INST_RETIRED.SPLIT_STORES`: event select 0xd0, umask 0x42, counters 0b1111.
-    pub const MEM_INST_RETIRED_SPLIT_STORES: Event = Event { code: 0xd0, umask: 0x42, row: 300, ..Event::BASE };
-    /// `MEM_INST_RETIRED.ALL_LOADS`: event select 0xd0, umask 0x81, counters 0b1111.
-    pub const MEM_INST_RETIRED_ALL_LOADS: Event = Event { code: 0xd0, umask: 0x81, row: 301, ..Event::BASE };
-    /// `MEM_INST_RETIRED.ALL_STORES`: event select 0xd0, umask 0x82, counters 0b1111.
-    pub const MEM_INST_RETIRED_ALL_STORES: Event = Event { code: 0xd0, umask: 0x82, row: 302, ..Event::BASE };
-    /// `MEM_INST_RETIRED.ANY`: event select 0xd0, umask 0x83, counters 0b1111.
-    pub const MEM_INST_RETIRED_ANY: Event = Event { code: 0xd0, umask: 0x83, row: 303, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L1_HIT`: event select 0xd1, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L1_HIT: Event = Event { code: 0xd1, umask: 0x01, row: 304, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L2_HIT`: event select 0xd1, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event { code: 0xd1, umask: 0x02, row: 305, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L3_HIT`: event select 0xd1, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L3_HIT: Event = Event { code: 0xd1, umask: 0x04, row: 306, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L1_MISS`: event select 0xd1, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L1_MISS: Event = Event { code: 0xd1, umask: 0x08, row: 307, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L2_MISS`: event select 0xd1, umask 0x10, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L2_MISS: Event = Event { code: 0xd1, umask: 0x10, row: 308, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L3_MISS`: event select 0xd1, umask 0x20, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L3_MISS: Event = Event { code: 0xd1, umask: 0x20, row: 309, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.FB_HIT`: event select 0xd1, umask 0x40, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_FB_HIT: Event = Event { code: 0xd1, umask: 0x40, row: 310, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.LOCAL_CXL_MEM`: event select 0xd1, umask 0x80, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_LOCAL_CXL_MEM: Event = Event { code: 0xd1, umask: 0x80, row: 311, ..Event::BASE };
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS`: event select 0xd2, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS: Event = Event { code: 0xd2, umask: 0x01, row: 312, ..Event::BASE };
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD`: event select 0xd2, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NO_FWD: Event = Event { code: 0xd2, umask: 0x02, row: 313, ..Event::BASE };
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD`: event select 0xd2, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_FWD: Event = Event { code: 0xd2, umask: 0x04, row: 314, ..Event::BASE };
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE`: event select 0xd2, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE: Event = Event { code: 0xd2, umask: 0x08, row: 315, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM`: event select 0xd3, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event { code: 0xd3, umask: 0x01, row: 316, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM`: event select 0xd3, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event { code: 0xd3, umask: 0x02, row: 317, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM`: event select 0xd3, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM: Event = Event { code: 0xd3, umask: 0x04, row: 318, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD`: event select 0xd3, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD: Event = Event { code: 0xd3, umask: 0x08, row: 319, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_CXL_MEM`: event select 0xd3, umask 0x10, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_CXL_MEM: Event = Event { code: 0xd3, umask: 0x10, row: 320, ..Event::BASE };
-    /// `MEM_LOAD_MISC_RETIRED.UC`: event select 0xd4, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_MISC_RETIRED_UC: Event = Event { code: 0xd4, umask: 0x04, row: 321, ..Event::BASE };
-    /// `MISC2_RETIRED.LFENCE`: event select 0xe0, umask 0x20, counters 0b11111111.
-    pub const MISC2_RETIRED_LFENCE: Event = Event { code: 0xe0, umask: 0x20, row: 322, ..Event::BASE };
-    /// `MEM_UOP_RETIRED.ANY`: event select 0xe5, umask 0x03, counters 0b11111111.
-    pub const MEM_UOP_RETIRED_ANY: Event = Event { code: 0xe5, umask: 0x03, row: 323, ..Event::BASE };
-    /// `INT_VEC_RETIRED.ADD_128`: event select 0xe7, umask 0x03, counters 0b11111111.
-    pub const INT_VEC_RETIRED_ADD_128: Event = Event { code: 0xe7, umask: 0x03, row: 324, ..Event::BASE };
-    /// `INT_VEC_RETIRED.ADD_256`: event select 0xe7, umask 0x0c, counters 0b11111111.
-    pub const INT_VEC_RETIRED_ADD_256: Event = Event { code: 0xe7, umask: 0x0c, row: 325, ..Event::BASE };
-    /// `INT_VEC_RETIRED.VNNI_128`: event select 0xe7, umask 0x10, counters 0b11111111.
-    pub const INT_VEC_RETIRED_VNNI_128: Event = Event { code: 0xe7, umask: 0x10, row: 326, ..Event::BASE };
-    /// `INT_VEC_RETIRED.128BIT`: event select 0xe7, umask 0x13, counters 0b11111111.
-    pub const INT_VEC_RETIRED_128BIT: Event = Event { code: 0xe7, umask: 0x13, row: 327, ..Event::BASE };
-    /// `INT_VEC_RETIRED.VNNI_256`: event select 0xe7, umask 0x20, counters 0b11111111.
-    pub const INT_VEC_RETIRED_VNNI_256: Event = Event { code: 0xe7, umask: 0x20, row: 328, ..Event::BASE };
-    /// `INT_VEC_RETIRED.SHUFFLES`: event select 0xe7, umask 0x40, counters 0b11111111.
-    pub const INT_VEC_RETIRED_SHUFFLES: Event = Event { code: 0xe7, umask: 0x40, row: 329, ..Event::BASE };
-    /// `INT_VEC_RETIRED.MUL_256`: event select 0xe7, umask 0x80, counters 0b11111111.
-    pub const INT_VEC_RETIRED_MUL_256: Event = Event { code: 0xe7, umask: 0x80, row: 330, ..Event::BASE };
-    /// `INT_VEC_RETIRED.256BIT`: event select 0xe7, umask 0xac, counters 0b11111111.
-    pub const INT_VEC_RETIRED_256BIT: Event = Event { code: 0xe7, umask: 0xac, row: 331, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.DISTRIBUTED`: event select 0xec, umask 0x02, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_DISTRIBUTED: Event = Event { code: 0xec, umask: 0x02, row: 332, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.C01`: event select 0xec, umask 0x10, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_C01: Event = Event { code: 0xec, umask: 0x10, row: 333, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.C02`: event select 0xec, umask 0x20, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_C02: Event = Event { code: 0xec, umask: 0x20, row: 334, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.PAUSE`: event select 0xec, umask 0x40, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_PAUSE: Event = Event { code: 0xec, umask: 0x40, row: 335, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.PAUSE_INST`: event select 0xec, umask 0x40, counter mask 1, edge, counters
-    /// 0b11111111.
-    pub const CPU_CLK_UNHALTED_PAUSE_INST: Event = Event { code: 0xec, umask: 0x40, threshold: 1, edge: true, row: 336, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.C0_WAIT`: event select 0xec, umask 0x70, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_C0_WAIT: Event = Event { code: 0xec, umask: 0x70, row: 337, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.ANY_RESPONSE`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f3ffc0002, counters 0b1111.
-    pub const OCR_DEMAND_RFO_ANY_RESPONSE: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3ffc0002 }), row: 338, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.L3_HIT`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x3f803c0002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_L3_HIT: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0002 }), row: 339, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.L3_MISS`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x3f3fc00002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_L3_MISS: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3fc00002 }), row: 340, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.LOCAL_DRAM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x104000002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_LOCAL_DRAM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000002 }), row: 341, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.DRAM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x73c000002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_DRAM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000002 }), row: 342, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.ANY_RESPONSE`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10001 }), row: 343, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.L3_HIT`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f803c0001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0001 }), row: 344, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.L3_MISS`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3fbfc00001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00001 }), row: 345, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.LOCAL_DRAM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x104000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_LOCAL_DRAM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000001 }), row: 346, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.REMOTE_DRAM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x730000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_DRAM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x730000001 }), row: 347, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.DRAM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x73c000001,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_DRAM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000001 }), row: 348, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.SNC_CACHE.HITM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x1008000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_SNC_CACHE_HITM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008000001 }), row: 349, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD`: event select 0x2a, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x808000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_SNC_CACHE_HIT_WITH_FWD: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808000001 }), row: 350, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.ANY_RESPONSE`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10004 }), row: 351, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.L3_HIT`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f803c0004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0004 }), row: 352, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.L3_MISS`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3fbfc00004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00004 }), row: 353, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.LOCAL_DRAM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x104000004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_LOCAL_DRAM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000004 }), row: 354, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.DRAM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x73c000004,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_DRAM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000004 }), row: 355, ..Event::BASE };
-    /// `OCR.STREAMING_WR.ANY_RESPONSE`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x10800,
-    /// counters 0b1111.
-    pub const OCR_STREAMING_WR_ANY_RESPONSE: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10800 }), row: 356, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.ANY_RESPONSE`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f3ffc4477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_ANY_RESPONSE: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3ffc4477 }), row: 357, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.L3_HIT`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x3f003c4477,
-    /// counters 0b1111.
-    pub const OCR_READS_TO_CORE_L3_HIT: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f003c4477 }), row: 358, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.L3_MISS_LOCAL`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f04c04477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_L3_MISS_LOCAL: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f04c04477 }), row: 359, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x3f33004477,
-    /// counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f33004477 }), row: 360, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.L3_MISS`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f3fc04477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_L3_MISS: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3fc04477 }), row: 361, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.LOCAL_DRAM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x104004477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_LOCAL_DRAM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104004477 }), row: 362, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE_DRAM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x730004477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE_DRAM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x730004477 }), row: 363, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.DRAM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x73c004477,
-    /// counters 0b1111.
-    pub const OCR_READS_TO_CORE_DRAM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c004477 }), row: 364, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.SNC_CACHE.HITM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x1008004477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_SNC_CACHE_HITM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008004477 }), row: 365, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x808004477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_SNC_CACHE_HIT_WITH_FWD: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808004477 }), row: 366, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x70c004477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_LOCAL_SOCKET_DRAM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x70c004477 }), row: 367, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x70cc04477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_L3_MISS_LOCAL_SOCKET: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x70cc04477 }), row: 368, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE_MEMORY`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x733004477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE_MEMORY: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x733004477 }), row: 369, ..Event::BASE };
-    /// `OCR.RFO_TO_CORE.L3_HIT_M`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x1f80040022,
-    /// counters 0b1111.
-    pub const OCR_RFO_TO_CORE_L3_HIT_M: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1f80040022 }), row: 370, ..Event::BASE };
-    /// `OCR.MODIFIED_WRITE.ANY_RESPONSE`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10808, counters 0b1111.
-    pub const OCR_MODIFIED_WRITE_ANY_RESPONSE: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10808 }), row: 371, ..Event::BASE };
-    /// `OCR.WRITE_ESTIMATE.MEMORY`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0xfbff80822,
-    /// counters 0b1111.
-    pub const OCR_WRITE_ESTIMATE_MEMORY: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xfbff80822 }), row: 372, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10003c0002, counters 0b1111.
-    pub const OCR_DEMAND_RFO_L3_HIT_SNOOP_HITM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0002 }), row: 373, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD`: event select 0x2a, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_NO_FWD: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0001 }), row: 374, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0x2a, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0001 }), row: 375, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10003c0001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HITM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0001 }), row: 376, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD`: event select 0x2a, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x830000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HIT_WITH_FWD: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x830000001 }), row: 377, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM`: event select 0x2a, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1030000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HITM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1030000001 }), row: 378, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10003c0004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_HITM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0004 }), row: 379, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10003c4477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HITM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c4477 }), row: 380, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD`: event select 0x2a, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x830004477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HIT_WITH_FWD: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x830004477 }), row: 381, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM`: event select 0x2a, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1030004477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HITM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1030004477 }), row: 382, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x1830004477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_FWD: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1830004477 }), row: 383, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.LOCAL_CXL_MEM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x700c00001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_LOCAL_CXL_MEM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700c00001 }), row: 384, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.LOCAL_CXL_MEM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x700c00002, counters 0b1111.
-    pub const OCR_DEMAND_RFO_LOCAL_CXL_MEM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700c00002 }), row: 385, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.LOCAL_CXL_MEM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x700c04477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_LOCAL_CXL_MEM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700c04477 }), row: 386, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.REMOTE_CXL_MEM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x703000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_CXL_MEM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703000001 }), row: 387, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.REMOTE_CXL_MEM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x703000002, counters 0b1111.
-    pub const OCR_DEMAND_RFO_REMOTE_CXL_MEM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703000002 }), row: 388, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE_CXL_MEM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x703004477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE_CXL_MEM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703004477 }), row: 389, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.CXL_MEM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x703c00001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_CXL_MEM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703c00001 }), row: 390, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.CXL_MEM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x703c00002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_CXL_MEM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703c00002 }), row: 391, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.CXL_MEM`: event select 0x2a, umask 0x01, MSR_OFFCORE_RSP_0 = 0x703c04477,
-    /// counters 0b1111.
-    pub const OCR_READS_TO_CORE_CXL_MEM: Event = Event { code: 0x2a, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703c04477 }), row: 392, ..Event::BASE };
+    /// `LD_BLOCKS.ADDRESS_ALIAS`.
+    pub const LD_BLOCKS_ADDRESS_ALIAS: Event = Event::row(0);
+    /// `LD_BLOCKS.STORE_FORWARD`.
+    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(1);
+    /// `LD_BLOCKS.NO_SR`.
+    pub const LD_BLOCKS_NO_SR: Event = Event::row(2);
+    /// `ITLB_MISSES.WALK_COMPLETED_4K`.
+    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event::row(3);
+    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`.
+    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(4);
+    /// `ITLB_MISSES.WALK_COMPLETED`.
+    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(5);
+    /// `ITLB_MISSES.WALK_ACTIVE`.
+    pub const ITLB_MISSES_WALK_ACTIVE: Event = Event::row(6);
+    /// `ITLB_MISSES.WALK_PENDING`.
+    pub const ITLB_MISSES_WALK_PENDING: Event = Event::row(7);
+    /// `ITLB_MISSES.STLB_HIT`.
+    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(8);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event::row(9);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(10);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event::row(11);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(12);
+    /// `DTLB_LOAD_MISSES.WALK_ACTIVE`.
+    pub const DTLB_LOAD_MISSES_WALK_ACTIVE: Event = Event::row(13);
+    /// `DTLB_LOAD_MISSES.WALK_PENDING`.
+    pub const DTLB_LOAD_MISSES_WALK_PENDING: Event = Event::row(14);
+    /// `DTLB_LOAD_MISSES.STLB_HIT`.
+    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(15);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event::row(16);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(17);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event::row(18);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(19);
+    /// `DTLB_STORE_MISSES.WALK_ACTIVE`.
+    pub const DTLB_STORE_MISSES_WALK_ACTIVE: Event = Event::row(20);
+    /// `DTLB_STORE_MISSES.WALK_PENDING`.
+    pub const DTLB_STORE_MISSES_WALK_PENDING: Event = Event::row(21);
+    /// `DTLB_STORE_MISSES.STLB_HIT`.
+    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(22);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event::row(23);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event::row(24);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = Event::row(25);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event::row(26);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event::row(27);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event::row(28);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event::row(29);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DATA_RD: Event = Event::row(30);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD: Event = Event::row(31);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD: Event = Event::row(32);
+    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event::row(33);
+    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`.
+    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event::row(34);
+    /// `OFFCORE_REQUESTS.DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event::row(35);
+    /// `OFFCORE_REQUESTS.DATA_RD`.
+    pub const OFFCORE_REQUESTS_DATA_RD: Event = Event::row(36);
+    /// `OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD: Event = Event::row(37);
+    /// `OFFCORE_REQUESTS.MEM_UC`.
+    pub const OFFCORE_REQUESTS_MEM_UC: Event = Event::row(38);
+    /// `OFFCORE_REQUESTS.ALL_REQUESTS`.
+    pub const OFFCORE_REQUESTS_ALL_REQUESTS: Event = Event::row(39);
+    /// `L2_TRANS.L2_WB`.
+    pub const L2_TRANS_L2_WB: Event = Event::row(40);
+    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`.
+    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event::row(41);
+    /// `L2_RQSTS.RFO_MISS`.
+    pub const L2_RQSTS_RFO_MISS: Event = Event::row(42);
+    /// `L2_RQSTS.CODE_RD_MISS`.
+    pub const L2_RQSTS_CODE_RD_MISS: Event = Event::row(43);
+    /// `L2_RQSTS.ALL_DEMAND_MISS`.
+    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event::row(44);
+    /// `L2_RQSTS.SWPF_MISS`.
+    pub const L2_RQSTS_SWPF_MISS: Event = Event::row(45);
+    /// `L2_RQSTS.HWPF_MISS`.
+    pub const L2_RQSTS_HWPF_MISS: Event = Event::row(46);
+    /// `L2_RQSTS.MISS`.
+    pub const L2_RQSTS_MISS: Event = Event::row(47);
+    /// `L2_REQUEST.MISS`.
+    pub const L2_REQUEST_MISS: Event = Event::row(48);
+    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`.
+    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event::row(49);
+    /// `L2_RQSTS.RFO_HIT`.
+    pub const L2_RQSTS_RFO_HIT: Event = Event::row(50);
+    /// `L2_RQSTS.CODE_RD_HIT`.
+    pub const L2_RQSTS_CODE_RD_HIT: Event = Event::row(51);
+    /// `L2_RQSTS.SWPF_HIT`.
+    pub const L2_RQSTS_SWPF_HIT: Event = Event::row(52);
+    /// `L2_RQSTS.HIT`.
+    pub const L2_RQSTS_HIT: Event = Event::row(53);
+    /// `L2_REQUEST.HIT`.
+    pub const L2_REQUEST_HIT: Event = Event::row(54);
+    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`.
+    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event::row(55);
+    /// `L2_RQSTS.ALL_RFO`.
+    pub const L2_RQSTS_ALL_RFO: Event = Event::row(56);
+    /// `L2_RQSTS.ALL_CODE_RD`.
+    pub const L2_RQSTS_ALL_CODE_RD: Event = Event::row(57);
+    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`.
+    pub const L2_RQSTS_ALL_DEMAND_REFERENCES: Event = Event::row(58);
+    /// `L2_RQSTS.ALL_HWPF`.
+    pub const L2_RQSTS_ALL_HWPF: Event = Event::row(59);
+    /// `L2_RQSTS.REFERENCES`.
+    pub const L2_RQSTS_REFERENCES: Event = Event::row(60);
+    /// `L2_REQUEST.ALL`.
+    pub const L2_REQUEST_ALL: Event = Event::row(61);
+    /// `L2_LINES_IN.ALL`.
+    pub const L2_LINES_IN_ALL: Event = Event::row(62);
+    /// `L2_LINES_OUT.SILENT`.
+    pub const L2_LINES_OUT_SILENT: Event = Event::row(63);
+    /// `L2_LINES_OUT.NON_SILENT`.
+    pub const L2_LINES_OUT_NON_SILENT: Event = Event::row(64);
+    /// `L2_LINES_OUT.USELESS_HWPF`.
+    pub const L2_LINES_OUT_USELESS_HWPF: Event = Event::row(65);
+    /// `SQ_MISC.BUS_LOCK`.
+    pub const SQ_MISC_BUS_LOCK: Event = Event::row(66);
+    /// `XQ.FULL_CYCLES`.
+    pub const XQ_FULL_CYCLES: Event = Event::row(67);
+    /// `LONGEST_LAT_CACHE.MISS`.
+    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(68);
+    /// `LONGEST_LAT_CACHE.REFERENCE`.
+    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(69);
+    /// `CPU_CLK_UNHALTED.THREAD_P`.
+    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(70);
+    /// `CPU_CLK_UNHALTED.REF_TSC_P`.
+    pub const CPU_CLK_UNHALTED_REF_TSC_P: Event = Event::row(71);
+    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`.
+    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(72);
+    /// `CPU_CLK_UNHALTED.REF_DISTRIBUTED`.
+    pub const CPU_CLK_UNHALTED_REF_DISTRIBUTED: Event = Event::row(73);
+    /// `SW_PREFETCH_ACCESS.NTA`.
+    pub const SW_PREFETCH_ACCESS_NTA: Event = Event::row(74);
+    /// `SW_PREFETCH_ACCESS.T0`.
+    pub const SW_PREFETCH_ACCESS_T0: Event = Event::row(75);
+    /// `SW_PREFETCH_ACCESS.T1_T2`.
+    pub const SW_PREFETCH_ACCESS_T1_T2: Event = Event::row(76);
+    /// `SW_PREFETCH_ACCESS.PREFETCHW`.
+    pub const SW_PREFETCH_ACCESS_PREFETCHW: Event = Event::row(77);
+    /// `SW_PREFETCH_ACCESS.ANY`.
+    pub const SW_PREFETCH_ACCESS_ANY: Event = Event::row(78);
+    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`.
+    pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = Event::row(79);
+    /// `MEM_LOAD_COMPLETED.L1_MISS_ANY`.
+    pub const MEM_LOAD_COMPLETED_L1_MISS_ANY: Event = Event::row(80);
+    /// `MEM_STORE_RETIRED.L2_HIT`.
+    pub const MEM_STORE_RETIRED_L2_HIT: Event = Event::row(81);
+    /// `MEMORY_ACTIVITY.CYCLES_L1D_MISS`.
+    pub const MEMORY_ACTIVITY_CYCLES_L1D_MISS: Event = Event::row(82);
+    /// `MEMORY_ACTIVITY.STALLS_L1D_MISS`.
+    pub const MEMORY_ACTIVITY_STALLS_L1D_MISS: Event = Event::row(83);
+    /// `MEMORY_ACTIVITY.STALLS_L2_MISS`.
+    pub const MEMORY_ACTIVITY_STALLS_L2_MISS: Event = Event::row(84);
+    /// `MEMORY_ACTIVITY.STALLS_L3_MISS`.
+    pub const MEMORY_ACTIVITY_STALLS_L3_MISS: Event = Event::row(85);
+    /// `L1D_PEND_MISS.PENDING`.
+    pub const L1D_PEND_MISS_PENDING: Event = Event::row(86);
+    /// `L1D_PEND_MISS.PENDING_CYCLES`.
+    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event::row(87);
+    /// `L1D_PEND_MISS.FB_FULL`.
+    pub const L1D_PEND_MISS_FB_FULL: Event = Event::row(88);
+    /// `L1D_PEND_MISS.FB_FULL_PERIODS`.
+    pub const L1D_PEND_MISS_FB_FULL_PERIODS: Event = Event::row(89);
+    /// `L1D_PEND_MISS.L2_STALLS`.
+    pub const L1D_PEND_MISS_L2_STALLS: Event = Event::row(90);
+    /// `LOAD_HIT_PREFETCH.SWPF`.
+    pub const LOAD_HIT_PREFETCH_SWPF: Event = Event::row(91);
+    /// `L1D.REPLACEMENT`.
+    pub const L1D_REPLACEMENT: Event = Event::row(92);
+    /// `L1D.HWPF_MISS`.
+    pub const L1D_HWPF_MISS: Event = Event::row(93);
+    /// `TX_MEM.ABORT_CONFLICT`.
+    pub const TX_MEM_ABORT_CONFLICT: Event = Event::row(94);
+    /// `TX_MEM.ABORT_CAPACITY_WRITE`.
+    pub const TX_MEM_ABORT_CAPACITY_WRITE: Event = Event::row(95);
+    /// `TX_MEM.ABORT_CAPACITY_READ`.
+    pub const TX_MEM_ABORT_CAPACITY_READ: Event = Event::row(96);
+    /// `BACLEARS.ANY`.
+    pub const BACLEARS_ANY: Event = Event::row(97);
+    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`.
+    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event::row(98);
+    /// `INST_DECODED.DECODERS`.
+    pub const INST_DECODED_DECODERS: Event = Event::row(99);
+    /// `UOPS_DECODED.DEC0_UOPS`.
+    pub const UOPS_DECODED_DEC0_UOPS: Event = Event::row(100);
+    /// `IDQ.MITE_CYCLES_ANY`.
+    pub const IDQ_MITE_CYCLES_ANY: Event = Event::row(101);
+    /// `IDQ.MITE_CYCLES_OK`.
+    pub const IDQ_MITE_CYCLES_OK: Event = Event::row(102);
+    /// `IDQ.MITE_UOPS`.
+    pub const IDQ_MITE_UOPS: Event = Event::row(103);
+    /// `IDQ.DSB_CYCLES_ANY`.
+    pub const IDQ_DSB_CYCLES_ANY: Event = Event::row(104);
+    /// `IDQ.DSB_CYCLES_OK`.
+    pub const IDQ_DSB_CYCLES_OK: Event = Event::row(105);
+    /// `IDQ.DSB_UOPS`.
+    pub const IDQ_DSB_UOPS: Event = Event::row(106);
+    /// `IDQ.MS_CYCLES_ANY`.
+    pub const IDQ_MS_CYCLES_ANY: Event = Event::row(107);
+    /// `IDQ.MS_SWITCHES`.
+    pub const IDQ_MS_SWITCHES: Event = Event::row(108);
+    /// `IDQ.MS_UOPS`.
+    pub const IDQ_MS_UOPS: Event = Event::row(109);
+    /// `ICACHE_DATA.STALLS`.
+    pub const ICACHE_DATA_STALLS: Event = Event::row(110);
+    /// `ICACHE_DATA.STALL_PERIODS`.
+    pub const ICACHE_DATA_STALL_PERIODS: Event = Event::row(111);
+    /// `ICACHE_TAG.STALLS`.
+    pub const ICACHE_TAG_STALLS: Event = Event::row(112);
+    /// `ICACHE_TAG.STALLS_ISB`.
+    pub const ICACHE_TAG_STALLS_ISB: Event = Event::row(113);
+    /// `ICACHE_TAG.STALLS_INUSE`.
+    pub const ICACHE_TAG_STALLS_INUSE: Event = Event::row(114);
+    /// `DECODE.LCP`.
+    pub const DECODE_LCP: Event = Event::row(115);
+    /// `DECODE.MS_BUSY`.
+    pub const DECODE_MS_BUSY: Event = Event::row(116);
+    /// `IDQ_UOPS_NOT_DELIVERED.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event::row(117);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(118);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event::row(119);
+    /// `IDQ_BUBBLES.CORE`.
+    pub const IDQ_BUBBLES_CORE: Event = Event::row(120);
+    /// `IDQ_BUBBLES.CYCLES_0_UOPS_DELIV.CORE`.
+    pub const IDQ_BUBBLES_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(121);
+    /// `IDQ_BUBBLES.CYCLES_FE_WAS_OK`.
+    pub const IDQ_BUBBLES_CYCLES_FE_WAS_OK: Event = Event::row(122);
+    /// `RESOURCE_STALLS.SCOREBOARD`.
+    pub const RESOURCE_STALLS_SCOREBOARD: Event = Event::row(123);
+    /// `RESOURCE_STALLS.SB`.
+    pub const RESOURCE_STALLS_SB: Event = Event::row(124);
+    /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`.
+    pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event::row(125);
+    /// `CYCLE_ACTIVITY.CYCLES_L3_MISS`.
+    pub const CYCLE_ACTIVITY_CYCLES_L3_MISS: Event = Event::row(126);
+    /// `CYCLE_ACTIVITY.STALLS_TOTAL`.
+    pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event::row(127);
+    /// `CYCLE_ACTIVITY.STALLS_L2_MISS`.
+    pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event::row(128);
+    /// `CYCLE_ACTIVITY.STALLS_L3_MISS`.
+    pub const CYCLE_ACTIVITY_STALLS_L3_MISS: Event = Event::row(129);
+    /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`.
+    pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = Event::row(130);
+    /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`.
+    pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event::row(131);
+    /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`.
+    pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = Event::row(132);
+    /// `TOPDOWN.SLOTS_P`.
+    pub const TOPDOWN_SLOTS_P: Event = Event::row(133);
+    /// `TOPDOWN.BACKEND_BOUND_SLOTS`.
+    pub const TOPDOWN_BACKEND_BOUND_SLOTS: Event = Event::row(134);
+    /// `TOPDOWN.BAD_SPEC_SLOTS`.
+    pub const TOPDOWN_BAD_SPEC_SLOTS: Event = Event::row(135);
+    /// `TOPDOWN.BR_MISPREDICT_SLOTS`.
+    pub const TOPDOWN_BR_MISPREDICT_SLOTS: Event = Event::row(136);
+    /// `TOPDOWN.MEMORY_BOUND_SLOTS`.
+    pub const TOPDOWN_MEMORY_BOUND_SLOTS: Event = Event::row(137);
+    /// `RS.EMPTY_RESOURCE`.
+    pub const RS_EMPTY_RESOURCE: Event = Event::row(138);
+    /// `RS.EMPTY`.
+    pub const RS_EMPTY: Event = Event::row(139);
+    /// `RS.EMPTY_COUNT`.
+    pub const RS_EMPTY_COUNT: Event = Event::row(140);
+    /// `EXE_ACTIVITY.1_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_1_PORTS_UTIL: Event = Event::row(141);
+    /// `EXE_ACTIVITY.2_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_2_PORTS_UTIL: Event = Event::row(142);
+    /// `EXE_ACTIVITY.3_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_3_PORTS_UTIL: Event = Event::row(143);
+    /// `EXE_ACTIVITY.4_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_4_PORTS_UTIL: Event = Event::row(144);
+    /// `EXE_ACTIVITY.BOUND_ON_LOADS`.
+    pub const EXE_ACTIVITY_BOUND_ON_LOADS: Event = Event::row(145);
+    /// `EXE_ACTIVITY.BOUND_ON_STORES`.
+    pub const EXE_ACTIVITY_BOUND_ON_STORES: Event = Event::row(146);
+    /// `EXE_ACTIVITY.EXE_BOUND_0_PORTS`.
+    pub const EXE_ACTIVITY_EXE_BOUND_0_PORTS: Event = Event::row(147);
+    /// `EXE_ACTIVITY.2_3_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_2_3_PORTS_UTIL: Event = Event::row(148);
+    /// `LSD.CYCLES_ACTIVE`.
+    pub const LSD_CYCLES_ACTIVE: Event = Event::row(149);
+    /// `LSD.CYCLES_OK`.
+    pub const LSD_CYCLES_OK: Event = Event::row(150);
+    /// `LSD.UOPS`.
+    pub const LSD_UOPS: Event = Event::row(151);
+    /// `INT_MISC.RECOVERY_CYCLES`.
+    pub const INT_MISC_RECOVERY_CYCLES: Event = Event::row(152);
+    /// `INT_MISC.CLEARS_COUNT`.
+    pub const INT_MISC_CLEARS_COUNT: Event = Event::row(153);
+    /// `INT_MISC.UOP_DROPPING`.
+    pub const INT_MISC_UOP_DROPPING: Event = Event::row(154);
+    /// `INT_MISC.MBA_STALLS`.
+    pub const INT_MISC_MBA_STALLS: Event = Event::row(155);
+    /// `INT_MISC.UNKNOWN_BRANCH_CYCLES`.
+    pub const INT_MISC_UNKNOWN_BRANCH_CYCLES: Event = Event::row(156);
+    /// `INT_MISC.CLEAR_RESTEER_CYCLES`.
+    pub const INT_MISC_CLEAR_RESTEER_CYCLES: Event = Event::row(157);
+    /// `UOPS_ISSUED.ANY`.
+    pub const UOPS_ISSUED_ANY: Event = Event::row(158);
+    /// `UOPS_ISSUED.CYCLES`.
+    pub const UOPS_ISSUED_CYCLES: Event = Event::row(159);
+    /// `ARITH.FPDIV_ACTIVE`.
+    pub const ARITH_FPDIV_ACTIVE: Event = Event::row(160);
+    /// `ARITH.IDIV_ACTIVE`.
+    pub const ARITH_IDIV_ACTIVE: Event = Event::row(161);
+    /// `ARITH.DIV_ACTIVE`.
+    pub const ARITH_DIV_ACTIVE: Event = Event::row(162);
+    /// `UOPS_EXECUTED.CYCLES_GE_1`.
+    pub const UOPS_EXECUTED_CYCLES_GE_1: Event = Event::row(163);
+    /// `UOPS_EXECUTED.CYCLES_GE_2`.
+    pub const UOPS_EXECUTED_CYCLES_GE_2: Event = Event::row(164);
+    /// `UOPS_EXECUTED.CYCLES_GE_3`.
+    pub const UOPS_EXECUTED_CYCLES_GE_3: Event = Event::row(165);
+    /// `UOPS_EXECUTED.CYCLES_GE_4`.
+    pub const UOPS_EXECUTED_CYCLES_GE_4: Event = Event::row(166);
+    /// `UOPS_EXECUTED.THREAD`.
+    pub const UOPS_EXECUTED_THREAD: Event = Event::row(167);
+    /// `UOPS_EXECUTED.STALLS`.
+    pub const UOPS_EXECUTED_STALLS: Event = Event::row(168);
+    /// `UOPS_EXECUTED.CORE`.
+    pub const UOPS_EXECUTED_CORE: Event = Event::row(169);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event::row(170);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event::row(171);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event::row(172);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event::row(173);
+    /// `UOPS_EXECUTED.X87`.
+    pub const UOPS_EXECUTED_X87: Event = Event::row(174);
+    /// `UOPS_DISPATCHED.PORT_0`.
+    pub const UOPS_DISPATCHED_PORT_0: Event = Event::row(175);
+    /// `UOPS_DISPATCHED.PORT_1`.
+    pub const UOPS_DISPATCHED_PORT_1: Event = Event::row(176);
+    /// `UOPS_DISPATCHED.PORT_2_3_10`.
+    pub const UOPS_DISPATCHED_PORT_2_3_10: Event = Event::row(177);
+    /// `UOPS_DISPATCHED.PORT_4_9`.
+    pub const UOPS_DISPATCHED_PORT_4_9: Event = Event::row(178);
+    /// `UOPS_DISPATCHED.PORT_5_11`.
+    pub const UOPS_DISPATCHED_PORT_5_11: Event = Event::row(179);
+    /// `UOPS_DISPATCHED.PORT_6`.
+    pub const UOPS_DISPATCHED_PORT_6: Event = Event::row(180);
+    /// `UOPS_DISPATCHED.PORT_7_8`.
+    pub const UOPS_DISPATCHED_PORT_7_8: Event = Event::row(181);
+    /// `FP_ARITH_DISPATCHED.PORT_0`.
+    pub const FP_ARITH_DISPATCHED_PORT_0: Event = Event::row(182);
+    /// `FP_ARITH_DISPATCHED.V0`.
+    pub const FP_ARITH_DISPATCHED_V0: Event = Event::row(183);
+    /// `FP_ARITH_DISPATCHED.PORT_1`.
+    pub const FP_ARITH_DISPATCHED_PORT_1: Event = Event::row(184);
+    /// `FP_ARITH_DISPATCHED.V1`.
+    pub const FP_ARITH_DISPATCHED_V1: Event = Event::row(185);
+    /// `FP_ARITH_DISPATCHED.PORT_5`.
+    pub const FP_ARITH_DISPATCHED_PORT_5: Event = Event::row(186);
+    /// `FP_ARITH_DISPATCHED.V2`.
+    pub const FP_ARITH_DISPATCHED_V2: Event = Event::row(187);
+    /// `EXE.AMX_BUSY`.
+    pub const EXE_AMX_BUSY: Event = Event::row(188);
+    /// `INST_RETIRED.ANY_P`.
+    pub const INST_RETIRED_ANY_P: Event = Event::row(189);
+    /// `INST_RETIRED.NOP`.
+    pub const INST_RETIRED_NOP: Event = Event::row(190);
+    /// `INST_RETIRED.REP_ITERATION`.
+    pub const INST_RETIRED_REP_ITERATION: Event = Event::row(191);
+    /// `INST_RETIRED.MACRO_FUSED`.
+    pub const INST_RETIRED_MACRO_FUSED: Event = Event::row(192);
+    /// `ASSISTS.FP`.
+    pub const ASSISTS_FP: Event = Event::row(193);
+    /// `ASSISTS.HARDWARE`.
+    pub const ASSISTS_HARDWARE: Event = Event::row(194);
+    /// `ASSISTS.PAGE_FAULT`.
+    pub const ASSISTS_PAGE_FAULT: Event = Event::row(195);
+    /// `ASSISTS.SSE_AVX_MIX`.
+    pub const ASSISTS_SSE_AVX_MIX: Event = Event::row(196);
+    /// `ASSISTS.ANY`.
+    pub const ASSISTS_ANY: Event = Event::row(197);
+    /// `UOPS_RETIRED.HEAVY`.
+    pub const UOPS_RETIRED_HEAVY: Event = Event::row(198);
+    /// `UOPS_RETIRED.SLOTS`.
+    pub const UOPS_RETIRED_SLOTS: Event = Event::row(199);
+    /// `UOPS_RETIRED.STALLS`.
+    pub const UOPS_RETIRED_STALLS: Event = Event::row(200);
+    /// `UOPS_RETIRED.CYCLES`.
+    pub const UOPS_RETIRED_CYCLES: Event = Event::row(201);
+    /// `UOPS_RETIRED.MS`.
+    pub const UOPS_RETIRED_MS: Event = Event::row(202);
+    /// `MACHINE_CLEARS.COUNT`.
+    pub const MACHINE_CLEARS_COUNT: Event = Event::row(203);
+    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
+    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(204);
+    /// `MACHINE_CLEARS.SMC`.
+    pub const MACHINE_CLEARS_SMC: Event = Event::row(205);
+    /// `BR_INST_RETIRED.ALL_BRANCHES`.
+    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(206);
+    /// `BR_INST_RETIRED.COND_TAKEN`.
+    pub const BR_INST_RETIRED_COND_TAKEN: Event = Event::row(207);
+    /// `BR_INST_RETIRED.NEAR_CALL`.
+    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(208);
+    /// `BR_INST_RETIRED.NEAR_RETURN`.
+    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(209);
+    /// `BR_INST_RETIRED.COND_NTAKEN`.
+    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event::row(210);
+    /// `BR_INST_RETIRED.COND`.
+    pub const BR_INST_RETIRED_COND: Event = Event::row(211);
+    /// `BR_INST_RETIRED.NEAR_TAKEN`.
+    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(212);
+    /// `BR_INST_RETIRED.FAR_BRANCH`.
+    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event::row(213);
+    /// `BR_INST_RETIRED.INDIRECT`.
+    pub const BR_INST_RETIRED_INDIRECT: Event = Event::row(214);
+    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
+    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(215);
+    /// `BR_MISP_RETIRED.COND_TAKEN`.
+    pub const BR_MISP_RETIRED_COND_TAKEN: Event = Event::row(216);
+    /// `BR_MISP_RETIRED.INDIRECT_CALL`.
+    pub const BR_MISP_RETIRED_INDIRECT_CALL: Event = Event::row(217);
+    /// `BR_MISP_RETIRED.RET`.
+    pub const BR_MISP_RETIRED_RET: Event = Event::row(218);
+    /// `BR_MISP_RETIRED.COND_NTAKEN`.
+    pub const BR_MISP_RETIRED_COND_NTAKEN: Event = Event::row(219);
+    /// `BR_MISP_RETIRED.COND`.
+    pub const BR_MISP_RETIRED_COND: Event = Event::row(220);
+    /// `BR_MISP_RETIRED.NEAR_TAKEN`.
+    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event::row(221);
+    /// `BR_MISP_RETIRED.COND_TAKEN_COST`.
+    pub const BR_MISP_RETIRED_COND_TAKEN_COST: Event = Event::row(222);
+    /// `BR_MISP_RETIRED.INDIRECT_CALL_COST`.
+    pub const BR_MISP_RETIRED_INDIRECT_CALL_COST: Event = Event::row(223);
+    /// `BR_MISP_RETIRED.ALL_BRANCHES_COST`.
+    pub const BR_MISP_RETIRED_ALL_BRANCHES_COST: Event = Event::row(224);
+    /// `BR_MISP_RETIRED.RET_COST`.
+    pub const BR_MISP_RETIRED_RET_COST: Event = Event::row(225);
+    /// `BR_MISP_RETIRED.COND_NTAKEN_COST`.
+    pub const BR_MISP_RETIRED_COND_NTAKEN_COST: Event = Event::row(226);
+    /// `BR_MISP_RETIRED.COND_COST`.
+    pub const BR_MISP_RETIRED_COND_COST: Event = Event::row(227);
+    /// `BR_MISP_RETIRED.NEAR_TAKEN_COST`.
+    pub const BR_MISP_RETIRED_NEAR_TAKEN_COST: Event = Event::row(228);
+    /// `BR_MISP_RETIRED.INDIRECT`.
+    pub const BR_MISP_RETIRED_INDIRECT: Event = Event::row(229);
+    /// `BR_MISP_RETIRED.INDIRECT_COST`.
+    pub const BR_MISP_RETIRED_INDIRECT_COST: Event = Event::row(230);
+    /// `FRONTEND_RETIRED.MISP_ANT`.
+    pub const FRONTEND_RETIRED_MISP_ANT: Event = Event::row(231);
+    /// `FRONTEND_RETIRED.DSB_MISS`.
+    pub const FRONTEND_RETIRED_DSB_MISS: Event = Event::row(232);
+    /// `FRONTEND_RETIRED.ITLB_MISS`.
+    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event::row(233);
+    /// `FRONTEND_RETIRED.L1I_MISS`.
+    pub const FRONTEND_RETIRED_L1I_MISS: Event = Event::row(234);
+    /// `FRONTEND_RETIRED.L2_MISS`.
+    pub const FRONTEND_RETIRED_L2_MISS: Event = Event::row(235);
+    /// `FRONTEND_RETIRED.LATENCY_GE_1`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_1: Event = Event::row(236);
+    /// `FRONTEND_RETIRED.LATENCY_GE_128`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_128: Event = Event::row(237);
+    /// `FRONTEND_RETIRED.LATENCY_GE_16`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_16: Event = Event::row(238);
+    /// `FRONTEND_RETIRED.LATENCY_GE_2`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_2: Event = Event::row(239);
+    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1: Event = Event::row(240);
+    /// `FRONTEND_RETIRED.LATENCY_GE_256`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_256: Event = Event::row(241);
+    /// `FRONTEND_RETIRED.LATENCY_GE_32`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_32: Event = Event::row(242);
+    /// `FRONTEND_RETIRED.LATENCY_GE_4`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_4: Event = Event::row(243);
+    /// `FRONTEND_RETIRED.LATENCY_GE_512`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_512: Event = Event::row(244);
+    /// `FRONTEND_RETIRED.LATENCY_GE_64`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_64: Event = Event::row(245);
+    /// `FRONTEND_RETIRED.LATENCY_GE_8`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_8: Event = Event::row(246);
+    /// `FRONTEND_RETIRED.STLB_MISS`.
+    pub const FRONTEND_RETIRED_STLB_MISS: Event = Event::row(247);
+    /// `FRONTEND_RETIRED.UNKNOWN_BRANCH`.
+    pub const FRONTEND_RETIRED_UNKNOWN_BRANCH: Event = Event::row(248);
+    /// `FRONTEND_RETIRED.MS_FLOWS`.
+    pub const FRONTEND_RETIRED_MS_FLOWS: Event = Event::row(249);
+    /// `FRONTEND_RETIRED.ANY_DSB_MISS`.
+    pub const FRONTEND_RETIRED_ANY_DSB_MISS: Event = Event::row(250);
+    /// `FRONTEND_RETIRED.ANY_ANT`.
+    pub const FRONTEND_RETIRED_ANY_ANT: Event = Event::row(251);
+    /// `FRONTEND_RETIRED.LATE_SWPF`.
+    pub const FRONTEND_RETIRED_LATE_SWPF: Event = Event::row(252);
+    /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`.
+    pub const FP_ARITH_INST_RETIRED_SCALAR_DOUBLE: Event = Event::row(253);
+    /// `FP_ARITH_INST_RETIRED.SCALAR_SINGLE`.
+    pub const FP_ARITH_INST_RETIRED_SCALAR_SINGLE: Event = Event::row(254);
+    /// `FP_ARITH_INST_RETIRED.SCALAR`.
+    pub const FP_ARITH_INST_RETIRED_SCALAR: Event = Event::row(255);
+    /// `FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE`.
+    pub const FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE: Event = Event::row(256);
+    /// `FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE`.
+    pub const FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE: Event = Event::row(257);
+    /// `FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE`.
+    pub const FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE: Event = Event::row(258);
+    /// `FP_ARITH_INST_RETIRED.4_FLOPS`.
+    pub const FP_ARITH_INST_RETIRED_4_FLOPS: Event = Event::row(259);
+    /// `FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE`.
+    pub const FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE: Event = Event::row(260);
+    /// `FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE`.
+    pub const FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE: Event = Event::row(261);
+    /// `FP_ARITH_INST_RETIRED.8_FLOPS`.
+    pub const FP_ARITH_INST_RETIRED_8_FLOPS: Event = Event::row(262);
+    /// `FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE`.
+    pub const FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE: Event = Event::row(263);
+    /// `FP_ARITH_INST_RETIRED.VECTOR`.
+    pub const FP_ARITH_INST_RETIRED_VECTOR: Event = Event::row(264);
+    /// `RTM_RETIRED.START`.
+    pub const RTM_RETIRED_START: Event = Event::row(265);
+    /// `RTM_RETIRED.COMMIT`.
+    pub const RTM_RETIRED_COMMIT: Event = Event::row(266);
+    /// `RTM_RETIRED.ABORTED`.
+    pub const RTM_RETIRED_ABORTED: Event = Event::row(267);
+    /// `RTM_RETIRED.ABORTED_MEM`.
+    pub const RTM_RETIRED_ABORTED_MEM: Event = Event::row(268);
+    /// `RTM_RETIRED.ABORTED_UNFRIENDLY`.
+    pub const RTM_RETIRED_ABORTED_UNFRIENDLY: Event = Event::row(269);
+    /// `RTM_RETIRED.ABORTED_MEMTYPE`.
+    pub const RTM_RETIRED_ABORTED_MEMTYPE: Event = Event::row(270);
+    /// `RTM_RETIRED.ABORTED_EVENTS`.
+    pub const RTM_RETIRED_ABORTED_EVENTS: Event = Event::row(271);
+    /// `HW_INTERRUPTS.RECEIVED`.
+    pub const HW_INTERRUPTS_RECEIVED: Event = Event::row(272);
+    /// `HW_INTERRUPTS.MASKED`.
+    pub const HW_INTERRUPTS_MASKED: Event = Event::row(273);
+    /// `HW_INTERRUPTS.PENDING_AND_MASKED`.
+    pub const HW_INTERRUPTS_PENDING_AND_MASKED: Event = Event::row(274);
+    /// `MISC_RETIRED.LBR_INSERTS`.
+    pub const MISC_RETIRED_LBR_INSERTS: Event = Event::row(275);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_128: Event = Event::row(276);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_16: Event = Event::row(277);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_256: Event = Event::row(278);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_32: Event = Event::row(279);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_4: Event = Event::row(280);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_512: Event = Event::row(281);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_64: Event = Event::row(282);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_8: Event = Event::row(283);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_1024`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_1024: Event = Event::row(284);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_2048`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_2048: Event = Event::row(285);
+    /// `MEM_TRANS_RETIRED.STORE_SAMPLE`.
+    pub const MEM_TRANS_RETIRED_STORE_SAMPLE: Event = Event::row(286);
+    /// `FP_ARITH_INST_RETIRED2.SCALAR_HALF`.
+    pub const FP_ARITH_INST_RETIRED2_SCALAR_HALF: Event = Event::row(287);
+    /// `FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF`.
+    pub const FP_ARITH_INST_RETIRED2_COMPLEX_SCALAR_HALF: Event = Event::row(288);
+    /// `FP_ARITH_INST_RETIRED2.SCALAR`.
+    pub const FP_ARITH_INST_RETIRED2_SCALAR: Event = Event::row(289);
+    /// `FP_ARITH_INST_RETIRED2.128B_PACKED_HALF`.
+    pub const FP_ARITH_INST_RETIRED2_128B_PACKED_HALF: Event = Event::row(290);
+    /// `FP_ARITH_INST_RETIRED2.256B_PACKED_HALF`.
+    pub const FP_ARITH_INST_RETIRED2_256B_PACKED_HALF: Event = Event::row(291);
+    /// `FP_ARITH_INST_RETIRED2.512B_PACKED_HALF`.
+    pub const FP_ARITH_INST_RETIRED2_512B_PACKED_HALF: Event = Event::row(292);
+    /// `FP_ARITH_INST_RETIRED2.VECTOR`.
+    pub const FP_ARITH_INST_RETIRED2_VECTOR: Event = Event::row(293);
+    /// `MEM_INST_RETIRED.STLB_HIT_LOADS`.
+    pub const MEM_INST_RETIRED_STLB_HIT_LOADS: Event = Event::row(294);
+    /// `MEM_INST_RETIRED.STLB_HIT_STORES`.
+    pub const MEM_INST_RETIRED_STLB_HIT_STORES: Event = Event::row(295);
+    /// `MEM_INST_RETIRED.STLB_MISS_LOADS`.
+    pub const MEM_INST_RETIRED_STLB_MISS_LOADS: Event = Event::row(296);
+    /// `MEM_INST_RETIRED.STLB_MISS_STORES`.
+    pub const MEM_INST_RETIRED_STLB_MISS_STORES: Event = Event::row(297);
+    /// `MEM_INST_RETIRED.LOCK_LOADS`.
+    pub const MEM_INST_RETIRED_LOCK_LOADS: Event = Event::row(298);
+    /// `MEM_INST_RETIRED.SPLIT_LOADS`.
+    pub const MEM_INST_RETIRED_SPLIT_LOADS: Event = Event::row(299);
+    /// `MEM_INST_RETIRED.SPLIT_STORES`.
+    pub const MEM_INST_RETIRED_SPLIT_STORES: Event = Event::row(300);
+    /// `MEM_INST_RETIRED.ALL_LOADS`.
+    pub const MEM_INST_RETIRED_ALL_LOADS: Event = Event::row(301);
+    /// `MEM_INST_RETIRED.ALL_STORES`.
+    pub const MEM_INST_RETIRED_ALL_STORES: Event = Event::row(302);
+    /// `MEM_INST_RETIRED.ANY`.
+    pub const MEM_INST_RETIRED_ANY: Event = Event::row(303);
+    /// `MEM_LOAD_RETIRED.L1_HIT`.
+    pub const MEM_LOAD_RETIRED_L1_HIT: Event = Event::row(304);
+    /// `MEM_LOAD_RETIRED.L2_HIT`.
+    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event::row(305);
+    /// `MEM_LOAD_RETIRED.L3_HIT`.
+    pub const MEM_LOAD_RETIRED_L3_HIT: Event = Event::row(306);
+    /// `MEM_LOAD_RETIRED.L1_MISS`.
+    pub const MEM_LOAD_RETIRED_L1_MISS: Event = Event::row(307);
+    /// `MEM_LOAD_RETIRED.L2_MISS`.
+    pub const MEM_LOAD_RETIRED_L2_MISS: Event = Event::row(308);
+    /// `MEM_LOAD_RETIRED.L3_MISS`.
+    pub const MEM_LOAD_RETIRED_L3_MISS: Event = Event::row(309);
+    /// `MEM_LOAD_RETIRED.FB_HIT`.
+    pub const MEM_LOAD_RETIRED_FB_HIT: Event = Event::row(310);
+    /// `MEM_LOAD_RETIRED.LOCAL_CXL_MEM`.
+    pub const MEM_LOAD_RETIRED_LOCAL_CXL_MEM: Event = Event::row(311);
+    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS`.
+    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS: Event = Event::row(312);
+    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD`.
+    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NO_FWD: Event = Event::row(313);
+    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD`.
+    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_FWD: Event = Event::row(314);
+    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE`.
+    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE: Event = Event::row(315);
+    /// `MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(316);
+    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event::row(317);
+    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM: Event = Event::row(318);
+    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD: Event = Event::row(319);
+    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_CXL_MEM`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_CXL_MEM: Event = Event::row(320);
+    /// `MEM_LOAD_MISC_RETIRED.UC`.
+    pub const MEM_LOAD_MISC_RETIRED_UC: Event = Event::row(321);
+    /// `MISC2_RETIRED.LFENCE`.
+    pub const MISC2_RETIRED_LFENCE: Event = Event::row(322);
+    /// `MEM_UOP_RETIRED.ANY`.
+    pub const MEM_UOP_RETIRED_ANY: Event = Event::row(323);
+    /// `INT_VEC_RETIRED.ADD_128`.
+    pub const INT_VEC_RETIRED_ADD_128: Event = Event::row(324);
+    /// `INT_VEC_RETIRED.ADD_256`.
+    pub const INT_VEC_RETIRED_ADD_256: Event = Event::row(325);
+    /// `INT_VEC_RETIRED.VNNI_128`.
+    pub const INT_VEC_RETIRED_VNNI_128: Event = Event::row(326);
+    /// `INT_VEC_RETIRED.128BIT`.
+    pub const INT_VEC_RETIRED_128BIT: Event = Event::row(327);
+    /// `INT_VEC_RETIRED.VNNI_256`.
+    pub const INT_VEC_RETIRED_VNNI_256: Event = Event::row(328);
+    /// `INT_VEC_RETIRED.SHUFFLES`.
+    pub const INT_VEC_RETIRED_SHUFFLES: Event = Event::row(329);
+    /// `INT_VEC_RETIRED.MUL_256`.
+    pub const INT_VEC_RETIRED_MUL_256: Event = Event::row(330);
+    /// `INT_VEC_RETIRED.256BIT`.
+    pub const INT_VEC_RETIRED_256BIT: Event = Event::row(331);
+    /// `CPU_CLK_UNHALTED.DISTRIBUTED`.
+    pub const CPU_CLK_UNHALTED_DISTRIBUTED: Event = Event::row(332);
+    /// `CPU_CLK_UNHALTED.C01`.
+    pub const CPU_CLK_UNHALTED_C01: Event = Event::row(333);
+    /// `CPU_CLK_UNHALTED.C02`.
+    pub const CPU_CLK_UNHALTED_C02: Event = Event::row(334);
+    /// `CPU_CLK_UNHALTED.PAUSE`.
+    pub const CPU_CLK_UNHALTED_PAUSE: Event = Event::row(335);
+    /// `CPU_CLK_UNHALTED.PAUSE_INST`.
+    pub const CPU_CLK_UNHALTED_PAUSE_INST: Event = Event::row(336);
+    /// `CPU_CLK_UNHALTED.C0_WAIT`.
+    pub const CPU_CLK_UNHALTED_C0_WAIT: Event = Event::row(337);
+    /// `OCR.DEMAND_RFO.ANY_RESPONSE`.
+    pub const OCR_DEMAND_RFO_ANY_RESPONSE: Event = Event::row(338);
+    /// `OCR.DEMAND_RFO.L3_HIT`.
+    pub const OCR_DEMAND_RFO_L3_HIT: Event = Event::row(339);
+    /// `OCR.DEMAND_RFO.L3_MISS`.
+    pub const OCR_DEMAND_RFO_L3_MISS: Event = Event::row(340);
+    /// `OCR.DEMAND_RFO.LOCAL_DRAM`.
+    pub const OCR_DEMAND_RFO_LOCAL_DRAM: Event = Event::row(341);
+    /// `OCR.DEMAND_RFO.DRAM`.
+    pub const OCR_DEMAND_RFO_DRAM: Event = Event::row(342);
+    /// `OCR.DEMAND_DATA_RD.ANY_RESPONSE`.
+    pub const OCR_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event::row(343);
+    /// `OCR.DEMAND_DATA_RD.L3_HIT`.
+    pub const OCR_DEMAND_DATA_RD_L3_HIT: Event = Event::row(344);
+    /// `OCR.DEMAND_DATA_RD.L3_MISS`.
+    pub const OCR_DEMAND_DATA_RD_L3_MISS: Event = Event::row(345);
+    /// `OCR.DEMAND_DATA_RD.LOCAL_DRAM`.
+    pub const OCR_DEMAND_DATA_RD_LOCAL_DRAM: Event = Event::row(346);
+    /// `OCR.DEMAND_DATA_RD.REMOTE_DRAM`.
+    pub const OCR_DEMAND_DATA_RD_REMOTE_DRAM: Event = Event::row(347);
+    /// `OCR.DEMAND_DATA_RD.DRAM`.
+    pub const OCR_DEMAND_DATA_RD_DRAM: Event = Event::row(348);
+    /// `OCR.DEMAND_DATA_RD.SNC_CACHE.HITM`.
+    pub const OCR_DEMAND_DATA_RD_SNC_CACHE_HITM: Event = Event::row(349);
+    /// `OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD`.
+    pub const OCR_DEMAND_DATA_RD_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(350);
+    /// `OCR.DEMAND_CODE_RD.ANY_RESPONSE`.
+    pub const OCR_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event::row(351);
+    /// `OCR.DEMAND_CODE_RD.L3_HIT`.
+    pub const OCR_DEMAND_CODE_RD_L3_HIT: Event = Event::row(352);
+    /// `OCR.DEMAND_CODE_RD.L3_MISS`.
+    pub const OCR_DEMAND_CODE_RD_L3_MISS: Event = Event::row(353);
+    /// `OCR.DEMAND_CODE_RD.LOCAL_DRAM`.
+    pub const OCR_DEMAND_CODE_RD_LOCAL_DRAM: Event = Event::row(354);
+    /// `OCR.DEMAND_CODE_RD.DRAM`.
+    pub const OCR_DEMAND_CODE_RD_DRAM: Event = Event::row(355);
+    /// `OCR.STREAMING_WR.ANY_RESPONSE`.
+    pub const OCR_STREAMING_WR_ANY_RESPONSE: Event = Event::row(356);
+    /// `OCR.READS_TO_CORE.ANY_RESPONSE`.
+    pub const OCR_READS_TO_CORE_ANY_RESPONSE: Event = Event::row(357);
+    /// `OCR.READS_TO_CORE.L3_HIT`.
+    pub const OCR_READS_TO_CORE_L3_HIT: Event = Event::row(358);
+    /// `OCR.READS_TO_CORE.L3_MISS_LOCAL`.
+    pub const OCR_READS_TO_CORE_L3_MISS_LOCAL: Event = Event::row(359);
+    /// `OCR.READS_TO_CORE.REMOTE`.
+    pub const OCR_READS_TO_CORE_REMOTE: Event = Event::row(360);
+    /// `OCR.READS_TO_CORE.L3_MISS`.
+    pub const OCR_READS_TO_CORE_L3_MISS: Event = Event::row(361);
+    /// `OCR.READS_TO_CORE.LOCAL_DRAM`.
+    pub const OCR_READS_TO_CORE_LOCAL_DRAM: Event = Event::row(362);
+    /// `OCR.READS_TO_CORE.REMOTE_DRAM`.
+    pub const OCR_READS_TO_CORE_REMOTE_DRAM: Event = Event::row(363);
+    /// `OCR.READS_TO_CORE.DRAM`.
+    pub const OCR_READS_TO_CORE_DRAM: Event = Event::row(364);
+    /// `OCR.READS_TO_CORE.SNC_CACHE.HITM`.
+    pub const OCR_READS_TO_CORE_SNC_CACHE_HITM: Event = Event::row(365);
+    /// `OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD`.
+    pub const OCR_READS_TO_CORE_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(366);
+    /// `OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM`.
+    pub const OCR_READS_TO_CORE_LOCAL_SOCKET_DRAM: Event = Event::row(367);
+    /// `OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET`.
+    pub const OCR_READS_TO_CORE_L3_MISS_LOCAL_SOCKET: Event = Event::row(368);
+    /// `OCR.READS_TO_CORE.REMOTE_MEMORY`.
+    pub const OCR_READS_TO_CORE_REMOTE_MEMORY: Event = Event::row(369);
+    /// `OCR.RFO_TO_CORE.L3_HIT_M`.
+    pub const OCR_RFO_TO_CORE_L3_HIT_M: Event = Event::row(370);
+    /// `OCR.MODIFIED_WRITE.ANY_RESPONSE`.
+    pub const OCR_MODIFIED_WRITE_ANY_RESPONSE: Event = Event::row(371);
+    /// `OCR.WRITE_ESTIMATE.MEMORY`.
+    pub const OCR_WRITE_ESTIMATE_MEMORY: Event = Event::row(372);
+    /// `OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM`.
+    pub const OCR_DEMAND_RFO_L3_HIT_SNOOP_HITM: Event = Event::row(373);
+    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD`.
+    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_NO_FWD: Event = Event::row(374);
+    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(375);
+    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM`.
+    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HITM: Event = Event::row(376);
+    /// `OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD`.
+    pub const OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HIT_WITH_FWD: Event = Event::row(377);
+    /// `OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM`.
+    pub const OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HITM: Event = Event::row(378);
+    /// `OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM`.
+    pub const OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_HITM: Event = Event::row(379);
+    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM`.
+    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HITM: Event = Event::row(380);
+    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD`.
+    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HIT_WITH_FWD: Event = Event::row(381);
+    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM`.
+    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HITM: Event = Event::row(382);
+    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD`.
+    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_FWD: Event = Event::row(383);
+    /// `OCR.DEMAND_DATA_RD.LOCAL_CXL_MEM`.
+    pub const OCR_DEMAND_DATA_RD_LOCAL_CXL_MEM: Event = Event::row(384);
+    /// `OCR.DEMAND_RFO.LOCAL_CXL_MEM`.
+    pub const OCR_DEMAND_RFO_LOCAL_CXL_MEM: Event = Event::row(385);
+    /// `OCR.READS_TO_CORE.LOCAL_CXL_MEM`.
+    pub const OCR_READS_TO_CORE_LOCAL_CXL_MEM: Event = Event::row(386);
+    /// `OCR.DEMAND_DATA_RD.REMOTE_CXL_MEM`.
+    pub const OCR_DEMAND_DATA_RD_REMOTE_CXL_MEM: Event = Event::row(387);
+    /// `OCR.DEMAND_RFO.REMOTE_CXL_MEM`.
+    pub const OCR_DEMAND_RFO_REMOTE_CXL_MEM: Event = Event::row(388);
+    /// `OCR.READS_TO_CORE.REMOTE_CXL_MEM`.
+    pub const OCR_READS_TO_CORE_REMOTE_CXL_MEM: Event = Event::row(389);
+    /// `OCR.DEMAND_DATA_RD.CXL_MEM`.
+    pub const OCR_DEMAND_DATA_RD_CXL_MEM: Event = Event::row(390);
+    /// `OCR.DEMAND_RFO.CXL_MEM`.
+    pub const OCR_DEMAND_RFO_CXL_MEM: Event = Event::row(391);
+    /// `OCR.READS_TO_CORE.CXL_MEM`.
+    pub const OCR_READS_TO_CORE_CXL_MEM: Event = Event::row(392);
     /// Every event of the list.
-    pub const ALL: &'static [Event] = &[
-        Event::LD_BLOCKS_ADDRESS_ALIAS,
-        Event::LD_BLOCKS_STORE_FORWARD,
-        Event::LD_BLOCKS_NO_SR,
-        Event::ITLB_MISSES_WALK_COMPLETED_4K,
-        Event::ITLB_MISSES_WALK_COMPLETED_2M_4M,
-        Event::ITLB_MISSES_WALK_COMPLETED,
-        Event::ITLB_MISSES_WALK_ACTIVE,
-        Event::ITLB_MISSES_WALK_PENDING,
-        Event::ITLB_MISSES_STLB_HIT,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_4K,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_1G,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED,
-        Event::DTLB_LOAD_MISSES_WALK_ACTIVE,
-        Event::DTLB_LOAD_MISSES_WALK_PENDING,
-        Event::DTLB_LOAD_MISSES_STLB_HIT,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_4K,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_1G,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED,
-        Event::DTLB_STORE_MISSES_WALK_ACTIVE,
-        Event::DTLB_STORE_MISSES_WALK_PENDING,
-        Event::DTLB_STORE_MISSES_STLB_HIT,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_DEMAND_CODE_RD,
-        Event::OFFCORE_REQUESTS_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_DATA_RD,
-        Event::OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_MEM_UC,
-        Event::OFFCORE_REQUESTS_ALL_REQUESTS,
-        Event::L2_TRANS_L2_WB,
-        Event::L2_RQSTS_DEMAND_DATA_RD_MISS,
-        Event::L2_RQSTS_RFO_MISS,
-        Event::L2_RQSTS_CODE_RD_MISS,
-        Event::L2_RQSTS_ALL_DEMAND_MISS,
-        Event::L2_RQSTS_SWPF_MISS,
-        Event::L2_RQSTS_HWPF_MISS,
-        Event::L2_RQSTS_MISS,
-        Event::L2_REQUEST_MISS,
-        Event::L2_RQSTS_DEMAND_DATA_RD_HIT,
-        Event::L2_RQSTS_RFO_HIT,
-        Event::L2_RQSTS_CODE_RD_HIT,
-        Event::L2_RQSTS_SWPF_HIT,
-        Event::L2_RQSTS_HIT,
-        Event::L2_REQUEST_HIT,
-        Event::L2_RQSTS_ALL_DEMAND_DATA_RD,
-        Event::L2_RQSTS_ALL_RFO,
-        Event::L2_RQSTS_ALL_CODE_RD,
-        Event::L2_RQSTS_ALL_DEMAND_REFERENCES,
-        Event::L2_RQSTS_ALL_HWPF,
-        Event::L2_RQSTS_REFERENCES,
-        Event::L2_REQUEST_ALL,
-        Event::L2_LINES_IN_ALL,
-        Event::L2_LINES_OUT_SILENT,
-        Event::L2_LINES_OUT_NON_SILENT,
-        Event::L2_LINES_OUT_USELESS_HWPF,
-        Event::SQ_MISC_BUS_LOCK,
-        Event::XQ_FULL_CYCLES,
-        Event::LONGEST_LAT_CACHE_MISS,
-        Event::LONGEST_LAT_CACHE_REFERENCE,
-        Event::CPU_CLK_UNHALTED_THREAD_P,
-        Event::CPU_CLK_UNHALTED_REF_TSC_P,
-        Event::CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE,
-        Event::CPU_CLK_UNHALTED_REF_DISTRIBUTED,
-        Event::SW_PREFETCH_ACCESS_NTA,
-        Event::SW_PREFETCH_ACCESS_T0,
-        Event::SW_PREFETCH_ACCESS_T1_T2,
-        Event::SW_PREFETCH_ACCESS_PREFETCHW,
-        Event::SW_PREFETCH_ACCESS_ANY,
-        Event::LOCK_CYCLES_CACHE_LOCK_DURATION,
-        Event::MEM_LOAD_COMPLETED_L1_MISS_ANY,
-        Event::MEM_STORE_RETIRED_L2_HIT,
-        Event::MEMORY_ACTIVITY_CYCLES_L1D_MISS,
-        Event::MEMORY_ACTIVITY_STALLS_L1D_MISS,
-        Event::MEMORY_ACTIVITY_STALLS_L2_MISS,
-        Event::MEMORY_ACTIVITY_STALLS_L3_MISS,
-        Event::L1D_PEND_MISS_PENDING,
-        Event::L1D_PEND_MISS_PENDING_CYCLES,
-        Event::L1D_PEND_MISS_FB_FULL,
-        Event::L1D_PEND_MISS_FB_FULL_PERIODS,
-        Event::L1D_PEND_MISS_L2_STALLS,
-        Event::LOAD_HIT_PREFETCH_SWPF,
-        Event::L1D_REPLACEMENT,
-        Event::L1D_HWPF_MISS,
-        Event::TX_MEM_ABORT_CONFLICT,
-        Event::TX_MEM_ABORT_CAPACITY_WRITE,
-        Event::TX_MEM_ABORT_CAPACITY_READ,
-        Event::BACLEARS_ANY,
-        Event::DSB2MITE_SWITCHES_PENALTY_CYCLES,
-        Event::INST_DECODED_DECODERS,
-        Event::UOPS_DECODED_DEC0_UOPS,
-        Event::IDQ_MITE_CYCLES_ANY,
-        Event::IDQ_MITE_CYCLES_OK,
-        Event::IDQ_MITE_UOPS,
-        Event::IDQ_DSB_CYCLES_ANY,
-        Event::IDQ_DSB_CYCLES_OK,
-        Event::IDQ_DSB_UOPS,
-        Event::IDQ_MS_CYCLES_ANY,
-        Event::IDQ_MS_SWITCHES,
-        Event::IDQ_MS_UOPS,
-        Event::ICACHE_DATA_STALLS,
-        Event::ICACHE_DATA_STALL_PERIODS,
-        Event::ICACHE_TAG_STALLS,
-        Event::ICACHE_TAG_STALLS_ISB,
-        Event::ICACHE_TAG_STALLS_INUSE,
-        Event::DECODE_LCP,
-        Event::DECODE_MS_BUSY,
-        Event::IDQ_UOPS_NOT_DELIVERED_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK,
-        Event::IDQ_BUBBLES_CORE,
-        Event::IDQ_BUBBLES_CYCLES_0_UOPS_DELIV_CORE,
-        Event::IDQ_BUBBLES_CYCLES_FE_WAS_OK,
-        Event::RESOURCE_STALLS_SCOREBOARD,
-        Event::RESOURCE_STALLS_SB,
-        Event::CYCLE_ACTIVITY_CYCLES_L2_MISS,
-        Event::CYCLE_ACTIVITY_CYCLES_L3_MISS,
-        Event::CYCLE_ACTIVITY_STALLS_TOTAL,
-        Event::CYCLE_ACTIVITY_STALLS_L2_MISS,
-        Event::CYCLE_ACTIVITY_STALLS_L3_MISS,
-        Event::CYCLE_ACTIVITY_CYCLES_L1D_MISS,
-        Event::CYCLE_ACTIVITY_STALLS_L1D_MISS,
-        Event::CYCLE_ACTIVITY_CYCLES_MEM_ANY,
-        Event::TOPDOWN_SLOTS_P,
-        Event::TOPDOWN_BACKEND_BOUND_SLOTS,
-        Event::TOPDOWN_BAD_SPEC_SLOTS,
-        Event::TOPDOWN_BR_MISPREDICT_SLOTS,
-        Event::TOPDOWN_MEMORY_BOUND_SLOTS,
-        Event::RS_EMPTY_RESOURCE,
-        Event::RS_EMPTY,
-        Event::RS_EMPTY_COUNT,
-        Event::EXE_ACTIVITY_1_PORTS_UTIL,
-        Event::EXE_ACTIVITY_2_PORTS_UTIL,
-        Event::EXE_ACTIVITY_3_PORTS_UTIL,
-        Event::EXE_ACTIVITY_4_PORTS_UTIL,
-        Event::EXE_ACTIVITY_BOUND_ON_LOADS,
-        Event::EXE_ACTIVITY_BOUND_ON_STORES,
-        Event::EXE_ACTIVITY_EXE_BOUND_0_PORTS,
-        Event::EXE_ACTIVITY_2_3_PORTS_UTIL,
-        Event::LSD_CYCLES_ACTIVE,
-        Event::LSD_CYCLES_OK,
-        Event::LSD_UOPS,
-        Event::INT_MISC_RECOVERY_CYCLES,
-        Event::INT_MISC_CLEARS_COUNT,
-        Event::INT_MISC_UOP_DROPPING,
-        Event::INT_MISC_MBA_STALLS,
-        Event::INT_MISC_UNKNOWN_BRANCH_CYCLES,
-        Event::INT_MISC_CLEAR_RESTEER_CYCLES,
-        Event::UOPS_ISSUED_ANY,
-        Event::UOPS_ISSUED_CYCLES,
-        Event::ARITH_FPDIV_ACTIVE,
-        Event::ARITH_IDIV_ACTIVE,
-        Event::ARITH_DIV_ACTIVE,
-        Event::UOPS_EXECUTED_CYCLES_GE_1,
-        Event::UOPS_EXECUTED_CYCLES_GE_2,
-        Event::UOPS_EXECUTED_CYCLES_GE_3,
-        Event::UOPS_EXECUTED_CYCLES_GE_4,
-        Event::UOPS_EXECUTED_THREAD,
-        Event::UOPS_EXECUTED_STALLS,
-        Event::UOPS_EXECUTED_CORE,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_1,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_2,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_3,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_4,
-        Event::UOPS_EXECUTED_X87,
-        Event::UOPS_DISPATCHED_PORT_0,
-        Event::UOPS_DISPATCHED_PORT_1,
-        Event::UOPS_DISPATCHED_PORT_2_3_10,
-        Event::UOPS_DISPATCHED_PORT_4_9,
-        Event::UOPS_DISPATCHED_PORT_5_11,
-        Event::UOPS_DISPATCHED_PORT_6,
-        Event::UOPS_DISPATCHED_PORT_7_8,
-        Event::FP_ARITH_DISPATCHED_PORT_0,
-        Event::FP_ARITH_DISPATCHED_V0,
-        Event::FP_ARITH_DISPATCHED_PORT_1,
-        Event::FP_ARITH_DISPATCHED_V1,
-        Event::FP_ARITH_DISPATCHED_PORT_5,
-        Event::FP_ARITH_DISPATCHED_V2,
-        Event::EXE_AMX_BUSY,
-        Event::INST_RETIRED_ANY_P,
-        Event::INST_RETIRED_NOP,
-        Event::INST_RETIRED_REP_ITERATION,
-        Event::INST_RETIRED_MACRO_FUSED,
-        Event::ASSISTS_FP,
-        Event::ASSISTS_HARDWARE,
-        Event::ASSISTS_PAGE_FAULT,
-        Event::ASSISTS_SSE_AVX_MIX,
-        Event::ASSISTS_ANY,
-        Event::UOPS_RETIRED_HEAVY,
-        Event::UOPS_RETIRED_SLOTS,
-        Event::UOPS_RETIRED_STALLS,
-        Event::UOPS_RETIRED_CYCLES,
-        Event::UOPS_RETIRED_MS,
-        Event::MACHINE_CLEARS_COUNT,
-        Event::MACHINE_CLEARS_MEMORY_ORDERING,
-        Event::MACHINE_CLEARS_SMC,
-        Event::BR_INST_RETIRED_ALL_BRANCHES,
-        Event::BR_INST_RETIRED_COND_TAKEN,
-        Event::BR_INST_RETIRED_NEAR_CALL,
-        Event::BR_INST_RETIRED_NEAR_RETURN,
-        Event::BR_INST_RETIRED_COND_NTAKEN,
-        Event::BR_INST_RETIRED_COND,
-        Event::BR_INST_RETIRED_NEAR_TAKEN,
-        Event::BR_INST_RETIRED_FAR_BRANCH,
-        Event::BR_INST_RETIRED_INDIRECT,
-        Event::BR_MISP_RETIRED_ALL_BRANCHES,
-        Event::BR_MISP_RETIRED_COND_TAKEN,
-        Event::BR_MISP_RETIRED_INDIRECT_CALL,
-        Event::BR_MISP_RETIRED_RET,
-        Event::BR_MISP_RETIRED_COND_NTAKEN,
-        Event::BR_MISP_RETIRED_COND,
-        Event::BR_MISP_RETIRED_NEAR_TAKEN,
-        Event::BR_MISP_RETIRED_COND_TAKEN_COST,
-        Event::BR_MISP_RETIRED_INDIRECT_CALL_COST,
-        Event::BR_MISP_RETIRED_ALL_BRANCHES_COST,
-        Event::BR_MISP_RETIRED_RET_COST,
-        Event::BR_MISP_RETIRED_COND_NTAKEN_COST,
-        Event::BR_MISP_RETIRED_COND_COST,
-        Event::BR_MISP_RETIRED_NEAR_TAKEN_COST,
-        Event::BR_MISP_RETIRED_INDIRECT,
-        Event::BR_MISP_RETIRED_INDIRECT_COST,
-        Event::FRONTEND_RETIRED_MISP_ANT,
-        Event::FRONTEND_RETIRED_DSB_MISS,
-        Event::FRONTEND_RETIRED_ITLB_MISS,
-        Event::FRONTEND_RETIRED_L1I_MISS,
-        Event::FRONTEND_RETIRED_L2_MISS,
-        Event::FRONTEND_RETIRED_LATENCY_GE_1,
-        Event::FRONTEND_RETIRED_LATENCY_GE_128,
-        Event::FRONTEND_RETIRED_LATENCY_GE_16,
-        Event::FRONTEND_RETIRED_LATENCY_GE_2,
-        Event::FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1,
-        Event::FRONTEND_RETIRED_LATENCY_GE_256,
-        Event::FRONTEND_RETIRED_LATENCY_GE_32,
-        Event::FRONTEND_RETIRED_LATENCY_GE_4,
-        Event::FRONTEND_RETIRED_LATENCY_GE_512,
-        Event::FRONTEND_RETIRED_LATENCY_GE_64,
-        Event::FRONTEND_RETIRED_LATENCY_GE_8,
-        Event::FRONTEND_RETIRED_STLB_MISS,
-        Event::FRONTEND_RETIRED_UNKNOWN_BRANCH,
-        Event::FRONTEND_RETIRED_MS_FLOWS,
-        Event::FRONTEND_RETIRED_ANY_DSB_MISS,
-        Event::FRONTEND_RETIRED_ANY_ANT,
-        Event::FRONTEND_RETIRED_LATE_SWPF,
-        Event::FP_ARITH_INST_RETIRED_SCALAR_DOUBLE,
-        Event::FP_ARITH_INST_RETIRED_SCALAR_SINGLE,
-        Event::FP_ARITH_INST_RETIRED_SCALAR,
-        Event::FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE,
-        Event::FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE,
-        Event::FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE,
-        Event::FP_ARITH_INST_RETIRED_4_FLOPS,
-        Event::FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE,
-        Event::FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE,
-        Event::FP_ARITH_INST_RETIRED_8_FLOPS,
-        Event::FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE,
-        Event::FP_ARITH_INST_RETIRED_VECTOR,
-        Event::RTM_RETIRED_START,
-        Event::RTM_RETIRED_COMMIT,
-        Event::RTM_RETIRED_ABORTED,
-        Event::RTM_RETIRED_ABORTED_MEM,
-        Event::RTM_RETIRED_ABORTED_UNFRIENDLY,
-        Event::RTM_RETIRED_ABORTED_MEMTYPE,
-        Event::RTM_RETIRED_ABORTED_EVENTS,
-        Event::HW_INTERRUPTS_RECEIVED,
-        Event::HW_INTERRUPTS_MASKED,
-        Event::HW_INTERRUPTS_PENDING_AND_MASKED,
-        Event::MISC_RETIRED_LBR_INSERTS,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_128,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_16,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_256,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_32,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_4,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_512,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_64,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_8,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_1024,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_2048,
-        Event::MEM_TRANS_RETIRED_STORE_SAMPLE,
-        Event::FP_ARITH_INST_RETIRED2_SCALAR_HALF,
-        Event::FP_ARITH_INST_RETIRED2_COMPLEX_SCALAR_HALF,
-        Event::FP_ARITH_INST_RETIRED2_SCALAR,
-        Event::FP_ARITH_INST_RETIRED2_128B_PACKED_HALF,
-        Event::FP_ARITH_INST_RETIRED2_256B_PACKED_HALF,
-        Event::FP_ARITH_INST_RETIRED2_512B_PACKED_HALF,
-        Event::FP_ARITH_INST_RETIRED2_VECTOR,
-        Event::MEM_INST_RETIRED_STLB_HIT_LOADS,
-        Event::MEM_INST_RETIRED_STLB_HIT_STORES,
-        Event::MEM_INST_RETIRED_STLB_MISS_LOADS,
-        Event::MEM_INST_RETIRED_STLB_MISS_STORES,
-        Event::MEM_INST_RETIRED_LOCK_LOADS,
-        Event::MEM_INST_RETIRED_SPLIT_LOADS,
-        Event::MEM_INST_RETIRED_SPLIT_STORES,
-        Event::MEM_INST_RETIRED_ALL_LOADS,
-        Event::MEM_INST_RETIRED_ALL_STORES,
-        Event::MEM_INST_RETIRED_ANY,
-        Event::MEM_LOAD_RETIRED_L1_HIT,
-        Event::MEM_LOAD_RETIRED_L2_HIT,
-        Event::MEM_LOAD_RETIRED_L3_HIT,
-        Event::MEM_LOAD_RETIRED_L1_MISS,
-        Event::MEM_LOAD_RETIRED_L2_MISS,
-        Event::MEM_LOAD_RETIRED_L3_MISS,
-        Event::MEM_LOAD_RETIRED_FB_HIT,
-        Event::MEM_LOAD_RETIRED_LOCAL_CXL_MEM,
-        Event::MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS,
-        Event::MEM_LOAD_L3_HIT_RETIRED_XSNP_NO_FWD,
-        Event::MEM_LOAD_L3_HIT_RETIRED_XSNP_FWD,
-        Event::MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE,
-        Event::MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM,
-        Event::MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM,
-        Event::MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM,
-        Event::MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD,
-        Event::MEM_LOAD_L3_MISS_RETIRED_REMOTE_CXL_MEM,
-        Event::MEM_LOAD_MISC_RETIRED_UC,
-        Event::MISC2_RETIRED_LFENCE,
-        Event::MEM_UOP_RETIRED_ANY,
-        Event::INT_VEC_RETIRED_ADD_128,
-        Event::INT_VEC_RETIRED_ADD_256,
-        Event::INT_VEC_RETIRED_VNNI_128,
-        Event::INT_VEC_RETIRED_128BIT,
-        Event::INT_VEC_RETIRED_VNNI_256,
-        Event::INT_VEC_RETIRED_SHUFFLES,
-        Event::INT_VEC_RETIRED_MUL_256,
-        Event::INT_VEC_RETIRED_256BIT,
-        Event::CPU_CLK_UNHALTED_DISTRIBUTED,
-        Event::CPU_CLK_UNHALTED_C01,
-        Event::CPU_CLK_UNHALTED_C02,
-        Event::CPU_CLK_UNHALTED_PAUSE,
-        Event::CPU_CLK_UNHALTED_PAUSE_INST,
-        Event::CPU_CLK_UNHALTED_C0_WAIT,
-        Event::OCR_DEMAND_RFO_ANY_RESPONSE,
-        Event::OCR_DEMAND_RFO_L3_HIT,
-        Event::OCR_DEMAND_RFO_L3_MISS,
-        Event::OCR_DEMAND_RFO_LOCAL_DRAM,
-        Event::OCR_DEMAND_RFO_DRAM,
-        Event::OCR_DEMAND_DATA_RD_ANY_RESPONSE,
-        Event::OCR_DEMAND_DATA_RD_L3_HIT,
-        Event::OCR_DEMAND_DATA_RD_L3_MISS,
-        Event::OCR_DEMAND_DATA_RD_LOCAL_DRAM,
-        Event::OCR_DEMAND_DATA_RD_REMOTE_DRAM,
-        Event::OCR_DEMAND_DATA_RD_DRAM,
-        Event::OCR_DEMAND_DATA_RD_SNC_CACHE_HITM,
-        Event::OCR_DEMAND_DATA_RD_SNC_CACHE_HIT_WITH_FWD,
-        Event::OCR_DEMAND_CODE_RD_ANY_RESPONSE,
-        Event::OCR_DEMAND_CODE_RD_L3_HIT,
-        Event::OCR_DEMAND_CODE_RD_L3_MISS,
-        Event::OCR_DEMAND_CODE_RD_LOCAL_DRAM,
-        Event::OCR_DEMAND_CODE_RD_DRAM,
-        Event::OCR_STREAMING_WR_ANY_RESPONSE,
-        Event::OCR_READS_TO_CORE_ANY_RESPONSE,
-        Event::OCR_READS_TO_CORE_L3_HIT,
-        Event::OCR_READS_TO_CORE_L3_MISS_LOCAL,
-        Event::OCR_READS_TO_CORE_REMOTE,
-        Event::OCR_READS_TO_CORE_L3_MISS,
-        Event::OCR_READS_TO_CORE_LOCAL_DRAM,
-        Event::OCR_READS_TO_CORE_REMOTE_DRAM,
-        Event::OCR_READS_TO_CORE_DRAM,
-        Event::OCR_READS_TO_CORE_SNC_CACHE_HITM,
-        Event::OCR_READS_TO_CORE_SNC_CACHE_HIT_WITH_FWD,
-        Event::OCR_READS_TO_CORE_LOCAL_SOCKET_DRAM,
-        Event::OCR_READS_TO_CORE_L3_MISS_LOCAL_SOCKET,
-        Event::OCR_READS_TO_CORE_REMOTE_MEMORY,
-        Event::OCR_RFO_TO_CORE_L3_HIT_M,
-        Event::OCR_MODIFIED_WRITE_ANY_RESPONSE,
-        Event::OCR_WRITE_ESTIMATE_MEMORY,
-        Event::OCR_DEMAND_RFO_L3_HIT_SNOOP_HITM,
-        Event::OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_NO_FWD,
-        Event::OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HITM,
-        Event::OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HIT_WITH_FWD,
-        Event::OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HITM,
-        Event::OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_HITM,
-        Event::OCR_READS_TO_CORE_L3_HIT_SNOOP_HITM,
-        Event::OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HIT_WITH_FWD,
-        Event::OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HITM,
-        Event::OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_FWD,
-        Event::OCR_DEMAND_DATA_RD_LOCAL_CXL_MEM,
-        Event::OCR_DEMAND_RFO_LOCAL_CXL_MEM,
-        Event::OCR_READS_TO_CORE_LOCAL_CXL_MEM,
-        Event::OCR_DEMAND_DATA_RD_REMOTE_CXL_MEM,
-        Event::OCR_DEMAND_RFO_REMOTE_CXL_MEM,
-        Event::OCR_READS_TO_CORE_REMOTE_CXL_MEM,
-        Event::OCR_DEMAND_DATA_RD_CXL_MEM,
-        Event::OCR_DEMAND_RFO_CXL_MEM,
-        Event::OCR_READS_TO_CORE_CXL_MEM,
-    ];
+    pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
+
+    /// The event of row `n` of the list's table.
+    const fn row(n: u16) -> Event {
+        Event::from_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n)
+    }
 }
 
 #[cfg(feature = "metadata")]
@@ -1351,403 +824,428 @@ impl crate::core_events::EventList for List {
     const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;
 }
 
+/// `MSR_PEBS_FRONTEND`, as the rows that need it name it (each with its value).
+const AUX_MSR_PEBS_FRONTEND: AuxMsr = AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0 };
+/// `MSR_PEBS_LD_LAT_THRESHOLD`, as the rows that need it name it (each with its value).
+const AUX_MSR_PEBS_LD_LAT_THRESHOLD: AuxMsr = AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0 };
+/// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
+const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("LD_BLOCKS.ADDRESS_ALIAS", 0x03, 0x04, 0b1111),
+    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x82, 0b1111),
+    ev("LD_BLOCKS.NO_SR", 0x03, 0x88, 0b1111),
+    ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x11, 0x02, 0b1111),
+    ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x11, 0x04, 0b1111),
+    ev("ITLB_MISSES.WALK_COMPLETED", 0x11, 0x0e, 0b1111),
+    ev("ITLB_MISSES.WALK_ACTIVE", 0x11, 0x10, 0b1111).threshold(1),
+    ev("ITLB_MISSES.WALK_PENDING", 0x11, 0x10, 0b1111),
+    ev("ITLB_MISSES.STLB_HIT", 0x11, 0x20, 0b1111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x12, 0x02, 0b1111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x12, 0x04, 0b1111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x12, 0x08, 0b1111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x12, 0x0e, 0b1111),
+    ev("DTLB_LOAD_MISSES.WALK_ACTIVE", 0x12, 0x10, 0b1111).threshold(1),
+    ev("DTLB_LOAD_MISSES.WALK_PENDING", 0x12, 0x10, 0b1111),
+    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x12, 0x20, 0b1111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x13, 0x02, 0b1111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x13, 0x04, 0b1111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x13, 0x08, 0b1111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x13, 0x0e, 0b1111),
+    ev("DTLB_STORE_MISSES.WALK_ACTIVE", 0x13, 0x10, 0b1111).threshold(1),
+    ev("DTLB_STORE_MISSES.WALK_PENDING", 0x13, 0x10, 0b1111),
+    ev("DTLB_STORE_MISSES.STLB_HIT", 0x13, 0x20, 0b1111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x20, 0x01, 0b1111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x20, 0x01, 0b1111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", 0x20, 0x02, 0b1111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x20, 0x02, 0b1111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x20, 0x04, 0b1111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", 0x20, 0x04, 0b1111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x20, 0x08, 0b1111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DATA_RD", 0x20, 0x08, 0b1111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", 0x20, 0x10, 0b1111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", 0x20, 0x10, 0b1111),
+    ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0x21, 0x01, 0b1111),
+    ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0x21, 0x02, 0b1111),
+    ev("OFFCORE_REQUESTS.DEMAND_RFO", 0x21, 0x04, 0b1111),
+    ev("OFFCORE_REQUESTS.DATA_RD", 0x21, 0x08, 0b1111),
+    ev("OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", 0x21, 0x10, 0b1111),
+    ev("OFFCORE_REQUESTS.MEM_UC", 0x21, 0x20, 0b1111),
+    ev("OFFCORE_REQUESTS.ALL_REQUESTS", 0x21, 0x80, 0b1111),
+    ev("L2_TRANS.L2_WB", 0x23, 0x40, 0b1111),
+    ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21, 0b1111),
+    ev("L2_RQSTS.RFO_MISS", 0x24, 0x22, 0b1111),
+    ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24, 0b1111),
+    ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27, 0b1111),
+    ev("L2_RQSTS.SWPF_MISS", 0x24, 0x28, 0b1111),
+    ev("L2_RQSTS.HWPF_MISS", 0x24, 0x30, 0b1111),
+    ev("L2_RQSTS.MISS", 0x24, 0x3f, 0b1111),
+    ev("L2_REQUEST.MISS", 0x24, 0x3f, 0b1111),
+    ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1, 0b1111),
+    ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2, 0b1111),
+    ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4, 0b1111),
+    ev("L2_RQSTS.SWPF_HIT", 0x24, 0xc8, 0b1111),
+    ev("L2_RQSTS.HIT", 0x24, 0xdf, 0b1111),
+    ev("L2_REQUEST.HIT", 0x24, 0xdf, 0b1111),
+    ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1, 0b1111),
+    ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2, 0b1111),
+    ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4, 0b1111),
+    ev("L2_RQSTS.ALL_DEMAND_REFERENCES", 0x24, 0xe7, 0b1111),
+    ev("L2_RQSTS.ALL_HWPF", 0x24, 0xf0, 0b1111),
+    ev("L2_RQSTS.REFERENCES", 0x24, 0xff, 0b1111),
+    ev("L2_REQUEST.ALL", 0x24, 0xff, 0b1111),
+    ev("L2_LINES_IN.ALL", 0x25, 0x1f, 0b1111),
+    ev("L2_LINES_OUT.SILENT", 0x26, 0x01, 0b1111),
+    ev("L2_LINES_OUT.NON_SILENT", 0x26, 0x02, 0b1111),
+    ev("L2_LINES_OUT.USELESS_HWPF", 0x26, 0x04, 0b1111),
+    ev("SQ_MISC.BUS_LOCK", 0x2c, 0x10, 0b1111),
+    ev("XQ.FULL_CYCLES", 0x2d, 0x01, 0b1111).threshold(1),
+    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b11111111),
+    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b11111111),
+    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b11111111),
+    ev("CPU_CLK_UNHALTED.REF_TSC_P", 0x3c, 0x01, 0b11111111),
+    ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b11111111),
+    ev("CPU_CLK_UNHALTED.REF_DISTRIBUTED", 0x3c, 0x08, 0b11111111),
+    ev("SW_PREFETCH_ACCESS.NTA", 0x40, 0x01, 0b1111),
+    ev("SW_PREFETCH_ACCESS.T0", 0x40, 0x02, 0b1111),
+    ev("SW_PREFETCH_ACCESS.T1_T2", 0x40, 0x04, 0b1111),
+    ev("SW_PREFETCH_ACCESS.PREFETCHW", 0x40, 0x08, 0b1111),
+    ev("SW_PREFETCH_ACCESS.ANY", 0x40, 0x0f, 0b1111),
+    ev("LOCK_CYCLES.CACHE_LOCK_DURATION", 0x42, 0x02, 0b1111),
+    ev("MEM_LOAD_COMPLETED.L1_MISS_ANY", 0x43, 0xfd, 0b1111),
+    ev("MEM_STORE_RETIRED.L2_HIT", 0x44, 0x01, 0b1111),
+    ev("MEMORY_ACTIVITY.CYCLES_L1D_MISS", 0x47, 0x02, 0b1111).threshold(2),
+    ev("MEMORY_ACTIVITY.STALLS_L1D_MISS", 0x47, 0x03, 0b1111).threshold(3),
+    ev("MEMORY_ACTIVITY.STALLS_L2_MISS", 0x47, 0x05, 0b1111).threshold(5),
+    ev("MEMORY_ACTIVITY.STALLS_L3_MISS", 0x47, 0x09, 0b1111).threshold(9),
+    ev("L1D_PEND_MISS.PENDING", 0x48, 0x01, 0b1111),
+    ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01, 0b1111).threshold(1),
+    ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02, 0b1111),
+    ev("L1D_PEND_MISS.FB_FULL_PERIODS", 0x48, 0x02, 0b1111).threshold(1).edge(),
+    ev("L1D_PEND_MISS.L2_STALLS", 0x48, 0x04, 0b1111),
+    ev("LOAD_HIT_PREFETCH.SWPF", 0x4c, 0x01, 0b1111),
+    ev("L1D.REPLACEMENT", 0x51, 0x01, 0b1111),
+    ev("L1D.HWPF_MISS", 0x51, 0x20, 0b1111),
+    ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01, 0b1111),
+    ev("TX_MEM.ABORT_CAPACITY_WRITE", 0x54, 0x02, 0b1111),
+    ev("TX_MEM.ABORT_CAPACITY_READ", 0x54, 0x80, 0b1111),
+    ev("BACLEARS.ANY", 0x60, 0x01, 0b1111),
+    ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0x61, 0x02, 0b1111),
+    ev("INST_DECODED.DECODERS", 0x75, 0x01, 0b1111),
+    ev("UOPS_DECODED.DEC0_UOPS", 0x76, 0x01, 0b1111),
+    ev("IDQ.MITE_CYCLES_ANY", 0x79, 0x04, 0b1111).threshold(1),
+    ev("IDQ.MITE_CYCLES_OK", 0x79, 0x04, 0b1111).threshold(6),
+    ev("IDQ.MITE_UOPS", 0x79, 0x04, 0b1111),
+    ev("IDQ.DSB_CYCLES_ANY", 0x79, 0x08, 0b1111).threshold(1),
+    ev("IDQ.DSB_CYCLES_OK", 0x79, 0x08, 0b1111).threshold(6),
+    ev("IDQ.DSB_UOPS", 0x79, 0x08, 0b1111),
+    ev("IDQ.MS_CYCLES_ANY", 0x79, 0x20, 0b1111).threshold(1),
+    ev("IDQ.MS_SWITCHES", 0x79, 0x20, 0b1111).threshold(1).edge(),
+    ev("IDQ.MS_UOPS", 0x79, 0x20, 0b1111),
+    ev("ICACHE_DATA.STALLS", 0x80, 0x04, 0b1111),
+    ev("ICACHE_DATA.STALL_PERIODS", 0x80, 0x04, 0b1111).threshold(1).edge(),
+    ev("ICACHE_TAG.STALLS", 0x83, 0x04, 0b1111),
+    ev("ICACHE_TAG.STALLS_ISB", 0x83, 0x08, 0b1111),
+    ev("ICACHE_TAG.STALLS_INUSE", 0x83, 0x10, 0b1111),
+    ev("DECODE.LCP", 0x87, 0x01, 0b1111),
+    ev("DECODE.MS_BUSY", 0x87, 0x02, 0b1111),
+    ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01, 0b11111111),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b11111111).threshold(6),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b11111111).threshold(1).invert(),
+    ev("IDQ_BUBBLES.CORE", 0x9c, 0x01, 0b11111111),
+    ev("IDQ_BUBBLES.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b11111111).threshold(6),
+    ev("IDQ_BUBBLES.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b11111111).threshold(1).invert(),
+    ev("RESOURCE_STALLS.SCOREBOARD", 0xa2, 0x02, 0b11111111),
+    ev("RESOURCE_STALLS.SB", 0xa2, 0x08, 0b11111111),
+    ev("CYCLE_ACTIVITY.CYCLES_L2_MISS", 0xa3, 0x01, 0b1111).threshold(1),
+    ev("CYCLE_ACTIVITY.CYCLES_L3_MISS", 0xa3, 0x02, 0b1111).threshold(2),
+    ev("CYCLE_ACTIVITY.STALLS_TOTAL", 0xa3, 0x04, 0b11111111).threshold(4),
+    ev("CYCLE_ACTIVITY.STALLS_L2_MISS", 0xa3, 0x05, 0b1111).threshold(5),
+    ev("CYCLE_ACTIVITY.STALLS_L3_MISS", 0xa3, 0x06, 0b1111).threshold(6),
+    ev("CYCLE_ACTIVITY.CYCLES_L1D_MISS", 0xa3, 0x08, 0b1111).threshold(8),
+    ev("CYCLE_ACTIVITY.STALLS_L1D_MISS", 0xa3, 0x0c, 0b1111).threshold(12),
+    ev("CYCLE_ACTIVITY.CYCLES_MEM_ANY", 0xa3, 0x10, 0b11111111).threshold(16),
+    ev("TOPDOWN.SLOTS_P", 0xa4, 0x01, 0b11111111),
+    ev("TOPDOWN.BACKEND_BOUND_SLOTS", 0xa4, 0x02, 0b11111111),
+    ev("TOPDOWN.BAD_SPEC_SLOTS", 0xa4, 0x04, 0b1),
+    ev("TOPDOWN.BR_MISPREDICT_SLOTS", 0xa4, 0x08, 0b1),
+    ev("TOPDOWN.MEMORY_BOUND_SLOTS", 0xa4, 0x10, 0b11111111),
+    ev("RS.EMPTY_RESOURCE", 0xa5, 0x01, 0b11111111),
+    ev("RS.EMPTY", 0xa5, 0x07, 0b11111111),
+    ev("RS.EMPTY_COUNT", 0xa5, 0x07, 0b11111111).threshold(1).invert().edge(),
+    ev("EXE_ACTIVITY.1_PORTS_UTIL", 0xa6, 0x02, 0b11111111),
+    ev("EXE_ACTIVITY.2_PORTS_UTIL", 0xa6, 0x04, 0b11111111),
+    ev("EXE_ACTIVITY.3_PORTS_UTIL", 0xa6, 0x08, 0b11111111),
+    ev("EXE_ACTIVITY.4_PORTS_UTIL", 0xa6, 0x10, 0b11111111),
+    ev("EXE_ACTIVITY.BOUND_ON_LOADS", 0xa6, 0x21, 0b11111111).threshold(5),
+    ev("EXE_ACTIVITY.BOUND_ON_STORES", 0xa6, 0x40, 0b11111111).threshold(2),
+    ev("EXE_ACTIVITY.EXE_BOUND_0_PORTS", 0xa6, 0x80, 0b11111111),
+    ev("EXE_ACTIVITY.2_3_PORTS_UTIL", 0xa6, 0x0c, 0b11111111),
+    ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01, 0b11111111).threshold(1),
+    ev("LSD.CYCLES_OK", 0xa8, 0x01, 0b11111111).threshold(6),
+    ev("LSD.UOPS", 0xa8, 0x01, 0b11111111),
+    ev("INT_MISC.RECOVERY_CYCLES", 0xad, 0x01, 0b11111111),
+    ev("INT_MISC.CLEARS_COUNT", 0xad, 0x01, 0b11111111).threshold(1).edge(),
+    ev("INT_MISC.UOP_DROPPING", 0xad, 0x10, 0b11111111),
+    ev("INT_MISC.MBA_STALLS", 0xad, 0x20, 0b11111111),
+    ev("INT_MISC.UNKNOWN_BRANCH_CYCLES", 0xad, 0x40, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x7),
+    ev("INT_MISC.CLEAR_RESTEER_CYCLES", 0xad, 0x80, 0b11111111),
+    ev("UOPS_ISSUED.ANY", 0xae, 0x01, 0b11111111),
+    ev("UOPS_ISSUED.CYCLES", 0xae, 0x01, 0b11111111).threshold(1),
+    ev("ARITH.FPDIV_ACTIVE", 0xb0, 0x01, 0b11111111).threshold(1),
+    ev("ARITH.IDIV_ACTIVE", 0xb0, 0x08, 0b11111111).threshold(1),
+    ev("ARITH.DIV_ACTIVE", 0xb0, 0x09, 0b11111111).threshold(1),
+    ev("UOPS_EXECUTED.CYCLES_GE_1", 0xb1, 0x01, 0b11111111).threshold(1),
+    ev("UOPS_EXECUTED.CYCLES_GE_2", 0xb1, 0x01, 0b11111111).threshold(2),
+    ev("UOPS_EXECUTED.CYCLES_GE_3", 0xb1, 0x01, 0b11111111).threshold(3),
+    ev("UOPS_EXECUTED.CYCLES_GE_4", 0xb1, 0x01, 0b11111111).threshold(4),
+    ev("UOPS_EXECUTED.THREAD", 0xb1, 0x01, 0b11111111),
+    ev("UOPS_EXECUTED.STALLS", 0xb1, 0x01, 0b11111111).threshold(1).invert(),
+    ev("UOPS_EXECUTED.CORE", 0xb1, 0x02, 0b11111111),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02, 0b11111111).threshold(1),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02, 0b11111111).threshold(2),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02, 0b11111111).threshold(3),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02, 0b11111111).threshold(4),
+    ev("UOPS_EXECUTED.X87", 0xb1, 0x10, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_0", 0xb2, 0x01, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_1", 0xb2, 0x02, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_2_3_10", 0xb2, 0x04, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_4_9", 0xb2, 0x10, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_5_11", 0xb2, 0x20, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_6", 0xb2, 0x40, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_7_8", 0xb2, 0x80, 0b11111111),
+    ev("FP_ARITH_DISPATCHED.PORT_0", 0xb3, 0x01, 0b11111111),
+    ev("FP_ARITH_DISPATCHED.V0", 0xb3, 0x01, 0b11111111),
+    ev("FP_ARITH_DISPATCHED.PORT_1", 0xb3, 0x02, 0b11111111),
+    ev("FP_ARITH_DISPATCHED.V1", 0xb3, 0x02, 0b11111111),
+    ev("FP_ARITH_DISPATCHED.PORT_5", 0xb3, 0x04, 0b11111111),
+    ev("FP_ARITH_DISPATCHED.V2", 0xb3, 0x04, 0b11111111),
+    ev("EXE.AMX_BUSY", 0xb7, 0x02, 0b11111111),
+    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b11111111),
+    ev("INST_RETIRED.NOP", 0xc0, 0x02, 0b11111111),
+    ev("INST_RETIRED.REP_ITERATION", 0xc0, 0x08, 0b11111111),
+    ev("INST_RETIRED.MACRO_FUSED", 0xc0, 0x10, 0b11111111),
+    ev("ASSISTS.FP", 0xc1, 0x02, 0b11111111),
+    ev("ASSISTS.HARDWARE", 0xc1, 0x04, 0b11111111),
+    ev("ASSISTS.PAGE_FAULT", 0xc1, 0x08, 0b11111111),
+    ev("ASSISTS.SSE_AVX_MIX", 0xc1, 0x10, 0b11111111),
+    ev("ASSISTS.ANY", 0xc1, 0x1b, 0b11111111),
+    ev("UOPS_RETIRED.HEAVY", 0xc2, 0x01, 0b11111111),
+    ev("UOPS_RETIRED.SLOTS", 0xc2, 0x02, 0b11111111),
+    ev("UOPS_RETIRED.STALLS", 0xc2, 0x02, 0b11111111).threshold(1).invert(),
+    ev("UOPS_RETIRED.CYCLES", 0xc2, 0x02, 0b11111111).threshold(1),
+    ev("UOPS_RETIRED.MS", 0xc2, 0x04, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x8),
+    ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01, 0b11111111).threshold(1).edge(),
+    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b11111111),
+    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b11111111),
+    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b11111111),
+    ev("BR_INST_RETIRED.COND_TAKEN", 0xc4, 0x01, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b11111111),
+    ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x10, 0b11111111),
+    ev("BR_INST_RETIRED.COND", 0xc4, 0x11, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20, 0b11111111),
+    ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40, 0b11111111),
+    ev("BR_INST_RETIRED.INDIRECT", 0xc4, 0x80, 0b11111111),
+    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b11111111),
+    ev("BR_MISP_RETIRED.COND_TAKEN", 0xc5, 0x01, 0b11111111),
+    ev("BR_MISP_RETIRED.INDIRECT_CALL", 0xc5, 0x02, 0b11111111),
+    ev("BR_MISP_RETIRED.RET", 0xc5, 0x08, 0b11111111),
+    ev("BR_MISP_RETIRED.COND_NTAKEN", 0xc5, 0x10, 0b11111111),
+    ev("BR_MISP_RETIRED.COND", 0xc5, 0x11, 0b11111111),
+    ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20, 0b11111111),
+    ev("BR_MISP_RETIRED.COND_TAKEN_COST", 0xc5, 0x41, 0b11111111),
+    ev("BR_MISP_RETIRED.INDIRECT_CALL_COST", 0xc5, 0x42, 0b11111111),
+    ev("BR_MISP_RETIRED.ALL_BRANCHES_COST", 0xc5, 0x44, 0b11111111),
+    ev("BR_MISP_RETIRED.RET_COST", 0xc5, 0x48, 0b11111111),
+    ev("BR_MISP_RETIRED.COND_NTAKEN_COST", 0xc5, 0x50, 0b11111111),
+    ev("BR_MISP_RETIRED.COND_COST", 0xc5, 0x51, 0b11111111),
+    ev("BR_MISP_RETIRED.NEAR_TAKEN_COST", 0xc5, 0x60, 0b11111111),
+    ev("BR_MISP_RETIRED.INDIRECT", 0xc5, 0x80, 0b11111111),
+    ev("BR_MISP_RETIRED.INDIRECT_COST", 0xc5, 0xc0, 0b11111111),
+    ev("FRONTEND_RETIRED.MISP_ANT", 0xc6, 0x02, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x9),
+    ev("FRONTEND_RETIRED.DSB_MISS", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x11),
+    ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x14),
+    ev("FRONTEND_RETIRED.L1I_MISS", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x12),
+    ev("FRONTEND_RETIRED.L2_MISS", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x13),
+    ev("FRONTEND_RETIRED.LATENCY_GE_1", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x600106),
+    ev("FRONTEND_RETIRED.LATENCY_GE_128", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x608006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_16", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x601006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_2", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x600206),
+    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x100206),
+    ev("FRONTEND_RETIRED.LATENCY_GE_256", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x610006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_32", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x602006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_4", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x600406),
+    ev("FRONTEND_RETIRED.LATENCY_GE_512", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x620006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_64", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x604006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_8", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x600806),
+    ev("FRONTEND_RETIRED.STLB_MISS", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x15),
+    ev("FRONTEND_RETIRED.UNKNOWN_BRANCH", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x17),
+    ev("FRONTEND_RETIRED.MS_FLOWS", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x8),
+    ev("FRONTEND_RETIRED.ANY_DSB_MISS", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x1),
+    ev("FRONTEND_RETIRED.ANY_ANT", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x9),
+    ev("FRONTEND_RETIRED.LATE_SWPF", 0xc6, 0x03, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0xa),
+    ev("FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", 0xc7, 0x01, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.SCALAR_SINGLE", 0xc7, 0x02, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.SCALAR", 0xc7, 0x03, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", 0xc7, 0x04, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", 0xc7, 0x08, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", 0xc7, 0x10, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.4_FLOPS", 0xc7, 0x18, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", 0xc7, 0x20, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", 0xc7, 0x40, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.8_FLOPS", 0xc7, 0x60, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", 0xc7, 0x80, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.VECTOR", 0xc7, 0xfc, 0b11111111),
+    ev("RTM_RETIRED.START", 0xc9, 0x01, 0b11111111),
+    ev("RTM_RETIRED.COMMIT", 0xc9, 0x02, 0b11111111),
+    ev("RTM_RETIRED.ABORTED", 0xc9, 0x04, 0b11111111),
+    ev("RTM_RETIRED.ABORTED_MEM", 0xc9, 0x08, 0b11111111),
+    ev("RTM_RETIRED.ABORTED_UNFRIENDLY", 0xc9, 0x20, 0b11111111),
+    ev("RTM_RETIRED.ABORTED_MEMTYPE", 0xc9, 0x40, 0b11111111),
+    ev("RTM_RETIRED.ABORTED_EVENTS", 0xc9, 0x80, 0b11111111),
+    ev("HW_INTERRUPTS.RECEIVED", 0xcb, 0x01, 0b11111111),
+    ev("HW_INTERRUPTS.MASKED", 0xcb, 0x02, 0b11111111),
+    ev("HW_INTERRUPTS.PENDING_AND_MASKED", 0xcb, 0x04, 0b11111111),
+    ev("MISC_RETIRED.LBR_INSERTS", 0xcc, 0x20, 0b11111111),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x80),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x10),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x100),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x20),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x4),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x200),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x40),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x8),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_1024", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x400),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_2048", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x800),
+    ev("MEM_TRANS_RETIRED.STORE_SAMPLE", 0xcd, 0x02, 0b1),
+    ev("FP_ARITH_INST_RETIRED2.SCALAR_HALF", 0xcf, 0x01, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF", 0xcf, 0x02, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED2.SCALAR", 0xcf, 0x03, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED2.128B_PACKED_HALF", 0xcf, 0x04, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED2.256B_PACKED_HALF", 0xcf, 0x08, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED2.512B_PACKED_HALF", 0xcf, 0x10, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED2.VECTOR", 0xcf, 0x1c, 0b11111111),
+    ev("MEM_INST_RETIRED.STLB_HIT_LOADS", 0xd0, 0x09, 0b1111),
+    ev("MEM_INST_RETIRED.STLB_HIT_STORES", 0xd0, 0x0a, 0b1111),
+    ev("MEM_INST_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b1111),
+    ev("MEM_INST_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b1111),
+    ev("MEM_INST_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b1111),
+    ev("MEM_INST_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b1111),
+    ev("MEM_INST_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b1111),
+    ev("MEM_INST_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b1111),
+    ev("MEM_INST_RETIRED.ALL_STORES", 0xd0, 0x82, 0b1111),
+    ev("MEM_INST_RETIRED.ANY", 0xd0, 0x83, 0b1111),
+    ev("MEM_LOAD_RETIRED.L1_HIT", 0xd1, 0x01, 0b1111),
+    ev("MEM_LOAD_RETIRED.L2_HIT", 0xd1, 0x02, 0b1111),
+    ev("MEM_LOAD_RETIRED.L3_HIT", 0xd1, 0x04, 0b1111),
+    ev("MEM_LOAD_RETIRED.L1_MISS", 0xd1, 0x08, 0b1111),
+    ev("MEM_LOAD_RETIRED.L2_MISS", 0xd1, 0x10, 0b1111),
+    ev("MEM_LOAD_RETIRED.L3_MISS", 0xd1, 0x20, 0b1111),
+    ev("MEM_LOAD_RETIRED.FB_HIT", 0xd1, 0x40, 0b1111),
+    ev("MEM_LOAD_RETIRED.LOCAL_CXL_MEM", 0xd1, 0x80, 0b1111),
+    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01, 0b1111),
+    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD", 0xd2, 0x02, 0b1111),
+    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD", 0xd2, 0x04, 0b1111),
+    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x02, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x04, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x08, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_CXL_MEM", 0xd3, 0x10, 0b1111),
+    ev("MEM_LOAD_MISC_RETIRED.UC", 0xd4, 0x04, 0b1111),
+    ev("MISC2_RETIRED.LFENCE", 0xe0, 0x20, 0b11111111),
+    ev("MEM_UOP_RETIRED.ANY", 0xe5, 0x03, 0b11111111),
+    ev("INT_VEC_RETIRED.ADD_128", 0xe7, 0x03, 0b11111111),
+    ev("INT_VEC_RETIRED.ADD_256", 0xe7, 0x0c, 0b11111111),
+    ev("INT_VEC_RETIRED.VNNI_128", 0xe7, 0x10, 0b11111111),
+    ev("INT_VEC_RETIRED.128BIT", 0xe7, 0x13, 0b11111111),
+    ev("INT_VEC_RETIRED.VNNI_256", 0xe7, 0x20, 0b11111111),
+    ev("INT_VEC_RETIRED.SHUFFLES", 0xe7, 0x40, 0b11111111),
+    ev("INT_VEC_RETIRED.MUL_256", 0xe7, 0x80, 0b11111111),
+    ev("INT_VEC_RETIRED.256BIT", 0xe7, 0xac, 0b11111111),
+    ev("CPU_CLK_UNHALTED.DISTRIBUTED", 0xec, 0x02, 0b11111111),
+    ev("CPU_CLK_UNHALTED.C01", 0xec, 0x10, 0b11111111),
+    ev("CPU_CLK_UNHALTED.C02", 0xec, 0x20, 0b11111111),
+    ev("CPU_CLK_UNHALTED.PAUSE", 0xec, 0x40, 0b11111111),
+    ev("CPU_CLK_UNHALTED.PAUSE_INST", 0xec, 0x40, 0b11111111).threshold(1).edge(),
+    ev("CPU_CLK_UNHALTED.C0_WAIT", 0xec, 0x70, 0b11111111),
+    ev("OCR.DEMAND_RFO.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3ffc0002),
+    ev("OCR.DEMAND_RFO.L3_HIT", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0002),
+    ev("OCR.DEMAND_RFO.L3_MISS", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3fc00002),
+    ev("OCR.DEMAND_RFO.LOCAL_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000002),
+    ev("OCR.DEMAND_RFO.DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000002),
+    ev("OCR.DEMAND_DATA_RD.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
+    ev("OCR.DEMAND_DATA_RD.L3_HIT", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
+    ev("OCR.DEMAND_DATA_RD.L3_MISS", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00001),
+    ev("OCR.DEMAND_DATA_RD.LOCAL_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000001),
+    ev("OCR.DEMAND_DATA_RD.REMOTE_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x730000001),
+    ev("OCR.DEMAND_DATA_RD.DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000001),
+    ev("OCR.DEMAND_DATA_RD.SNC_CACHE.HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000001),
+    ev("OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000001),
+    ev("OCR.DEMAND_CODE_RD.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
+    ev("OCR.DEMAND_CODE_RD.L3_HIT", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
+    ev("OCR.DEMAND_CODE_RD.L3_MISS", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00004),
+    ev("OCR.DEMAND_CODE_RD.LOCAL_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000004),
+    ev("OCR.DEMAND_CODE_RD.DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000004),
+    ev("OCR.STREAMING_WR.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10800),
+    ev("OCR.READS_TO_CORE.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3ffc4477),
+    ev("OCR.READS_TO_CORE.L3_HIT", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f003c4477),
+    ev("OCR.READS_TO_CORE.L3_MISS_LOCAL", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f04c04477),
+    ev("OCR.READS_TO_CORE.REMOTE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f33004477),
+    ev("OCR.READS_TO_CORE.L3_MISS", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3fc04477),
+    ev("OCR.READS_TO_CORE.LOCAL_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104004477),
+    ev("OCR.READS_TO_CORE.REMOTE_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x730004477),
+    ev("OCR.READS_TO_CORE.DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c004477),
+    ev("OCR.READS_TO_CORE.SNC_CACHE.HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008004477),
+    ev("OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808004477),
+    ev("OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x70c004477),
+    ev("OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x70cc04477),
+    ev("OCR.READS_TO_CORE.REMOTE_MEMORY", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x733004477),
+    ev("OCR.RFO_TO_CORE.L3_HIT_M", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1f80040022),
+    ev("OCR.MODIFIED_WRITE.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10808),
+    ev("OCR.WRITE_ESTIMATE.MEMORY", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xfbff80822),
+    ev("OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
+    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
+    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0001),
+    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
+    ev("OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x830000001),
+    ev("OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030000001),
+    ev("OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
+    ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c4477),
+    ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x830004477),
+    ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030004477),
+    ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1830004477),
+    ev("OCR.DEMAND_DATA_RD.LOCAL_CXL_MEM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x700c00001),
+    ev("OCR.DEMAND_RFO.LOCAL_CXL_MEM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x700c00002),
+    ev("OCR.READS_TO_CORE.LOCAL_CXL_MEM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x700c04477),
+    ev("OCR.DEMAND_DATA_RD.REMOTE_CXL_MEM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703000001),
+    ev("OCR.DEMAND_RFO.REMOTE_CXL_MEM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703000002),
+    ev("OCR.READS_TO_CORE.REMOTE_CXL_MEM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703004477),
+    ev("OCR.DEMAND_DATA_RD.CXL_MEM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703c00001),
+    ev("OCR.DEMAND_RFO.CXL_MEM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703c00002),
+    ev("OCR.READS_TO_CORE.CXL_MEM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703c04477),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<64>(EVENT_ROWS, 192, false),
+    &event_infos::<64>(EVENT_ROWS, 256, false),
+    &event_infos::<64>(EVENT_ROWS, 320, false),
+    &event_infos::<9>(EVENT_ROWS, 384, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "LD_BLOCKS.ADDRESS_ALIAS", code: 0x03, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x82, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x88, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_4K", code: 0x11, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", code: 0x11, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x11, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_ACTIVE", code: 0x11, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_PENDING", code: 0x11, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x11, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", code: 0x12, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", code: 0x12, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", code: 0x12, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x12, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_ACTIVE", code: 0x12, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_PENDING", code: 0x12, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x12, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", code: 0x13, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", code: 0x13, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", code: 0x13, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x13, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_ACTIVE", code: 0x13, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_PENDING", code: 0x13, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x13, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", code: 0x20, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x20, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", code: 0x20, umask: 0x02, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", code: 0x20, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x20, umask: 0x04, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", code: 0x20, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x20, umask: 0x08, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD", code: 0x20, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", code: 0x20, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", code: 0x20, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0x21, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0x21, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0x21, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DATA_RD", code: 0x21, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", code: 0x21, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.MEM_UC", code: 0x21, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.ALL_REQUESTS", code: 0x21, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L2_WB", code: 0x23, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_MISS", code: 0x24, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x22, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x24, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_MISS", code: 0x24, umask: 0x27, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.SWPF_MISS", code: 0x24, umask: 0x28, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.HWPF_MISS", code: 0x24, umask: 0x30, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.MISS", code: 0x24, umask: 0x3f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.MISS", code: 0x24, umask: 0x3f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0xc1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0xc2, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0xc4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.SWPF_HIT", code: 0x24, umask: 0xc8, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.HIT", code: 0x24, umask: 0xdf, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.HIT", code: 0x24, umask: 0xdf, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0xe1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0xe2, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0xe4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_REFERENCES", code: 0x24, umask: 0xe7, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_HWPF", code: 0x24, umask: 0xf0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.REFERENCES", code: 0x24, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_REQUEST.ALL", code: 0x24, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.ALL", code: 0x25, umask: 0x1f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.SILENT", code: 0x26, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.NON_SILENT", code: 0x26, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.USELESS_HWPF", code: 0x26, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SQ_MISC.BUS_LOCK", code: 0x2c, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "XQ.FULL_CYCLES", code: 0x2d, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_TSC_P", code: 0x3c, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_DISTRIBUTED", code: 0x3c, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.NTA", code: 0x40, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.T0", code: 0x40, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.T1_T2", code: 0x40, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.PREFETCHW", code: 0x40, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.ANY", code: 0x40, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOCK_CYCLES.CACHE_LOCK_DURATION", code: 0x42, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_COMPLETED.L1_MISS_ANY", code: 0x43, umask: 0xfd, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_STORE_RETIRED.L2_HIT", code: 0x44, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEMORY_ACTIVITY.CYCLES_L1D_MISS", code: 0x47, umask: 0x02, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "MEMORY_ACTIVITY.STALLS_L1D_MISS", code: 0x47, umask: 0x03, counters: 0b1111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "MEMORY_ACTIVITY.STALLS_L2_MISS", code: 0x47, umask: 0x05, counters: 0b1111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "MEMORY_ACTIVITY.STALLS_L3_MISS", code: 0x47, umask: 0x09, counters: 0b1111, threshold: 9, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING", code: 0x48, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES", code: 0x48, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.FB_FULL_PERIODS", code: 0x48, umask: 0x02, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.L2_STALLS", code: 0x48, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PREFETCH.SWPF", code: 0x4c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.HWPF_MISS", code: 0x51, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CONFLICT", code: 0x54, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CAPACITY_WRITE", code: 0x54, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CAPACITY_READ", code: 0x54, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.ANY", code: 0x60, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0x61, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_DECODED.DECODERS", code: 0x75, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DECODED.DEC0_UOPS", code: 0x76, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_CYCLES_ANY", code: 0x79, umask: 0x04, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_CYCLES_OK", code: 0x79, umask: 0x04, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES_ANY", code: 0x79, umask: 0x08, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES_OK", code: 0x79, umask: 0x08, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_CYCLES_ANY", code: 0x79, umask: 0x20, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x20, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_DATA.STALLS", code: 0x80, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_DATA.STALL_PERIODS", code: 0x80, umask: 0x04, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_TAG.STALLS", code: 0x83, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_TAG.STALLS_ISB", code: 0x83, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_TAG.STALLS_INUSE", code: 0x83, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DECODE.LCP", code: 0x87, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DECODE.MS_BUSY", code: 0x87, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CORE", code: 0x9c, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b11111111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", code: 0x9c, umask: 0x01, counters: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_BUBBLES.CORE", code: 0x9c, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_BUBBLES.CYCLES_0_UOPS_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b11111111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_BUBBLES.CYCLES_FE_WAS_OK", code: 0x9c, umask: 0x01, counters: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.SCOREBOARD", code: 0xa2, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_MISS", code: 0xa3, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L3_MISS", code: 0xa3, umask: 0x02, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_TOTAL", code: 0xa3, umask: 0x04, counters: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_MISS", code: 0xa3, umask: 0x05, counters: 0b1111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L3_MISS", code: 0xa3, umask: 0x06, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", code: 0xa3, umask: 0x08, counters: 0b1111, threshold: 8, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", code: 0xa3, umask: 0x0c, counters: 0b1111, threshold: 12, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", code: 0xa3, umask: 0x10, counters: 0b11111111, threshold: 16, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN.SLOTS_P", code: 0xa4, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN.BACKEND_BOUND_SLOTS", code: 0xa4, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN.BAD_SPEC_SLOTS", code: 0xa4, umask: 0x04, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN.BR_MISPREDICT_SLOTS", code: 0xa4, umask: 0x08, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN.MEMORY_BOUND_SLOTS", code: 0xa4, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RS.EMPTY_RESOURCE", code: 0xa5, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RS.EMPTY", code: 0xa5, umask: 0x07, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RS.EMPTY_COUNT", code: 0xa5, umask: 0x07, counters: 0b11111111, threshold: 1, invert: true, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.1_PORTS_UTIL", code: 0xa6, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.2_PORTS_UTIL", code: 0xa6, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.3_PORTS_UTIL", code: 0xa6, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.4_PORTS_UTIL", code: 0xa6, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.BOUND_ON_LOADS", code: 0xa6, umask: 0x21, counters: 0b11111111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.BOUND_ON_STORES", code: 0xa6, umask: 0x40, counters: 0b11111111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", code: 0xa6, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.2_3_PORTS_UTIL", code: 0xa6, umask: 0x0c, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_OK", code: 0xa8, umask: 0x01, counters: 0b11111111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0xad, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.CLEARS_COUNT", code: 0xad, umask: 0x01, counters: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.UOP_DROPPING", code: 0xad, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.MBA_STALLS", code: 0xad, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.UNKNOWN_BRANCH_CYCLES", code: 0xad, umask: 0x40, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x7 }), ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.CLEAR_RESTEER_CYCLES", code: 0xad, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0xae, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.CYCLES", code: 0xae, umask: 0x01, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.FPDIV_ACTIVE", code: 0xb0, umask: 0x01, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.IDIV_ACTIVE", code: 0xb0, umask: 0x08, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.DIV_ACTIVE", code: 0xb0, umask: 0x09, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_1", code: 0xb1, umask: 0x01, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_2", code: 0xb1, umask: 0x01, counters: 0b11111111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_3", code: 0xb1, umask: 0x01, counters: 0b11111111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_4", code: 0xb1, umask: 0x01, counters: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.THREAD", code: 0xb1, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.STALLS", code: 0xb1, umask: 0x01, counters: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE", code: 0xb1, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, counters: 0b11111111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, counters: 0b11111111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, counters: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.X87", code: 0xb1, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_0", code: 0xb2, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_1", code: 0xb2, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_2_3_10", code: 0xb2, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_4_9", code: 0xb2, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_5_11", code: 0xb2, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_6", code: 0xb2, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_7_8", code: 0xb2, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_DISPATCHED.PORT_0", code: 0xb3, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_DISPATCHED.V0", code: 0xb3, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_DISPATCHED.PORT_1", code: 0xb3, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_DISPATCHED.V1", code: 0xb3, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_DISPATCHED.PORT_5", code: 0xb3, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_DISPATCHED.V2", code: 0xb3, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE.AMX_BUSY", code: 0xb7, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.NOP", code: 0xc0, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.REP_ITERATION", code: 0xc0, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.MACRO_FUSED", code: 0xc0, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ASSISTS.FP", code: 0xc1, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ASSISTS.HARDWARE", code: 0xc1, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ASSISTS.PAGE_FAULT", code: 0xc1, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ASSISTS.SSE_AVX_MIX", code: 0xc1, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ASSISTS.ANY", code: 0xc1, umask: 0x1b, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.HEAVY", code: 0xc2, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.SLOTS", code: 0xc2, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.STALLS", code: 0xc2, umask: 0x02, counters: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.CYCLES", code: 0xc2, umask: 0x02, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.MS", code: 0xc2, umask: 0x04, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x8 }), ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, counters: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND_TAKEN", code: 0xc4, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND_NTAKEN", code: 0xc4, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND", code: 0xc4, umask: 0x11, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.INDIRECT", code: 0xc4, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.COND_TAKEN", code: 0xc5, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.INDIRECT_CALL", code: 0xc5, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.RET", code: 0xc5, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.COND_NTAKEN", code: 0xc5, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.COND", code: 0xc5, umask: 0x11, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_TAKEN", code: 0xc5, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.COND_TAKEN_COST", code: 0xc5, umask: 0x41, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.INDIRECT_CALL_COST", code: 0xc5, umask: 0x42, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES_COST", code: 0xc5, umask: 0x44, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.RET_COST", code: 0xc5, umask: 0x48, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.COND_NTAKEN_COST", code: 0xc5, umask: 0x50, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.COND_COST", code: 0xc5, umask: 0x51, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_TAKEN_COST", code: 0xc5, umask: 0x60, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.INDIRECT", code: 0xc5, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.INDIRECT_COST", code: 0xc5, umask: 0xc0, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.MISP_ANT", code: 0xc6, umask: 0x02, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x9 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.DSB_MISS", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x11 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.ITLB_MISS", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x14 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.L1I_MISS", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x12 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.L2_MISS", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x13 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_1", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x600106 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_128", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x608006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_16", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x601006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_2", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x600206 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x100206 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_256", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x610006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_32", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x602006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_4", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x600406 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_512", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x620006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_64", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x604006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_8", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x600806 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.STLB_MISS", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x15 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.UNKNOWN_BRANCH", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x17 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.MS_FLOWS", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x8 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.ANY_DSB_MISS", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x1 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.ANY_ANT", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x9 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATE_SWPF", code: 0xc6, umask: 0x03, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0xa }), ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", code: 0xc7, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", code: 0xc7, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR", code: 0xc7, umask: 0x03, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", code: 0xc7, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", code: 0xc7, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", code: 0xc7, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.4_FLOPS", code: 0xc7, umask: 0x18, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", code: 0xc7, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", code: 0xc7, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.8_FLOPS", code: 0xc7, umask: 0x60, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", code: 0xc7, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.VECTOR", code: 0xc7, umask: 0xfc, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.START", code: 0xc9, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.COMMIT", code: 0xc9, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED", code: 0xc9, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MEM", code: 0xc9, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_UNFRIENDLY", code: 0xc9, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MEMTYPE", code: 0xc9, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_EVENTS", code: 0xc9, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HW_INTERRUPTS.RECEIVED", code: 0xcb, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HW_INTERRUPTS.MASKED", code: 0xcb, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HW_INTERRUPTS.PENDING_AND_MASKED", code: 0xcb, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISC_RETIRED.LBR_INSERTS", code: 0xcc, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128", code: 0xcd, umask: 0x01, counters: 0b11111110, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x80 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16", code: 0xcd, umask: 0x01, counters: 0b11111110, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x10 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256", code: 0xcd, umask: 0x01, counters: 0b11111110, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x100 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32", code: 0xcd, umask: 0x01, counters: 0b11111110, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x20 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4", code: 0xcd, umask: 0x01, counters: 0b11111110, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x4 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512", code: 0xcd, umask: 0x01, counters: 0b11111110, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x200 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64", code: 0xcd, umask: 0x01, counters: 0b11111110, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x40 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8", code: 0xcd, umask: 0x01, counters: 0b11111110, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x8 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_1024", code: 0xcd, umask: 0x01, counters: 0b11111110, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x400 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_2048", code: 0xcd, umask: 0x01, counters: 0b11111110, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x800 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.STORE_SAMPLE", code: 0xcd, umask: 0x02, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED2.SCALAR_HALF", code: 0xcf, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF", code: 0xcf, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED2.SCALAR", code: 0xcf, umask: 0x03, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF", code: 0xcf, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF", code: 0xcf, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF", code: 0xcf, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED2.VECTOR", code: 0xcf, umask: 0x1c, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.STLB_HIT_LOADS", code: 0xd0, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.STLB_HIT_STORES", code: 0xd0, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.STLB_MISS_LOADS", code: 0xd0, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.STLB_MISS_STORES", code: 0xd0, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.LOCK_LOADS", code: 0xd0, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.SPLIT_LOADS", code: 0xd0, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.SPLIT_STORES", code: 0xd0, umask: 0x42, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.ALL_LOADS", code: 0xd0, umask: 0x81, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.ALL_STORES", code: 0xd0, umask: 0x82, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.ANY", code: 0xd0, umask: 0x83, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L1_HIT", code: 0xd1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L2_HIT", code: 0xd1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L3_HIT", code: 0xd1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L1_MISS", code: 0xd1, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L2_MISS", code: 0xd1, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L3_MISS", code: 0xd1, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.FB_HIT", code: 0xd1, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.LOCAL_CXL_MEM", code: 0xd1, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", code: 0xd2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD", code: 0xd2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD", code: 0xd2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", code: 0xd2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", code: 0xd3, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", code: 0xd3, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", code: 0xd3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", code: 0xd3, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_CXL_MEM", code: 0xd3, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_MISC_RETIRED.UC", code: 0xd4, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MISC2_RETIRED.LFENCE", code: 0xe0, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOP_RETIRED.ANY", code: 0xe5, umask: 0x03, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_VEC_RETIRED.ADD_128", code: 0xe7, umask: 0x03, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_VEC_RETIRED.ADD_256", code: 0xe7, umask: 0x0c, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_VEC_RETIRED.VNNI_128", code: 0xe7, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_VEC_RETIRED.128BIT", code: 0xe7, umask: 0x13, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_VEC_RETIRED.VNNI_256", code: 0xe7, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_VEC_RETIRED.SHUFFLES", code: 0xe7, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_VEC_RETIRED.MUL_256", code: 0xe7, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_VEC_RETIRED.256BIT", code: 0xe7, umask: 0xac, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.DISTRIBUTED", code: 0xec, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.C01", code: 0xec, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.C02", code: 0xec, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.PAUSE", code: 0xec, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.PAUSE_INST", code: 0xec, umask: 0x40, counters: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.C0_WAIT", code: 0xec, umask: 0x70, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.ANY_RESPONSE", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3ffc0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.L3_HIT", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.L3_MISS", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3fc00002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.LOCAL_DRAM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.DRAM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.ANY_RESPONSE", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.L3_HIT", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.L3_MISS", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.LOCAL_DRAM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.REMOTE_DRAM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x730000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.DRAM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.SNC_CACHE.HITM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.ANY_RESPONSE", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.L3_HIT", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.L3_MISS", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.LOCAL_DRAM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.DRAM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.STREAMING_WR.ANY_RESPONSE", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10800 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.ANY_RESPONSE", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3ffc4477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.L3_HIT", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f003c4477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.L3_MISS_LOCAL", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f04c04477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f33004477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.L3_MISS", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3fc04477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.LOCAL_DRAM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104004477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE_DRAM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x730004477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.DRAM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c004477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.SNC_CACHE.HITM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008004477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808004477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x70c004477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x70cc04477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE_MEMORY", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x733004477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.RFO_TO_CORE.L3_HIT_M", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1f80040022 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.MODIFIED_WRITE.ANY_RESPONSE", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10808 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.WRITE_ESTIMATE.MEMORY", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xfbff80822 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x830000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1030000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c4477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x830004477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1030004477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1830004477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.LOCAL_CXL_MEM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700c00001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.LOCAL_CXL_MEM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700c00002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.LOCAL_CXL_MEM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700c04477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.REMOTE_CXL_MEM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.REMOTE_CXL_MEM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE_CXL_MEM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703004477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.CXL_MEM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703c00001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.CXL_MEM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703c00002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.CXL_MEM", code: 0x2a, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703c04477 }), ..EventInfo::BASE },
-];
+const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 /// This processor's core event list.
 #[cfg(feature = "metadata")]

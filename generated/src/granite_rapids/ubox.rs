@@ -429,9 +429,15 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -443,33 +449,25 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_U_EVENT_MSG.MSI_RCVD`: event select 0x42, umask 0x02, counters 0b11.
-    pub const EVENT_MSG_MSI_RCVD: Event = Event { code: 0x42, umask: 0x02, ext_sel: false, row: 0 };
-    /// `UNC_U_EVENT_MSG.VLW_RCVD`: event select 0x42, umask 0x01, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EVENT_MSG_VLW_RCVD: Event = Event { code: 0x42, umask: 0x01, ext_sel: false, row: 1 };
-    /// `UNC_U_EVENT_MSG.IPI_RCVD`: event select 0x42, umask 0x04, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EVENT_MSG_IPI_RCVD: Event = Event { code: 0x42, umask: 0x04, ext_sel: false, row: 2 };
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD`: event select 0x42, umask 0x08, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event { code: 0x42, umask: 0x08, ext_sel: false, row: 3 };
-    /// `UNC_U_EVENT_MSG.INT_PRIO`: event select 0x42, umask 0x10, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EVENT_MSG_INT_PRIO: Event = Event { code: 0x42, umask: 0x10, ext_sel: false, row: 4 };
+    /// `UNC_U_EVENT_MSG.MSI_RCVD`.
+    pub const EVENT_MSG_MSI_RCVD: Event = Event::row(0);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::EVENT_MSG_MSI_RCVD,
-        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_VLW_RCVD,
-        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_IPI_RCVD,
-        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_DOORBELL_RCVD,
-        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_INT_PRIO,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -487,6 +485,20 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental).
+    pub const EVENT_MSG_VLW_RCVD: Event = Event::row(1);
+    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental).
+    pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
+    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental).
+    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(3);
+    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental).
+    pub const EVENT_MSG_INT_PRIO: Event = Event::row(4);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -500,16 +512,34 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02, 0b11),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01, 0b11),
+    ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04, 0b11),
+    ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08, 0b11),
+    ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10, 0b11),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<1>(EVENT_ROWS, 0, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<4>(EXPERIMENTAL_ROWS, 0, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.INT_PRIO", code: 0x42, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl UCtl {
     /// This value set to count `event`: its event select and umask.

@@ -413,9 +413,15 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -429,345 +435,41 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_UPI_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 0 };
-    /// `UNC_UPI_TxL_FLITS.ALL_DATA`: event select 0x02, umask 0x0f, counters 0b1111.
-    pub const TXL_FLITS_ALL_DATA: Event = Event { code: 0x02, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 1 };
-    /// `UNC_UPI_TxL_FLITS.ALL_NULL`: event select 0x02, umask 0x27, counters 0b1111.
-    pub const TXL_FLITS_ALL_NULL: Event = Event { code: 0x02, umask: 0x27, ext_sel: false, umask_ext: 0x0, row: 2 };
-    /// `UNC_UPI_TxL_FLITS.IDLE`: event select 0x02, umask 0x47, counters 0b1111.
-    pub const TXL_FLITS_IDLE: Event = Event { code: 0x02, umask: 0x47, ext_sel: false, umask_ext: 0x0, row: 3 };
-    /// `UNC_UPI_TxL_FLITS.NON_DATA`: event select 0x02, umask 0x97, counters 0b1111.
-    pub const TXL_FLITS_NON_DATA: Event = Event { code: 0x02, umask: 0x97, ext_sel: false, umask_ext: 0x0, row: 4 };
-    /// `UNC_UPI_RxL_FLITS.ALL_DATA`: event select 0x03, umask 0x0f, counters 0b1111.
-    pub const RXL_FLITS_ALL_DATA: Event = Event { code: 0x03, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 5 };
-    /// `UNC_UPI_RxL_FLITS.NON_DATA`: event select 0x03, umask 0x97, counters 0b1111.
-    pub const RXL_FLITS_NON_DATA: Event = Event { code: 0x03, umask: 0x97, ext_sel: false, umask_ext: 0x0, row: 6 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.REQ`: event select 0x05, umask 0x08, counters 0b1111.
-    pub const RXL_BASIC_HDR_MATCH_REQ: Event = Event { code: 0x05, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 7 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.WB`: event select 0x05, umask 0x0d, counters 0b1111.
-    pub const RXL_BASIC_HDR_MATCH_WB: Event = Event { code: 0x05, umask: 0x0d, ext_sel: false, umask_ext: 0x0, row: 8 };
-    /// `UNC_UPI_TxL_FLITS.SLOT0`: event select 0x02, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_SLOT0: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 9 };
-    /// `UNC_UPI_TxL_FLITS.SLOT1`: event select 0x02, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_SLOT1: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 10 };
-    /// `UNC_UPI_TxL_FLITS.SLOT2`: event select 0x02, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_SLOT2: Event = Event { code: 0x02, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 11 };
-    /// `UNC_UPI_TxL_FLITS.DATA`: event select 0x02, umask 0x08, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_DATA: Event = Event { code: 0x02, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 12 };
-    /// `UNC_UPI_TxL_FLITS.LLCRD`: event select 0x02, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_LLCRD: Event = Event { code: 0x02, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 13 };
-    /// `UNC_UPI_TxL_FLITS.NULL`: event select 0x02, umask 0x20, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_NULL: Event = Event { code: 0x02, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 14 };
-    /// `UNC_UPI_TxL_FLITS.LLCTRL`: event select 0x02, umask 0x40, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_LLCTRL: Event = Event { code: 0x02, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 15 };
-    /// `UNC_UPI_TxL_FLITS.PROTHDR`: event select 0x02, umask 0x80, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_PROTHDR: Event = Event { code: 0x02, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 16 };
-    /// `UNC_UPI_RxL_FLITS.SLOT0`: event select 0x03, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_SLOT0: Event = Event { code: 0x03, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 17 };
-    /// `UNC_UPI_RxL_FLITS.SLOT1`: event select 0x03, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_SLOT1: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 18 };
-    /// `UNC_UPI_RxL_FLITS.SLOT2`: event select 0x03, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_SLOT2: Event = Event { code: 0x03, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 19 };
-    /// `UNC_UPI_RxL_FLITS.DATA`: event select 0x03, umask 0x08, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_DATA: Event = Event { code: 0x03, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 20 };
-    /// `UNC_UPI_RxL_FLITS.LLCRD`: event select 0x03, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_LLCRD: Event = Event { code: 0x03, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 21 };
-    /// `UNC_UPI_RxL_FLITS.NULL`: event select 0x03, umask 0x20, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_NULL: Event = Event { code: 0x03, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 22 };
-    /// `UNC_UPI_RxL_FLITS.ALL_NULL`: event select 0x03, umask 0x27, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_ALL_NULL: Event = Event { code: 0x03, umask: 0x27, ext_sel: false, umask_ext: 0x0, row: 23 };
-    /// `UNC_UPI_RxL_FLITS.LLCTRL`: event select 0x03, umask 0x40, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_LLCTRL: Event = Event { code: 0x03, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 24 };
-    /// `UNC_UPI_RxL_FLITS.IDLE`: event select 0x03, umask 0x47, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_IDLE: Event = Event { code: 0x03, umask: 0x47, ext_sel: false, umask_ext: 0x0, row: 25 };
-    /// `UNC_UPI_RxL_FLITS.PROTHDR`: event select 0x03, umask 0x80, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_PROTHDR: Event = Event { code: 0x03, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 26 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ`: event select 0x04, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_REQ: Event = Event { code: 0x04, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 27 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ_OPC`: event select 0x04, umask 0x08, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_REQ_OPC: Event = Event { code: 0x04, umask: 0x08, ext_sel: false, umask_ext: 0x1, row: 28 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP`: event select 0x04, umask 0x09, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_SNP: Event = Event { code: 0x04, umask: 0x09, ext_sel: false, umask_ext: 0x0, row: 29 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP_OPC`: event select 0x04, umask 0x09, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_SNP_OPC: Event = Event { code: 0x04, umask: 0x09, ext_sel: false, umask_ext: 0x1, row: 30 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA`: event select 0x04, umask 0x0a, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_RSP_NODATA: Event = Event { code: 0x04, umask: 0x0a, ext_sel: false, umask_ext: 0x0, row: 31 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA_OPC`: event select 0x04, umask 0x0a, unit-mask
-    /// extension 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_RSP_NODATA_OPC: Event = Event { code: 0x04, umask: 0x0a, ext_sel: false, umask_ext: 0x1, row: 32 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA`: event select 0x04, umask 0x0c, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_RSP_DATA: Event = Event { code: 0x04, umask: 0x0c, ext_sel: false, umask_ext: 0x0, row: 33 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA_OPC`: event select 0x04, umask 0x0c, unit-mask
-    /// extension 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_RSP_DATA_OPC: Event = Event { code: 0x04, umask: 0x0c, ext_sel: false, umask_ext: 0x1, row: 34 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB`: event select 0x04, umask 0x0d, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_WB: Event = Event { code: 0x04, umask: 0x0d, ext_sel: false, umask_ext: 0x0, row: 35 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB_OPC`: event select 0x04, umask 0x0d, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_WB_OPC: Event = Event { code: 0x04, umask: 0x0d, ext_sel: false, umask_ext: 0x1, row: 36 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB`: event select 0x04, umask 0x0e, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_NCB: Event = Event { code: 0x04, umask: 0x0e, ext_sel: false, umask_ext: 0x0, row: 37 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC`: event select 0x04, umask 0x0e, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event { code: 0x04, umask: 0x0e, ext_sel: false, umask_ext: 0x1, row: 38 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS`: event select 0x04, umask 0x0f, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_NCS: Event = Event { code: 0x04, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 39 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC`: event select 0x04, umask 0x0f, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event { code: 0x04, umask: 0x0f, ext_sel: false, umask_ext: 0x1, row: 40 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.REQ_OPC`: event select 0x05, umask 0x08, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_REQ_OPC: Event = Event { code: 0x05, umask: 0x08, ext_sel: false, umask_ext: 0x1, row: 41 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP`: event select 0x05, umask 0x09, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_SNP: Event = Event { code: 0x05, umask: 0x09, ext_sel: false, umask_ext: 0x0, row: 42 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP_OPC`: event select 0x05, umask 0x09, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_SNP_OPC: Event = Event { code: 0x05, umask: 0x09, ext_sel: false, umask_ext: 0x1, row: 43 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA`: event select 0x05, umask 0x0a, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_RSP_NODATA: Event = Event { code: 0x05, umask: 0x0a, ext_sel: false, umask_ext: 0x0, row: 44 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA_OPC`: event select 0x05, umask 0x0a, unit-mask
-    /// extension 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_RSP_NODATA_OPC: Event = Event { code: 0x05, umask: 0x0a, ext_sel: false, umask_ext: 0x1, row: 45 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA`: event select 0x05, umask 0x0c, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_RSP_DATA: Event = Event { code: 0x05, umask: 0x0c, ext_sel: false, umask_ext: 0x0, row: 46 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA_OPC`: event select 0x05, umask 0x0c, unit-mask
-    /// extension 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_RSP_DATA_OPC: Event = Event { code: 0x05, umask: 0x0c, ext_sel: false, umask_ext: 0x1, row: 47 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.WB_OPC`: event select 0x05, umask 0x0d, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_WB_OPC: Event = Event { code: 0x05, umask: 0x0d, ext_sel: false, umask_ext: 0x1, row: 48 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB`: event select 0x05, umask 0x0e, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_NCB: Event = Event { code: 0x05, umask: 0x0e, ext_sel: false, umask_ext: 0x0, row: 49 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC`: event select 0x05, umask 0x0e, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event { code: 0x05, umask: 0x0e, ext_sel: false, umask_ext: 0x1, row: 50 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS`: event select 0x05, umask 0x0f, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_NCS: Event = Event { code: 0x05, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 51 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC`: event select 0x05, umask 0x0f, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event { code: 0x05, umask: 0x0f, ext_sel: false, umask_ext: 0x1, row: 52 };
-    /// `UNC_UPI_L1_POWER_CYCLES`: event select 0x21, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const L1_POWER_CYCLES: Event = Event { code: 0x21, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 53 };
-    /// `UNC_UPI_TxL0P_POWER_CYCLES`: event select 0x27, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_POWER_CYCLES: Event = Event { code: 0x27, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 54 };
-    /// `UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER`: event select 0x28, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_POWER_CYCLES_LL_ENTER: Event = Event { code: 0x28, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 55 };
-    /// `UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT`: event select 0x29, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_POWER_CYCLES_M3_EXIT: Event = Event { code: 0x29, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 56 };
-    /// `UNC_UPI_RxL_INSERTS.SLOT0`: event select 0x30, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_INSERTS_SLOT0: Event = Event { code: 0x30, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 57 };
-    /// `UNC_UPI_RxL_INSERTS.SLOT1`: event select 0x30, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_INSERTS_SLOT1: Event = Event { code: 0x30, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 58 };
-    /// `UNC_UPI_RxL_INSERTS.SLOT2`: event select 0x30, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_INSERTS_SLOT2: Event = Event { code: 0x30, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 59 };
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT0`: event select 0x32, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_OCCUPANCY_SLOT0: Event = Event { code: 0x32, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 60 };
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT1`: event select 0x32, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_OCCUPANCY_SLOT1: Event = Event { code: 0x32, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 61 };
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT2`: event select 0x32, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_OCCUPANCY_SLOT2: Event = Event { code: 0x32, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 62 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPI`: event select 0x04, umask 0x2a, unit-mask extension 0x1,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_RSPI: Event = Event { code: 0x04, umask: 0x2a, ext_sel: false, umask_ext: 0x1, row: 63 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPCNFLT`: event select 0x04, umask 0xaa, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_RSPCNFLT: Event = Event { code: 0x04, umask: 0xaa, ext_sel: false, umask_ext: 0x1, row: 64 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPI`: event select 0x05, umask 0x2a, unit-mask extension 0x1,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_RSPI: Event = Event { code: 0x05, umask: 0x2a, ext_sel: false, umask_ext: 0x1, row: 65 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPCNFLT`: event select 0x05, umask 0xaa, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_RSPCNFLT: Event = Event { code: 0x05, umask: 0xaa, ext_sel: false, umask_ext: 0x1, row: 66 };
+    /// `UNC_UPI_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_UPI_TxL_FLITS.ALL_DATA`.
+    pub const TXL_FLITS_ALL_DATA: Event = Event::row(1);
+    /// `UNC_UPI_TxL_FLITS.ALL_NULL`.
+    pub const TXL_FLITS_ALL_NULL: Event = Event::row(2);
+    /// `UNC_UPI_TxL_FLITS.IDLE`.
+    pub const TXL_FLITS_IDLE: Event = Event::row(3);
+    /// `UNC_UPI_TxL_FLITS.NON_DATA`.
+    pub const TXL_FLITS_NON_DATA: Event = Event::row(4);
+    /// `UNC_UPI_RxL_FLITS.ALL_DATA`.
+    pub const RXL_FLITS_ALL_DATA: Event = Event::row(5);
+    /// `UNC_UPI_RxL_FLITS.NON_DATA`.
+    pub const RXL_FLITS_NON_DATA: Event = Event::row(6);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.REQ`.
+    pub const RXL_BASIC_HDR_MATCH_REQ: Event = Event::row(7);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.WB`.
+    pub const RXL_BASIC_HDR_MATCH_WB: Event = Event::row(8);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::TXL_FLITS_ALL_DATA,
-        Event::TXL_FLITS_ALL_NULL,
-        Event::TXL_FLITS_IDLE,
-        Event::TXL_FLITS_NON_DATA,
-        Event::RXL_FLITS_ALL_DATA,
-        Event::RXL_FLITS_NON_DATA,
-        Event::RXL_BASIC_HDR_MATCH_REQ,
-        Event::RXL_BASIC_HDR_MATCH_WB,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_SLOT2,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_DATA,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_LLCRD,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_NULL,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_LLCTRL,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_PROTHDR,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_SLOT2,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_DATA,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_LLCRD,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_NULL,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_ALL_NULL,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_LLCTRL,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_IDLE,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_PROTHDR,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_REQ,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_REQ_OPC,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_SNP,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_SNP_OPC,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSP_NODATA,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSP_NODATA_OPC,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSP_DATA,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSP_DATA_OPC,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_WB,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_WB_OPC,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCB,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCB_OPC,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCS,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCS_OPC,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_REQ_OPC,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_SNP,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_SNP_OPC,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSP_NODATA,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSP_NODATA_OPC,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSP_DATA,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSP_DATA_OPC,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_WB_OPC,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCB,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCB_OPC,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCS,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCS_OPC,
-        #[cfg(feature = "experimental-events")] Event::L1_POWER_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_POWER_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_POWER_CYCLES_LL_ENTER,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_POWER_CYCLES_M3_EXIT,
-        #[cfg(feature = "experimental-events")] Event::RXL_INSERTS_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::RXL_INSERTS_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::RXL_INSERTS_SLOT2,
-        #[cfg(feature = "experimental-events")] Event::RXL_OCCUPANCY_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::RXL_OCCUPANCY_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::RXL_OCCUPANCY_SLOT2,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSPI,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSPCNFLT,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSPI,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSPCNFLT,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, umask_ext: r.umask_ext, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -785,6 +487,128 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_UPI_TxL_FLITS.SLOT0` (experimental).
+    pub const TXL_FLITS_SLOT0: Event = Event::row(9);
+    /// `UNC_UPI_TxL_FLITS.SLOT1` (experimental).
+    pub const TXL_FLITS_SLOT1: Event = Event::row(10);
+    /// `UNC_UPI_TxL_FLITS.SLOT2` (experimental).
+    pub const TXL_FLITS_SLOT2: Event = Event::row(11);
+    /// `UNC_UPI_TxL_FLITS.DATA` (experimental).
+    pub const TXL_FLITS_DATA: Event = Event::row(12);
+    /// `UNC_UPI_TxL_FLITS.LLCRD` (experimental).
+    pub const TXL_FLITS_LLCRD: Event = Event::row(13);
+    /// `UNC_UPI_TxL_FLITS.NULL` (experimental).
+    pub const TXL_FLITS_NULL: Event = Event::row(14);
+    /// `UNC_UPI_TxL_FLITS.LLCTRL` (experimental).
+    pub const TXL_FLITS_LLCTRL: Event = Event::row(15);
+    /// `UNC_UPI_TxL_FLITS.PROTHDR` (experimental).
+    pub const TXL_FLITS_PROTHDR: Event = Event::row(16);
+    /// `UNC_UPI_RxL_FLITS.SLOT0` (experimental).
+    pub const RXL_FLITS_SLOT0: Event = Event::row(17);
+    /// `UNC_UPI_RxL_FLITS.SLOT1` (experimental).
+    pub const RXL_FLITS_SLOT1: Event = Event::row(18);
+    /// `UNC_UPI_RxL_FLITS.SLOT2` (experimental).
+    pub const RXL_FLITS_SLOT2: Event = Event::row(19);
+    /// `UNC_UPI_RxL_FLITS.DATA` (experimental).
+    pub const RXL_FLITS_DATA: Event = Event::row(20);
+    /// `UNC_UPI_RxL_FLITS.LLCRD` (experimental).
+    pub const RXL_FLITS_LLCRD: Event = Event::row(21);
+    /// `UNC_UPI_RxL_FLITS.NULL` (experimental).
+    pub const RXL_FLITS_NULL: Event = Event::row(22);
+    /// `UNC_UPI_RxL_FLITS.ALL_NULL` (experimental).
+    pub const RXL_FLITS_ALL_NULL: Event = Event::row(23);
+    /// `UNC_UPI_RxL_FLITS.LLCTRL` (experimental).
+    pub const RXL_FLITS_LLCTRL: Event = Event::row(24);
+    /// `UNC_UPI_RxL_FLITS.IDLE` (experimental).
+    pub const RXL_FLITS_IDLE: Event = Event::row(25);
+    /// `UNC_UPI_RxL_FLITS.PROTHDR` (experimental).
+    pub const RXL_FLITS_PROTHDR: Event = Event::row(26);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_REQ: Event = Event::row(27);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ_OPC` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_REQ_OPC: Event = Event::row(28);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_SNP: Event = Event::row(29);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP_OPC` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_SNP_OPC: Event = Event::row(30);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_RSP_NODATA: Event = Event::row(31);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA_OPC` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_RSP_NODATA_OPC: Event = Event::row(32);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_RSP_DATA: Event = Event::row(33);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA_OPC` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_RSP_DATA_OPC: Event = Event::row(34);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_WB: Event = Event::row(35);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB_OPC` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_WB_OPC: Event = Event::row(36);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_NCB: Event = Event::row(37);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event::row(38);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_NCS: Event = Event::row(39);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event::row(40);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.REQ_OPC` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_REQ_OPC: Event = Event::row(41);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_SNP: Event = Event::row(42);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP_OPC` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_SNP_OPC: Event = Event::row(43);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_RSP_NODATA: Event = Event::row(44);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA_OPC` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_RSP_NODATA_OPC: Event = Event::row(45);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_RSP_DATA: Event = Event::row(46);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA_OPC` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_RSP_DATA_OPC: Event = Event::row(47);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.WB_OPC` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_WB_OPC: Event = Event::row(48);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_NCB: Event = Event::row(49);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event::row(50);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_NCS: Event = Event::row(51);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event::row(52);
+    /// `UNC_UPI_L1_POWER_CYCLES` (experimental).
+    pub const L1_POWER_CYCLES: Event = Event::row(53);
+    /// `UNC_UPI_TxL0P_POWER_CYCLES` (experimental).
+    pub const TXL0P_POWER_CYCLES: Event = Event::row(54);
+    /// `UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER` (experimental).
+    pub const TXL0P_POWER_CYCLES_LL_ENTER: Event = Event::row(55);
+    /// `UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT` (experimental).
+    pub const TXL0P_POWER_CYCLES_M3_EXIT: Event = Event::row(56);
+    /// `UNC_UPI_RxL_INSERTS.SLOT0` (experimental).
+    pub const RXL_INSERTS_SLOT0: Event = Event::row(57);
+    /// `UNC_UPI_RxL_INSERTS.SLOT1` (experimental).
+    pub const RXL_INSERTS_SLOT1: Event = Event::row(58);
+    /// `UNC_UPI_RxL_INSERTS.SLOT2` (experimental).
+    pub const RXL_INSERTS_SLOT2: Event = Event::row(59);
+    /// `UNC_UPI_RxL_OCCUPANCY.SLOT0` (experimental).
+    pub const RXL_OCCUPANCY_SLOT0: Event = Event::row(60);
+    /// `UNC_UPI_RxL_OCCUPANCY.SLOT1` (experimental).
+    pub const RXL_OCCUPANCY_SLOT1: Event = Event::row(61);
+    /// `UNC_UPI_RxL_OCCUPANCY.SLOT2` (experimental).
+    pub const RXL_OCCUPANCY_SLOT2: Event = Event::row(62);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPI` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_RSPI: Event = Event::row(63);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPCNFLT` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_RSPCNFLT: Event = Event::row(64);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPI` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_RSPI: Event = Event::row(65);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPCNFLT` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_RSPCNFLT: Event = Event::row(66);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -798,78 +622,96 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_UPI_CLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.ALL_DATA", 0x02, 0x0f, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.ALL_NULL", 0x02, 0x27, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.IDLE", 0x02, 0x47, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.NON_DATA", 0x02, 0x97, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.ALL_DATA", 0x03, 0x0f, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.NON_DATA", 0x03, 0x97, 0b1111),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.REQ", 0x05, 0x08, 0b1111),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.WB", 0x05, 0x0d, 0b1111),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_UPI_TxL_FLITS.SLOT0", 0x02, 0x01, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.SLOT1", 0x02, 0x02, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.SLOT2", 0x02, 0x04, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.DATA", 0x02, 0x08, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.LLCRD", 0x02, 0x10, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.NULL", 0x02, 0x20, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.LLCTRL", 0x02, 0x40, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.PROTHDR", 0x02, 0x80, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.SLOT0", 0x03, 0x01, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.SLOT1", 0x03, 0x02, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.SLOT2", 0x03, 0x04, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.DATA", 0x03, 0x08, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.LLCRD", 0x03, 0x10, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.NULL", 0x03, 0x20, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.ALL_NULL", 0x03, 0x27, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.LLCTRL", 0x03, 0x40, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.IDLE", 0x03, 0x47, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.PROTHDR", 0x03, 0x80, 0b1111),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.REQ", 0x04, 0x08, 0b1111),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.REQ_OPC", 0x04, 0x08, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.SNP", 0x04, 0x09, 0b1111),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.SNP_OPC", 0x04, 0x09, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA", 0x04, 0x0a, 0b1111),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA_OPC", 0x04, 0x0a, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA", 0x04, 0x0c, 0b1111),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA_OPC", 0x04, 0x0c, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.WB", 0x04, 0x0d, 0b1111),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.WB_OPC", 0x04, 0x0d, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCB", 0x04, 0x0e, 0b1111),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC", 0x04, 0x0e, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCS", 0x04, 0x0f, 0b1111),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC", 0x04, 0x0f, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.REQ_OPC", 0x05, 0x08, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.SNP", 0x05, 0x09, 0b1111),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.SNP_OPC", 0x05, 0x09, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA", 0x05, 0x0a, 0b1111),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA_OPC", 0x05, 0x0a, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA", 0x05, 0x0c, 0b1111),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA_OPC", 0x05, 0x0c, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.WB_OPC", 0x05, 0x0d, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCB", 0x05, 0x0e, 0b1111),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC", 0x05, 0x0e, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCS", 0x05, 0x0f, 0b1111),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC", 0x05, 0x0f, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_L1_POWER_CYCLES", 0x21, 0x00, 0b1111),
+    ev("UNC_UPI_TxL0P_POWER_CYCLES", 0x27, 0x00, 0b1111),
+    ev("UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER", 0x28, 0x00, 0b1111),
+    ev("UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT", 0x29, 0x00, 0b1111),
+    ev("UNC_UPI_RxL_INSERTS.SLOT0", 0x30, 0x01, 0b1111),
+    ev("UNC_UPI_RxL_INSERTS.SLOT1", 0x30, 0x02, 0b1111),
+    ev("UNC_UPI_RxL_INSERTS.SLOT2", 0x30, 0x04, 0b1111),
+    ev("UNC_UPI_RxL_OCCUPANCY.SLOT0", 0x32, 0x01, 0b1111),
+    ev("UNC_UPI_RxL_OCCUPANCY.SLOT1", 0x32, 0x02, 0b1111),
+    ev("UNC_UPI_RxL_OCCUPANCY.SLOT2", 0x32, 0x04, 0b1111),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSPI", 0x04, 0x2a, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSPCNFLT", 0x04, 0xaa, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSPI", 0x05, 0x2a, 0b1111).umask_ext(0x1),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSPCNFLT", 0x05, 0xaa, 0b1111).umask_ext(0x1),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<9>(EVENT_ROWS, 0, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<58>(EXPERIMENTAL_ROWS, 0, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_UPI_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_DATA", code: 0x02, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_NULL", code: 0x02, umask: 0x27, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.IDLE", code: 0x02, umask: 0x47, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.NON_DATA", code: 0x02, umask: 0x97, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_DATA", code: 0x03, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_RxL_FLITS.NON_DATA", code: 0x03, umask: 0x97, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.REQ", code: 0x05, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.WB", code: 0x05, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.SLOT0", code: 0x02, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.SLOT1", code: 0x02, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.SLOT2", code: 0x02, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.DATA", code: 0x02, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.LLCRD", code: 0x02, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.NULL", code: 0x02, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.LLCTRL", code: 0x02, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.PROTHDR", code: 0x02, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.SLOT0", code: 0x03, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.SLOT1", code: 0x03, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.SLOT2", code: 0x03, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.DATA", code: 0x03, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.LLCRD", code: 0x03, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.NULL", code: 0x03, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_NULL", code: 0x03, umask: 0x27, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.LLCTRL", code: 0x03, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.IDLE", code: 0x03, umask: 0x47, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.PROTHDR", code: 0x03, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.REQ", code: 0x04, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.REQ_OPC", code: 0x04, umask: 0x08, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.SNP", code: 0x04, umask: 0x09, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.SNP_OPC", code: 0x04, umask: 0x09, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA", code: 0x04, umask: 0x0a, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA_OPC", code: 0x04, umask: 0x0a, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA", code: 0x04, umask: 0x0c, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA_OPC", code: 0x04, umask: 0x0c, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.WB", code: 0x04, umask: 0x0d, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.WB_OPC", code: 0x04, umask: 0x0d, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.NCB", code: 0x04, umask: 0x0e, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC", code: 0x04, umask: 0x0e, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.NCS", code: 0x04, umask: 0x0f, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC", code: 0x04, umask: 0x0f, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.REQ_OPC", code: 0x05, umask: 0x08, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.SNP", code: 0x05, umask: 0x09, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.SNP_OPC", code: 0x05, umask: 0x09, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA", code: 0x05, umask: 0x0a, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA_OPC", code: 0x05, umask: 0x0a, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA", code: 0x05, umask: 0x0c, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA_OPC", code: 0x05, umask: 0x0c, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.WB_OPC", code: 0x05, umask: 0x0d, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.NCB", code: 0x05, umask: 0x0e, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC", code: 0x05, umask: 0x0e, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.NCS", code: 0x05, umask: 0x0f, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC", code: 0x05, umask: 0x0f, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_L1_POWER_CYCLES", code: 0x21, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_POWER_CYCLES", code: 0x27, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER", code: 0x28, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT", code: 0x29, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_INSERTS.SLOT0", code: 0x30, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_INSERTS.SLOT1", code: 0x30, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_INSERTS.SLOT2", code: 0x30, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_OCCUPANCY.SLOT0", code: 0x32, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_OCCUPANCY.SLOT1", code: 0x32, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_OCCUPANCY.SLOT2", code: 0x32, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.RSPI", code: 0x04, umask: 0x2a, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.RSPCNFLT", code: 0x04, umask: 0xaa, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.RSPI", code: 0x05, umask: 0x2a, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.RSPCNFLT", code: 0x05, umask: 0xaa, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl UpiCtl {
     /// This value set to count `event`: its event select and umask; its unit-mask extension.

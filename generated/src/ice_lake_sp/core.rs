@@ -9,1248 +9,740 @@ use crate::core_events::CoreEventsInfo;
 #[cfg(feature = "metadata")]
 use crate::support::EventInfo;
 
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
 pub enum List {}
 
 /// An event of this list. Any core event list's events go into the core PMU's counter
-/// control (`with_event`); an uncore event does not compile there. Each constant's doc gives
-/// the counters that may count it (bit n: counter n).
+/// control (`with_event`); an uncore event does not compile there. Each constant is a row
+/// of the list's event table, which gives its event select, umask, settings and the
+/// counters that may count it (bit n: counter n).
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counters 0b1111.
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event { code: 0x03, umask: 0x02, row: 0, ..Event::BASE };
-    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x08, counters 0b1111.
-    pub const LD_BLOCKS_NO_SR: Event = Event { code: 0x03, umask: 0x08, row: 1, ..Event::BASE };
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111.
-    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event { code: 0x07, umask: 0x01, row: 2, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`: event select 0x08, umask 0x02, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x08, umask: 0x02, row: 3, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`: event select 0x08, umask 0x04, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x08, umask: 0x04, row: 4, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`: event select 0x08, umask 0x08, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x08, umask: 0x08, row: 5, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x0e, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x0e, row: 6, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_PENDING`: event select 0x08, umask 0x10, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_PENDING: Event = Event { code: 0x08, umask: 0x10, row: 7, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_ACTIVE`: event select 0x08, umask 0x10, counter mask 1, counters
-    /// 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_ACTIVE: Event = Event { code: 0x08, umask: 0x10, threshold: 1, row: 8, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x20, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event { code: 0x08, umask: 0x20, row: 9, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_CYCLES`: event select 0x0d, umask 0x01, counters 0b11111111.
-    pub const INT_MISC_RECOVERY_CYCLES: Event = Event { code: 0x0d, umask: 0x01, row: 10, ..Event::BASE };
-    /// `INT_MISC.CLEARS_COUNT`: event select 0x0d, umask 0x01, counter mask 1, edge, counters
-    /// 0b11111111.
-    pub const INT_MISC_CLEARS_COUNT: Event = Event { code: 0x0d, umask: 0x01, threshold: 1, edge: true, row: 11, ..Event::BASE };
-    /// `INT_MISC.ALL_RECOVERY_CYCLES`: event select 0x0d, umask 0x03, counter mask 1, counters
-    /// 0b11111111.
-    pub const INT_MISC_ALL_RECOVERY_CYCLES: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, row: 12, ..Event::BASE };
-    /// `INT_MISC.UOP_DROPPING`: event select 0x0d, umask 0x10, counters 0b11111111.
-    pub const INT_MISC_UOP_DROPPING: Event = Event { code: 0x0d, umask: 0x10, row: 13, ..Event::BASE };
-    /// `INT_MISC.CLEAR_RESTEER_CYCLES`: event select 0x0d, umask 0x80, counters 0b11111111.
-    pub const INT_MISC_CLEAR_RESTEER_CYCLES: Event = Event { code: 0x0d, umask: 0x80, row: 14, ..Event::BASE };
-    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b11111111.
-    pub const UOPS_ISSUED_ANY: Event = Event { code: 0x0e, umask: 0x01, row: 15, ..Event::BASE };
-    /// `UOPS_ISSUED.STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, counters
-    /// 0b11111111.
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, row: 16, ..Event::BASE };
-    /// `UOPS_ISSUED.VECTOR_WIDTH_MISMATCH`: event select 0x0e, umask 0x02, counters 0b11111111.
-    pub const UOPS_ISSUED_VECTOR_WIDTH_MISMATCH: Event = Event { code: 0x0e, umask: 0x02, row: 17, ..Event::BASE };
-    /// `ARITH.FP_DIVIDER_ACTIVE`: event select 0x14, umask 0x01, counter mask 1, counters
-    /// 0b11111111.
-    pub const ARITH_FP_DIVIDER_ACTIVE: Event = Event { code: 0x14, umask: 0x01, threshold: 1, row: 18, ..Event::BASE };
-    /// `ARITH.DIVIDER_ACTIVE`: event select 0x14, umask 0x09, counter mask 1, counters 0b11111111.
-    pub const ARITH_DIVIDER_ACTIVE: Event = Event { code: 0x14, umask: 0x09, threshold: 1, row: 19, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`: event select 0x24, umask 0x21, counters 0b1111.
-    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event { code: 0x24, umask: 0x21, row: 20, ..Event::BASE };
-    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x22, counters 0b1111.
-    pub const L2_RQSTS_RFO_MISS: Event = Event { code: 0x24, umask: 0x22, row: 21, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x24, counters 0b1111.
-    pub const L2_RQSTS_CODE_RD_MISS: Event = Event { code: 0x24, umask: 0x24, row: 22, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_MISS`: event select 0x24, umask 0x27, counters 0b1111.
-    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event { code: 0x24, umask: 0x27, row: 23, ..Event::BASE };
-    /// `L2_RQSTS.SWPF_MISS`: event select 0x24, umask 0x28, counters 0b1111.
-    pub const L2_RQSTS_SWPF_MISS: Event = Event { code: 0x24, umask: 0x28, row: 24, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0xc1, counters 0b1111.
-    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event { code: 0x24, umask: 0xc1, row: 25, ..Event::BASE };
-    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0xc2, counters 0b1111.
-    pub const L2_RQSTS_RFO_HIT: Event = Event { code: 0x24, umask: 0xc2, row: 26, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0xc4, counters 0b1111.
-    pub const L2_RQSTS_CODE_RD_HIT: Event = Event { code: 0x24, umask: 0xc4, row: 27, ..Event::BASE };
-    /// `L2_RQSTS.SWPF_HIT`: event select 0x24, umask 0xc8, counters 0b1111.
-    pub const L2_RQSTS_SWPF_HIT: Event = Event { code: 0x24, umask: 0xc8, row: 28, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0xe1, counters 0b1111.
-    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event { code: 0x24, umask: 0xe1, row: 29, ..Event::BASE };
-    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0xe2, counters 0b1111.
-    pub const L2_RQSTS_ALL_RFO: Event = Event { code: 0x24, umask: 0xe2, row: 30, ..Event::BASE };
-    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0xe4, counters 0b1111.
-    pub const L2_RQSTS_ALL_CODE_RD: Event = Event { code: 0x24, umask: 0xe4, row: 31, ..Event::BASE };
-    /// `CORE_POWER.LVL0_TURBO_LICENSE`: event select 0x28, umask 0x07, counters 0b1111.
-    pub const CORE_POWER_LVL0_TURBO_LICENSE: Event = Event { code: 0x28, umask: 0x07, row: 32, ..Event::BASE };
-    /// `CORE_POWER.LVL1_TURBO_LICENSE`: event select 0x28, umask 0x18, counters 0b1111.
-    pub const CORE_POWER_LVL1_TURBO_LICENSE: Event = Event { code: 0x28, umask: 0x18, row: 33, ..Event::BASE };
-    /// `CORE_POWER.LVL2_TURBO_LICENSE`: event select 0x28, umask 0x20, counters 0b1111.
-    pub const CORE_POWER_LVL2_TURBO_LICENSE: Event = Event { code: 0x28, umask: 0x20, row: 34, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b11111111.
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event { code: 0x2e, umask: 0x41, row: 35, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b11111111.
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 36, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.NTA`: event select 0x32, umask 0x01, counters 0b1111.
-    pub const SW_PREFETCH_ACCESS_NTA: Event = Event { code: 0x32, umask: 0x01, row: 37, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.T0`: event select 0x32, umask 0x02, counters 0b1111.
-    pub const SW_PREFETCH_ACCESS_T0: Event = Event { code: 0x32, umask: 0x02, row: 38, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.T1_T2`: event select 0x32, umask 0x04, counters 0b1111.
-    pub const SW_PREFETCH_ACCESS_T1_T2: Event = Event { code: 0x32, umask: 0x04, row: 39, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.PREFETCHW`: event select 0x32, umask 0x08, counters 0b1111.
-    pub const SW_PREFETCH_ACCESS_PREFETCHW: Event = Event { code: 0x32, umask: 0x08, row: 40, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.ANY`: event select 0x32, umask 0x0f, counters 0b1111.
-    pub const SW_PREFETCH_ACCESS_ANY: Event = Event { code: 0x32, umask: 0x0f, row: 41, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event { code: 0x3c, umask: 0x00, row: 42, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 43, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 44, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_DISTRIBUTED`: event select 0x3c, umask 0x08, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_REF_DISTRIBUTED: Event = Event { code: 0x3c, umask: 0x08, row: 45, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING`: event select 0x48, umask 0x01, counters 0b1111.
-    pub const L1D_PEND_MISS_PENDING: Event = Event { code: 0x48, umask: 0x01, row: 46, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING_CYCLES`: event select 0x48, umask 0x01, counter mask 1, counters
-    /// 0b1111.
-    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event { code: 0x48, umask: 0x01, threshold: 1, row: 47, ..Event::BASE };
-    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counters 0b1111.
-    pub const L1D_PEND_MISS_FB_FULL: Event = Event { code: 0x48, umask: 0x02, row: 48, ..Event::BASE };
-    /// `L1D_PEND_MISS.FB_FULL_PERIODS`: event select 0x48, umask 0x02, counter mask 1, edge,
-    /// counters 0b1111.
-    pub const L1D_PEND_MISS_FB_FULL_PERIODS: Event = Event { code: 0x48, umask: 0x02, threshold: 1, edge: true, row: 49, ..Event::BASE };
-    /// `L1D_PEND_MISS.L2_STALL`: event select 0x48, umask 0x04, counters 0b1111.
-    pub const L1D_PEND_MISS_L2_STALL: Event = Event { code: 0x48, umask: 0x04, row: 50, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`: event select 0x49, umask 0x02, counters 0b1111.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x49, umask: 0x02, row: 51, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`: event select 0x49, umask 0x04, counters 0b1111.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x49, umask: 0x04, row: 52, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`: event select 0x49, umask 0x08, counters 0b1111.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x49, umask: 0x08, row: 53, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x0e, counters 0b1111.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event { code: 0x49, umask: 0x0e, row: 54, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_PENDING`: event select 0x49, umask 0x10, counters 0b1111.
-    pub const DTLB_STORE_MISSES_WALK_PENDING: Event = Event { code: 0x49, umask: 0x10, row: 55, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_ACTIVE`: event select 0x49, umask 0x10, counter mask 1, counters
-    /// 0b1111.
-    pub const DTLB_STORE_MISSES_WALK_ACTIVE: Event = Event { code: 0x49, umask: 0x10, threshold: 1, row: 56, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x20, counters 0b1111.
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event { code: 0x49, umask: 0x20, row: 57, ..Event::BASE };
-    /// `LOAD_HIT_PREFETCH.SWPF`: event select 0x4c, umask 0x01, counters 0b1111.
-    pub const LOAD_HIT_PREFETCH_SWPF: Event = Event { code: 0x4c, umask: 0x01, row: 58, ..Event::BASE };
-    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counters 0b1111.
-    pub const L1D_REPLACEMENT: Event = Event { code: 0x51, umask: 0x01, row: 59, ..Event::BASE };
-    /// `TX_MEM.ABORT_CONFLICT`: event select 0x54, umask 0x01, counters 0b1111.
-    pub const TX_MEM_ABORT_CONFLICT: Event = Event { code: 0x54, umask: 0x01, row: 60, ..Event::BASE };
-    /// `TX_MEM.ABORT_CAPACITY_WRITE`: event select 0x54, umask 0x02, counters 0b1111.
-    pub const TX_MEM_ABORT_CAPACITY_WRITE: Event = Event { code: 0x54, umask: 0x02, row: 61, ..Event::BASE };
-    /// `TX_MEM.ABORT_CAPACITY_READ`: event select 0x54, umask 0x80, counters 0b1111.
-    pub const TX_MEM_ABORT_CAPACITY_READ: Event = Event { code: 0x54, umask: 0x80, row: 62, ..Event::BASE };
-    /// `INST_DECODED.DECODERS`: event select 0x55, umask 0x01, counters 0b1111.
-    pub const INST_DECODED_DECODERS: Event = Event { code: 0x55, umask: 0x01, row: 63, ..Event::BASE };
-    /// `UOPS_DECODED.DEC0`: event select 0x56, umask 0x01, counters 0b1111.
-    pub const UOPS_DECODED_DEC0: Event = Event { code: 0x56, umask: 0x01, row: 64, ..Event::BASE };
-    /// `TX_EXEC.MISC2`: event select 0x5d, umask 0x02, counters 0b11111111.
-    pub const TX_EXEC_MISC2: Event = Event { code: 0x5d, umask: 0x02, row: 65, ..Event::BASE };
-    /// `TX_EXEC.MISC3`: event select 0x5d, umask 0x04, counters 0b11111111.
-    pub const TX_EXEC_MISC3: Event = Event { code: 0x5d, umask: 0x04, row: 66, ..Event::BASE };
-    /// `RS_EVENTS.EMPTY_CYCLES`: event select 0x5e, umask 0x01, counters 0b11111111.
-    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event { code: 0x5e, umask: 0x01, row: 67, ..Event::BASE };
-    /// `RS_EVENTS.EMPTY_END`: event select 0x5e, umask 0x01, counter mask 1, invert, edge, counters
-    /// 0b11111111.
-    pub const RS_EVENTS_EMPTY_END: Event = Event { code: 0x5e, umask: 0x01, threshold: 1, invert: true, edge: true, row: 68, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`: event select 0x60, umask 0x01, counters
-    /// 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, row: 69, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`: event select 0x60, umask 0x02, counters
-    /// 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event { code: 0x60, umask: 0x02, row: 70, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`: event select 0x60, umask 0x02,
-    /// counter mask 1, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = Event { code: 0x60, umask: 0x02, threshold: 1, row: 71, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`: event select 0x60, umask 0x04,
-    /// counter mask 1, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, threshold: 1, row: 72, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`: event select 0x60, umask 0x08, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event { code: 0x60, umask: 0x08, row: 73, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`: event select 0x60, umask 0x08, counter
-    /// mask 1, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event { code: 0x60, umask: 0x08, threshold: 1, row: 74, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD`: event select 0x60, umask 0x10,
-    /// counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x10, row: 75, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD`: event select 0x60, umask
-    /// 0x10, counter mask 1, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x10, threshold: 1, row: 76, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6`: event select 0x60, umask 0x10,
-    /// counter mask 6, counters 0b1111.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6: Event = Event { code: 0x60, umask: 0x10, threshold: 6, row: 77, ..Event::BASE };
-    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counters 0b1111.
-    pub const IDQ_MITE_UOPS: Event = Event { code: 0x79, umask: 0x04, row: 78, ..Event::BASE };
-    /// `IDQ.MITE_CYCLES_OK`: event select 0x79, umask 0x04, counter mask 5, counters 0b1111.
-    pub const IDQ_MITE_CYCLES_OK: Event = Event { code: 0x79, umask: 0x04, threshold: 5, row: 79, ..Event::BASE };
-    /// `IDQ.MITE_CYCLES_ANY`: event select 0x79, umask 0x04, counter mask 1, counters 0b1111.
-    pub const IDQ_MITE_CYCLES_ANY: Event = Event { code: 0x79, umask: 0x04, threshold: 1, row: 80, ..Event::BASE };
-    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counters 0b1111.
-    pub const IDQ_DSB_UOPS: Event = Event { code: 0x79, umask: 0x08, row: 81, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES_OK`: event select 0x79, umask 0x08, counter mask 5, counters 0b1111.
-    pub const IDQ_DSB_CYCLES_OK: Event = Event { code: 0x79, umask: 0x08, threshold: 5, row: 82, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES_ANY`: event select 0x79, umask 0x08, counter mask 1, counters 0b1111.
-    pub const IDQ_DSB_CYCLES_ANY: Event = Event { code: 0x79, umask: 0x08, threshold: 1, row: 83, ..Event::BASE };
-    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x30, counter mask 1, edge, counters 0b1111.
-    pub const IDQ_MS_SWITCHES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, edge: true, row: 84, ..Event::BASE };
-    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x30, counters 0b1111.
-    pub const IDQ_MS_UOPS: Event = Event { code: 0x79, umask: 0x30, row: 85, ..Event::BASE };
-    /// `ICACHE_16B.IFDATA_STALL`: event select 0x80, umask 0x04, counters 0b1111.
-    pub const ICACHE_16B_IFDATA_STALL: Event = Event { code: 0x80, umask: 0x04, row: 86, ..Event::BASE };
-    /// `ICACHE_DATA.STALLS`: event select 0x80, umask 0x04, counters 0b1111.
-    pub const ICACHE_DATA_STALLS: Event = Event { code: 0x80, umask: 0x04, row: 87, ..Event::BASE };
-    /// `ICACHE_64B.IFTAG_HIT`: event select 0x83, umask 0x01, counters 0b1111.
-    pub const ICACHE_64B_IFTAG_HIT: Event = Event { code: 0x83, umask: 0x01, row: 88, ..Event::BASE };
-    /// `ICACHE_64B.IFTAG_MISS`: event select 0x83, umask 0x02, counters 0b1111.
-    pub const ICACHE_64B_IFTAG_MISS: Event = Event { code: 0x83, umask: 0x02, row: 89, ..Event::BASE };
-    /// `ICACHE_64B.IFTAG_STALL`: event select 0x83, umask 0x04, counters 0b1111.
-    pub const ICACHE_64B_IFTAG_STALL: Event = Event { code: 0x83, umask: 0x04, row: 90, ..Event::BASE };
-    /// `ICACHE_TAG.STALLS`: event select 0x83, umask 0x04, counters 0b1111.
-    pub const ICACHE_TAG_STALLS: Event = Event { code: 0x83, umask: 0x04, row: 91, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`: event select 0x85, umask 0x02, counters 0b1111.
-    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x85, umask: 0x02, row: 92, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`: event select 0x85, umask 0x04, counters 0b1111.
-    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x85, umask: 0x04, row: 93, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x0e, counters 0b1111.
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x85, umask: 0x0e, row: 94, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_PENDING`: event select 0x85, umask 0x10, counters 0b1111.
-    pub const ITLB_MISSES_WALK_PENDING: Event = Event { code: 0x85, umask: 0x10, row: 95, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_ACTIVE`: event select 0x85, umask 0x10, counter mask 1, counters 0b1111.
-    pub const ITLB_MISSES_WALK_ACTIVE: Event = Event { code: 0x85, umask: 0x10, threshold: 1, row: 96, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x20, counters 0b1111.
-    pub const ITLB_MISSES_STLB_HIT: Event = Event { code: 0x85, umask: 0x20, row: 97, ..Event::BASE };
-    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111.
-    pub const ILD_STALL_LCP: Event = Event { code: 0x87, umask: 0x01, row: 98, ..Event::BASE };
-    /// `DECODE.LCP`: event select 0x87, umask 0x01, counters 0b1111.
-    pub const DECODE_LCP: Event = Event { code: 0x87, umask: 0x01, row: 99, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`: event select 0x9c, umask 0x01, counters 0b11111111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event { code: 0x9c, umask: 0x01, row: 100, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 5, counters 0b11111111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 5, row: 101, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`: event select 0x9c, umask 0x01, counter mask 1,
-    /// invert, counters 0b11111111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, invert: true, row: 102, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_0`: event select 0xa1, umask 0x01, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_0: Event = Event { code: 0xa1, umask: 0x01, row: 103, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_1`: event select 0xa1, umask 0x02, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_1: Event = Event { code: 0xa1, umask: 0x02, row: 104, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_2_3`: event select 0xa1, umask 0x04, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_2_3: Event = Event { code: 0xa1, umask: 0x04, row: 105, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_4_9`: event select 0xa1, umask 0x10, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_4_9: Event = Event { code: 0xa1, umask: 0x10, row: 106, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_5`: event select 0xa1, umask 0x20, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_5: Event = Event { code: 0xa1, umask: 0x20, row: 107, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_6`: event select 0xa1, umask 0x40, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_6: Event = Event { code: 0xa1, umask: 0x40, row: 108, ..Event::BASE };
-    /// `UOPS_DISPATCHED.PORT_7_8`: event select 0xa1, umask 0x80, counters 0b11111111.
-    pub const UOPS_DISPATCHED_PORT_7_8: Event = Event { code: 0xa1, umask: 0x80, row: 109, ..Event::BASE };
-    /// `RESOURCE_STALLS.SCOREBOARD`: event select 0xa2, umask 0x02, counters 0b11111111.
-    pub const RESOURCE_STALLS_SCOREBOARD: Event = Event { code: 0xa2, umask: 0x02, row: 110, ..Event::BASE };
-    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counters 0b11111111.
-    pub const RESOURCE_STALLS_SB: Event = Event { code: 0xa2, umask: 0x08, row: 111, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`: event select 0xa3, umask 0x01, counter mask 1, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event { code: 0xa3, umask: 0x01, threshold: 1, row: 112, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_TOTAL`: event select 0xa3, umask 0x04, counter mask 4, counters
-    /// 0b11111111.
-    pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event { code: 0xa3, umask: 0x04, threshold: 4, row: 113, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L2_MISS`: event select 0xa3, umask 0x05, counter mask 5, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event { code: 0xa3, umask: 0x05, threshold: 5, row: 114, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L3_MISS`: event select 0xa3, umask 0x06, counter mask 6, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_STALLS_L3_MISS: Event = Event { code: 0xa3, umask: 0x06, threshold: 6, row: 115, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`: event select 0xa3, umask 0x08, counter mask 8, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = Event { code: 0xa3, umask: 0x08, threshold: 8, row: 116, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`: event select 0xa3, umask 0x0c, counter mask 12, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event { code: 0xa3, umask: 0x0c, threshold: 12, row: 117, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`: event select 0xa3, umask 0x10, counter mask 16, counters
-    /// 0b11111111.
-    pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = Event { code: 0xa3, umask: 0x10, threshold: 16, row: 118, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_MEM_ANY`: event select 0xa3, umask 0x14, counter mask 20, counters
-    /// 0b11111111.
-    pub const CYCLE_ACTIVITY_STALLS_MEM_ANY: Event = Event { code: 0xa3, umask: 0x14, threshold: 20, row: 119, ..Event::BASE };
-    /// `TOPDOWN.SLOTS_P`: event select 0xa4, umask 0x01, counters 0b11111111.
-    pub const TOPDOWN_SLOTS_P: Event = Event { code: 0xa4, umask: 0x01, row: 120, ..Event::BASE };
-    /// `TOPDOWN.BACKEND_BOUND_SLOTS`: event select 0xa4, umask 0x02, counters 0b11111111.
-    pub const TOPDOWN_BACKEND_BOUND_SLOTS: Event = Event { code: 0xa4, umask: 0x02, row: 121, ..Event::BASE };
-    /// `EXE_ACTIVITY.1_PORTS_UTIL`: event select 0xa6, umask 0x02, counters 0b11111111.
-    pub const EXE_ACTIVITY_1_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x02, row: 122, ..Event::BASE };
-    /// `EXE_ACTIVITY.2_PORTS_UTIL`: event select 0xa6, umask 0x04, counters 0b11111111.
-    pub const EXE_ACTIVITY_2_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x04, row: 123, ..Event::BASE };
-    /// `EXE_ACTIVITY.3_PORTS_UTIL`: event select 0xa6, umask 0x08, counters 0b11111111.
-    pub const EXE_ACTIVITY_3_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x08, row: 124, ..Event::BASE };
-    /// `EXE_ACTIVITY.4_PORTS_UTIL`: event select 0xa6, umask 0x10, counters 0b11111111.
-    pub const EXE_ACTIVITY_4_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x10, row: 125, ..Event::BASE };
-    /// `EXE_ACTIVITY.BOUND_ON_STORES`: event select 0xa6, umask 0x40, counter mask 2, counters
-    /// 0b11111111.
-    pub const EXE_ACTIVITY_BOUND_ON_STORES: Event = Event { code: 0xa6, umask: 0x40, threshold: 2, row: 126, ..Event::BASE };
-    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counters 0b1111.
-    pub const LSD_UOPS: Event = Event { code: 0xa8, umask: 0x01, row: 127, ..Event::BASE };
-    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111.
-    pub const LSD_CYCLES_ACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, row: 128, ..Event::BASE };
-    /// `LSD.CYCLES_OK`: event select 0xa8, umask 0x01, counter mask 5, counters 0b1111.
-    pub const LSD_CYCLES_OK: Event = Event { code: 0xa8, umask: 0x01, threshold: 5, row: 129, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0xab, umask 0x02, counters 0b1111.
-    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event { code: 0xab, umask: 0x02, row: 130, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.COUNT`: event select 0xab, umask 0x02, counter mask 1, edge, counters
-    /// 0b1111.
-    pub const DSB2MITE_SWITCHES_COUNT: Event = Event { code: 0xab, umask: 0x02, threshold: 1, edge: true, row: 131, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0xb0, umask 0x01, counters 0b1111.
-    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event { code: 0xb0, umask: 0x01, row: 132, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0xb0, umask 0x02, counters 0b1111.
-    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event { code: 0xb0, umask: 0x02, row: 133, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0xb0, umask 0x04, counters 0b1111.
-    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event { code: 0xb0, umask: 0x04, row: 134, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`: event select 0xb0, umask 0x08, counters 0b1111.
-    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event { code: 0xb0, umask: 0x08, row: 135, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD`: event select 0xb0, umask 0x10, counters 0b1111.
-    pub const OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD: Event = Event { code: 0xb0, umask: 0x10, row: 136, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.ALL_REQUESTS`: event select 0xb0, umask 0x80, counters 0b1111.
-    pub const OFFCORE_REQUESTS_ALL_REQUESTS: Event = Event { code: 0xb0, umask: 0x80, row: 137, ..Event::BASE };
-    /// `UOPS_EXECUTED.THREAD`: event select 0xb1, umask 0x01, counters 0b11111111.
-    pub const UOPS_EXECUTED_THREAD: Event = Event { code: 0xb1, umask: 0x01, row: 138, ..Event::BASE };
-    /// `UOPS_EXECUTED.STALL_CYCLES`: event select 0xb1, umask 0x01, counter mask 1, invert,
-    /// counters 0b11111111.
-    pub const UOPS_EXECUTED_STALL_CYCLES: Event = Event { code: 0xb1, umask: 0x01, threshold: 1, invert: true, row: 139, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_1`: event select 0xb1, umask 0x01, counter mask 1, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CYCLES_GE_1: Event = Event { code: 0xb1, umask: 0x01, threshold: 1, row: 140, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_2`: event select 0xb1, umask 0x01, counter mask 2, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CYCLES_GE_2: Event = Event { code: 0xb1, umask: 0x01, threshold: 2, row: 141, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_3`: event select 0xb1, umask 0x01, counter mask 3, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CYCLES_GE_3: Event = Event { code: 0xb1, umask: 0x01, threshold: 3, row: 142, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_4`: event select 0xb1, umask 0x01, counter mask 4, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CYCLES_GE_4: Event = Event { code: 0xb1, umask: 0x01, threshold: 4, row: 143, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`: event select 0xb1, umask 0x02, counter mask 1, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event { code: 0xb1, umask: 0x02, threshold: 1, row: 144, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`: event select 0xb1, umask 0x02, counter mask 2, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event { code: 0xb1, umask: 0x02, threshold: 2, row: 145, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`: event select 0xb1, umask 0x02, counter mask 3, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event { code: 0xb1, umask: 0x02, threshold: 3, row: 146, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`: event select 0xb1, umask 0x02, counter mask 4, counters
-    /// 0b11111111.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event { code: 0xb1, umask: 0x02, threshold: 4, row: 147, ..Event::BASE };
-    /// `UOPS_EXECUTED.X87`: event select 0xb1, umask 0x10, counters 0b11111111.
-    pub const UOPS_EXECUTED_X87: Event = Event { code: 0xb1, umask: 0x10, row: 148, ..Event::BASE };
-    /// `TLB_FLUSH.DTLB_THREAD`: event select 0xbd, umask 0x01, counters 0b1111.
-    pub const TLB_FLUSH_DTLB_THREAD: Event = Event { code: 0xbd, umask: 0x01, row: 149, ..Event::BASE };
-    /// `TLB_FLUSH.STLB_ANY`: event select 0xbd, umask 0x20, counters 0b1111.
-    pub const TLB_FLUSH_STLB_ANY: Event = Event { code: 0xbd, umask: 0x20, row: 150, ..Event::BASE };
-    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b11111111.
-    pub const INST_RETIRED_ANY_P: Event = Event { code: 0xc0, umask: 0x00, row: 151, ..Event::BASE };
-    /// `INST_RETIRED.NOP`: event select 0xc0, umask 0x02, counters 0b11111111.
-    pub const INST_RETIRED_NOP: Event = Event { code: 0xc0, umask: 0x02, row: 152, ..Event::BASE };
-    /// `ASSISTS.FP`: event select 0xc1, umask 0x02, counters 0b11111111.
-    pub const ASSISTS_FP: Event = Event { code: 0xc1, umask: 0x02, row: 153, ..Event::BASE };
-    /// `ASSISTS.ANY`: event select 0xc1, umask 0x07, counters 0b11111111.
-    pub const ASSISTS_ANY: Event = Event { code: 0xc1, umask: 0x07, row: 154, ..Event::BASE };
-    /// `UOPS_RETIRED.STALL_CYCLES`: event select 0xc2, umask 0x02, counter mask 1, invert, counters
-    /// 0b11111111.
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event { code: 0xc2, umask: 0x02, threshold: 1, invert: true, row: 155, ..Event::BASE };
-    /// `UOPS_RETIRED.TOTAL_CYCLES`: event select 0xc2, umask 0x02, counter mask 10, invert,
-    /// counters 0b11111111.
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event { code: 0xc2, umask: 0x02, threshold: 10, invert: true, row: 156, ..Event::BASE };
-    /// `UOPS_RETIRED.SLOTS`: event select 0xc2, umask 0x02, counters 0b11111111.
-    pub const UOPS_RETIRED_SLOTS: Event = Event { code: 0xc2, umask: 0x02, row: 157, ..Event::BASE };
-    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, edge, counters
-    /// 0b11111111.
-    pub const MACHINE_CLEARS_COUNT: Event = Event { code: 0xc3, umask: 0x01, threshold: 1, edge: true, row: 158, ..Event::BASE };
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b11111111.
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event { code: 0xc3, umask: 0x02, row: 159, ..Event::BASE };
-    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b11111111.
-    pub const MACHINE_CLEARS_SMC: Event = Event { code: 0xc3, umask: 0x04, row: 160, ..Event::BASE };
-    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b11111111.
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc4, umask: 0x00, row: 161, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND_TAKEN`: event select 0xc4, umask 0x01, counters 0b11111111.
-    pub const BR_INST_RETIRED_COND_TAKEN: Event = Event { code: 0xc4, umask: 0x01, row: 162, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event { code: 0xc4, umask: 0x02, row: 163, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event { code: 0xc4, umask: 0x08, row: 164, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND_NTAKEN`: event select 0xc4, umask 0x10, counters 0b11111111.
-    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event { code: 0xc4, umask: 0x10, row: 165, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND`: event select 0xc4, umask 0x11, counters 0b11111111.
-    pub const BR_INST_RETIRED_COND: Event = Event { code: 0xc4, umask: 0x11, row: 166, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counters 0b11111111.
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc4, umask: 0x20, row: 167, ..Event::BASE };
-    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counters 0b11111111.
-    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event { code: 0xc4, umask: 0x40, row: 168, ..Event::BASE };
-    /// `BR_INST_RETIRED.INDIRECT`: event select 0xc4, umask 0x80, counters 0b11111111.
-    pub const BR_INST_RETIRED_INDIRECT: Event = Event { code: 0xc4, umask: 0x80, row: 169, ..Event::BASE };
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b11111111.
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc5, umask: 0x00, row: 170, ..Event::BASE };
-    /// `BR_MISP_RETIRED.COND_TAKEN`: event select 0xc5, umask 0x01, counters 0b11111111.
-    pub const BR_MISP_RETIRED_COND_TAKEN: Event = Event { code: 0xc5, umask: 0x01, row: 171, ..Event::BASE };
-    /// `BR_MISP_RETIRED.INDIRECT_CALL`: event select 0xc5, umask 0x02, counters 0b11111111.
-    pub const BR_MISP_RETIRED_INDIRECT_CALL: Event = Event { code: 0xc5, umask: 0x02, row: 172, ..Event::BASE };
-    /// `BR_MISP_RETIRED.RET`: event select 0xc5, umask 0x08, counters 0b11111111.
-    pub const BR_MISP_RETIRED_RET: Event = Event { code: 0xc5, umask: 0x08, row: 173, ..Event::BASE };
-    /// `BR_MISP_RETIRED.COND_NTAKEN`: event select 0xc5, umask 0x10, counters 0b11111111.
-    pub const BR_MISP_RETIRED_COND_NTAKEN: Event = Event { code: 0xc5, umask: 0x10, row: 174, ..Event::BASE };
-    /// `BR_MISP_RETIRED.COND`: event select 0xc5, umask 0x11, counters 0b11111111.
-    pub const BR_MISP_RETIRED_COND: Event = Event { code: 0xc5, umask: 0x11, row: 175, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_TAKEN`: event select 0xc5, umask 0x20, counters 0b11111111.
-    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc5, umask: 0x20, row: 176, ..Event::BASE };
-    /// `BR_MISP_RETIRED.INDIRECT`: event select 0xc5, umask 0x80, counters 0b11111111.
-    pub const BR_MISP_RETIRED_INDIRECT: Event = Event { code: 0xc5, umask: 0x80, row: 177, ..Event::BASE };
-    /// `FRONTEND_RETIRED.DSB_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x11,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_DSB_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x11 }), row: 178, ..Event::BASE };
-    /// `FRONTEND_RETIRED.L1I_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x12,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_L1I_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x12 }), row: 179, ..Event::BASE };
-    /// `FRONTEND_RETIRED.L2_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x13,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_L2_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x13 }), row: 180, ..Event::BASE };
-    /// `FRONTEND_RETIRED.ITLB_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x14,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x14 }), row: 181, ..Event::BASE };
-    /// `FRONTEND_RETIRED.STLB_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x15,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_STLB_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x15 }), row: 182, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_2`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x500206, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x500206 }), row: 183, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_4`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x500406, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_4: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x500406 }), row: 184, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_8`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x500806, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_8: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x500806 }), row: 185, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_16`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x501006, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_16: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x501006 }), row: 186, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_32`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x502006, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_32: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x502006 }), row: 187, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_64`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x504006, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_64: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x504006 }), row: 188, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_128`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x508006, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_128: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x508006 }), row: 189, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_256`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x510006, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_256: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x510006 }), row: 190, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_512`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x520006, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_512: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x520006 }), row: 191, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1`: event select 0xc6, umask 0x01,
-    /// MSR_PEBS_FRONTEND = 0x100206, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x100206 }), row: 192, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_1`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x500106, counters 0b11111111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_1: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x500106 }), row: 193, ..Event::BASE };
-    /// `FRONTEND_RETIRED.ANY_DSB_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x1,
-    /// counters 0b11111111.
-    pub const FRONTEND_RETIRED_ANY_DSB_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x1 }), row: 194, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`: event select 0xc7, umask 0x01, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_SCALAR_DOUBLE: Event = Event { code: 0xc7, umask: 0x01, row: 195, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.SCALAR_SINGLE`: event select 0xc7, umask 0x02, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_SCALAR_SINGLE: Event = Event { code: 0xc7, umask: 0x02, row: 196, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.SCALAR`: event select 0xc7, umask 0x03, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_SCALAR: Event = Event { code: 0xc7, umask: 0x03, row: 197, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE`: event select 0xc7, umask 0x04, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x04, row: 198, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE`: event select 0xc7, umask 0x08, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x08, row: 199, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE`: event select 0xc7, umask 0x10, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x10, row: 200, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.4_FLOPS`: event select 0xc7, umask 0x18, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_4_FLOPS: Event = Event { code: 0xc7, umask: 0x18, row: 201, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE`: event select 0xc7, umask 0x20, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x20, row: 202, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE`: event select 0xc7, umask 0x40, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x40, row: 203, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.8_FLOPS`: event select 0xc7, umask 0x60, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_8_FLOPS: Event = Event { code: 0xc7, umask: 0x60, row: 204, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE`: event select 0xc7, umask 0x80, counters
-    /// 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x80, row: 205, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.VECTOR`: event select 0xc7, umask 0xfc, counters 0b11111111.
-    pub const FP_ARITH_INST_RETIRED_VECTOR: Event = Event { code: 0xc7, umask: 0xfc, row: 206, ..Event::BASE };
-    /// `RTM_RETIRED.START`: event select 0xc9, umask 0x01, counters 0b11111111.
-    pub const RTM_RETIRED_START: Event = Event { code: 0xc9, umask: 0x01, row: 207, ..Event::BASE };
-    /// `RTM_RETIRED.COMMIT`: event select 0xc9, umask 0x02, counters 0b11111111.
-    pub const RTM_RETIRED_COMMIT: Event = Event { code: 0xc9, umask: 0x02, row: 208, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED`: event select 0xc9, umask 0x04, counters 0b11111111.
-    pub const RTM_RETIRED_ABORTED: Event = Event { code: 0xc9, umask: 0x04, row: 209, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MEM`: event select 0xc9, umask 0x08, counters 0b11111111.
-    pub const RTM_RETIRED_ABORTED_MEM: Event = Event { code: 0xc9, umask: 0x08, row: 210, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_UNFRIENDLY`: event select 0xc9, umask 0x20, counters 0b11111111.
-    pub const RTM_RETIRED_ABORTED_UNFRIENDLY: Event = Event { code: 0xc9, umask: 0x20, row: 211, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MEMTYPE`: event select 0xc9, umask 0x40, counters 0b11111111.
-    pub const RTM_RETIRED_ABORTED_MEMTYPE: Event = Event { code: 0xc9, umask: 0x40, row: 212, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_EVENTS`: event select 0xc9, umask 0x80, counters 0b11111111.
-    pub const RTM_RETIRED_ABORTED_EVENTS: Event = Event { code: 0xc9, umask: 0x80, row: 213, ..Event::BASE };
-    /// `MISC_RETIRED.LBR_INSERTS`: event select 0xcc, umask 0x20, counters 0b11111111.
-    pub const MISC_RETIRED_LBR_INSERTS: Event = Event { code: 0xcc, umask: 0x20, row: 214, ..Event::BASE };
-    /// `MISC_RETIRED.PAUSE_INST`: event select 0xcc, umask 0x40, counters 0b11111111.
-    pub const MISC_RETIRED_PAUSE_INST: Event = Event { code: 0xcc, umask: 0x40, row: 215, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x4, counters 0b11111111.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_4: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x4 }), row: 216, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x8, counters 0b11111111.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_8: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x8 }), row: 217, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x10, counters 0b11111111.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_16: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x10 }), row: 218, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x20, counters 0b11111111.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_32: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x20 }), row: 219, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x40, counters 0b11111111.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_64: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x40 }), row: 220, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x80, counters 0b11111111.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_128: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x80 }), row: 221, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x100, counters 0b11111111.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_256: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x100 }), row: 222, ..Event::BASE };
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512`: event select 0xcd, umask 0x01,
-    /// MSR_PEBS_LD_LAT_THRESHOLD = 0x200, counters 0b11111111.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_512: Event = Event { code: 0xcd, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x200 }), row: 223, ..Event::BASE };
-    /// `MEM_INST_RETIRED.STLB_MISS_LOADS`: event select 0xd0, umask 0x11, counters 0b1111.
-    pub const MEM_INST_RETIRED_STLB_MISS_LOADS: Event = Event { code: 0xd0, umask: 0x11, row: 224, ..Event::BASE };
-    /// `MEM_INST_RETIRED.STLB_MISS_STORES`: event select 0xd0, umask 0x12, counters 0b1111.
-    pub const MEM_INST_RETIRED_STLB_MISS_STORES: Event = Event { code: 0xd0, umask: 0x12, row: 225, ..Event::BASE };
-    /// `MEM_INST_RETIRED.LOCK_LOADS`: event select 0xd0, umask 0x21, counters 0b1111.
-    pub const MEM_INST_RETIRED_LOCK_LOADS: Event = Event { code: 0xd0, umask: 0x21, row: 226, ..Event::BASE };
-    /// `MEM_INST_RETIRED.SPLIT_LOADS`: event select 0xd0, umask 0x41, counters 0b1111.
-    pub const MEM_INST_RETIRED_SPLIT_LOADS: Event = Event { code: 0xd0, umask: 0x41, row: 227, ..Event::BASE };
-    /// `MEM_INST_RETIRED.SPLIT_STORES`: event select 0xd0, umask 0x42, counters 0b1111.
-    pub const MEM_INST_RETIRED_SPLIT_STORES: Event = Event { code: 0xd0, umask: 0x42, row: 228, ..Event::BASE };
-    /// `MEM_INST_RETIRED.ALL_LOADS`: event select 0xd0, umask 0x81, counters 0b1111.
-    pub const MEM_INST_RETIRED_ALL_LOADS: Event = Event { code: 0xd0, umask: 0x81, row: 229, ..Event::BASE };
-    /// `MEM_INST_RETIRED.ALL_STORES`: event select 0xd0, umask 0x82, counters 0b1111.
-    pub const MEM_INST_RETIRED_ALL_STORES: Event = Event { code: 0xd0, umask: 0x82, row: 230, ..Event::BASE };
-    /// `MEM_INST_RETIRED.ANY`: event select 0xd0, umask 0x83, counters 0b1111.
-    pub const MEM_INST_RETIRED_ANY: Event = Event { code: 0xd0, umask: 0x83, row: 231, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L1_HIT`: event select 0xd1, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L1_HIT: Event = Event { code: 0xd1, umask: 0x01, row: 232, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L2_HIT`: event select 0xd1, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event { code: 0xd1, umask: 0x02, row: 233, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L3_HIT`: event select 0xd1, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L3_HIT: Event = Event { code: 0xd1, umask: 0x04, row: 234, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L1_MISS`: event select 0xd1, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L1_MISS: Event = Event { code: 0xd1, umask: 0x08, row: 235, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L2_MISS`: event select 0xd1, umask 0x10, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L2_MISS: Event = Event { code: 0xd1, umask: 0x10, row: 236, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L3_MISS`: event select 0xd1, umask 0x20, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L3_MISS: Event = Event { code: 0xd1, umask: 0x20, row: 237, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.FB_HIT`: event select 0xd1, umask 0x40, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_FB_HIT: Event = Event { code: 0xd1, umask: 0x40, row: 238, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.LOCAL_PMM`: event select 0xd1, umask 0x80, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_LOCAL_PMM: Event = Event { code: 0xd1, umask: 0x80, row: 239, ..Event::BASE };
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS`: event select 0xd2, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS: Event = Event { code: 0xd2, umask: 0x01, row: 240, ..Event::BASE };
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD`: event select 0xd2, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NO_FWD: Event = Event { code: 0xd2, umask: 0x02, row: 241, ..Event::BASE };
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD`: event select 0xd2, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_FWD: Event = Event { code: 0xd2, umask: 0x04, row: 242, ..Event::BASE };
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE`: event select 0xd2, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE: Event = Event { code: 0xd2, umask: 0x08, row: 243, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM`: event select 0xd3, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event { code: 0xd3, umask: 0x01, row: 244, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM`: event select 0xd3, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event { code: 0xd3, umask: 0x02, row: 245, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM`: event select 0xd3, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM: Event = Event { code: 0xd3, umask: 0x04, row: 246, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD`: event select 0xd3, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD: Event = Event { code: 0xd3, umask: 0x08, row: 247, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_PMM`: event select 0xd3, umask 0x10, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_PMM: Event = Event { code: 0xd3, umask: 0x10, row: 248, ..Event::BASE };
-    /// `MEM_LOAD_MISC_RETIRED.UC`: event select 0xd4, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_MISC_RETIRED_UC: Event = Event { code: 0xd4, umask: 0x04, row: 249, ..Event::BASE };
-    /// `BACLEARS.ANY`: event select 0xe6, umask 0x01, counters 0b1111.
-    pub const BACLEARS_ANY: Event = Event { code: 0xe6, umask: 0x01, row: 250, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.DISTRIBUTED`: event select 0xec, umask 0x02, counters 0b11111111.
-    pub const CPU_CLK_UNHALTED_DISTRIBUTED: Event = Event { code: 0xec, umask: 0x02, row: 251, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.MISS`: event select 0xef, umask 0x01, counters 0b1111.
-    pub const CORE_SNOOP_RESPONSE_MISS: Event = Event { code: 0xef, umask: 0x01, row: 252, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.I_HIT_FSE`: event select 0xef, umask 0x02, counters 0b1111.
-    pub const CORE_SNOOP_RESPONSE_I_HIT_FSE: Event = Event { code: 0xef, umask: 0x02, row: 253, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.S_HIT_FSE`: event select 0xef, umask 0x04, counters 0b1111.
-    pub const CORE_SNOOP_RESPONSE_S_HIT_FSE: Event = Event { code: 0xef, umask: 0x04, row: 254, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.S_FWD_M`: event select 0xef, umask 0x08, counters 0b1111.
-    pub const CORE_SNOOP_RESPONSE_S_FWD_M: Event = Event { code: 0xef, umask: 0x08, row: 255, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.I_FWD_M`: event select 0xef, umask 0x10, counters 0b1111.
-    pub const CORE_SNOOP_RESPONSE_I_FWD_M: Event = Event { code: 0xef, umask: 0x10, row: 256, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.I_FWD_FE`: event select 0xef, umask 0x20, counters 0b1111.
-    pub const CORE_SNOOP_RESPONSE_I_FWD_FE: Event = Event { code: 0xef, umask: 0x20, row: 257, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.S_FWD_FE`: event select 0xef, umask 0x40, counters 0b1111.
-    pub const CORE_SNOOP_RESPONSE_S_FWD_FE: Event = Event { code: 0xef, umask: 0x40, row: 258, ..Event::BASE };
-    /// `L2_TRANS.L2_WB`: event select 0xf0, umask 0x40, counters 0b1111.
-    pub const L2_TRANS_L2_WB: Event = Event { code: 0xf0, umask: 0x40, row: 259, ..Event::BASE };
-    /// `L2_LINES_IN.ALL`: event select 0xf1, umask 0x1f, counters 0b1111.
-    pub const L2_LINES_IN_ALL: Event = Event { code: 0xf1, umask: 0x1f, row: 260, ..Event::BASE };
-    /// `L2_LINES_OUT.SILENT`: event select 0xf2, umask 0x01, counters 0b1111.
-    pub const L2_LINES_OUT_SILENT: Event = Event { code: 0xf2, umask: 0x01, row: 261, ..Event::BASE };
-    /// `L2_LINES_OUT.NON_SILENT`: event select 0xf2, umask 0x02, counters 0b1111.
-    pub const L2_LINES_OUT_NON_SILENT: Event = Event { code: 0xf2, umask: 0x02, row: 262, ..Event::BASE };
-    /// `L2_LINES_OUT.USELESS_HWPF`: event select 0xf2, umask 0x04, counters 0b1111.
-    pub const L2_LINES_OUT_USELESS_HWPF: Event = Event { code: 0xf2, umask: 0x04, row: 263, ..Event::BASE };
-    /// `SQ_MISC.SQ_FULL`: event select 0xf4, umask 0x04, counters 0b1111.
-    pub const SQ_MISC_SQ_FULL: Event = Event { code: 0xf4, umask: 0x04, row: 264, ..Event::BASE };
-    /// `SQ_MISC.BUS_LOCK`: event select 0xf4, umask 0x10, counters 0b1111.
-    pub const SQ_MISC_BUS_LOCK: Event = Event { code: 0xf4, umask: 0x10, row: 265, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0001 }), row: 266, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10003c0001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0001 }), row: 267, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0001 }), row: 268, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10003c0002, counters 0b1111.
-    pub const OCR_DEMAND_RFO_L3_HIT_SNOOP_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0002 }), row: 269, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10003c0004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0004 }), row: 270, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10001 }), row: 271, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.L3_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3fbfc00001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00001 }), row: 272, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x104000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000001 }), row: 273, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x104000002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000002 }), row: 274, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10004 }), row: 275, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.L3_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3fbfc00004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00004 }), row: 276, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x104000004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000004 }), row: 277, ..Event::BASE };
-    /// `OCR.HWPF_L1D_AND_SWPF.L3_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3fbfc00400, counters 0b1111.
-    pub const OCR_HWPF_L1D_AND_SWPF_L3_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00400 }), row: 278, ..Event::BASE };
-    /// `OCR.HWPF_L1D_AND_SWPF.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x104000400, counters 0b1111.
-    pub const OCR_HWPF_L1D_AND_SWPF_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000400 }), row: 279, ..Event::BASE };
-    /// `OCR.STREAMING_WR.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x10800,
-    /// counters 0b1111.
-    pub const OCR_STREAMING_WR_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10800 }), row: 280, ..Event::BASE };
-    /// `OCR.OTHER.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x18000,
-    /// counters 0b1111.
-    pub const OCR_OTHER_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x18000 }), row: 281, ..Event::BASE };
-    /// `OCR.OTHER.L3_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x3fbfc08000,
-    /// counters 0b1111.
-    pub const OCR_OTHER_L3_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc08000 }), row: 282, ..Event::BASE };
-    /// `OCR.HWPF_L3.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x12380,
-    /// counters 0b1111.
-    pub const OCR_HWPF_L3_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x12380 }), row: 283, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.REMOTE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x730000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x730000001 }), row: 284, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1030000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1030000001 }), row: 285, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x830000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x830000001 }), row: 286, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x73c000001,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000001 }), row: 287, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.REMOTE_PMM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x703000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_PMM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703000001 }), row: 288, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_LOCAL`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f84400001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_LOCAL: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f84400001 }), row: 289, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.LOCAL_PMM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x100400001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_LOCAL_PMM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x100400001 }), row: 290, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.PMM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x703c00001,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_PMM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703c00001 }), row: 291, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x73c000002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000002 }), row: 292, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.REMOTE_PMM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x703000002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_REMOTE_PMM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703000002 }), row: 293, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.LOCAL_PMM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x100400002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_LOCAL_PMM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x100400002 }), row: 294, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.PMM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x703c00002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_PMM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703c00002 }), row: 295, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x73c000004,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000004 }), row: 296, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_LOCAL`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f84400004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_LOCAL: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f84400004 }), row: 297, ..Event::BASE };
-    /// `OCR.HWPF_L1D_AND_SWPF.DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x73c000400, counters 0b1111.
-    pub const OCR_HWPF_L1D_AND_SWPF_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000400 }), row: 298, ..Event::BASE };
-    /// `OCR.HWPF_L1D_AND_SWPF.L3_MISS_LOCAL`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f84400400, counters 0b1111.
-    pub const OCR_HWPF_L1D_AND_SWPF_L3_MISS_LOCAL: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f84400400 }), row: 299, ..Event::BASE };
-    /// `OCR.OTHER.L3_MISS_LOCAL`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x3f84408000,
-    /// counters 0b1111.
-    pub const OCR_OTHER_L3_MISS_LOCAL: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f84408000 }), row: 300, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.SNC_PMM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x700800001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_SNC_PMM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700800001 }), row: 301, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.SNC_PMM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x700800002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_SNC_PMM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700800002 }), row: 302, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.L3_HIT`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f803c0001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0001 }), row: 303, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.L3_HIT`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x3f803c0002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_L3_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0002 }), row: 304, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.L3_HIT`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f803c0004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0004 }), row: 305, ..Event::BASE };
-    /// `OCR.HWPF_L1D_AND_SWPF.L3_HIT`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f803c0400, counters 0b1111.
-    pub const OCR_HWPF_L1D_AND_SWPF_L3_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0400 }), row: 306, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0477 }), row: 307, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10003c0477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0477 }), row: 308, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0477 }), row: 309, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1030000477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1030000477 }), row: 310, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x830000477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x830000477 }), row: 311, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x1830000477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1830000477 }), row: 312, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x73c000477,
-    /// counters 0b1111.
-    pub const OCR_READS_TO_CORE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000477 }), row: 313, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x104000477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000477 }), row: 314, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x730000477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x730000477 }), row: 315, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE_PMM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x703000477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE_PMM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703000477 }), row: 316, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.LOCAL_PMM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x100400477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_LOCAL_PMM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x100400477 }), row: 317, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.SNC_PMM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x700800477,
-    /// counters 0b1111.
-    pub const OCR_READS_TO_CORE_SNC_PMM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700800477 }), row: 318, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.SNC_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x708000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_SNC_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x708000001 }), row: 319, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.SNC_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x708000002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_SNC_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x708000002 }), row: 320, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.SNC_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x708000004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_SNC_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x708000004 }), row: 321, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.SNC_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x708000477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_SNC_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x708000477 }), row: 322, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f3ffc0002, counters 0b1111.
-    pub const OCR_DEMAND_RFO_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3ffc0002 }), row: 323, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f3ffc0477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3ffc0477 }), row: 324, ..Event::BASE };
-    /// `OCR.STREAMING_WR.L3_HIT`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x80080800,
-    /// counters 0b1111.
-    pub const OCR_STREAMING_WR_L3_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x80080800 }), row: 325, ..Event::BASE };
-    /// `OCR.HWPF_L3.L3_HIT`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x80082380,
-    /// counters 0b1111.
-    pub const OCR_HWPF_L3_L3_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x80082380 }), row: 326, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.L3_HIT`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x3f003c0477,
-    /// counters 0b1111.
-    pub const OCR_READS_TO_CORE_L3_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f003c0477 }), row: 327, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.L3_MISS_LOCAL`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f04400002, counters 0b1111.
-    pub const OCR_DEMAND_RFO_L3_MISS_LOCAL: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f04400002 }), row: 328, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.L3_MISS_LOCAL`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f04400477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_L3_MISS_LOCAL: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f04400477 }), row: 329, ..Event::BASE };
-    /// `OCR.STREAMING_WR.L3_MISS_LOCAL`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x84000800, counters 0b1111.
-    pub const OCR_STREAMING_WR_L3_MISS_LOCAL: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x84000800 }), row: 330, ..Event::BASE };
-    /// `OCR.HWPF_L3.L3_MISS_LOCAL`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x84002380,
-    /// counters 0b1111.
-    pub const OCR_HWPF_L3_L3_MISS_LOCAL: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x84002380 }), row: 331, ..Event::BASE };
-    /// `OCR.ITOM.L3_MISS_LOCAL`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x84000002,
-    /// counters 0b1111.
-    pub const OCR_ITOM_L3_MISS_LOCAL: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x84000002 }), row: 332, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x3f33000477,
-    /// counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f33000477 }), row: 333, ..Event::BASE };
-    /// `OCR.HWPF_L3.REMOTE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x90002380,
-    /// counters 0b1111.
-    pub const OCR_HWPF_L3_REMOTE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x90002380 }), row: 334, ..Event::BASE };
-    /// `OCR.ITOM.REMOTE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x90000002, counters
-    /// 0b1111.
-    pub const OCR_ITOM_REMOTE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x90000002 }), row: 335, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.L3_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x3f3fc00002,
-    /// counters 0b1111.
-    pub const OCR_DEMAND_RFO_L3_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3fc00002 }), row: 336, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.L3_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f3fc00477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_L3_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3fc00477 }), row: 337, ..Event::BASE };
-    /// `OCR.STREAMING_WR.L3_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x94000800,
-    /// counters 0b1111.
-    pub const OCR_STREAMING_WR_L3_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x94000800 }), row: 338, ..Event::BASE };
-    /// `OCR.HWPF_L3.L3_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x94002380,
-    /// counters 0b1111.
-    pub const OCR_HWPF_L3_L3_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x94002380 }), row: 339, ..Event::BASE };
-    /// `OCR.PREFETCHES.L3_MISS_LOCAL`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x3f844027f0, counters 0b1111.
-    pub const OCR_PREFETCHES_L3_MISS_LOCAL: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f844027f0 }), row: 340, ..Event::BASE };
-    /// `OCR.PREFETCHES.L3_HIT`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x3f803c27f0,
-    /// counters 0b1111.
-    pub const OCR_PREFETCHES_L3_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c27f0 }), row: 341, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x808000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_SNC_CACHE_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808000001 }), row: 342, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.SNC_CACHE.HIT_WITH_FWD`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x808000002, counters 0b1111.
-    pub const OCR_DEMAND_RFO_SNC_CACHE_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808000002 }), row: 343, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.SNC_CACHE.HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x808000004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_SNC_CACHE_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808000004 }), row: 344, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x808000477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_SNC_CACHE_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808000477 }), row: 345, ..Event::BASE };
-    /// `OCR.DEMAND_DATA_RD.SNC_CACHE.HITM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x1008000001, counters 0b1111.
-    pub const OCR_DEMAND_DATA_RD_SNC_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008000001 }), row: 346, ..Event::BASE };
-    /// `OCR.DEMAND_RFO.SNC_CACHE.HITM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x1008000002, counters 0b1111.
-    pub const OCR_DEMAND_RFO_SNC_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008000002 }), row: 347, ..Event::BASE };
-    /// `OCR.DEMAND_CODE_RD.SNC_CACHE.HITM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x1008000004, counters 0b1111.
-    pub const OCR_DEMAND_CODE_RD_SNC_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008000004 }), row: 348, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.SNC_CACHE.HITM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x1008000477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_SNC_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008000477 }), row: 349, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x70cc00477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_L3_MISS_LOCAL_SOCKET: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x70cc00477 }), row: 350, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x70c000477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_LOCAL_SOCKET_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x70c000477 }), row: 351, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.LOCAL_SOCKET_PMM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x700c00477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_LOCAL_SOCKET_PMM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700c00477 }), row: 352, ..Event::BASE };
-    /// `OCR.HWPF_L2.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x10070,
-    /// counters 0b1111.
-    pub const OCR_HWPF_L2_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10070 }), row: 353, ..Event::BASE };
-    /// `OCR.READS_TO_CORE.REMOTE_MEMORY`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x731800477, counters 0b1111.
-    pub const OCR_READS_TO_CORE_REMOTE_MEMORY: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x731800477 }), row: 354, ..Event::BASE };
-    /// `OCR.WRITE_ESTIMATE.MEMORY`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0xfbff80822,
-    /// counters 0b1111.
-    pub const OCR_WRITE_ESTIMATE_MEMORY: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xfbff80822 }), row: 355, ..Event::BASE };
+    /// `LD_BLOCKS.STORE_FORWARD`.
+    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(0);
+    /// `LD_BLOCKS.NO_SR`.
+    pub const LD_BLOCKS_NO_SR: Event = Event::row(1);
+    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`.
+    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event::row(2);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event::row(3);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(4);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event::row(5);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(6);
+    /// `DTLB_LOAD_MISSES.WALK_PENDING`.
+    pub const DTLB_LOAD_MISSES_WALK_PENDING: Event = Event::row(7);
+    /// `DTLB_LOAD_MISSES.WALK_ACTIVE`.
+    pub const DTLB_LOAD_MISSES_WALK_ACTIVE: Event = Event::row(8);
+    /// `DTLB_LOAD_MISSES.STLB_HIT`.
+    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(9);
+    /// `INT_MISC.RECOVERY_CYCLES`.
+    pub const INT_MISC_RECOVERY_CYCLES: Event = Event::row(10);
+    /// `INT_MISC.CLEARS_COUNT`.
+    pub const INT_MISC_CLEARS_COUNT: Event = Event::row(11);
+    /// `INT_MISC.ALL_RECOVERY_CYCLES`.
+    pub const INT_MISC_ALL_RECOVERY_CYCLES: Event = Event::row(12);
+    /// `INT_MISC.UOP_DROPPING`.
+    pub const INT_MISC_UOP_DROPPING: Event = Event::row(13);
+    /// `INT_MISC.CLEAR_RESTEER_CYCLES`.
+    pub const INT_MISC_CLEAR_RESTEER_CYCLES: Event = Event::row(14);
+    /// `UOPS_ISSUED.ANY`.
+    pub const UOPS_ISSUED_ANY: Event = Event::row(15);
+    /// `UOPS_ISSUED.STALL_CYCLES`.
+    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event::row(16);
+    /// `UOPS_ISSUED.VECTOR_WIDTH_MISMATCH`.
+    pub const UOPS_ISSUED_VECTOR_WIDTH_MISMATCH: Event = Event::row(17);
+    /// `ARITH.FP_DIVIDER_ACTIVE`.
+    pub const ARITH_FP_DIVIDER_ACTIVE: Event = Event::row(18);
+    /// `ARITH.DIVIDER_ACTIVE`.
+    pub const ARITH_DIVIDER_ACTIVE: Event = Event::row(19);
+    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`.
+    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event::row(20);
+    /// `L2_RQSTS.RFO_MISS`.
+    pub const L2_RQSTS_RFO_MISS: Event = Event::row(21);
+    /// `L2_RQSTS.CODE_RD_MISS`.
+    pub const L2_RQSTS_CODE_RD_MISS: Event = Event::row(22);
+    /// `L2_RQSTS.ALL_DEMAND_MISS`.
+    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event::row(23);
+    /// `L2_RQSTS.SWPF_MISS`.
+    pub const L2_RQSTS_SWPF_MISS: Event = Event::row(24);
+    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`.
+    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event::row(25);
+    /// `L2_RQSTS.RFO_HIT`.
+    pub const L2_RQSTS_RFO_HIT: Event = Event::row(26);
+    /// `L2_RQSTS.CODE_RD_HIT`.
+    pub const L2_RQSTS_CODE_RD_HIT: Event = Event::row(27);
+    /// `L2_RQSTS.SWPF_HIT`.
+    pub const L2_RQSTS_SWPF_HIT: Event = Event::row(28);
+    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`.
+    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event::row(29);
+    /// `L2_RQSTS.ALL_RFO`.
+    pub const L2_RQSTS_ALL_RFO: Event = Event::row(30);
+    /// `L2_RQSTS.ALL_CODE_RD`.
+    pub const L2_RQSTS_ALL_CODE_RD: Event = Event::row(31);
+    /// `CORE_POWER.LVL0_TURBO_LICENSE`.
+    pub const CORE_POWER_LVL0_TURBO_LICENSE: Event = Event::row(32);
+    /// `CORE_POWER.LVL1_TURBO_LICENSE`.
+    pub const CORE_POWER_LVL1_TURBO_LICENSE: Event = Event::row(33);
+    /// `CORE_POWER.LVL2_TURBO_LICENSE`.
+    pub const CORE_POWER_LVL2_TURBO_LICENSE: Event = Event::row(34);
+    /// `LONGEST_LAT_CACHE.MISS`.
+    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(35);
+    /// `LONGEST_LAT_CACHE.REFERENCE`.
+    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(36);
+    /// `SW_PREFETCH_ACCESS.NTA`.
+    pub const SW_PREFETCH_ACCESS_NTA: Event = Event::row(37);
+    /// `SW_PREFETCH_ACCESS.T0`.
+    pub const SW_PREFETCH_ACCESS_T0: Event = Event::row(38);
+    /// `SW_PREFETCH_ACCESS.T1_T2`.
+    pub const SW_PREFETCH_ACCESS_T1_T2: Event = Event::row(39);
+    /// `SW_PREFETCH_ACCESS.PREFETCHW`.
+    pub const SW_PREFETCH_ACCESS_PREFETCHW: Event = Event::row(40);
+    /// `SW_PREFETCH_ACCESS.ANY`.
+    pub const SW_PREFETCH_ACCESS_ANY: Event = Event::row(41);
+    /// `CPU_CLK_UNHALTED.THREAD_P`.
+    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(42);
+    /// `CPU_CLK_UNHALTED.REF_XCLK`.
+    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event::row(43);
+    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`.
+    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(44);
+    /// `CPU_CLK_UNHALTED.REF_DISTRIBUTED`.
+    pub const CPU_CLK_UNHALTED_REF_DISTRIBUTED: Event = Event::row(45);
+    /// `L1D_PEND_MISS.PENDING`.
+    pub const L1D_PEND_MISS_PENDING: Event = Event::row(46);
+    /// `L1D_PEND_MISS.PENDING_CYCLES`.
+    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event::row(47);
+    /// `L1D_PEND_MISS.FB_FULL`.
+    pub const L1D_PEND_MISS_FB_FULL: Event = Event::row(48);
+    /// `L1D_PEND_MISS.FB_FULL_PERIODS`.
+    pub const L1D_PEND_MISS_FB_FULL_PERIODS: Event = Event::row(49);
+    /// `L1D_PEND_MISS.L2_STALL`.
+    pub const L1D_PEND_MISS_L2_STALL: Event = Event::row(50);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event::row(51);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(52);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event::row(53);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(54);
+    /// `DTLB_STORE_MISSES.WALK_PENDING`.
+    pub const DTLB_STORE_MISSES_WALK_PENDING: Event = Event::row(55);
+    /// `DTLB_STORE_MISSES.WALK_ACTIVE`.
+    pub const DTLB_STORE_MISSES_WALK_ACTIVE: Event = Event::row(56);
+    /// `DTLB_STORE_MISSES.STLB_HIT`.
+    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(57);
+    /// `LOAD_HIT_PREFETCH.SWPF`.
+    pub const LOAD_HIT_PREFETCH_SWPF: Event = Event::row(58);
+    /// `L1D.REPLACEMENT`.
+    pub const L1D_REPLACEMENT: Event = Event::row(59);
+    /// `TX_MEM.ABORT_CONFLICT`.
+    pub const TX_MEM_ABORT_CONFLICT: Event = Event::row(60);
+    /// `TX_MEM.ABORT_CAPACITY_WRITE`.
+    pub const TX_MEM_ABORT_CAPACITY_WRITE: Event = Event::row(61);
+    /// `TX_MEM.ABORT_CAPACITY_READ`.
+    pub const TX_MEM_ABORT_CAPACITY_READ: Event = Event::row(62);
+    /// `INST_DECODED.DECODERS`.
+    pub const INST_DECODED_DECODERS: Event = Event::row(63);
+    /// `UOPS_DECODED.DEC0`.
+    pub const UOPS_DECODED_DEC0: Event = Event::row(64);
+    /// `TX_EXEC.MISC2`.
+    pub const TX_EXEC_MISC2: Event = Event::row(65);
+    /// `TX_EXEC.MISC3`.
+    pub const TX_EXEC_MISC3: Event = Event::row(66);
+    /// `RS_EVENTS.EMPTY_CYCLES`.
+    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event::row(67);
+    /// `RS_EVENTS.EMPTY_END`.
+    pub const RS_EVENTS_EMPTY_END: Event = Event::row(68);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event::row(69);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event::row(70);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = Event::row(71);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event::row(72);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event::row(73);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event::row(74);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD: Event = Event::row(75);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD: Event = Event::row(76);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6: Event = Event::row(77);
+    /// `IDQ.MITE_UOPS`.
+    pub const IDQ_MITE_UOPS: Event = Event::row(78);
+    /// `IDQ.MITE_CYCLES_OK`.
+    pub const IDQ_MITE_CYCLES_OK: Event = Event::row(79);
+    /// `IDQ.MITE_CYCLES_ANY`.
+    pub const IDQ_MITE_CYCLES_ANY: Event = Event::row(80);
+    /// `IDQ.DSB_UOPS`.
+    pub const IDQ_DSB_UOPS: Event = Event::row(81);
+    /// `IDQ.DSB_CYCLES_OK`.
+    pub const IDQ_DSB_CYCLES_OK: Event = Event::row(82);
+    /// `IDQ.DSB_CYCLES_ANY`.
+    pub const IDQ_DSB_CYCLES_ANY: Event = Event::row(83);
+    /// `IDQ.MS_SWITCHES`.
+    pub const IDQ_MS_SWITCHES: Event = Event::row(84);
+    /// `IDQ.MS_UOPS`.
+    pub const IDQ_MS_UOPS: Event = Event::row(85);
+    /// `ICACHE_16B.IFDATA_STALL`.
+    pub const ICACHE_16B_IFDATA_STALL: Event = Event::row(86);
+    /// `ICACHE_DATA.STALLS`.
+    pub const ICACHE_DATA_STALLS: Event = Event::row(87);
+    /// `ICACHE_64B.IFTAG_HIT`.
+    pub const ICACHE_64B_IFTAG_HIT: Event = Event::row(88);
+    /// `ICACHE_64B.IFTAG_MISS`.
+    pub const ICACHE_64B_IFTAG_MISS: Event = Event::row(89);
+    /// `ICACHE_64B.IFTAG_STALL`.
+    pub const ICACHE_64B_IFTAG_STALL: Event = Event::row(90);
+    /// `ICACHE_TAG.STALLS`.
+    pub const ICACHE_TAG_STALLS: Event = Event::row(91);
+    /// `ITLB_MISSES.WALK_COMPLETED_4K`.
+    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event::row(92);
+    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`.
+    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(93);
+    /// `ITLB_MISSES.WALK_COMPLETED`.
+    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(94);
+    /// `ITLB_MISSES.WALK_PENDING`.
+    pub const ITLB_MISSES_WALK_PENDING: Event = Event::row(95);
+    /// `ITLB_MISSES.WALK_ACTIVE`.
+    pub const ITLB_MISSES_WALK_ACTIVE: Event = Event::row(96);
+    /// `ITLB_MISSES.STLB_HIT`.
+    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(97);
+    /// `ILD_STALL.LCP`.
+    pub const ILD_STALL_LCP: Event = Event::row(98);
+    /// `DECODE.LCP`.
+    pub const DECODE_LCP: Event = Event::row(99);
+    /// `IDQ_UOPS_NOT_DELIVERED.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event::row(100);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(101);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event::row(102);
+    /// `UOPS_DISPATCHED.PORT_0`.
+    pub const UOPS_DISPATCHED_PORT_0: Event = Event::row(103);
+    /// `UOPS_DISPATCHED.PORT_1`.
+    pub const UOPS_DISPATCHED_PORT_1: Event = Event::row(104);
+    /// `UOPS_DISPATCHED.PORT_2_3`.
+    pub const UOPS_DISPATCHED_PORT_2_3: Event = Event::row(105);
+    /// `UOPS_DISPATCHED.PORT_4_9`.
+    pub const UOPS_DISPATCHED_PORT_4_9: Event = Event::row(106);
+    /// `UOPS_DISPATCHED.PORT_5`.
+    pub const UOPS_DISPATCHED_PORT_5: Event = Event::row(107);
+    /// `UOPS_DISPATCHED.PORT_6`.
+    pub const UOPS_DISPATCHED_PORT_6: Event = Event::row(108);
+    /// `UOPS_DISPATCHED.PORT_7_8`.
+    pub const UOPS_DISPATCHED_PORT_7_8: Event = Event::row(109);
+    /// `RESOURCE_STALLS.SCOREBOARD`.
+    pub const RESOURCE_STALLS_SCOREBOARD: Event = Event::row(110);
+    /// `RESOURCE_STALLS.SB`.
+    pub const RESOURCE_STALLS_SB: Event = Event::row(111);
+    /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`.
+    pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event::row(112);
+    /// `CYCLE_ACTIVITY.STALLS_TOTAL`.
+    pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event::row(113);
+    /// `CYCLE_ACTIVITY.STALLS_L2_MISS`.
+    pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event::row(114);
+    /// `CYCLE_ACTIVITY.STALLS_L3_MISS`.
+    pub const CYCLE_ACTIVITY_STALLS_L3_MISS: Event = Event::row(115);
+    /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`.
+    pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = Event::row(116);
+    /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`.
+    pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event::row(117);
+    /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`.
+    pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = Event::row(118);
+    /// `CYCLE_ACTIVITY.STALLS_MEM_ANY`.
+    pub const CYCLE_ACTIVITY_STALLS_MEM_ANY: Event = Event::row(119);
+    /// `TOPDOWN.SLOTS_P`.
+    pub const TOPDOWN_SLOTS_P: Event = Event::row(120);
+    /// `TOPDOWN.BACKEND_BOUND_SLOTS`.
+    pub const TOPDOWN_BACKEND_BOUND_SLOTS: Event = Event::row(121);
+    /// `EXE_ACTIVITY.1_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_1_PORTS_UTIL: Event = Event::row(122);
+    /// `EXE_ACTIVITY.2_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_2_PORTS_UTIL: Event = Event::row(123);
+    /// `EXE_ACTIVITY.3_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_3_PORTS_UTIL: Event = Event::row(124);
+    /// `EXE_ACTIVITY.4_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_4_PORTS_UTIL: Event = Event::row(125);
+    /// `EXE_ACTIVITY.BOUND_ON_STORES`.
+    pub const EXE_ACTIVITY_BOUND_ON_STORES: Event = Event::row(126);
+    /// `LSD.UOPS`.
+    pub const LSD_UOPS: Event = Event::row(127);
+    /// `LSD.CYCLES_ACTIVE`.
+    pub const LSD_CYCLES_ACTIVE: Event = Event::row(128);
+    /// `LSD.CYCLES_OK`.
+    pub const LSD_CYCLES_OK: Event = Event::row(129);
+    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`.
+    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event::row(130);
+    /// `DSB2MITE_SWITCHES.COUNT`.
+    pub const DSB2MITE_SWITCHES_COUNT: Event = Event::row(131);
+    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event::row(132);
+    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`.
+    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event::row(133);
+    /// `OFFCORE_REQUESTS.DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event::row(134);
+    /// `OFFCORE_REQUESTS.ALL_DATA_RD`.
+    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event::row(135);
+    /// `OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD: Event = Event::row(136);
+    /// `OFFCORE_REQUESTS.ALL_REQUESTS`.
+    pub const OFFCORE_REQUESTS_ALL_REQUESTS: Event = Event::row(137);
+    /// `UOPS_EXECUTED.THREAD`.
+    pub const UOPS_EXECUTED_THREAD: Event = Event::row(138);
+    /// `UOPS_EXECUTED.STALL_CYCLES`.
+    pub const UOPS_EXECUTED_STALL_CYCLES: Event = Event::row(139);
+    /// `UOPS_EXECUTED.CYCLES_GE_1`.
+    pub const UOPS_EXECUTED_CYCLES_GE_1: Event = Event::row(140);
+    /// `UOPS_EXECUTED.CYCLES_GE_2`.
+    pub const UOPS_EXECUTED_CYCLES_GE_2: Event = Event::row(141);
+    /// `UOPS_EXECUTED.CYCLES_GE_3`.
+    pub const UOPS_EXECUTED_CYCLES_GE_3: Event = Event::row(142);
+    /// `UOPS_EXECUTED.CYCLES_GE_4`.
+    pub const UOPS_EXECUTED_CYCLES_GE_4: Event = Event::row(143);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event::row(144);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event::row(145);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event::row(146);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event::row(147);
+    /// `UOPS_EXECUTED.X87`.
+    pub const UOPS_EXECUTED_X87: Event = Event::row(148);
+    /// `TLB_FLUSH.DTLB_THREAD`.
+    pub const TLB_FLUSH_DTLB_THREAD: Event = Event::row(149);
+    /// `TLB_FLUSH.STLB_ANY`.
+    pub const TLB_FLUSH_STLB_ANY: Event = Event::row(150);
+    /// `INST_RETIRED.ANY_P`.
+    pub const INST_RETIRED_ANY_P: Event = Event::row(151);
+    /// `INST_RETIRED.NOP`.
+    pub const INST_RETIRED_NOP: Event = Event::row(152);
+    /// `ASSISTS.FP`.
+    pub const ASSISTS_FP: Event = Event::row(153);
+    /// `ASSISTS.ANY`.
+    pub const ASSISTS_ANY: Event = Event::row(154);
+    /// `UOPS_RETIRED.STALL_CYCLES`.
+    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event::row(155);
+    /// `UOPS_RETIRED.TOTAL_CYCLES`.
+    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event::row(156);
+    /// `UOPS_RETIRED.SLOTS`.
+    pub const UOPS_RETIRED_SLOTS: Event = Event::row(157);
+    /// `MACHINE_CLEARS.COUNT`.
+    pub const MACHINE_CLEARS_COUNT: Event = Event::row(158);
+    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
+    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(159);
+    /// `MACHINE_CLEARS.SMC`.
+    pub const MACHINE_CLEARS_SMC: Event = Event::row(160);
+    /// `BR_INST_RETIRED.ALL_BRANCHES`.
+    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(161);
+    /// `BR_INST_RETIRED.COND_TAKEN`.
+    pub const BR_INST_RETIRED_COND_TAKEN: Event = Event::row(162);
+    /// `BR_INST_RETIRED.NEAR_CALL`.
+    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(163);
+    /// `BR_INST_RETIRED.NEAR_RETURN`.
+    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(164);
+    /// `BR_INST_RETIRED.COND_NTAKEN`.
+    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event::row(165);
+    /// `BR_INST_RETIRED.COND`.
+    pub const BR_INST_RETIRED_COND: Event = Event::row(166);
+    /// `BR_INST_RETIRED.NEAR_TAKEN`.
+    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(167);
+    /// `BR_INST_RETIRED.FAR_BRANCH`.
+    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event::row(168);
+    /// `BR_INST_RETIRED.INDIRECT`.
+    pub const BR_INST_RETIRED_INDIRECT: Event = Event::row(169);
+    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
+    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(170);
+    /// `BR_MISP_RETIRED.COND_TAKEN`.
+    pub const BR_MISP_RETIRED_COND_TAKEN: Event = Event::row(171);
+    /// `BR_MISP_RETIRED.INDIRECT_CALL`.
+    pub const BR_MISP_RETIRED_INDIRECT_CALL: Event = Event::row(172);
+    /// `BR_MISP_RETIRED.RET`.
+    pub const BR_MISP_RETIRED_RET: Event = Event::row(173);
+    /// `BR_MISP_RETIRED.COND_NTAKEN`.
+    pub const BR_MISP_RETIRED_COND_NTAKEN: Event = Event::row(174);
+    /// `BR_MISP_RETIRED.COND`.
+    pub const BR_MISP_RETIRED_COND: Event = Event::row(175);
+    /// `BR_MISP_RETIRED.NEAR_TAKEN`.
+    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event::row(176);
+    /// `BR_MISP_RETIRED.INDIRECT`.
+    pub const BR_MISP_RETIRED_INDIRECT: Event = Event::row(177);
+    /// `FRONTEND_RETIRED.DSB_MISS`.
+    pub const FRONTEND_RETIRED_DSB_MISS: Event = Event::row(178);
+    /// `FRONTEND_RETIRED.L1I_MISS`.
+    pub const FRONTEND_RETIRED_L1I_MISS: Event = Event::row(179);
+    /// `FRONTEND_RETIRED.L2_MISS`.
+    pub const FRONTEND_RETIRED_L2_MISS: Event = Event::row(180);
+    /// `FRONTEND_RETIRED.ITLB_MISS`.
+    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event::row(181);
+    /// `FRONTEND_RETIRED.STLB_MISS`.
+    pub const FRONTEND_RETIRED_STLB_MISS: Event = Event::row(182);
+    /// `FRONTEND_RETIRED.LATENCY_GE_2`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_2: Event = Event::row(183);
+    /// `FRONTEND_RETIRED.LATENCY_GE_4`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_4: Event = Event::row(184);
+    /// `FRONTEND_RETIRED.LATENCY_GE_8`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_8: Event = Event::row(185);
+    /// `FRONTEND_RETIRED.LATENCY_GE_16`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_16: Event = Event::row(186);
+    /// `FRONTEND_RETIRED.LATENCY_GE_32`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_32: Event = Event::row(187);
+    /// `FRONTEND_RETIRED.LATENCY_GE_64`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_64: Event = Event::row(188);
+    /// `FRONTEND_RETIRED.LATENCY_GE_128`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_128: Event = Event::row(189);
+    /// `FRONTEND_RETIRED.LATENCY_GE_256`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_256: Event = Event::row(190);
+    /// `FRONTEND_RETIRED.LATENCY_GE_512`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_512: Event = Event::row(191);
+    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1: Event = Event::row(192);
+    /// `FRONTEND_RETIRED.LATENCY_GE_1`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_1: Event = Event::row(193);
+    /// `FRONTEND_RETIRED.ANY_DSB_MISS`.
+    pub const FRONTEND_RETIRED_ANY_DSB_MISS: Event = Event::row(194);
+    /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`.
+    pub const FP_ARITH_INST_RETIRED_SCALAR_DOUBLE: Event = Event::row(195);
+    /// `FP_ARITH_INST_RETIRED.SCALAR_SINGLE`.
+    pub const FP_ARITH_INST_RETIRED_SCALAR_SINGLE: Event = Event::row(196);
+    /// `FP_ARITH_INST_RETIRED.SCALAR`.
+    pub const FP_ARITH_INST_RETIRED_SCALAR: Event = Event::row(197);
+    /// `FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE`.
+    pub const FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE: Event = Event::row(198);
+    /// `FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE`.
+    pub const FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE: Event = Event::row(199);
+    /// `FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE`.
+    pub const FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE: Event = Event::row(200);
+    /// `FP_ARITH_INST_RETIRED.4_FLOPS`.
+    pub const FP_ARITH_INST_RETIRED_4_FLOPS: Event = Event::row(201);
+    /// `FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE`.
+    pub const FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE: Event = Event::row(202);
+    /// `FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE`.
+    pub const FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE: Event = Event::row(203);
+    /// `FP_ARITH_INST_RETIRED.8_FLOPS`.
+    pub const FP_ARITH_INST_RETIRED_8_FLOPS: Event = Event::row(204);
+    /// `FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE`.
+    pub const FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE: Event = Event::row(205);
+    /// `FP_ARITH_INST_RETIRED.VECTOR`.
+    pub const FP_ARITH_INST_RETIRED_VECTOR: Event = Event::row(206);
+    /// `RTM_RETIRED.START`.
+    pub const RTM_RETIRED_START: Event = Event::row(207);
+    /// `RTM_RETIRED.COMMIT`.
+    pub const RTM_RETIRED_COMMIT: Event = Event::row(208);
+    /// `RTM_RETIRED.ABORTED`.
+    pub const RTM_RETIRED_ABORTED: Event = Event::row(209);
+    /// `RTM_RETIRED.ABORTED_MEM`.
+    pub const RTM_RETIRED_ABORTED_MEM: Event = Event::row(210);
+    /// `RTM_RETIRED.ABORTED_UNFRIENDLY`.
+    pub const RTM_RETIRED_ABORTED_UNFRIENDLY: Event = Event::row(211);
+    /// `RTM_RETIRED.ABORTED_MEMTYPE`.
+    pub const RTM_RETIRED_ABORTED_MEMTYPE: Event = Event::row(212);
+    /// `RTM_RETIRED.ABORTED_EVENTS`.
+    pub const RTM_RETIRED_ABORTED_EVENTS: Event = Event::row(213);
+    /// `MISC_RETIRED.LBR_INSERTS`.
+    pub const MISC_RETIRED_LBR_INSERTS: Event = Event::row(214);
+    /// `MISC_RETIRED.PAUSE_INST`.
+    pub const MISC_RETIRED_PAUSE_INST: Event = Event::row(215);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_4: Event = Event::row(216);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_8: Event = Event::row(217);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_16: Event = Event::row(218);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_32: Event = Event::row(219);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_64: Event = Event::row(220);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_128: Event = Event::row(221);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_256: Event = Event::row(222);
+    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512`.
+    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_512: Event = Event::row(223);
+    /// `MEM_INST_RETIRED.STLB_MISS_LOADS`.
+    pub const MEM_INST_RETIRED_STLB_MISS_LOADS: Event = Event::row(224);
+    /// `MEM_INST_RETIRED.STLB_MISS_STORES`.
+    pub const MEM_INST_RETIRED_STLB_MISS_STORES: Event = Event::row(225);
+    /// `MEM_INST_RETIRED.LOCK_LOADS`.
+    pub const MEM_INST_RETIRED_LOCK_LOADS: Event = Event::row(226);
+    /// `MEM_INST_RETIRED.SPLIT_LOADS`.
+    pub const MEM_INST_RETIRED_SPLIT_LOADS: Event = Event::row(227);
+    /// `MEM_INST_RETIRED.SPLIT_STORES`.
+    pub const MEM_INST_RETIRED_SPLIT_STORES: Event = Event::row(228);
+    /// `MEM_INST_RETIRED.ALL_LOADS`.
+    pub const MEM_INST_RETIRED_ALL_LOADS: Event = Event::row(229);
+    /// `MEM_INST_RETIRED.ALL_STORES`.
+    pub const MEM_INST_RETIRED_ALL_STORES: Event = Event::row(230);
+    /// `MEM_INST_RETIRED.ANY`.
+    pub const MEM_INST_RETIRED_ANY: Event = Event::row(231);
+    /// `MEM_LOAD_RETIRED.L1_HIT`.
+    pub const MEM_LOAD_RETIRED_L1_HIT: Event = Event::row(232);
+    /// `MEM_LOAD_RETIRED.L2_HIT`.
+    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event::row(233);
+    /// `MEM_LOAD_RETIRED.L3_HIT`.
+    pub const MEM_LOAD_RETIRED_L3_HIT: Event = Event::row(234);
+    /// `MEM_LOAD_RETIRED.L1_MISS`.
+    pub const MEM_LOAD_RETIRED_L1_MISS: Event = Event::row(235);
+    /// `MEM_LOAD_RETIRED.L2_MISS`.
+    pub const MEM_LOAD_RETIRED_L2_MISS: Event = Event::row(236);
+    /// `MEM_LOAD_RETIRED.L3_MISS`.
+    pub const MEM_LOAD_RETIRED_L3_MISS: Event = Event::row(237);
+    /// `MEM_LOAD_RETIRED.FB_HIT`.
+    pub const MEM_LOAD_RETIRED_FB_HIT: Event = Event::row(238);
+    /// `MEM_LOAD_RETIRED.LOCAL_PMM`.
+    pub const MEM_LOAD_RETIRED_LOCAL_PMM: Event = Event::row(239);
+    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS`.
+    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS: Event = Event::row(240);
+    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD`.
+    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NO_FWD: Event = Event::row(241);
+    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD`.
+    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_FWD: Event = Event::row(242);
+    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE`.
+    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE: Event = Event::row(243);
+    /// `MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(244);
+    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event::row(245);
+    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM: Event = Event::row(246);
+    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD: Event = Event::row(247);
+    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_PMM`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_PMM: Event = Event::row(248);
+    /// `MEM_LOAD_MISC_RETIRED.UC`.
+    pub const MEM_LOAD_MISC_RETIRED_UC: Event = Event::row(249);
+    /// `BACLEARS.ANY`.
+    pub const BACLEARS_ANY: Event = Event::row(250);
+    /// `CPU_CLK_UNHALTED.DISTRIBUTED`.
+    pub const CPU_CLK_UNHALTED_DISTRIBUTED: Event = Event::row(251);
+    /// `CORE_SNOOP_RESPONSE.MISS`.
+    pub const CORE_SNOOP_RESPONSE_MISS: Event = Event::row(252);
+    /// `CORE_SNOOP_RESPONSE.I_HIT_FSE`.
+    pub const CORE_SNOOP_RESPONSE_I_HIT_FSE: Event = Event::row(253);
+    /// `CORE_SNOOP_RESPONSE.S_HIT_FSE`.
+    pub const CORE_SNOOP_RESPONSE_S_HIT_FSE: Event = Event::row(254);
+    /// `CORE_SNOOP_RESPONSE.S_FWD_M`.
+    pub const CORE_SNOOP_RESPONSE_S_FWD_M: Event = Event::row(255);
+    /// `CORE_SNOOP_RESPONSE.I_FWD_M`.
+    pub const CORE_SNOOP_RESPONSE_I_FWD_M: Event = Event::row(256);
+    /// `CORE_SNOOP_RESPONSE.I_FWD_FE`.
+    pub const CORE_SNOOP_RESPONSE_I_FWD_FE: Event = Event::row(257);
+    /// `CORE_SNOOP_RESPONSE.S_FWD_FE`.
+    pub const CORE_SNOOP_RESPONSE_S_FWD_FE: Event = Event::row(258);
+    /// `L2_TRANS.L2_WB`.
+    pub const L2_TRANS_L2_WB: Event = Event::row(259);
+    /// `L2_LINES_IN.ALL`.
+    pub const L2_LINES_IN_ALL: Event = Event::row(260);
+    /// `L2_LINES_OUT.SILENT`.
+    pub const L2_LINES_OUT_SILENT: Event = Event::row(261);
+    /// `L2_LINES_OUT.NON_SILENT`.
+    pub const L2_LINES_OUT_NON_SILENT: Event = Event::row(262);
+    /// `L2_LINES_OUT.USELESS_HWPF`.
+    pub const L2_LINES_OUT_USELESS_HWPF: Event = Event::row(263);
+    /// `SQ_MISC.SQ_FULL`.
+    pub const SQ_MISC_SQ_FULL: Event = Event::row(264);
+    /// `SQ_MISC.BUS_LOCK`.
+    pub const SQ_MISC_BUS_LOCK: Event = Event::row(265);
+    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD`.
+    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_NO_FWD: Event = Event::row(266);
+    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM`.
+    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HITM: Event = Event::row(267);
+    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(268);
+    /// `OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM`.
+    pub const OCR_DEMAND_RFO_L3_HIT_SNOOP_HITM: Event = Event::row(269);
+    /// `OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM`.
+    pub const OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_HITM: Event = Event::row(270);
+    /// `OCR.DEMAND_DATA_RD.ANY_RESPONSE`.
+    pub const OCR_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event::row(271);
+    /// `OCR.DEMAND_DATA_RD.L3_MISS`.
+    pub const OCR_DEMAND_DATA_RD_L3_MISS: Event = Event::row(272);
+    /// `OCR.DEMAND_DATA_RD.LOCAL_DRAM`.
+    pub const OCR_DEMAND_DATA_RD_LOCAL_DRAM: Event = Event::row(273);
+    /// `OCR.DEMAND_RFO.LOCAL_DRAM`.
+    pub const OCR_DEMAND_RFO_LOCAL_DRAM: Event = Event::row(274);
+    /// `OCR.DEMAND_CODE_RD.ANY_RESPONSE`.
+    pub const OCR_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event::row(275);
+    /// `OCR.DEMAND_CODE_RD.L3_MISS`.
+    pub const OCR_DEMAND_CODE_RD_L3_MISS: Event = Event::row(276);
+    /// `OCR.DEMAND_CODE_RD.LOCAL_DRAM`.
+    pub const OCR_DEMAND_CODE_RD_LOCAL_DRAM: Event = Event::row(277);
+    /// `OCR.HWPF_L1D_AND_SWPF.L3_MISS`.
+    pub const OCR_HWPF_L1D_AND_SWPF_L3_MISS: Event = Event::row(278);
+    /// `OCR.HWPF_L1D_AND_SWPF.LOCAL_DRAM`.
+    pub const OCR_HWPF_L1D_AND_SWPF_LOCAL_DRAM: Event = Event::row(279);
+    /// `OCR.STREAMING_WR.ANY_RESPONSE`.
+    pub const OCR_STREAMING_WR_ANY_RESPONSE: Event = Event::row(280);
+    /// `OCR.OTHER.ANY_RESPONSE`.
+    pub const OCR_OTHER_ANY_RESPONSE: Event = Event::row(281);
+    /// `OCR.OTHER.L3_MISS`.
+    pub const OCR_OTHER_L3_MISS: Event = Event::row(282);
+    /// `OCR.HWPF_L3.ANY_RESPONSE`.
+    pub const OCR_HWPF_L3_ANY_RESPONSE: Event = Event::row(283);
+    /// `OCR.DEMAND_DATA_RD.REMOTE_DRAM`.
+    pub const OCR_DEMAND_DATA_RD_REMOTE_DRAM: Event = Event::row(284);
+    /// `OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM`.
+    pub const OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HITM: Event = Event::row(285);
+    /// `OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD`.
+    pub const OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HIT_WITH_FWD: Event = Event::row(286);
+    /// `OCR.DEMAND_DATA_RD.DRAM`.
+    pub const OCR_DEMAND_DATA_RD_DRAM: Event = Event::row(287);
+    /// `OCR.DEMAND_DATA_RD.REMOTE_PMM`.
+    pub const OCR_DEMAND_DATA_RD_REMOTE_PMM: Event = Event::row(288);
+    /// `OCR.DEMAND_DATA_RD.L3_MISS_LOCAL`.
+    pub const OCR_DEMAND_DATA_RD_L3_MISS_LOCAL: Event = Event::row(289);
+    /// `OCR.DEMAND_DATA_RD.LOCAL_PMM`.
+    pub const OCR_DEMAND_DATA_RD_LOCAL_PMM: Event = Event::row(290);
+    /// `OCR.DEMAND_DATA_RD.PMM`.
+    pub const OCR_DEMAND_DATA_RD_PMM: Event = Event::row(291);
+    /// `OCR.DEMAND_RFO.DRAM`.
+    pub const OCR_DEMAND_RFO_DRAM: Event = Event::row(292);
+    /// `OCR.DEMAND_RFO.REMOTE_PMM`.
+    pub const OCR_DEMAND_RFO_REMOTE_PMM: Event = Event::row(293);
+    /// `OCR.DEMAND_RFO.LOCAL_PMM`.
+    pub const OCR_DEMAND_RFO_LOCAL_PMM: Event = Event::row(294);
+    /// `OCR.DEMAND_RFO.PMM`.
+    pub const OCR_DEMAND_RFO_PMM: Event = Event::row(295);
+    /// `OCR.DEMAND_CODE_RD.DRAM`.
+    pub const OCR_DEMAND_CODE_RD_DRAM: Event = Event::row(296);
+    /// `OCR.DEMAND_CODE_RD.L3_MISS_LOCAL`.
+    pub const OCR_DEMAND_CODE_RD_L3_MISS_LOCAL: Event = Event::row(297);
+    /// `OCR.HWPF_L1D_AND_SWPF.DRAM`.
+    pub const OCR_HWPF_L1D_AND_SWPF_DRAM: Event = Event::row(298);
+    /// `OCR.HWPF_L1D_AND_SWPF.L3_MISS_LOCAL`.
+    pub const OCR_HWPF_L1D_AND_SWPF_L3_MISS_LOCAL: Event = Event::row(299);
+    /// `OCR.OTHER.L3_MISS_LOCAL`.
+    pub const OCR_OTHER_L3_MISS_LOCAL: Event = Event::row(300);
+    /// `OCR.DEMAND_DATA_RD.SNC_PMM`.
+    pub const OCR_DEMAND_DATA_RD_SNC_PMM: Event = Event::row(301);
+    /// `OCR.DEMAND_RFO.SNC_PMM`.
+    pub const OCR_DEMAND_RFO_SNC_PMM: Event = Event::row(302);
+    /// `OCR.DEMAND_DATA_RD.L3_HIT`.
+    pub const OCR_DEMAND_DATA_RD_L3_HIT: Event = Event::row(303);
+    /// `OCR.DEMAND_RFO.L3_HIT`.
+    pub const OCR_DEMAND_RFO_L3_HIT: Event = Event::row(304);
+    /// `OCR.DEMAND_CODE_RD.L3_HIT`.
+    pub const OCR_DEMAND_CODE_RD_L3_HIT: Event = Event::row(305);
+    /// `OCR.HWPF_L1D_AND_SWPF.L3_HIT`.
+    pub const OCR_HWPF_L1D_AND_SWPF_L3_HIT: Event = Event::row(306);
+    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_NO_FWD`.
+    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_NO_FWD: Event = Event::row(307);
+    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM`.
+    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HITM: Event = Event::row(308);
+    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(309);
+    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM`.
+    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HITM: Event = Event::row(310);
+    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD`.
+    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HIT_WITH_FWD: Event = Event::row(311);
+    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD`.
+    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_FWD: Event = Event::row(312);
+    /// `OCR.READS_TO_CORE.DRAM`.
+    pub const OCR_READS_TO_CORE_DRAM: Event = Event::row(313);
+    /// `OCR.READS_TO_CORE.LOCAL_DRAM`.
+    pub const OCR_READS_TO_CORE_LOCAL_DRAM: Event = Event::row(314);
+    /// `OCR.READS_TO_CORE.REMOTE_DRAM`.
+    pub const OCR_READS_TO_CORE_REMOTE_DRAM: Event = Event::row(315);
+    /// `OCR.READS_TO_CORE.REMOTE_PMM`.
+    pub const OCR_READS_TO_CORE_REMOTE_PMM: Event = Event::row(316);
+    /// `OCR.READS_TO_CORE.LOCAL_PMM`.
+    pub const OCR_READS_TO_CORE_LOCAL_PMM: Event = Event::row(317);
+    /// `OCR.READS_TO_CORE.SNC_PMM`.
+    pub const OCR_READS_TO_CORE_SNC_PMM: Event = Event::row(318);
+    /// `OCR.DEMAND_DATA_RD.SNC_DRAM`.
+    pub const OCR_DEMAND_DATA_RD_SNC_DRAM: Event = Event::row(319);
+    /// `OCR.DEMAND_RFO.SNC_DRAM`.
+    pub const OCR_DEMAND_RFO_SNC_DRAM: Event = Event::row(320);
+    /// `OCR.DEMAND_CODE_RD.SNC_DRAM`.
+    pub const OCR_DEMAND_CODE_RD_SNC_DRAM: Event = Event::row(321);
+    /// `OCR.READS_TO_CORE.SNC_DRAM`.
+    pub const OCR_READS_TO_CORE_SNC_DRAM: Event = Event::row(322);
+    /// `OCR.DEMAND_RFO.ANY_RESPONSE`.
+    pub const OCR_DEMAND_RFO_ANY_RESPONSE: Event = Event::row(323);
+    /// `OCR.READS_TO_CORE.ANY_RESPONSE`.
+    pub const OCR_READS_TO_CORE_ANY_RESPONSE: Event = Event::row(324);
+    /// `OCR.STREAMING_WR.L3_HIT`.
+    pub const OCR_STREAMING_WR_L3_HIT: Event = Event::row(325);
+    /// `OCR.HWPF_L3.L3_HIT`.
+    pub const OCR_HWPF_L3_L3_HIT: Event = Event::row(326);
+    /// `OCR.READS_TO_CORE.L3_HIT`.
+    pub const OCR_READS_TO_CORE_L3_HIT: Event = Event::row(327);
+    /// `OCR.DEMAND_RFO.L3_MISS_LOCAL`.
+    pub const OCR_DEMAND_RFO_L3_MISS_LOCAL: Event = Event::row(328);
+    /// `OCR.READS_TO_CORE.L3_MISS_LOCAL`.
+    pub const OCR_READS_TO_CORE_L3_MISS_LOCAL: Event = Event::row(329);
+    /// `OCR.STREAMING_WR.L3_MISS_LOCAL`.
+    pub const OCR_STREAMING_WR_L3_MISS_LOCAL: Event = Event::row(330);
+    /// `OCR.HWPF_L3.L3_MISS_LOCAL`.
+    pub const OCR_HWPF_L3_L3_MISS_LOCAL: Event = Event::row(331);
+    /// `OCR.ITOM.L3_MISS_LOCAL`.
+    pub const OCR_ITOM_L3_MISS_LOCAL: Event = Event::row(332);
+    /// `OCR.READS_TO_CORE.REMOTE`.
+    pub const OCR_READS_TO_CORE_REMOTE: Event = Event::row(333);
+    /// `OCR.HWPF_L3.REMOTE`.
+    pub const OCR_HWPF_L3_REMOTE: Event = Event::row(334);
+    /// `OCR.ITOM.REMOTE`.
+    pub const OCR_ITOM_REMOTE: Event = Event::row(335);
+    /// `OCR.DEMAND_RFO.L3_MISS`.
+    pub const OCR_DEMAND_RFO_L3_MISS: Event = Event::row(336);
+    /// `OCR.READS_TO_CORE.L3_MISS`.
+    pub const OCR_READS_TO_CORE_L3_MISS: Event = Event::row(337);
+    /// `OCR.STREAMING_WR.L3_MISS`.
+    pub const OCR_STREAMING_WR_L3_MISS: Event = Event::row(338);
+    /// `OCR.HWPF_L3.L3_MISS`.
+    pub const OCR_HWPF_L3_L3_MISS: Event = Event::row(339);
+    /// `OCR.PREFETCHES.L3_MISS_LOCAL`.
+    pub const OCR_PREFETCHES_L3_MISS_LOCAL: Event = Event::row(340);
+    /// `OCR.PREFETCHES.L3_HIT`.
+    pub const OCR_PREFETCHES_L3_HIT: Event = Event::row(341);
+    /// `OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD`.
+    pub const OCR_DEMAND_DATA_RD_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(342);
+    /// `OCR.DEMAND_RFO.SNC_CACHE.HIT_WITH_FWD`.
+    pub const OCR_DEMAND_RFO_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(343);
+    /// `OCR.DEMAND_CODE_RD.SNC_CACHE.HIT_WITH_FWD`.
+    pub const OCR_DEMAND_CODE_RD_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(344);
+    /// `OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD`.
+    pub const OCR_READS_TO_CORE_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(345);
+    /// `OCR.DEMAND_DATA_RD.SNC_CACHE.HITM`.
+    pub const OCR_DEMAND_DATA_RD_SNC_CACHE_HITM: Event = Event::row(346);
+    /// `OCR.DEMAND_RFO.SNC_CACHE.HITM`.
+    pub const OCR_DEMAND_RFO_SNC_CACHE_HITM: Event = Event::row(347);
+    /// `OCR.DEMAND_CODE_RD.SNC_CACHE.HITM`.
+    pub const OCR_DEMAND_CODE_RD_SNC_CACHE_HITM: Event = Event::row(348);
+    /// `OCR.READS_TO_CORE.SNC_CACHE.HITM`.
+    pub const OCR_READS_TO_CORE_SNC_CACHE_HITM: Event = Event::row(349);
+    /// `OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET`.
+    pub const OCR_READS_TO_CORE_L3_MISS_LOCAL_SOCKET: Event = Event::row(350);
+    /// `OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM`.
+    pub const OCR_READS_TO_CORE_LOCAL_SOCKET_DRAM: Event = Event::row(351);
+    /// `OCR.READS_TO_CORE.LOCAL_SOCKET_PMM`.
+    pub const OCR_READS_TO_CORE_LOCAL_SOCKET_PMM: Event = Event::row(352);
+    /// `OCR.HWPF_L2.ANY_RESPONSE`.
+    pub const OCR_HWPF_L2_ANY_RESPONSE: Event = Event::row(353);
+    /// `OCR.READS_TO_CORE.REMOTE_MEMORY`.
+    pub const OCR_READS_TO_CORE_REMOTE_MEMORY: Event = Event::row(354);
+    /// `OCR.WRITE_ESTIMATE.MEMORY`.
+    pub const OCR_WRITE_ESTIMATE_MEMORY: Event = Event::row(355);
     /// Every event of the list.
-    pub const ALL: &'static [Event] = &[
-        Event::LD_BLOCKS_STORE_FORWARD,
-        Event::LD_BLOCKS_NO_SR,
-        Event::LD_BLOCKS_PARTIAL_ADDRESS_ALIAS,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_4K,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_1G,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED,
-        Event::DTLB_LOAD_MISSES_WALK_PENDING,
-        Event::DTLB_LOAD_MISSES_WALK_ACTIVE,
-        Event::DTLB_LOAD_MISSES_STLB_HIT,
-        Event::INT_MISC_RECOVERY_CYCLES,
-        Event::INT_MISC_CLEARS_COUNT,
-        Event::INT_MISC_ALL_RECOVERY_CYCLES,
-        Event::INT_MISC_UOP_DROPPING,
-        Event::INT_MISC_CLEAR_RESTEER_CYCLES,
-        Event::UOPS_ISSUED_ANY,
-        Event::UOPS_ISSUED_STALL_CYCLES,
-        Event::UOPS_ISSUED_VECTOR_WIDTH_MISMATCH,
-        Event::ARITH_FP_DIVIDER_ACTIVE,
-        Event::ARITH_DIVIDER_ACTIVE,
-        Event::L2_RQSTS_DEMAND_DATA_RD_MISS,
-        Event::L2_RQSTS_RFO_MISS,
-        Event::L2_RQSTS_CODE_RD_MISS,
-        Event::L2_RQSTS_ALL_DEMAND_MISS,
-        Event::L2_RQSTS_SWPF_MISS,
-        Event::L2_RQSTS_DEMAND_DATA_RD_HIT,
-        Event::L2_RQSTS_RFO_HIT,
-        Event::L2_RQSTS_CODE_RD_HIT,
-        Event::L2_RQSTS_SWPF_HIT,
-        Event::L2_RQSTS_ALL_DEMAND_DATA_RD,
-        Event::L2_RQSTS_ALL_RFO,
-        Event::L2_RQSTS_ALL_CODE_RD,
-        Event::CORE_POWER_LVL0_TURBO_LICENSE,
-        Event::CORE_POWER_LVL1_TURBO_LICENSE,
-        Event::CORE_POWER_LVL2_TURBO_LICENSE,
-        Event::LONGEST_LAT_CACHE_MISS,
-        Event::LONGEST_LAT_CACHE_REFERENCE,
-        Event::SW_PREFETCH_ACCESS_NTA,
-        Event::SW_PREFETCH_ACCESS_T0,
-        Event::SW_PREFETCH_ACCESS_T1_T2,
-        Event::SW_PREFETCH_ACCESS_PREFETCHW,
-        Event::SW_PREFETCH_ACCESS_ANY,
-        Event::CPU_CLK_UNHALTED_THREAD_P,
-        Event::CPU_CLK_UNHALTED_REF_XCLK,
-        Event::CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE,
-        Event::CPU_CLK_UNHALTED_REF_DISTRIBUTED,
-        Event::L1D_PEND_MISS_PENDING,
-        Event::L1D_PEND_MISS_PENDING_CYCLES,
-        Event::L1D_PEND_MISS_FB_FULL,
-        Event::L1D_PEND_MISS_FB_FULL_PERIODS,
-        Event::L1D_PEND_MISS_L2_STALL,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_4K,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_1G,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED,
-        Event::DTLB_STORE_MISSES_WALK_PENDING,
-        Event::DTLB_STORE_MISSES_WALK_ACTIVE,
-        Event::DTLB_STORE_MISSES_STLB_HIT,
-        Event::LOAD_HIT_PREFETCH_SWPF,
-        Event::L1D_REPLACEMENT,
-        Event::TX_MEM_ABORT_CONFLICT,
-        Event::TX_MEM_ABORT_CAPACITY_WRITE,
-        Event::TX_MEM_ABORT_CAPACITY_READ,
-        Event::INST_DECODED_DECODERS,
-        Event::UOPS_DECODED_DEC0,
-        Event::TX_EXEC_MISC2,
-        Event::TX_EXEC_MISC3,
-        Event::RS_EVENTS_EMPTY_CYCLES,
-        Event::RS_EVENTS_EMPTY_END,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6,
-        Event::IDQ_MITE_UOPS,
-        Event::IDQ_MITE_CYCLES_OK,
-        Event::IDQ_MITE_CYCLES_ANY,
-        Event::IDQ_DSB_UOPS,
-        Event::IDQ_DSB_CYCLES_OK,
-        Event::IDQ_DSB_CYCLES_ANY,
-        Event::IDQ_MS_SWITCHES,
-        Event::IDQ_MS_UOPS,
-        Event::ICACHE_16B_IFDATA_STALL,
-        Event::ICACHE_DATA_STALLS,
-        Event::ICACHE_64B_IFTAG_HIT,
-        Event::ICACHE_64B_IFTAG_MISS,
-        Event::ICACHE_64B_IFTAG_STALL,
-        Event::ICACHE_TAG_STALLS,
-        Event::ITLB_MISSES_WALK_COMPLETED_4K,
-        Event::ITLB_MISSES_WALK_COMPLETED_2M_4M,
-        Event::ITLB_MISSES_WALK_COMPLETED,
-        Event::ITLB_MISSES_WALK_PENDING,
-        Event::ITLB_MISSES_WALK_ACTIVE,
-        Event::ITLB_MISSES_STLB_HIT,
-        Event::ILD_STALL_LCP,
-        Event::DECODE_LCP,
-        Event::IDQ_UOPS_NOT_DELIVERED_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK,
-        Event::UOPS_DISPATCHED_PORT_0,
-        Event::UOPS_DISPATCHED_PORT_1,
-        Event::UOPS_DISPATCHED_PORT_2_3,
-        Event::UOPS_DISPATCHED_PORT_4_9,
-        Event::UOPS_DISPATCHED_PORT_5,
-        Event::UOPS_DISPATCHED_PORT_6,
-        Event::UOPS_DISPATCHED_PORT_7_8,
-        Event::RESOURCE_STALLS_SCOREBOARD,
-        Event::RESOURCE_STALLS_SB,
-        Event::CYCLE_ACTIVITY_CYCLES_L2_MISS,
-        Event::CYCLE_ACTIVITY_STALLS_TOTAL,
-        Event::CYCLE_ACTIVITY_STALLS_L2_MISS,
-        Event::CYCLE_ACTIVITY_STALLS_L3_MISS,
-        Event::CYCLE_ACTIVITY_CYCLES_L1D_MISS,
-        Event::CYCLE_ACTIVITY_STALLS_L1D_MISS,
-        Event::CYCLE_ACTIVITY_CYCLES_MEM_ANY,
-        Event::CYCLE_ACTIVITY_STALLS_MEM_ANY,
-        Event::TOPDOWN_SLOTS_P,
-        Event::TOPDOWN_BACKEND_BOUND_SLOTS,
-        Event::EXE_ACTIVITY_1_PORTS_UTIL,
-        Event::EXE_ACTIVITY_2_PORTS_UTIL,
-        Event::EXE_ACTIVITY_3_PORTS_UTIL,
-        Event::EXE_ACTIVITY_4_PORTS_UTIL,
-        Event::EXE_ACTIVITY_BOUND_ON_STORES,
-        Event::LSD_UOPS,
-        Event::LSD_CYCLES_ACTIVE,
-        Event::LSD_CYCLES_OK,
-        Event::DSB2MITE_SWITCHES_PENALTY_CYCLES,
-        Event::DSB2MITE_SWITCHES_COUNT,
-        Event::OFFCORE_REQUESTS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_DEMAND_CODE_RD,
-        Event::OFFCORE_REQUESTS_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_ALL_DATA_RD,
-        Event::OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_ALL_REQUESTS,
-        Event::UOPS_EXECUTED_THREAD,
-        Event::UOPS_EXECUTED_STALL_CYCLES,
-        Event::UOPS_EXECUTED_CYCLES_GE_1,
-        Event::UOPS_EXECUTED_CYCLES_GE_2,
-        Event::UOPS_EXECUTED_CYCLES_GE_3,
-        Event::UOPS_EXECUTED_CYCLES_GE_4,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_1,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_2,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_3,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_4,
-        Event::UOPS_EXECUTED_X87,
-        Event::TLB_FLUSH_DTLB_THREAD,
-        Event::TLB_FLUSH_STLB_ANY,
-        Event::INST_RETIRED_ANY_P,
-        Event::INST_RETIRED_NOP,
-        Event::ASSISTS_FP,
-        Event::ASSISTS_ANY,
-        Event::UOPS_RETIRED_STALL_CYCLES,
-        Event::UOPS_RETIRED_TOTAL_CYCLES,
-        Event::UOPS_RETIRED_SLOTS,
-        Event::MACHINE_CLEARS_COUNT,
-        Event::MACHINE_CLEARS_MEMORY_ORDERING,
-        Event::MACHINE_CLEARS_SMC,
-        Event::BR_INST_RETIRED_ALL_BRANCHES,
-        Event::BR_INST_RETIRED_COND_TAKEN,
-        Event::BR_INST_RETIRED_NEAR_CALL,
-        Event::BR_INST_RETIRED_NEAR_RETURN,
-        Event::BR_INST_RETIRED_COND_NTAKEN,
-        Event::BR_INST_RETIRED_COND,
-        Event::BR_INST_RETIRED_NEAR_TAKEN,
-        Event::BR_INST_RETIRED_FAR_BRANCH,
-        Event::BR_INST_RETIRED_INDIRECT,
-        Event::BR_MISP_RETIRED_ALL_BRANCHES,
-        Event::BR_MISP_RETIRED_COND_TAKEN,
-        Event::BR_MISP_RETIRED_INDIRECT_CALL,
-        Event::BR_MISP_RETIRED_RET,
-        Event::BR_MISP_RETIRED_COND_NTAKEN,
-        Event::BR_MISP_RETIRED_COND,
-        Event::BR_MISP_RETIRED_NEAR_TAKEN,
-        Event::BR_MISP_RETIRED_INDIRECT,
-        Event::FRONTEND_RETIRED_DSB_MISS,
-        Event::FRONTEND_RETIRED_L1I_MISS,
-        Event::FRONTEND_RETIRED_L2_MISS,
-        Event::FRONTEND_RETIRED_ITLB_MISS,
-        Event::FRONTEND_RETIRED_STLB_MISS,
-        Event::FRONTEND_RETIRED_LATENCY_GE_2,
-        Event::FRONTEND_RETIRED_LATENCY_GE_4,
-        Event::FRONTEND_RETIRED_LATENCY_GE_8,
-        Event::FRONTEND_RETIRED_LATENCY_GE_16,
-        Event::FRONTEND_RETIRED_LATENCY_GE_32,
-        Event::FRONTEND_RETIRED_LATENCY_GE_64,
-        Event::FRONTEND_RETIRED_LATENCY_GE_128,
-        Event::FRONTEND_RETIRED_LATENCY_GE_256,
-        Event::FRONTEND_RETIRED_LATENCY_GE_512,
-        Event::FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1,
-        Event::FRONTEND_RETIRED_LATENCY_GE_1,
-        Event::FRONTEND_RETIRED_ANY_DSB_MISS,
-        Event::FP_ARITH_INST_RETIRED_SCALAR_DOUBLE,
-        Event::FP_ARITH_INST_RETIRED_SCALAR_SINGLE,
-        Event::FP_ARITH_INST_RETIRED_SCALAR,
-        Event::FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE,
-        Event::FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE,
-        Event::FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE,
-        Event::FP_ARITH_INST_RETIRED_4_FLOPS,
-        Event::FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE,
-        Event::FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE,
-        Event::FP_ARITH_INST_RETIRED_8_FLOPS,
-        Event::FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE,
-        Event::FP_ARITH_INST_RETIRED_VECTOR,
-        Event::RTM_RETIRED_START,
-        Event::RTM_RETIRED_COMMIT,
-        Event::RTM_RETIRED_ABORTED,
-        Event::RTM_RETIRED_ABORTED_MEM,
-        Event::RTM_RETIRED_ABORTED_UNFRIENDLY,
-        Event::RTM_RETIRED_ABORTED_MEMTYPE,
-        Event::RTM_RETIRED_ABORTED_EVENTS,
-        Event::MISC_RETIRED_LBR_INSERTS,
-        Event::MISC_RETIRED_PAUSE_INST,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_4,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_8,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_16,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_32,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_64,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_128,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_256,
-        Event::MEM_TRANS_RETIRED_LOAD_LATENCY_GT_512,
-        Event::MEM_INST_RETIRED_STLB_MISS_LOADS,
-        Event::MEM_INST_RETIRED_STLB_MISS_STORES,
-        Event::MEM_INST_RETIRED_LOCK_LOADS,
-        Event::MEM_INST_RETIRED_SPLIT_LOADS,
-        Event::MEM_INST_RETIRED_SPLIT_STORES,
-        Event::MEM_INST_RETIRED_ALL_LOADS,
-        Event::MEM_INST_RETIRED_ALL_STORES,
-        Event::MEM_INST_RETIRED_ANY,
-        Event::MEM_LOAD_RETIRED_L1_HIT,
-        Event::MEM_LOAD_RETIRED_L2_HIT,
-        Event::MEM_LOAD_RETIRED_L3_HIT,
-        Event::MEM_LOAD_RETIRED_L1_MISS,
-        Event::MEM_LOAD_RETIRED_L2_MISS,
-        Event::MEM_LOAD_RETIRED_L3_MISS,
-        Event::MEM_LOAD_RETIRED_FB_HIT,
-        Event::MEM_LOAD_RETIRED_LOCAL_PMM,
-        Event::MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS,
-        Event::MEM_LOAD_L3_HIT_RETIRED_XSNP_NO_FWD,
-        Event::MEM_LOAD_L3_HIT_RETIRED_XSNP_FWD,
-        Event::MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE,
-        Event::MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM,
-        Event::MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM,
-        Event::MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM,
-        Event::MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD,
-        Event::MEM_LOAD_L3_MISS_RETIRED_REMOTE_PMM,
-        Event::MEM_LOAD_MISC_RETIRED_UC,
-        Event::BACLEARS_ANY,
-        Event::CPU_CLK_UNHALTED_DISTRIBUTED,
-        Event::CORE_SNOOP_RESPONSE_MISS,
-        Event::CORE_SNOOP_RESPONSE_I_HIT_FSE,
-        Event::CORE_SNOOP_RESPONSE_S_HIT_FSE,
-        Event::CORE_SNOOP_RESPONSE_S_FWD_M,
-        Event::CORE_SNOOP_RESPONSE_I_FWD_M,
-        Event::CORE_SNOOP_RESPONSE_I_FWD_FE,
-        Event::CORE_SNOOP_RESPONSE_S_FWD_FE,
-        Event::L2_TRANS_L2_WB,
-        Event::L2_LINES_IN_ALL,
-        Event::L2_LINES_OUT_SILENT,
-        Event::L2_LINES_OUT_NON_SILENT,
-        Event::L2_LINES_OUT_USELESS_HWPF,
-        Event::SQ_MISC_SQ_FULL,
-        Event::SQ_MISC_BUS_LOCK,
-        Event::OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_NO_FWD,
-        Event::OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HITM,
-        Event::OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OCR_DEMAND_RFO_L3_HIT_SNOOP_HITM,
-        Event::OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_HITM,
-        Event::OCR_DEMAND_DATA_RD_ANY_RESPONSE,
-        Event::OCR_DEMAND_DATA_RD_L3_MISS,
-        Event::OCR_DEMAND_DATA_RD_LOCAL_DRAM,
-        Event::OCR_DEMAND_RFO_LOCAL_DRAM,
-        Event::OCR_DEMAND_CODE_RD_ANY_RESPONSE,
-        Event::OCR_DEMAND_CODE_RD_L3_MISS,
-        Event::OCR_DEMAND_CODE_RD_LOCAL_DRAM,
-        Event::OCR_HWPF_L1D_AND_SWPF_L3_MISS,
-        Event::OCR_HWPF_L1D_AND_SWPF_LOCAL_DRAM,
-        Event::OCR_STREAMING_WR_ANY_RESPONSE,
-        Event::OCR_OTHER_ANY_RESPONSE,
-        Event::OCR_OTHER_L3_MISS,
-        Event::OCR_HWPF_L3_ANY_RESPONSE,
-        Event::OCR_DEMAND_DATA_RD_REMOTE_DRAM,
-        Event::OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HITM,
-        Event::OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HIT_WITH_FWD,
-        Event::OCR_DEMAND_DATA_RD_DRAM,
-        Event::OCR_DEMAND_DATA_RD_REMOTE_PMM,
-        Event::OCR_DEMAND_DATA_RD_L3_MISS_LOCAL,
-        Event::OCR_DEMAND_DATA_RD_LOCAL_PMM,
-        Event::OCR_DEMAND_DATA_RD_PMM,
-        Event::OCR_DEMAND_RFO_DRAM,
-        Event::OCR_DEMAND_RFO_REMOTE_PMM,
-        Event::OCR_DEMAND_RFO_LOCAL_PMM,
-        Event::OCR_DEMAND_RFO_PMM,
-        Event::OCR_DEMAND_CODE_RD_DRAM,
-        Event::OCR_DEMAND_CODE_RD_L3_MISS_LOCAL,
-        Event::OCR_HWPF_L1D_AND_SWPF_DRAM,
-        Event::OCR_HWPF_L1D_AND_SWPF_L3_MISS_LOCAL,
-        Event::OCR_OTHER_L3_MISS_LOCAL,
-        Event::OCR_DEMAND_DATA_RD_SNC_PMM,
-        Event::OCR_DEMAND_RFO_SNC_PMM,
-        Event::OCR_DEMAND_DATA_RD_L3_HIT,
-        Event::OCR_DEMAND_RFO_L3_HIT,
-        Event::OCR_DEMAND_CODE_RD_L3_HIT,
-        Event::OCR_HWPF_L1D_AND_SWPF_L3_HIT,
-        Event::OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_NO_FWD,
-        Event::OCR_READS_TO_CORE_L3_HIT_SNOOP_HITM,
-        Event::OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HITM,
-        Event::OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HIT_WITH_FWD,
-        Event::OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_FWD,
-        Event::OCR_READS_TO_CORE_DRAM,
-        Event::OCR_READS_TO_CORE_LOCAL_DRAM,
-        Event::OCR_READS_TO_CORE_REMOTE_DRAM,
-        Event::OCR_READS_TO_CORE_REMOTE_PMM,
-        Event::OCR_READS_TO_CORE_LOCAL_PMM,
-        Event::OCR_READS_TO_CORE_SNC_PMM,
-        Event::OCR_DEMAND_DATA_RD_SNC_DRAM,
-        Event::OCR_DEMAND_RFO_SNC_DRAM,
-        Event::OCR_DEMAND_CODE_RD_SNC_DRAM,
-        Event::OCR_READS_TO_CORE_SNC_DRAM,
-        Event::OCR_DEMAND_RFO_ANY_RESPONSE,
-        Event::OCR_READS_TO_CORE_ANY_RESPONSE,
-        Event::OCR_STREAMING_WR_L3_HIT,
-        Event::OCR_HWPF_L3_L3_HIT,
-        Event::OCR_READS_TO_CORE_L3_HIT,
-        Event::OCR_DEMAND_RFO_L3_MISS_LOCAL,
-        Event::OCR_READS_TO_CORE_L3_MISS_LOCAL,
-        Event::OCR_STREAMING_WR_L3_MISS_LOCAL,
-        Event::OCR_HWPF_L3_L3_MISS_LOCAL,
-        Event::OCR_ITOM_L3_MISS_LOCAL,
-        Event::OCR_READS_TO_CORE_REMOTE,
-        Event::OCR_HWPF_L3_REMOTE,
-        Event::OCR_ITOM_REMOTE,
-        Event::OCR_DEMAND_RFO_L3_MISS,
-        Event::OCR_READS_TO_CORE_L3_MISS,
-        Event::OCR_STREAMING_WR_L3_MISS,
-        Event::OCR_HWPF_L3_L3_MISS,
-        Event::OCR_PREFETCHES_L3_MISS_LOCAL,
-        Event::OCR_PREFETCHES_L3_HIT,
-        Event::OCR_DEMAND_DATA_RD_SNC_CACHE_HIT_WITH_FWD,
-        Event::OCR_DEMAND_RFO_SNC_CACHE_HIT_WITH_FWD,
-        Event::OCR_DEMAND_CODE_RD_SNC_CACHE_HIT_WITH_FWD,
-        Event::OCR_READS_TO_CORE_SNC_CACHE_HIT_WITH_FWD,
-        Event::OCR_DEMAND_DATA_RD_SNC_CACHE_HITM,
-        Event::OCR_DEMAND_RFO_SNC_CACHE_HITM,
-        Event::OCR_DEMAND_CODE_RD_SNC_CACHE_HITM,
-        Event::OCR_READS_TO_CORE_SNC_CACHE_HITM,
-        Event::OCR_READS_TO_CORE_L3_MISS_LOCAL_SOCKET,
-        Event::OCR_READS_TO_CORE_LOCAL_SOCKET_DRAM,
-        Event::OCR_READS_TO_CORE_LOCAL_SOCKET_PMM,
-        Event::OCR_HWPF_L2_ANY_RESPONSE,
-        Event::OCR_READS_TO_CORE_REMOTE_MEMORY,
-        Event::OCR_WRITE_ESTIMATE_MEMORY,
-    ];
+    pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
+
+    /// The event of row `n` of the list's table.
+    const fn row(n: u16) -> Event {
+        Event::from_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n)
+    }
 }
 
 #[cfg(feature = "metadata")]
@@ -1258,366 +750,390 @@ impl crate::core_events::EventList for List {
     const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;
 }
 
+/// `MSR_PEBS_FRONTEND`, as the rows that need it name it (each with its value).
+const AUX_MSR_PEBS_FRONTEND: AuxMsr = AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0 };
+/// `MSR_PEBS_LD_LAT_THRESHOLD`, as the rows that need it name it (each with its value).
+const AUX_MSR_PEBS_LD_LAT_THRESHOLD: AuxMsr = AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0 };
+/// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
+const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02, 0b1111),
+    ev("LD_BLOCKS.NO_SR", 0x03, 0x08, 0b1111),
+    ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01, 0b1111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02, 0b1111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x08, 0x04, 0b1111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x08, 0x08, 0b1111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e, 0b1111),
+    ev("DTLB_LOAD_MISSES.WALK_PENDING", 0x08, 0x10, 0b1111),
+    ev("DTLB_LOAD_MISSES.WALK_ACTIVE", 0x08, 0x10, 0b1111).threshold(1),
+    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20, 0b1111),
+    ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x01, 0b11111111),
+    ev("INT_MISC.CLEARS_COUNT", 0x0d, 0x01, 0b11111111).threshold(1).edge(),
+    ev("INT_MISC.ALL_RECOVERY_CYCLES", 0x0d, 0x03, 0b11111111).threshold(1),
+    ev("INT_MISC.UOP_DROPPING", 0x0d, 0x10, 0b11111111),
+    ev("INT_MISC.CLEAR_RESTEER_CYCLES", 0x0d, 0x80, 0b11111111),
+    ev("UOPS_ISSUED.ANY", 0x0e, 0x01, 0b11111111),
+    ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01, 0b11111111).threshold(1).invert(),
+    ev("UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", 0x0e, 0x02, 0b11111111),
+    ev("ARITH.FP_DIVIDER_ACTIVE", 0x14, 0x01, 0b11111111).threshold(1),
+    ev("ARITH.DIVIDER_ACTIVE", 0x14, 0x09, 0b11111111).threshold(1),
+    ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21, 0b1111),
+    ev("L2_RQSTS.RFO_MISS", 0x24, 0x22, 0b1111),
+    ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24, 0b1111),
+    ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27, 0b1111),
+    ev("L2_RQSTS.SWPF_MISS", 0x24, 0x28, 0b1111),
+    ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1, 0b1111),
+    ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2, 0b1111),
+    ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4, 0b1111),
+    ev("L2_RQSTS.SWPF_HIT", 0x24, 0xc8, 0b1111),
+    ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1, 0b1111),
+    ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2, 0b1111),
+    ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4, 0b1111),
+    ev("CORE_POWER.LVL0_TURBO_LICENSE", 0x28, 0x07, 0b1111),
+    ev("CORE_POWER.LVL1_TURBO_LICENSE", 0x28, 0x18, 0b1111),
+    ev("CORE_POWER.LVL2_TURBO_LICENSE", 0x28, 0x20, 0b1111),
+    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b11111111),
+    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b11111111),
+    ev("SW_PREFETCH_ACCESS.NTA", 0x32, 0x01, 0b1111),
+    ev("SW_PREFETCH_ACCESS.T0", 0x32, 0x02, 0b1111),
+    ev("SW_PREFETCH_ACCESS.T1_T2", 0x32, 0x04, 0b1111),
+    ev("SW_PREFETCH_ACCESS.PREFETCHW", 0x32, 0x08, 0b1111),
+    ev("SW_PREFETCH_ACCESS.ANY", 0x32, 0x0f, 0b1111),
+    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b11111111),
+    ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b11111111),
+    ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b11111111),
+    ev("CPU_CLK_UNHALTED.REF_DISTRIBUTED", 0x3c, 0x08, 0b11111111),
+    ev("L1D_PEND_MISS.PENDING", 0x48, 0x01, 0b1111),
+    ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01, 0b1111).threshold(1),
+    ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02, 0b1111),
+    ev("L1D_PEND_MISS.FB_FULL_PERIODS", 0x48, 0x02, 0b1111).threshold(1).edge(),
+    ev("L1D_PEND_MISS.L2_STALL", 0x48, 0x04, 0b1111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02, 0b1111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x49, 0x04, 0b1111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x49, 0x08, 0b1111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e, 0b1111),
+    ev("DTLB_STORE_MISSES.WALK_PENDING", 0x49, 0x10, 0b1111),
+    ev("DTLB_STORE_MISSES.WALK_ACTIVE", 0x49, 0x10, 0b1111).threshold(1),
+    ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x20, 0b1111),
+    ev("LOAD_HIT_PREFETCH.SWPF", 0x4c, 0x01, 0b1111),
+    ev("L1D.REPLACEMENT", 0x51, 0x01, 0b1111),
+    ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01, 0b1111),
+    ev("TX_MEM.ABORT_CAPACITY_WRITE", 0x54, 0x02, 0b1111),
+    ev("TX_MEM.ABORT_CAPACITY_READ", 0x54, 0x80, 0b1111),
+    ev("INST_DECODED.DECODERS", 0x55, 0x01, 0b1111),
+    ev("UOPS_DECODED.DEC0", 0x56, 0x01, 0b1111),
+    ev("TX_EXEC.MISC2", 0x5d, 0x02, 0b11111111),
+    ev("TX_EXEC.MISC3", 0x5d, 0x04, 0b11111111),
+    ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01, 0b11111111),
+    ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01, 0b11111111).threshold(1).invert().edge(),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01, 0b1111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x60, 0x02, 0b1111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", 0x60, 0x02, 0b1111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04, 0b1111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08, 0b1111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08, 0b1111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", 0x60, 0x10, 0b1111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", 0x60, 0x10, 0b1111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6", 0x60, 0x10, 0b1111).threshold(6),
+    ev("IDQ.MITE_UOPS", 0x79, 0x04, 0b1111),
+    ev("IDQ.MITE_CYCLES_OK", 0x79, 0x04, 0b1111).threshold(5),
+    ev("IDQ.MITE_CYCLES_ANY", 0x79, 0x04, 0b1111).threshold(1),
+    ev("IDQ.DSB_UOPS", 0x79, 0x08, 0b1111),
+    ev("IDQ.DSB_CYCLES_OK", 0x79, 0x08, 0b1111).threshold(5),
+    ev("IDQ.DSB_CYCLES_ANY", 0x79, 0x08, 0b1111).threshold(1),
+    ev("IDQ.MS_SWITCHES", 0x79, 0x30, 0b1111).threshold(1).edge(),
+    ev("IDQ.MS_UOPS", 0x79, 0x30, 0b1111),
+    ev("ICACHE_16B.IFDATA_STALL", 0x80, 0x04, 0b1111),
+    ev("ICACHE_DATA.STALLS", 0x80, 0x04, 0b1111),
+    ev("ICACHE_64B.IFTAG_HIT", 0x83, 0x01, 0b1111),
+    ev("ICACHE_64B.IFTAG_MISS", 0x83, 0x02, 0b1111),
+    ev("ICACHE_64B.IFTAG_STALL", 0x83, 0x04, 0b1111),
+    ev("ICACHE_TAG.STALLS", 0x83, 0x04, 0b1111),
+    ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02, 0b1111),
+    ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x85, 0x04, 0b1111),
+    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e, 0b1111),
+    ev("ITLB_MISSES.WALK_PENDING", 0x85, 0x10, 0b1111),
+    ev("ITLB_MISSES.WALK_ACTIVE", 0x85, 0x10, 0b1111).threshold(1),
+    ev("ITLB_MISSES.STLB_HIT", 0x85, 0x20, 0b1111),
+    ev("ILD_STALL.LCP", 0x87, 0x01, 0b1111),
+    ev("DECODE.LCP", 0x87, 0x01, 0b1111),
+    ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01, 0b11111111),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b11111111).threshold(5),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b11111111).threshold(1).invert(),
+    ev("UOPS_DISPATCHED.PORT_0", 0xa1, 0x01, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_1", 0xa1, 0x02, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_2_3", 0xa1, 0x04, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_4_9", 0xa1, 0x10, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_5", 0xa1, 0x20, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_6", 0xa1, 0x40, 0b11111111),
+    ev("UOPS_DISPATCHED.PORT_7_8", 0xa1, 0x80, 0b11111111),
+    ev("RESOURCE_STALLS.SCOREBOARD", 0xa2, 0x02, 0b11111111),
+    ev("RESOURCE_STALLS.SB", 0xa2, 0x08, 0b11111111),
+    ev("CYCLE_ACTIVITY.CYCLES_L2_MISS", 0xa3, 0x01, 0b1111).threshold(1),
+    ev("CYCLE_ACTIVITY.STALLS_TOTAL", 0xa3, 0x04, 0b11111111).threshold(4),
+    ev("CYCLE_ACTIVITY.STALLS_L2_MISS", 0xa3, 0x05, 0b1111).threshold(5),
+    ev("CYCLE_ACTIVITY.STALLS_L3_MISS", 0xa3, 0x06, 0b1111).threshold(6),
+    ev("CYCLE_ACTIVITY.CYCLES_L1D_MISS", 0xa3, 0x08, 0b1111).threshold(8),
+    ev("CYCLE_ACTIVITY.STALLS_L1D_MISS", 0xa3, 0x0c, 0b1111).threshold(12),
+    ev("CYCLE_ACTIVITY.CYCLES_MEM_ANY", 0xa3, 0x10, 0b11111111).threshold(16),
+    ev("CYCLE_ACTIVITY.STALLS_MEM_ANY", 0xa3, 0x14, 0b11111111).threshold(20),
+    ev("TOPDOWN.SLOTS_P", 0xa4, 0x01, 0b11111111),
+    ev("TOPDOWN.BACKEND_BOUND_SLOTS", 0xa4, 0x02, 0b11111111),
+    ev("EXE_ACTIVITY.1_PORTS_UTIL", 0xa6, 0x02, 0b11111111),
+    ev("EXE_ACTIVITY.2_PORTS_UTIL", 0xa6, 0x04, 0b11111111),
+    ev("EXE_ACTIVITY.3_PORTS_UTIL", 0xa6, 0x08, 0b11111111),
+    ev("EXE_ACTIVITY.4_PORTS_UTIL", 0xa6, 0x10, 0b11111111),
+    ev("EXE_ACTIVITY.BOUND_ON_STORES", 0xa6, 0x40, 0b11111111).threshold(2),
+    ev("LSD.UOPS", 0xa8, 0x01, 0b1111),
+    ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01, 0b1111).threshold(1),
+    ev("LSD.CYCLES_OK", 0xa8, 0x01, 0b1111).threshold(5),
+    ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02, 0b1111),
+    ev("DSB2MITE_SWITCHES.COUNT", 0xab, 0x02, 0b1111).threshold(1).edge(),
+    ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01, 0b1111),
+    ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02, 0b1111),
+    ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04, 0b1111),
+    ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08, 0b1111),
+    ev("OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", 0xb0, 0x10, 0b1111),
+    ev("OFFCORE_REQUESTS.ALL_REQUESTS", 0xb0, 0x80, 0b1111),
+    ev("UOPS_EXECUTED.THREAD", 0xb1, 0x01, 0b11111111),
+    ev("UOPS_EXECUTED.STALL_CYCLES", 0xb1, 0x01, 0b11111111).threshold(1).invert(),
+    ev("UOPS_EXECUTED.CYCLES_GE_1", 0xb1, 0x01, 0b11111111).threshold(1),
+    ev("UOPS_EXECUTED.CYCLES_GE_2", 0xb1, 0x01, 0b11111111).threshold(2),
+    ev("UOPS_EXECUTED.CYCLES_GE_3", 0xb1, 0x01, 0b11111111).threshold(3),
+    ev("UOPS_EXECUTED.CYCLES_GE_4", 0xb1, 0x01, 0b11111111).threshold(4),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02, 0b11111111).threshold(1),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02, 0b11111111).threshold(2),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02, 0b11111111).threshold(3),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02, 0b11111111).threshold(4),
+    ev("UOPS_EXECUTED.X87", 0xb1, 0x10, 0b11111111),
+    ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01, 0b1111),
+    ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20, 0b1111),
+    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b11111111),
+    ev("INST_RETIRED.NOP", 0xc0, 0x02, 0b11111111),
+    ev("ASSISTS.FP", 0xc1, 0x02, 0b11111111),
+    ev("ASSISTS.ANY", 0xc1, 0x07, 0b11111111),
+    ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x02, 0b11111111).threshold(1).invert(),
+    ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x02, 0b11111111).threshold(10).invert(),
+    ev("UOPS_RETIRED.SLOTS", 0xc2, 0x02, 0b11111111),
+    ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01, 0b11111111).threshold(1).edge(),
+    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b11111111),
+    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b11111111),
+    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b11111111),
+    ev("BR_INST_RETIRED.COND_TAKEN", 0xc4, 0x01, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b11111111),
+    ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x10, 0b11111111),
+    ev("BR_INST_RETIRED.COND", 0xc4, 0x11, 0b11111111),
+    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20, 0b11111111),
+    ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40, 0b11111111),
+    ev("BR_INST_RETIRED.INDIRECT", 0xc4, 0x80, 0b11111111),
+    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b11111111),
+    ev("BR_MISP_RETIRED.COND_TAKEN", 0xc5, 0x01, 0b11111111),
+    ev("BR_MISP_RETIRED.INDIRECT_CALL", 0xc5, 0x02, 0b11111111),
+    ev("BR_MISP_RETIRED.RET", 0xc5, 0x08, 0b11111111),
+    ev("BR_MISP_RETIRED.COND_NTAKEN", 0xc5, 0x10, 0b11111111),
+    ev("BR_MISP_RETIRED.COND", 0xc5, 0x11, 0b11111111),
+    ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20, 0b11111111),
+    ev("BR_MISP_RETIRED.INDIRECT", 0xc5, 0x80, 0b11111111),
+    ev("FRONTEND_RETIRED.DSB_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x11),
+    ev("FRONTEND_RETIRED.L1I_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x12),
+    ev("FRONTEND_RETIRED.L2_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x13),
+    ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x14),
+    ev("FRONTEND_RETIRED.STLB_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x15),
+    ev("FRONTEND_RETIRED.LATENCY_GE_2", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x500206),
+    ev("FRONTEND_RETIRED.LATENCY_GE_4", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x500406),
+    ev("FRONTEND_RETIRED.LATENCY_GE_8", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x500806),
+    ev("FRONTEND_RETIRED.LATENCY_GE_16", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x501006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_32", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x502006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_64", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x504006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_128", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x508006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_256", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x510006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_512", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x520006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x100206),
+    ev("FRONTEND_RETIRED.LATENCY_GE_1", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x500106),
+    ev("FRONTEND_RETIRED.ANY_DSB_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x1),
+    ev("FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", 0xc7, 0x01, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.SCALAR_SINGLE", 0xc7, 0x02, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.SCALAR", 0xc7, 0x03, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", 0xc7, 0x04, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", 0xc7, 0x08, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", 0xc7, 0x10, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.4_FLOPS", 0xc7, 0x18, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", 0xc7, 0x20, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", 0xc7, 0x40, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.8_FLOPS", 0xc7, 0x60, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", 0xc7, 0x80, 0b11111111),
+    ev("FP_ARITH_INST_RETIRED.VECTOR", 0xc7, 0xfc, 0b11111111),
+    ev("RTM_RETIRED.START", 0xc9, 0x01, 0b11111111),
+    ev("RTM_RETIRED.COMMIT", 0xc9, 0x02, 0b11111111),
+    ev("RTM_RETIRED.ABORTED", 0xc9, 0x04, 0b11111111),
+    ev("RTM_RETIRED.ABORTED_MEM", 0xc9, 0x08, 0b11111111),
+    ev("RTM_RETIRED.ABORTED_UNFRIENDLY", 0xc9, 0x20, 0b11111111),
+    ev("RTM_RETIRED.ABORTED_MEMTYPE", 0xc9, 0x40, 0b11111111),
+    ev("RTM_RETIRED.ABORTED_EVENTS", 0xc9, 0x80, 0b11111111),
+    ev("MISC_RETIRED.LBR_INSERTS", 0xcc, 0x20, 0b11111111),
+    ev("MISC_RETIRED.PAUSE_INST", 0xcc, 0x40, 0b11111111),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x4),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x8),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x10),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x20),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x40),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x80),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x100),
+    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x200),
+    ev("MEM_INST_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b1111),
+    ev("MEM_INST_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b1111),
+    ev("MEM_INST_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b1111),
+    ev("MEM_INST_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b1111),
+    ev("MEM_INST_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b1111),
+    ev("MEM_INST_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b1111),
+    ev("MEM_INST_RETIRED.ALL_STORES", 0xd0, 0x82, 0b1111),
+    ev("MEM_INST_RETIRED.ANY", 0xd0, 0x83, 0b1111),
+    ev("MEM_LOAD_RETIRED.L1_HIT", 0xd1, 0x01, 0b1111),
+    ev("MEM_LOAD_RETIRED.L2_HIT", 0xd1, 0x02, 0b1111),
+    ev("MEM_LOAD_RETIRED.L3_HIT", 0xd1, 0x04, 0b1111),
+    ev("MEM_LOAD_RETIRED.L1_MISS", 0xd1, 0x08, 0b1111),
+    ev("MEM_LOAD_RETIRED.L2_MISS", 0xd1, 0x10, 0b1111),
+    ev("MEM_LOAD_RETIRED.L3_MISS", 0xd1, 0x20, 0b1111),
+    ev("MEM_LOAD_RETIRED.FB_HIT", 0xd1, 0x40, 0b1111),
+    ev("MEM_LOAD_RETIRED.LOCAL_PMM", 0xd1, 0x80, 0b1111),
+    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01, 0b1111),
+    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD", 0xd2, 0x02, 0b1111),
+    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD", 0xd2, 0x04, 0b1111),
+    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x02, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x04, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x08, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_PMM", 0xd3, 0x10, 0b1111),
+    ev("MEM_LOAD_MISC_RETIRED.UC", 0xd4, 0x04, 0b1111),
+    ev("BACLEARS.ANY", 0xe6, 0x01, 0b1111),
+    ev("CPU_CLK_UNHALTED.DISTRIBUTED", 0xec, 0x02, 0b11111111),
+    ev("CORE_SNOOP_RESPONSE.MISS", 0xef, 0x01, 0b1111),
+    ev("CORE_SNOOP_RESPONSE.I_HIT_FSE", 0xef, 0x02, 0b1111),
+    ev("CORE_SNOOP_RESPONSE.S_HIT_FSE", 0xef, 0x04, 0b1111),
+    ev("CORE_SNOOP_RESPONSE.S_FWD_M", 0xef, 0x08, 0b1111),
+    ev("CORE_SNOOP_RESPONSE.I_FWD_M", 0xef, 0x10, 0b1111),
+    ev("CORE_SNOOP_RESPONSE.I_FWD_FE", 0xef, 0x20, 0b1111),
+    ev("CORE_SNOOP_RESPONSE.S_FWD_FE", 0xef, 0x40, 0b1111),
+    ev("L2_TRANS.L2_WB", 0xf0, 0x40, 0b1111),
+    ev("L2_LINES_IN.ALL", 0xf1, 0x1f, 0b1111),
+    ev("L2_LINES_OUT.SILENT", 0xf2, 0x01, 0b1111),
+    ev("L2_LINES_OUT.NON_SILENT", 0xf2, 0x02, 0b1111),
+    ev("L2_LINES_OUT.USELESS_HWPF", 0xf2, 0x04, 0b1111),
+    ev("SQ_MISC.SQ_FULL", 0xf4, 0x04, 0b1111),
+    ev("SQ_MISC.BUS_LOCK", 0xf4, 0x10, 0b1111),
+    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
+    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
+    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0001),
+    ev("OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
+    ev("OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
+    ev("OCR.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
+    ev("OCR.DEMAND_DATA_RD.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00001),
+    ev("OCR.DEMAND_DATA_RD.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000001),
+    ev("OCR.DEMAND_RFO.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000002),
+    ev("OCR.DEMAND_CODE_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
+    ev("OCR.DEMAND_CODE_RD.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00004),
+    ev("OCR.DEMAND_CODE_RD.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000004),
+    ev("OCR.HWPF_L1D_AND_SWPF.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00400),
+    ev("OCR.HWPF_L1D_AND_SWPF.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000400),
+    ev("OCR.STREAMING_WR.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10800),
+    ev("OCR.OTHER.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x18000),
+    ev("OCR.OTHER.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc08000),
+    ev("OCR.HWPF_L3.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x12380),
+    ev("OCR.DEMAND_DATA_RD.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x730000001),
+    ev("OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030000001),
+    ev("OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x830000001),
+    ev("OCR.DEMAND_DATA_RD.DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000001),
+    ev("OCR.DEMAND_DATA_RD.REMOTE_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703000001),
+    ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84400001),
+    ev("OCR.DEMAND_DATA_RD.LOCAL_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400001),
+    ev("OCR.DEMAND_DATA_RD.PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703c00001),
+    ev("OCR.DEMAND_RFO.DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000002),
+    ev("OCR.DEMAND_RFO.REMOTE_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703000002),
+    ev("OCR.DEMAND_RFO.LOCAL_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400002),
+    ev("OCR.DEMAND_RFO.PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703c00002),
+    ev("OCR.DEMAND_CODE_RD.DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000004),
+    ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84400004),
+    ev("OCR.HWPF_L1D_AND_SWPF.DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000400),
+    ev("OCR.HWPF_L1D_AND_SWPF.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84400400),
+    ev("OCR.OTHER.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84408000),
+    ev("OCR.DEMAND_DATA_RD.SNC_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x700800001),
+    ev("OCR.DEMAND_RFO.SNC_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x700800002),
+    ev("OCR.DEMAND_DATA_RD.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
+    ev("OCR.DEMAND_RFO.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0002),
+    ev("OCR.DEMAND_CODE_RD.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
+    ev("OCR.HWPF_L1D_AND_SWPF.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0400),
+    ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0477),
+    ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0477),
+    ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0477),
+    ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030000477),
+    ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x830000477),
+    ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1830000477),
+    ev("OCR.READS_TO_CORE.DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000477),
+    ev("OCR.READS_TO_CORE.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000477),
+    ev("OCR.READS_TO_CORE.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x730000477),
+    ev("OCR.READS_TO_CORE.REMOTE_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703000477),
+    ev("OCR.READS_TO_CORE.LOCAL_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400477),
+    ev("OCR.READS_TO_CORE.SNC_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x700800477),
+    ev("OCR.DEMAND_DATA_RD.SNC_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000001),
+    ev("OCR.DEMAND_RFO.SNC_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000002),
+    ev("OCR.DEMAND_CODE_RD.SNC_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000004),
+    ev("OCR.READS_TO_CORE.SNC_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000477),
+    ev("OCR.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3ffc0002),
+    ev("OCR.READS_TO_CORE.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3ffc0477),
+    ev("OCR.STREAMING_WR.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080800),
+    ev("OCR.HWPF_L3.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80082380),
+    ev("OCR.READS_TO_CORE.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f003c0477),
+    ev("OCR.DEMAND_RFO.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f04400002),
+    ev("OCR.READS_TO_CORE.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f04400477),
+    ev("OCR.STREAMING_WR.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000800),
+    ev("OCR.HWPF_L3.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84002380),
+    ev("OCR.ITOM.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000002),
+    ev("OCR.READS_TO_CORE.REMOTE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f33000477),
+    ev("OCR.HWPF_L3.REMOTE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90002380),
+    ev("OCR.ITOM.REMOTE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000002),
+    ev("OCR.DEMAND_RFO.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3fc00002),
+    ev("OCR.READS_TO_CORE.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3fc00477),
+    ev("OCR.STREAMING_WR.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x94000800),
+    ev("OCR.HWPF_L3.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x94002380),
+    ev("OCR.PREFETCHES.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f844027f0),
+    ev("OCR.PREFETCHES.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c27f0),
+    ev("OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000001),
+    ev("OCR.DEMAND_RFO.SNC_CACHE.HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000002),
+    ev("OCR.DEMAND_CODE_RD.SNC_CACHE.HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000004),
+    ev("OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000477),
+    ev("OCR.DEMAND_DATA_RD.SNC_CACHE.HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000001),
+    ev("OCR.DEMAND_RFO.SNC_CACHE.HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000002),
+    ev("OCR.DEMAND_CODE_RD.SNC_CACHE.HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000004),
+    ev("OCR.READS_TO_CORE.SNC_CACHE.HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000477),
+    ev("OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x70cc00477),
+    ev("OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x70c000477),
+    ev("OCR.READS_TO_CORE.LOCAL_SOCKET_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x700c00477),
+    ev("OCR.HWPF_L2.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10070),
+    ev("OCR.READS_TO_CORE.REMOTE_MEMORY", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x731800477),
+    ev("OCR.WRITE_ESTIMATE.MEMORY", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xfbff80822),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<64>(EVENT_ROWS, 192, false),
+    &event_infos::<64>(EVENT_ROWS, 256, false),
+    &event_infos::<36>(EVENT_ROWS, 320, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", code: 0x07, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", code: 0x08, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", code: 0x08, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", code: 0x08, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_PENDING", code: 0x08, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_ACTIVE", code: 0x08, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0x0d, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.CLEARS_COUNT", code: 0x0d, umask: 0x01, counters: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.ALL_RECOVERY_CYCLES", code: 0x0d, umask: 0x03, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.UOP_DROPPING", code: 0x0d, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.CLEAR_RESTEER_CYCLES", code: 0x0d, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", code: 0x0e, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.FP_DIVIDER_ACTIVE", code: 0x14, umask: 0x01, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.DIVIDER_ACTIVE", code: 0x14, umask: 0x09, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_MISS", code: 0x24, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x22, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x24, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_MISS", code: 0x24, umask: 0x27, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.SWPF_MISS", code: 0x24, umask: 0x28, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0xc1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0xc2, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0xc4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.SWPF_HIT", code: 0x24, umask: 0xc8, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0xe1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0xe2, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0xe4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_POWER.LVL0_TURBO_LICENSE", code: 0x28, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_POWER.LVL1_TURBO_LICENSE", code: 0x28, umask: 0x18, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_POWER.LVL2_TURBO_LICENSE", code: 0x28, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.NTA", code: 0x32, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.T0", code: 0x32, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.T1_T2", code: 0x32, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.PREFETCHW", code: 0x32, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.ANY", code: 0x32, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_DISTRIBUTED", code: 0x3c, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING", code: 0x48, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES", code: 0x48, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.FB_FULL_PERIODS", code: 0x48, umask: 0x02, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.L2_STALL", code: 0x48, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", code: 0x49, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", code: 0x49, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", code: 0x49, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_PENDING", code: 0x49, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_ACTIVE", code: 0x49, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PREFETCH.SWPF", code: 0x4c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CONFLICT", code: 0x54, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CAPACITY_WRITE", code: 0x54, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CAPACITY_READ", code: 0x54, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_DECODED.DECODERS", code: 0x55, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DECODED.DEC0", code: 0x56, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC2", code: 0x5d, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC3", code: 0x5d, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_CYCLES", code: 0x5e, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_END", code: 0x5e, umask: 0x01, counters: 0b11111111, threshold: 1, invert: true, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", code: 0x60, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", code: 0x60, umask: 0x02, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", code: 0x60, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", code: 0x60, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6", code: 0x60, umask: 0x10, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_CYCLES_OK", code: 0x79, umask: 0x04, counters: 0b1111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_CYCLES_ANY", code: 0x79, umask: 0x04, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES_OK", code: 0x79, umask: 0x08, counters: 0b1111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES_ANY", code: 0x79, umask: 0x08, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x30, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x30, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_16B.IFDATA_STALL", code: 0x80, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_DATA.STALLS", code: 0x80, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_64B.IFTAG_HIT", code: 0x83, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_64B.IFTAG_MISS", code: 0x83, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_64B.IFTAG_STALL", code: 0x83, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_TAG.STALLS", code: 0x83, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_4K", code: 0x85, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", code: 0x85, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_PENDING", code: 0x85, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_ACTIVE", code: 0x85, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DECODE.LCP", code: 0x87, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CORE", code: 0x9c, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b11111111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", code: 0x9c, umask: 0x01, counters: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_0", code: 0xa1, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_1", code: 0xa1, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_2_3", code: 0xa1, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_4_9", code: 0xa1, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_5", code: 0xa1, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_6", code: 0xa1, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.PORT_7_8", code: 0xa1, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.SCOREBOARD", code: 0xa2, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_MISS", code: 0xa3, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_TOTAL", code: 0xa3, umask: 0x04, counters: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_MISS", code: 0xa3, umask: 0x05, counters: 0b1111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L3_MISS", code: 0xa3, umask: 0x06, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", code: 0xa3, umask: 0x08, counters: 0b1111, threshold: 8, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", code: 0xa3, umask: 0x0c, counters: 0b1111, threshold: 12, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", code: 0xa3, umask: 0x10, counters: 0b11111111, threshold: 16, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", code: 0xa3, umask: 0x14, counters: 0b11111111, threshold: 20, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN.SLOTS_P", code: 0xa4, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TOPDOWN.BACKEND_BOUND_SLOTS", code: 0xa4, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.1_PORTS_UTIL", code: 0xa6, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.2_PORTS_UTIL", code: 0xa6, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.3_PORTS_UTIL", code: 0xa6, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.4_PORTS_UTIL", code: 0xa6, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.BOUND_ON_STORES", code: 0xa6, umask: 0x40, counters: 0b11111111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_OK", code: 0xa8, umask: 0x01, counters: 0b1111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0xab, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.COUNT", code: 0xab, umask: 0x02, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0xb0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0xb0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0xb0, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.ALL_DATA_RD", code: 0xb0, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", code: 0xb0, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.ALL_REQUESTS", code: 0xb0, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.THREAD", code: 0xb1, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.STALL_CYCLES", code: 0xb1, umask: 0x01, counters: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_1", code: 0xb1, umask: 0x01, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_2", code: 0xb1, umask: 0x01, counters: 0b11111111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_3", code: 0xb1, umask: 0x01, counters: 0b11111111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_4", code: 0xb1, umask: 0x01, counters: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, counters: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, counters: 0b11111111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, counters: 0b11111111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, counters: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.X87", code: 0xb1, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.DTLB_THREAD", code: 0xbd, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.STLB_ANY", code: 0xbd, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.NOP", code: 0xc0, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ASSISTS.FP", code: 0xc1, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ASSISTS.ANY", code: 0xc1, umask: 0x07, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x02, counters: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x02, counters: 0b11111111, threshold: 10, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.SLOTS", code: 0xc2, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, counters: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND_TAKEN", code: 0xc4, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND_NTAKEN", code: 0xc4, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND", code: 0xc4, umask: 0x11, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.INDIRECT", code: 0xc4, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.COND_TAKEN", code: 0xc5, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.INDIRECT_CALL", code: 0xc5, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.RET", code: 0xc5, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.COND_NTAKEN", code: 0xc5, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.COND", code: 0xc5, umask: 0x11, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_TAKEN", code: 0xc5, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.INDIRECT", code: 0xc5, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.DSB_MISS", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x11 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.L1I_MISS", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x12 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.L2_MISS", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x13 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.ITLB_MISS", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x14 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.STLB_MISS", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x15 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_2", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x500206 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_4", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x500406 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_8", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x500806 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_16", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x501006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_32", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x502006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_64", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x504006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_128", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x508006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_256", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x510006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_512", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x520006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x100206 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_1", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x500106 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.ANY_DSB_MISS", code: 0xc6, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x1 }), ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", code: 0xc7, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", code: 0xc7, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR", code: 0xc7, umask: 0x03, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", code: 0xc7, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", code: 0xc7, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", code: 0xc7, umask: 0x10, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.4_FLOPS", code: 0xc7, umask: 0x18, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", code: 0xc7, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", code: 0xc7, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.8_FLOPS", code: 0xc7, umask: 0x60, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", code: 0xc7, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.VECTOR", code: 0xc7, umask: 0xfc, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.START", code: 0xc9, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.COMMIT", code: 0xc9, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED", code: 0xc9, umask: 0x04, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MEM", code: 0xc9, umask: 0x08, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_UNFRIENDLY", code: 0xc9, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MEMTYPE", code: 0xc9, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_EVENTS", code: 0xc9, umask: 0x80, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISC_RETIRED.LBR_INSERTS", code: 0xcc, umask: 0x20, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISC_RETIRED.PAUSE_INST", code: 0xcc, umask: 0x40, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4", code: 0xcd, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x4 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8", code: 0xcd, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x8 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16", code: 0xcd, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x10 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32", code: 0xcd, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x20 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64", code: 0xcd, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x40 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128", code: 0xcd, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x80 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256", code: 0xcd, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x100 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512", code: 0xcd, umask: 0x01, counters: 0b11111111, aux: Some(AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0x200 }), ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.STLB_MISS_LOADS", code: 0xd0, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.STLB_MISS_STORES", code: 0xd0, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.LOCK_LOADS", code: 0xd0, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.SPLIT_LOADS", code: 0xd0, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.SPLIT_STORES", code: 0xd0, umask: 0x42, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.ALL_LOADS", code: 0xd0, umask: 0x81, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.ALL_STORES", code: 0xd0, umask: 0x82, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.ANY", code: 0xd0, umask: 0x83, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L1_HIT", code: 0xd1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L2_HIT", code: 0xd1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L3_HIT", code: 0xd1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L1_MISS", code: 0xd1, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L2_MISS", code: 0xd1, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L3_MISS", code: 0xd1, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.FB_HIT", code: 0xd1, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.LOCAL_PMM", code: 0xd1, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", code: 0xd2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD", code: 0xd2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD", code: 0xd2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", code: 0xd2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", code: 0xd3, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", code: 0xd3, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", code: 0xd3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", code: 0xd3, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_PMM", code: 0xd3, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_MISC_RETIRED.UC", code: 0xd4, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.DISTRIBUTED", code: 0xec, umask: 0x02, counters: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.MISS", code: 0xef, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.I_HIT_FSE", code: 0xef, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.S_HIT_FSE", code: 0xef, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.S_FWD_M", code: 0xef, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.I_FWD_M", code: 0xef, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.I_FWD_FE", code: 0xef, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.S_FWD_FE", code: 0xef, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L2_WB", code: 0xf0, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.ALL", code: 0xf1, umask: 0x1f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.SILENT", code: 0xf2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.NON_SILENT", code: 0xf2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.USELESS_HWPF", code: 0xf2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SQ_MISC.SQ_FULL", code: 0xf4, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SQ_MISC.BUS_LOCK", code: 0xf4, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.L3_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.L3_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.HWPF_L1D_AND_SWPF.L3_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.HWPF_L1D_AND_SWPF.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.STREAMING_WR.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10800 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.OTHER.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x18000 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.OTHER.L3_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc08000 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.HWPF_L3.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x12380 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x730000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1030000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x830000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.REMOTE_PMM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.L3_MISS_LOCAL", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f84400001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.LOCAL_PMM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x100400001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.PMM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703c00001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.REMOTE_PMM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.LOCAL_PMM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x100400002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.PMM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703c00002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.L3_MISS_LOCAL", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f84400004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.HWPF_L1D_AND_SWPF.DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.HWPF_L1D_AND_SWPF.L3_MISS_LOCAL", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f84400400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.OTHER.L3_MISS_LOCAL", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f84408000 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.SNC_PMM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700800001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.SNC_PMM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700800002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.L3_HIT", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.L3_HIT", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.L3_HIT", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.HWPF_L1D_AND_SWPF.L3_HIT", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1030000477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x830000477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1830000477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x73c000477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104000477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x730000477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE_PMM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703000477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.LOCAL_PMM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x100400477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.SNC_PMM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700800477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.SNC_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x708000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.SNC_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x708000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.SNC_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x708000004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.SNC_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x708000477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3ffc0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3ffc0477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.STREAMING_WR.L3_HIT", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x80080800 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.HWPF_L3.L3_HIT", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x80082380 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.L3_HIT", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f003c0477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.L3_MISS_LOCAL", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f04400002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.L3_MISS_LOCAL", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f04400477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.STREAMING_WR.L3_MISS_LOCAL", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x84000800 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.HWPF_L3.L3_MISS_LOCAL", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x84002380 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.ITOM.L3_MISS_LOCAL", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x84000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f33000477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.HWPF_L3.REMOTE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x90002380 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.ITOM.REMOTE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x90000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.L3_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3fc00002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.L3_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f3fc00477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.STREAMING_WR.L3_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x94000800 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.HWPF_L3.L3_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x94002380 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.PREFETCHES.L3_MISS_LOCAL", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f844027f0 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.PREFETCHES.L3_HIT", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c27f0 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.SNC_CACHE.HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.SNC_CACHE.HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808000004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808000477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_DATA_RD.SNC_CACHE.HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_RFO.SNC_CACHE.HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.DEMAND_CODE_RD.SNC_CACHE.HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008000004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.SNC_CACHE.HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008000477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x70cc00477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x70c000477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.LOCAL_SOCKET_PMM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x700c00477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.HWPF_L2.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10070 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.READS_TO_CORE.REMOTE_MEMORY", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x731800477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OCR.WRITE_ESTIMATE.MEMORY", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xfbff80822 }), ..EventInfo::BASE },
-];
+const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 /// This processor's core event list.
 #[cfg(feature = "metadata")]

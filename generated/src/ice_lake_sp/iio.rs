@@ -536,9 +536,15 @@ static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -554,2213 +560,223 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_IIO_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 0 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0`: event select 0x83, umask 0x01, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 1 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1`: event select 0x83, umask 0x01, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 2 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2`: event select 0x83, umask 0x01, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 3 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3`: event select 0x83, umask 0x01, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 4 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0`: event select 0x83, umask 0x04, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART0: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 5 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1`: event select 0x83, umask 0x04, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART1: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 6 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2`: event select 0x83, umask 0x04, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART2: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 7 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3`: event select 0x83, umask 0x04, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART3: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 8 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART0`: event select 0x83, umask 0x80, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART0: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 9 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART1`: event select 0x83, umask 0x80, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART1: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 10 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART2`: event select 0x83, umask 0x80, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART2: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 11 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART3`: event select 0x83, umask 0x80, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART3: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 12 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0`: event select 0xc0, umask 0x01, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 13 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1`: event select 0xc0, umask 0x01, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 14 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2`: event select 0xc0, umask 0x01, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 15 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3`: event select 0xc0, umask 0x01, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 16 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0`: event select 0xc0, umask 0x04, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART0: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 17 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1`: event select 0xc0, umask 0x04, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART1: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 18 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2`: event select 0xc0, umask 0x04, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART2: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 19 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3`: event select 0xc0, umask 0x04, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART3: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 20 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0`: event select 0x84, umask 0x01, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 21 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1`: event select 0x84, umask 0x01, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 22 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2`: event select 0x84, umask 0x01, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 23 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3`: event select 0x84, umask 0x01, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 24 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0`: event select 0x84, umask 0x04, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART0: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 25 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1`: event select 0x84, umask 0x04, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART1: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 26 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2`: event select 0x84, umask 0x04, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART2: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 27 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3`: event select 0x84, umask 0x04, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART3: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 28 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART0`: event select 0x84, umask 0x80, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART0: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 29 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART1`: event select 0x84, umask 0x80, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART1: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 30 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART2`: event select 0x84, umask 0x80, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART2: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 31 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART3`: event select 0x84, umask 0x80, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART3: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 32 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0`: event select 0xc1, umask 0x01, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 33 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1`: event select 0xc1, umask 0x01, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 34 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2`: event select 0xc1, umask 0x01, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 35 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3`: event select 0xc1, umask 0x01, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 36 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0`: event select 0xc1, umask 0x04, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART0: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 37 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1`: event select 0xc1, umask 0x04, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART1: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 38 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2`: event select 0xc1, umask 0x04, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART2: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 39 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3`: event select 0xc1, umask 0x04, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART3: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 40 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4`: event select 0xc0, umask 0x01, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 41 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5`: event select 0xc0, umask 0x01, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 42 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6`: event select 0xc0, umask 0x01, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 43 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7`: event select 0xc0, umask 0x01, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 44 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4`: event select 0xc0, umask 0x04, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART4: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 45 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5`: event select 0xc0, umask 0x04, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART5: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 46 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6`: event select 0xc0, umask 0x04, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART6: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 47 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7`: event select 0xc0, umask 0x04, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1100.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART7: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 48 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4`: event select 0x83, umask 0x01, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 49 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5`: event select 0x83, umask 0x01, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 50 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6`: event select 0x83, umask 0x01, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 51 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7`: event select 0x83, umask 0x01, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 52 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4`: event select 0x83, umask 0x04, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART4: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 53 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5`: event select 0x83, umask 0x04, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART5: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 54 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6`: event select 0x83, umask 0x04, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART6: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 55 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7`: event select 0x83, umask 0x04, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART7: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 56 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART4`: event select 0x83, umask 0x80, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART4: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 57 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART5`: event select 0x83, umask 0x80, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART5: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 58 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART6`: event select 0x83, umask 0x80, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART6: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 59 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART7`: event select 0x83, umask 0x80, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b11.
-    pub const DATA_REQ_OF_CPU_CMPD_PART7: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 60 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU.COMMIT.ALL`: event select 0x85, umask 0x01, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const NUM_REQ_OF_CPU_COMMIT_ALL: Event = Event { code: 0x85, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 61 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4`: event select 0xc1, umask 0x01, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 62 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5`: event select 0xc1, umask 0x01, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 63 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6`: event select 0xc1, umask 0x01, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 64 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7`: event select 0xc1, umask 0x01, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 65 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4`: event select 0xc1, umask 0x04, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART4: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 66 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5`: event select 0xc1, umask 0x04, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART5: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 67 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6`: event select 0xc1, umask 0x04, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART6: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 68 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7`: event select 0xc1, umask 0x04, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART7: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 69 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4`: event select 0x84, umask 0x01, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 70 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5`: event select 0x84, umask 0x01, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 71 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6`: event select 0x84, umask 0x01, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 72 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7`: event select 0x84, umask 0x01, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 73 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4`: event select 0x84, umask 0x04, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART4: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 74 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5`: event select 0x84, umask 0x04, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART5: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 75 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6`: event select 0x84, umask 0x04, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART6: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 76 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7`: event select 0x84, umask 0x04, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART7: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 77 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART4`: event select 0x84, umask 0x80, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART4: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 78 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART5`: event select 0x84, umask 0x80, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART5: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 79 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART6`: event select 0x84, umask 0x80, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART6: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 80 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART7`: event select 0x84, umask 0x80, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111.
-    pub const TXN_REQ_OF_CPU_CMPD_PART7: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 81 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0`: event select 0xc2, umask 0x03, port mask 0x1,
-    /// traffic-class mask 0x4, counters 0b1111.
-    pub const COMP_BUF_INSERTS_CMPD_PART0: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x1, fc_mask: 0x4, row: 82 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1`: event select 0xc2, umask 0x03, port mask 0x2,
-    /// traffic-class mask 0x4, counters 0b1111.
-    pub const COMP_BUF_INSERTS_CMPD_PART1: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x2, fc_mask: 0x4, row: 83 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2`: event select 0xc2, umask 0x03, port mask 0x4,
-    /// traffic-class mask 0x4, counters 0b1111.
-    pub const COMP_BUF_INSERTS_CMPD_PART2: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x4, fc_mask: 0x4, row: 84 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3`: event select 0xc2, umask 0x03, port mask 0x8,
-    /// traffic-class mask 0x4, counters 0b1111.
-    pub const COMP_BUF_INSERTS_CMPD_PART3: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x8, fc_mask: 0x4, row: 85 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4`: event select 0xc2, umask 0x03, port mask 0x10,
-    /// traffic-class mask 0x4, counters 0b1111.
-    pub const COMP_BUF_INSERTS_CMPD_PART4: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x10, fc_mask: 0x4, row: 86 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5`: event select 0xc2, umask 0x03, port mask 0x20,
-    /// traffic-class mask 0x4, counters 0b1111.
-    pub const COMP_BUF_INSERTS_CMPD_PART5: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x20, fc_mask: 0x4, row: 87 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6`: event select 0xc2, umask 0x03, port mask 0x40,
-    /// traffic-class mask 0x4, counters 0b1111.
-    pub const COMP_BUF_INSERTS_CMPD_PART6: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x40, fc_mask: 0x4, row: 88 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7`: event select 0xc2, umask 0x03, port mask 0x80,
-    /// traffic-class mask 0x4, counters 0b1111.
-    pub const COMP_BUF_INSERTS_CMPD_PART7: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x80, fc_mask: 0x4, row: 89 };
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0`: event select 0xd5, umask 0x01, traffic-class mask
-    /// 0x4, counters 0b1100.
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART0: Event = Event { code: 0xd5, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 90 };
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7`: event select 0xd5, umask 0x80, traffic-class mask
-    /// 0x4, counters 0b1100.
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART7: Event = Event { code: 0xd5, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 91 };
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6`: event select 0xd5, umask 0x40, traffic-class mask
-    /// 0x4, counters 0b1100.
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART6: Event = Event { code: 0xd5, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 92 };
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5`: event select 0xd5, umask 0x20, traffic-class mask
-    /// 0x4, counters 0b1100.
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART5: Event = Event { code: 0xd5, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 93 };
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4`: event select 0xd5, umask 0x10, traffic-class mask
-    /// 0x4, counters 0b1100.
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART4: Event = Event { code: 0xd5, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 94 };
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3`: event select 0xd5, umask 0x08, traffic-class mask
-    /// 0x4, counters 0b1100.
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART3: Event = Event { code: 0xd5, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 95 };
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2`: event select 0xd5, umask 0x04, traffic-class mask
-    /// 0x4, counters 0b1100.
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART2: Event = Event { code: 0xd5, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 96 };
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1`: event select 0xd5, umask 0x02, traffic-class mask
-    /// 0x4, counters 0b1100.
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART1: Event = Event { code: 0xd5, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 97 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS`: event select 0xc2, umask 0x03, port mask 0xff,
-    /// traffic-class mask 0x4, counters 0b1111.
-    pub const COMP_BUF_INSERTS_CMPD_ALL_PARTS: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0xff, fc_mask: 0x4, row: 98 };
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS`: event select 0xd5, umask 0xff, traffic-class
-    /// mask 0x4, counters 0b1100.
-    pub const COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS: Event = Event { code: 0xd5, umask: 0xff, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 99 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0`: event select 0x83, umask 0x02, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 100 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1`: event select 0x83, umask 0x02, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 101 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2`: event select 0x83, umask 0x02, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 102 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3`: event select 0x83, umask 0x02, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 103 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0`: event select 0x83, umask 0x08, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART0: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 104 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1`: event select 0x83, umask 0x08, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART1: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 105 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2`: event select 0x83, umask 0x08, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART2: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 106 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3`: event select 0x83, umask 0x08, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART3: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 107 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0`: event select 0xc0, umask 0x02, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 108 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1`: event select 0xc0, umask 0x02, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 109 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2`: event select 0xc0, umask 0x02, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 110 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3`: event select 0xc0, umask 0x02, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 111 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0`: event select 0xc0, umask 0x08, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART0: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 112 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1`: event select 0xc0, umask 0x08, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART1: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 113 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2`: event select 0xc0, umask 0x08, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART2: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 114 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3`: event select 0xc0, umask 0x08, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART3: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 115 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART4`: event select 0xc0, umask 0x02, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART4: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 116 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART5`: event select 0xc0, umask 0x02, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART5: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 117 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART6`: event select 0xc0, umask 0x02, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART6: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 118 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART7`: event select 0xc0, umask 0x02, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART7: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 119 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART4`: event select 0xc0, umask 0x08, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART4: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 120 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART5`: event select 0xc0, umask 0x08, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART5: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 121 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART6`: event select 0xc0, umask 0x08, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART6: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 122 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART7`: event select 0xc0, umask 0x08, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART7: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 123 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0`: event select 0xc0, umask 0x10, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 124 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1`: event select 0xc0, umask 0x10, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 125 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2`: event select 0xc0, umask 0x10, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 126 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3`: event select 0xc0, umask 0x10, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 127 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART4`: event select 0xc0, umask 0x10, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART4: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 128 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART5`: event select 0xc0, umask 0x10, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART5: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 129 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART6`: event select 0xc0, umask 0x10, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART6: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 130 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART7`: event select 0xc0, umask 0x10, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART7: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 131 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0`: event select 0xc0, umask 0x20, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 132 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1`: event select 0xc0, umask 0x20, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 133 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2`: event select 0xc0, umask 0x20, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 134 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3`: event select 0xc0, umask 0x20, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 135 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART4`: event select 0xc0, umask 0x20, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_WRITE_PART4: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 136 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART5`: event select 0xc0, umask 0x20, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_WRITE_PART5: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 137 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART6`: event select 0xc0, umask 0x20, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_WRITE_PART6: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 138 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART7`: event select 0xc0, umask 0x20, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_WRITE_PART7: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 139 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0`: event select 0xc0, umask 0x40, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_READ_PART0: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 140 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1`: event select 0xc0, umask 0x40, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_READ_PART1: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 141 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2`: event select 0xc0, umask 0x40, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_READ_PART2: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 142 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3`: event select 0xc0, umask 0x40, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_READ_PART3: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 143 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART4`: event select 0xc0, umask 0x40, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_READ_PART4: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 144 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART5`: event select 0xc0, umask 0x40, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_READ_PART5: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 145 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART6`: event select 0xc0, umask 0x40, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_READ_PART6: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 146 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART7`: event select 0xc0, umask 0x40, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_READ_PART7: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 147 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0`: event select 0xc0, umask 0x80, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_READ_PART0: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 148 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1`: event select 0xc0, umask 0x80, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_READ_PART1: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 149 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2`: event select 0xc0, umask 0x80, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_READ_PART2: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 150 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3`: event select 0xc0, umask 0x80, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_READ_PART3: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 151 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART4`: event select 0xc0, umask 0x80, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_READ_PART4: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 152 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART5`: event select 0xc0, umask 0x80, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_READ_PART5: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 153 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART6`: event select 0xc0, umask 0x80, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_READ_PART6: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 154 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART7`: event select 0xc0, umask 0x80, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_READ_PART7: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 155 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4`: event select 0x83, umask 0x02, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 156 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5`: event select 0x83, umask 0x02, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 157 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6`: event select 0x83, umask 0x02, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 158 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7`: event select 0x83, umask 0x02, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 159 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART4`: event select 0x83, umask 0x08, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART4: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 160 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART5`: event select 0x83, umask 0x08, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART5: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 161 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART6`: event select 0x83, umask 0x08, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART6: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 162 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART7`: event select 0x83, umask 0x08, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART7: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 163 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0`: event select 0x83, umask 0x10, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_ATOMIC_PART0: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 164 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1`: event select 0x83, umask 0x10, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_ATOMIC_PART1: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 165 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2`: event select 0x83, umask 0x10, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_ATOMIC_PART2: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 166 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3`: event select 0x83, umask 0x10, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_ATOMIC_PART3: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 167 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART4`: event select 0x83, umask 0x10, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_ATOMIC_PART4: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 168 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART5`: event select 0x83, umask 0x10, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_ATOMIC_PART5: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 169 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART6`: event select 0x83, umask 0x10, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_ATOMIC_PART6: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 170 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART7`: event select 0x83, umask 0x10, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_ATOMIC_PART7: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 171 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0`: event select 0x83, umask 0x40, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MSG_PART0: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 172 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1`: event select 0x83, umask 0x40, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MSG_PART1: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 173 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2`: event select 0x83, umask 0x40, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MSG_PART2: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 174 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3`: event select 0x83, umask 0x40, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MSG_PART3: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 175 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART4`: event select 0x83, umask 0x40, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MSG_PART4: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 176 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART5`: event select 0x83, umask 0x40, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MSG_PART5: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 177 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART6`: event select 0x83, umask 0x40, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MSG_PART6: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 178 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART7`: event select 0x83, umask 0x40, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MSG_PART7: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 179 };
-    /// `UNC_IIO_IOMMU0.FIRST_LOOKUPS`: event select 0x40, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_FIRST_LOOKUPS: Event = Event { code: 0x40, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 180 };
-    /// `UNC_IIO_IOMMU0.ALL_LOOKUPS`: event select 0x40, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_ALL_LOOKUPS: Event = Event { code: 0x40, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 181 };
-    /// `UNC_IIO_IOMMU0.4K_HITS`: event select 0x40, umask 0x04, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_4K_HITS: Event = Event { code: 0x40, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 182 };
-    /// `UNC_IIO_IOMMU0.2M_HITS`: event select 0x40, umask 0x08, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_2M_HITS: Event = Event { code: 0x40, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 183 };
-    /// `UNC_IIO_IOMMU0.1G_HITS`: event select 0x40, umask 0x10, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_1G_HITS: Event = Event { code: 0x40, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 184 };
-    /// `UNC_IIO_IOMMU0.MISSES`: event select 0x40, umask 0x20, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_MISSES: Event = Event { code: 0x40, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 185 };
-    /// `UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS`: event select 0x40, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_CTXT_CACHE_LOOKUPS: Event = Event { code: 0x40, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 186 };
-    /// `UNC_IIO_IOMMU0.CTXT_CACHE_HITS`: event select 0x40, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU0_CTXT_CACHE_HITS: Event = Event { code: 0x40, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 187 };
-    /// `UNC_IIO_IOMMU1.PWT_CACHE_LOOKUPS`: event select 0x41, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_PWT_CACHE_LOOKUPS: Event = Event { code: 0x41, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 188 };
-    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES`: event select 0x41, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_NUM_MEM_ACCESSES: Event = Event { code: 0x41, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 189 };
-    /// `UNC_IIO_IOMMU1.CYC_PWT_FULL`: event select 0x41, umask 0x80, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_CYC_PWT_FULL: Event = Event { code: 0x41, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 190 };
-    /// `UNC_IIO_IOMMU3.INT_CACHE_LOOKUPS`: event select 0x43, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU3_INT_CACHE_LOOKUPS: Event = Event { code: 0x43, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 191 };
-    /// `UNC_IIO_IOMMU3.INT_CACHE_HITS`: event select 0x43, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU3_INT_CACHE_HITS: Event = Event { code: 0x43, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 192 };
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0`: event select 0x02, umask 0x01, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_AND_BUS0: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 193 };
-    /// `UNC_IIO_MASK_MATCH_AND.BUS1`: event select 0x02, umask 0x02, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_AND_BUS1: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 194 };
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1`: event select 0x02, umask 0x04, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_AND_BUS0_NOT_BUS1: Event = Event { code: 0x02, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 195 };
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0_BUS1`: event select 0x02, umask 0x08, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_AND_BUS0_BUS1: Event = Event { code: 0x02, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 196 };
-    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1`: event select 0x02, umask 0x10, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_AND_NOT_BUS0_BUS1: Event = Event { code: 0x02, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 197 };
-    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1`: event select 0x02, umask 0x20, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_AND_NOT_BUS0_NOT_BUS1: Event = Event { code: 0x02, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 198 };
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0`: event select 0x03, umask 0x01, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_OR_BUS0: Event = Event { code: 0x03, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 199 };
-    /// `UNC_IIO_MASK_MATCH_OR.BUS1`: event select 0x03, umask 0x02, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_OR_BUS1: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 200 };
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1`: event select 0x03, umask 0x04, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_OR_BUS0_NOT_BUS1: Event = Event { code: 0x03, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 201 };
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0_BUS1`: event select 0x03, umask 0x08, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_OR_BUS0_BUS1: Event = Event { code: 0x03, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 202 };
-    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1`: event select 0x03, umask 0x10, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_OR_NOT_BUS0_BUS1: Event = Event { code: 0x03, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 203 };
-    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1`: event select 0x03, umask 0x20, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MASK_MATCH_OR_NOT_BUS0_NOT_BUS1: Event = Event { code: 0x03, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 204 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU.ALL.DROP`: event select 0x85, umask 0x02, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_ALL_DROP: Event = Event { code: 0x85, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 205 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0`: event select 0xc1, umask 0x02, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 206 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1`: event select 0xc1, umask 0x02, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 207 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2`: event select 0xc1, umask 0x02, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 208 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3`: event select 0xc1, umask 0x02, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 209 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART4`: event select 0xc1, umask 0x02, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART4: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 210 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART5`: event select 0xc1, umask 0x02, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART5: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 211 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART6`: event select 0xc1, umask 0x02, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART6: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 212 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART7`: event select 0xc1, umask 0x02, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART7: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 213 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART0`: event select 0xc1, umask 0x08, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_READ_PART0: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 214 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART1`: event select 0xc1, umask 0x08, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_READ_PART1: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 215 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART2`: event select 0xc1, umask 0x08, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_READ_PART2: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 216 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART3`: event select 0xc1, umask 0x08, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_READ_PART3: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 217 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART4`: event select 0xc1, umask 0x08, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_READ_PART4: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 218 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART5`: event select 0xc1, umask 0x08, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_READ_PART5: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 219 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART6`: event select 0xc1, umask 0x08, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_READ_PART6: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 220 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART7`: event select 0xc1, umask 0x08, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_READ_PART7: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 221 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0`: event select 0xc1, umask 0x10, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 222 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1`: event select 0xc1, umask 0x10, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 223 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2`: event select 0xc1, umask 0x10, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 224 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3`: event select 0xc1, umask 0x10, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 225 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART4`: event select 0xc1, umask 0x10, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART4: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 226 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART5`: event select 0xc1, umask 0x10, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART5: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 227 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART6`: event select 0xc1, umask 0x10, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART6: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 228 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART7`: event select 0xc1, umask 0x10, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART7: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 229 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0`: event select 0xc1, umask 0x20, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 230 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1`: event select 0xc1, umask 0x20, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 231 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2`: event select 0xc1, umask 0x20, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 232 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3`: event select 0xc1, umask 0x20, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 233 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART4`: event select 0xc1, umask 0x20, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_WRITE_PART4: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 234 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART5`: event select 0xc1, umask 0x20, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_WRITE_PART5: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 235 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART6`: event select 0xc1, umask 0x20, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_WRITE_PART6: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 236 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART7`: event select 0xc1, umask 0x20, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_WRITE_PART7: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 237 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0`: event select 0xc1, umask 0x40, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_READ_PART0: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 238 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1`: event select 0xc1, umask 0x40, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_READ_PART1: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 239 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2`: event select 0xc1, umask 0x40, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_READ_PART2: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 240 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3`: event select 0xc1, umask 0x40, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_READ_PART3: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 241 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART4`: event select 0xc1, umask 0x40, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_READ_PART4: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 242 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART5`: event select 0xc1, umask 0x40, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_READ_PART5: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 243 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART6`: event select 0xc1, umask 0x40, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_READ_PART6: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 244 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART7`: event select 0xc1, umask 0x40, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_READ_PART7: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 245 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0`: event select 0xc1, umask 0x80, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_READ_PART0: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 246 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1`: event select 0xc1, umask 0x80, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_READ_PART1: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 247 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2`: event select 0xc1, umask 0x80, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_READ_PART2: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 248 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3`: event select 0xc1, umask 0x80, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_READ_PART3: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 249 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART4`: event select 0xc1, umask 0x80, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_READ_PART4: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 250 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART5`: event select 0xc1, umask 0x80, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_READ_PART5: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 251 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART6`: event select 0xc1, umask 0x80, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_READ_PART6: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 252 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART7`: event select 0xc1, umask 0x80, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_READ_PART7: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 253 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0`: event select 0x84, umask 0x02, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 254 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1`: event select 0x84, umask 0x02, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 255 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2`: event select 0x84, umask 0x02, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 256 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3`: event select 0x84, umask 0x02, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 257 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4`: event select 0x84, umask 0x02, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 258 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5`: event select 0x84, umask 0x02, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 259 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6`: event select 0x84, umask 0x02, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 260 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7`: event select 0x84, umask 0x02, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 261 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0`: event select 0x84, umask 0x08, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART0: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 262 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1`: event select 0x84, umask 0x08, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART1: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 263 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2`: event select 0x84, umask 0x08, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART2: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 264 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3`: event select 0x84, umask 0x08, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART3: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 265 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART4`: event select 0x84, umask 0x08, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART4: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 266 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART5`: event select 0x84, umask 0x08, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART5: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 267 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART6`: event select 0x84, umask 0x08, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART6: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 268 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART7`: event select 0x84, umask 0x08, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART7: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 269 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0`: event select 0x84, umask 0x10, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_ATOMIC_PART0: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 270 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1`: event select 0x84, umask 0x10, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_ATOMIC_PART1: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 271 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2`: event select 0x84, umask 0x10, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_ATOMIC_PART2: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 272 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3`: event select 0x84, umask 0x10, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_ATOMIC_PART3: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 273 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART4`: event select 0x84, umask 0x10, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_ATOMIC_PART4: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 274 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART5`: event select 0x84, umask 0x10, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_ATOMIC_PART5: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 275 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART6`: event select 0x84, umask 0x10, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_ATOMIC_PART6: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 276 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART7`: event select 0x84, umask 0x10, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_ATOMIC_PART7: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 277 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0`: event select 0x84, umask 0x40, port mask 0x1,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MSG_PART0: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 278 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1`: event select 0x84, umask 0x40, port mask 0x2,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MSG_PART1: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 279 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2`: event select 0x84, umask 0x40, port mask 0x4,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MSG_PART2: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 280 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3`: event select 0x84, umask 0x40, port mask 0x8,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MSG_PART3: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 281 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART4`: event select 0x84, umask 0x40, port mask 0x10,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MSG_PART4: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 282 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART5`: event select 0x84, umask 0x40, port mask 0x20,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MSG_PART5: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 283 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART6`: event select 0x84, umask 0x40, port mask 0x40,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MSG_PART6: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 284 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART7`: event select 0x84, umask 0x40, port mask 0x80,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MSG_PART7: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 285 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU0`: event select 0xc0, umask 0x01, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_IOMMU0: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 286 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU1`: event select 0xc0, umask 0x01, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_IOMMU1: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 287 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.IOMMU0`: event select 0xc0, umask 0x02, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_IOMMU0: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 288 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.IOMMU1`: event select 0xc0, umask 0x02, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_IOMMU1: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 289 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.IOMMU0`: event select 0xc0, umask 0x04, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_MEM_READ_IOMMU0: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 290 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.IOMMU1`: event select 0xc0, umask 0x04, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_MEM_READ_IOMMU1: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 291 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.IOMMU0`: event select 0xc0, umask 0x08, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_IOMMU0: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 292 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.IOMMU1`: event select 0xc0, umask 0x08, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_PEER_READ_IOMMU1: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 293 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.IOMMU0`: event select 0xc0, umask 0x10, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_IOMMU0: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 294 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.IOMMU1`: event select 0xc0, umask 0x10, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_IOMMU1: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 295 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.IOMMU0`: event select 0xc0, umask 0x20, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_WRITE_IOMMU0: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 296 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.IOMMU1`: event select 0xc0, umask 0x20, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_WRITE_IOMMU1: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 297 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.IOMMU0`: event select 0xc0, umask 0x40, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_READ_IOMMU0: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 298 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.IOMMU1`: event select 0xc0, umask 0x40, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_CFG_READ_IOMMU1: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 299 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.IOMMU0`: event select 0xc0, umask 0x80, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_READ_IOMMU0: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 300 };
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.IOMMU1`: event select 0xc0, umask 0x80, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_BY_CPU_IO_READ_IOMMU1: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 301 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.IOMMU0`: event select 0x83, umask 0x01, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_IOMMU0: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 302 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.IOMMU1`: event select 0x83, umask 0x01, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_IOMMU1: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 303 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.IOMMU0`: event select 0x83, umask 0x02, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_IOMMU0: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 304 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.IOMMU1`: event select 0x83, umask 0x02, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_IOMMU1: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 305 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.IOMMU0`: event select 0x83, umask 0x04, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MEM_READ_IOMMU0: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 306 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.IOMMU1`: event select 0x83, umask 0x04, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MEM_READ_IOMMU1: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 307 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.IOMMU0`: event select 0x83, umask 0x08, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_READ_IOMMU0: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 308 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.IOMMU1`: event select 0x83, umask 0x08, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_PEER_READ_IOMMU1: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 309 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.IOMMU0`: event select 0x83, umask 0x10, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_ATOMIC_IOMMU0: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 310 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.IOMMU1`: event select 0x83, umask 0x10, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_ATOMIC_IOMMU1: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 311 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.IOMMU0`: event select 0x83, umask 0x40, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MSG_IOMMU0: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 312 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.IOMMU1`: event select 0x83, umask 0x40, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_MSG_IOMMU1: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 313 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.IOMMU0`: event select 0x83, umask 0x80, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_CMPD_IOMMU0: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 314 };
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.IOMMU1`: event select 0x83, umask 0x80, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DATA_REQ_OF_CPU_CMPD_IOMMU1: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 315 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.IOMMU0`: event select 0xc1, umask 0x01, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_IOMMU0: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 316 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.IOMMU1`: event select 0xc1, umask 0x01, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_IOMMU1: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 317 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.IOMMU0`: event select 0xc1, umask 0x02, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_IOMMU0: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 318 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.IOMMU0`: event select 0xc1, umask 0x04, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_MEM_READ_IOMMU0: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 319 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.IOMMU1`: event select 0xc1, umask 0x04, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_MEM_READ_IOMMU1: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 320 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.IOMMU0`: event select 0xc1, umask 0x08, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_READ_IOMMU0: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 321 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.IOMMU1`: event select 0xc1, umask 0x08, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_PEER_READ_IOMMU1: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 322 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.IOMMU0`: event select 0xc1, umask 0x10, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_IOMMU0: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 323 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.IOMMU1`: event select 0xc1, umask 0x10, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_IOMMU1: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 324 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.IOMMU0`: event select 0xc1, umask 0x20, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_WRITE_IOMMU0: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 325 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.IOMMU1`: event select 0xc1, umask 0x20, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_WRITE_IOMMU1: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 326 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.IOMMU0`: event select 0xc1, umask 0x40, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_READ_IOMMU0: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 327 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.IOMMU1`: event select 0xc1, umask 0x40, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_CFG_READ_IOMMU1: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 328 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.IOMMU0`: event select 0xc1, umask 0x80, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_READ_IOMMU0: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 329 };
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.IOMMU1`: event select 0xc1, umask 0x80, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_BY_CPU_IO_READ_IOMMU1: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 330 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.IOMMU0`: event select 0x84, umask 0x01, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_IOMMU0: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 331 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.IOMMU1`: event select 0x84, umask 0x01, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_IOMMU1: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 332 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.IOMMU0`: event select 0x84, umask 0x02, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_IOMMU0: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 333 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.IOMMU1`: event select 0x84, umask 0x02, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_IOMMU1: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 334 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.IOMMU0`: event select 0x84, umask 0x04, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MEM_READ_IOMMU0: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 335 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.IOMMU1`: event select 0x84, umask 0x04, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MEM_READ_IOMMU1: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 336 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.IOMMU0`: event select 0x84, umask 0x08, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_READ_IOMMU0: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 337 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.IOMMU1`: event select 0x84, umask 0x08, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_PEER_READ_IOMMU1: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 338 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.IOMMU0`: event select 0x84, umask 0x10, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_ATOMIC_IOMMU0: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 339 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.IOMMU1`: event select 0x84, umask 0x10, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_ATOMIC_IOMMU1: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 340 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.IOMMU0`: event select 0x84, umask 0x40, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MSG_IOMMU0: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 341 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.IOMMU1`: event select 0x84, umask 0x40, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_MSG_IOMMU1: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 342 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.IOMMU0`: event select 0x84, umask 0x80, port mask 0x100,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_CMPD_IOMMU0: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 343 };
-    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.IOMMU1`: event select 0x84, umask 0x80, port mask 0x200,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXN_REQ_OF_CPU_CMPD_IOMMU1: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 344 };
-    /// `UNC_IIO_NOTHING`: event select 0x80, umask 0x00, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NOTHING: Event = Event { code: 0x80, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 345 };
-    /// `UNC_IIO_PWT_OCCUPANCY`: event select 0x42, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PWT_OCCUPANCY: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 346 };
-    /// `UNC_IIO_SYMBOL_TIMES`: event select 0x82, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SYMBOL_TIMES: Event = Event { code: 0x82, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 347 };
-    /// `UNC_IIO_IOMMU1.PWC_4K_HITS`: event select 0x41, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_PWC_4K_HITS: Event = Event { code: 0x41, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 348 };
-    /// `UNC_IIO_IOMMU1.PWC_2M_HITS`: event select 0x41, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_PWC_2M_HITS: Event = Event { code: 0x41, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 349 };
-    /// `UNC_IIO_IOMMU1.PWC_1G_HITS`: event select 0x41, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_PWC_1G_HITS: Event = Event { code: 0x41, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 350 };
-    /// `UNC_IIO_IOMMU1.PWC_512G_HITS`: event select 0x41, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_PWC_512G_HITS: Event = Event { code: 0x41, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 351 };
-    /// `UNC_IIO_IOMMU1.PWC_CACHE_FILLS`: event select 0x41, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU1_PWC_CACHE_FILLS: Event = Event { code: 0x41, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 352 };
-    /// `UNC_IIO_IOMMU3.NUM_INVAL_GBL`: event select 0x43, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU3_NUM_INVAL_GBL: Event = Event { code: 0x43, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 353 };
-    /// `UNC_IIO_IOMMU3.NUM_INVAL_DOMAIN`: event select 0x43, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU3_NUM_INVAL_DOMAIN: Event = Event { code: 0x43, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 354 };
-    /// `UNC_IIO_IOMMU3.NUM_INVAL_PAGE`: event select 0x43, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU3_NUM_INVAL_PAGE: Event = Event { code: 0x43, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 355 };
-    /// `UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_GBL`: event select 0x43, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU3_NUM_CTXT_CACHE_INVAL_GBL: Event = Event { code: 0x43, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 356 };
-    /// `UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_DOMAIN`: event select 0x43, umask 0x10, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU3_NUM_CTXT_CACHE_INVAL_DOMAIN: Event = Event { code: 0x43, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 357 };
-    /// `UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_DEVICE`: event select 0x43, umask 0x20, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IOMMU3_NUM_CTXT_CACHE_INVAL_DEVICE: Event = Event { code: 0x43, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 358 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB`: event select 0x8e, umask 0x01, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_MSGB: Event = Event { code: 0x8e, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 359 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST`: event select 0x8e, umask 0x02, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_MCAST: Event = Event { code: 0x8e, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 360 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX`: event select 0x8e, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_UBOX: Event = Event { code: 0x8e, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 361 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM`: event select 0x8e, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_MEM: Event = Event { code: 0x8e, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 362 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P`: event select 0x8e, umask 0x10, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_REM_P2P: Event = Event { code: 0x8e, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 363 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P`: event select 0x8e, umask 0x20, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_LOC_P2P: Event = Event { code: 0x8e, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 364 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P`: event select 0x8e, umask 0x40, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P: Event = Event { code: 0x8e, umask: 0x40, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 365 };
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT`: event select 0x8e, umask 0x80, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_OF_CPU_BY_TGT_ABORT: Event = Event { code: 0x8e, umask: 0x80, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 366 };
-    /// `UNC_IIO_NUM_TGT_MATCHED_REQ_OF_CPU`: event select 0x8f, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_TGT_MATCHED_REQ_OF_CPU: Event = Event { code: 0x8f, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 367 };
-    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.IOMMU_REQ`: event select 0x88, umask 0x01, port mask
-    /// 0xff, traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_OUTSTANDING_REQ_OF_CPU_IOMMU_REQ: Event = Event { code: 0x88, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 368 };
-    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.IOMMU_HIT`: event select 0x88, umask 0x02, port mask
-    /// 0xff, traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_OUTSTANDING_REQ_OF_CPU_IOMMU_HIT: Event = Event { code: 0x88, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 369 };
-    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.REQ_OWN`: event select 0x88, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_OUTSTANDING_REQ_OF_CPU_REQ_OWN: Event = Event { code: 0x88, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 370 };
-    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.FINAL_RD_WR`: event select 0x88, umask 0x08, port mask
-    /// 0xff, traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_OUTSTANDING_REQ_OF_CPU_FINAL_RD_WR: Event = Event { code: 0x88, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 371 };
-    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.WR`: event select 0x88, umask 0x10, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_OUTSTANDING_REQ_OF_CPU_WR: Event = Event { code: 0x88, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 372 };
-    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.DATA`: event select 0x88, umask 0x20, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_OUTSTANDING_REQ_OF_CPU_DATA: Event = Event { code: 0x88, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 373 };
-    /// `UNC_IIO_NUM_OUSTANDING_REQ_FROM_CPU.TO_IO`: event select 0xc5, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_OUSTANDING_REQ_FROM_CPU_TO_IO: Event = Event { code: 0xc5, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 374 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.REQ_OWN`: event select 0x91, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CL_CMPL_REQ_OWN: Event = Event { code: 0x91, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 375 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.FINAL_RD_WR`: event select 0x91, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CL_CMPL_FINAL_RD_WR: Event = Event { code: 0x91, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 376 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.WR`: event select 0x91, umask 0x10, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CL_CMPL_WR: Event = Event { code: 0x91, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 377 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.DATA`: event select 0x91, umask 0x20, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CL_CMPL_DATA: Event = Event { code: 0x91, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 378 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_REQ`: event select 0x92, umask 0x01, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CMPL_IOMMU_REQ: Event = Event { code: 0x92, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 379 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_HIT`: event select 0x92, umask 0x02, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CMPL_IOMMU_HIT: Event = Event { code: 0x92, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 380 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.REQ_OWN`: event select 0x92, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CMPL_REQ_OWN: Event = Event { code: 0x92, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 381 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.FINAL_RD_WR`: event select 0x92, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CMPL_FINAL_RD_WR: Event = Event { code: 0x92, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 382 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.WR`: event select 0x92, umask 0x10, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CMPL_WR: Event = Event { code: 0x92, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 383 };
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.DATA`: event select 0x92, umask 0x20, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_CMPL_DATA: Event = Event { code: 0x92, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 384 };
-    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.REQ_OWN`: event select 0x90, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_PASS_CMPL_REQ_OWN: Event = Event { code: 0x90, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 385 };
-    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.FINAL_RD_WR`: event select 0x90, umask 0x08, port mask
-    /// 0xff, traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_PASS_CMPL_FINAL_RD_WR: Event = Event { code: 0x90, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 386 };
-    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.WR`: event select 0x90, umask 0x10, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_PASS_CMPL_WR: Event = Event { code: 0x90, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 387 };
-    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.DATA`: event select 0x90, umask 0x20, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_FROM_PCIE_PASS_CMPL_DATA: Event = Event { code: 0x90, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 388 };
-    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_REQ`: event select 0x86, umask 0x01, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_REQ_IOMMU_REQ: Event = Event { code: 0x86, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 389 };
-    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_HIT`: event select 0x86, umask 0x02, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_REQ_IOMMU_HIT: Event = Event { code: 0x86, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 390 };
-    /// `UNC_IIO_INBOUND_ARB_REQ.REQ_OWN`: event select 0x86, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_REQ_REQ_OWN: Event = Event { code: 0x86, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 391 };
-    /// `UNC_IIO_INBOUND_ARB_REQ.FINAL_RD_WR`: event select 0x86, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_REQ_FINAL_RD_WR: Event = Event { code: 0x86, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 392 };
-    /// `UNC_IIO_INBOUND_ARB_REQ.WR`: event select 0x86, umask 0x10, port mask 0xff, traffic-class
-    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_REQ_WR: Event = Event { code: 0x86, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 393 };
-    /// `UNC_IIO_INBOUND_ARB_REQ.DATA`: event select 0x86, umask 0x20, port mask 0xff, traffic-class
-    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_REQ_DATA: Event = Event { code: 0x86, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 394 };
-    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_REQ`: event select 0x87, umask 0x01, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_WON_IOMMU_REQ: Event = Event { code: 0x87, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 395 };
-    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_HIT`: event select 0x87, umask 0x02, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_WON_IOMMU_HIT: Event = Event { code: 0x87, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 396 };
-    /// `UNC_IIO_INBOUND_ARB_WON.REQ_OWN`: event select 0x87, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_WON_REQ_OWN: Event = Event { code: 0x87, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 397 };
-    /// `UNC_IIO_INBOUND_ARB_WON.FINAL_RD_WR`: event select 0x87, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_WON_FINAL_RD_WR: Event = Event { code: 0x87, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 398 };
-    /// `UNC_IIO_INBOUND_ARB_WON.WR`: event select 0x87, umask 0x10, port mask 0xff, traffic-class
-    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_WON_WR: Event = Event { code: 0x87, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 399 };
-    /// `UNC_IIO_INBOUND_ARB_WON.DATA`: event select 0x87, umask 0x20, port mask 0xff, traffic-class
-    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const INBOUND_ARB_WON_DATA: Event = Event { code: 0x87, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 400 };
-    /// `UNC_IIO_OUTBOUND_CL_REQS_ISSUED.TO_IO`: event select 0xd0, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OUTBOUND_CL_REQS_ISSUED_TO_IO: Event = Event { code: 0xd0, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 401 };
-    /// `UNC_IIO_OUTBOUND_TLP_REQS_ISSUED.TO_IO`: event select 0xd1, umask 0x08, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OUTBOUND_TLP_REQS_ISSUED_TO_IO: Event = Event { code: 0xd1, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 402 };
-    /// `UNC_IIO_NUM_REQ_FROM_CPU.ITC`: event select 0xc2, umask 0x02, port mask 0xff, traffic-class
-    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_FROM_CPU_ITC: Event = Event { code: 0xc2, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 403 };
-    /// `UNC_IIO_NUM_REQ_FROM_CPU.PREALLOC`: event select 0xc2, umask 0x04, port mask 0xff,
-    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const NUM_REQ_FROM_CPU_PREALLOC: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 404 };
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL`: event select 0xc2, umask 0x03, port mask 0xff,
-    /// traffic-class mask 0x4, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COMP_BUF_INSERTS_CMPD_ALL: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0xff, fc_mask: 0x4, row: 405 };
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL`: event select 0xd5, umask 0xff, traffic-class mask
-    /// 0x4, counters 0b1100. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COMP_BUF_OCCUPANCY_CMPD_ALL: Event = Event { code: 0xd5, umask: 0xff, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 406 };
+    /// `UNC_IIO_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event::row(1);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event::row(2);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event::row(3);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event::row(4);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART0: Event = Event::row(5);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART1: Event = Event::row(6);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART2: Event = Event::row(7);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART3: Event = Event::row(8);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART0`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART0: Event = Event::row(9);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART1`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART1: Event = Event::row(10);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART2`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART2: Event = Event::row(11);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART3`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART3: Event = Event::row(12);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event::row(13);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event::row(14);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event::row(15);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event::row(16);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART0: Event = Event::row(17);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART1: Event = Event::row(18);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART2: Event = Event::row(19);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART3: Event = Event::row(20);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event::row(21);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event::row(22);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event::row(23);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event::row(24);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART0: Event = Event::row(25);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART1: Event = Event::row(26);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART2: Event = Event::row(27);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART3: Event = Event::row(28);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART0`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART0: Event = Event::row(29);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART1`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART1: Event = Event::row(30);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART2`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART2: Event = Event::row(31);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART3`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART3: Event = Event::row(32);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event::row(33);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event::row(34);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event::row(35);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event::row(36);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART0: Event = Event::row(37);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART1: Event = Event::row(38);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART2: Event = Event::row(39);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART3: Event = Event::row(40);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event::row(41);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event::row(42);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event::row(43);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7`.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event::row(44);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART4: Event = Event::row(45);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART5: Event = Event::row(46);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART6: Event = Event::row(47);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7`.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART7: Event = Event::row(48);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event::row(49);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event::row(50);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event::row(51);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7`.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event::row(52);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART4: Event = Event::row(53);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART5: Event = Event::row(54);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART6: Event = Event::row(55);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7`.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART7: Event = Event::row(56);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART4`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART4: Event = Event::row(57);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART5`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART5: Event = Event::row(58);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART6`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART6: Event = Event::row(59);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART7`.
+    pub const DATA_REQ_OF_CPU_CMPD_PART7: Event = Event::row(60);
+    /// `UNC_IIO_NUM_REQ_OF_CPU.COMMIT.ALL`.
+    pub const NUM_REQ_OF_CPU_COMMIT_ALL: Event = Event::row(61);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event::row(62);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event::row(63);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event::row(64);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7`.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event::row(65);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART4: Event = Event::row(66);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART5: Event = Event::row(67);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART6: Event = Event::row(68);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7`.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART7: Event = Event::row(69);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event::row(70);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event::row(71);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event::row(72);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7`.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event::row(73);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART4: Event = Event::row(74);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART5: Event = Event::row(75);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART6: Event = Event::row(76);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7`.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART7: Event = Event::row(77);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART4`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART4: Event = Event::row(78);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART5`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART5: Event = Event::row(79);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART6`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART6: Event = Event::row(80);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART7`.
+    pub const TXN_REQ_OF_CPU_CMPD_PART7: Event = Event::row(81);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0`.
+    pub const COMP_BUF_INSERTS_CMPD_PART0: Event = Event::row(82);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1`.
+    pub const COMP_BUF_INSERTS_CMPD_PART1: Event = Event::row(83);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2`.
+    pub const COMP_BUF_INSERTS_CMPD_PART2: Event = Event::row(84);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3`.
+    pub const COMP_BUF_INSERTS_CMPD_PART3: Event = Event::row(85);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4`.
+    pub const COMP_BUF_INSERTS_CMPD_PART4: Event = Event::row(86);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5`.
+    pub const COMP_BUF_INSERTS_CMPD_PART5: Event = Event::row(87);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6`.
+    pub const COMP_BUF_INSERTS_CMPD_PART6: Event = Event::row(88);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7`.
+    pub const COMP_BUF_INSERTS_CMPD_PART7: Event = Event::row(89);
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0`.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART0: Event = Event::row(90);
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7`.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART7: Event = Event::row(91);
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6`.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART6: Event = Event::row(92);
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5`.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART5: Event = Event::row(93);
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4`.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART4: Event = Event::row(94);
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3`.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART3: Event = Event::row(95);
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2`.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART2: Event = Event::row(96);
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1`.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART1: Event = Event::row(97);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS`.
+    pub const COMP_BUF_INSERTS_CMPD_ALL_PARTS: Event = Event::row(98);
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS`.
+    pub const COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS: Event = Event::row(99);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART0,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART1,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART2,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART3,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART0,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART1,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART2,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART3,
-        Event::DATA_REQ_OF_CPU_CMPD_PART0,
-        Event::DATA_REQ_OF_CPU_CMPD_PART1,
-        Event::DATA_REQ_OF_CPU_CMPD_PART2,
-        Event::DATA_REQ_OF_CPU_CMPD_PART3,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART0,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART1,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART2,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART3,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART0,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART1,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART2,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART3,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART0,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART1,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART2,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART3,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART0,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART1,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART2,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART3,
-        Event::TXN_REQ_OF_CPU_CMPD_PART0,
-        Event::TXN_REQ_OF_CPU_CMPD_PART1,
-        Event::TXN_REQ_OF_CPU_CMPD_PART2,
-        Event::TXN_REQ_OF_CPU_CMPD_PART3,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART0,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART1,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART2,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART3,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART0,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART1,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART2,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART3,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART4,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART5,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART6,
-        Event::DATA_REQ_BY_CPU_MEM_WRITE_PART7,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART4,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART5,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART6,
-        Event::DATA_REQ_BY_CPU_MEM_READ_PART7,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART4,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART5,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART6,
-        Event::DATA_REQ_OF_CPU_MEM_WRITE_PART7,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART4,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART5,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART6,
-        Event::DATA_REQ_OF_CPU_MEM_READ_PART7,
-        Event::DATA_REQ_OF_CPU_CMPD_PART4,
-        Event::DATA_REQ_OF_CPU_CMPD_PART5,
-        Event::DATA_REQ_OF_CPU_CMPD_PART6,
-        Event::DATA_REQ_OF_CPU_CMPD_PART7,
-        Event::NUM_REQ_OF_CPU_COMMIT_ALL,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART4,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART5,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART6,
-        Event::TXN_REQ_BY_CPU_MEM_WRITE_PART7,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART4,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART5,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART6,
-        Event::TXN_REQ_BY_CPU_MEM_READ_PART7,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART4,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART5,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART6,
-        Event::TXN_REQ_OF_CPU_MEM_WRITE_PART7,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART4,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART5,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART6,
-        Event::TXN_REQ_OF_CPU_MEM_READ_PART7,
-        Event::TXN_REQ_OF_CPU_CMPD_PART4,
-        Event::TXN_REQ_OF_CPU_CMPD_PART5,
-        Event::TXN_REQ_OF_CPU_CMPD_PART6,
-        Event::TXN_REQ_OF_CPU_CMPD_PART7,
-        Event::COMP_BUF_INSERTS_CMPD_PART0,
-        Event::COMP_BUF_INSERTS_CMPD_PART1,
-        Event::COMP_BUF_INSERTS_CMPD_PART2,
-        Event::COMP_BUF_INSERTS_CMPD_PART3,
-        Event::COMP_BUF_INSERTS_CMPD_PART4,
-        Event::COMP_BUF_INSERTS_CMPD_PART5,
-        Event::COMP_BUF_INSERTS_CMPD_PART6,
-        Event::COMP_BUF_INSERTS_CMPD_PART7,
-        Event::COMP_BUF_OCCUPANCY_CMPD_PART0,
-        Event::COMP_BUF_OCCUPANCY_CMPD_PART7,
-        Event::COMP_BUF_OCCUPANCY_CMPD_PART6,
-        Event::COMP_BUF_OCCUPANCY_CMPD_PART5,
-        Event::COMP_BUF_OCCUPANCY_CMPD_PART4,
-        Event::COMP_BUF_OCCUPANCY_CMPD_PART3,
-        Event::COMP_BUF_OCCUPANCY_CMPD_PART2,
-        Event::COMP_BUF_OCCUPANCY_CMPD_PART1,
-        Event::COMP_BUF_INSERTS_CMPD_ALL_PARTS,
-        Event::COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART7,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART7,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART7,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART7,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART7,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART7,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART7,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART7,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART7,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART2,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART3,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART4,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART5,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART6,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART7,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_FIRST_LOOKUPS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_ALL_LOOKUPS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_4K_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_2M_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_1G_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_MISSES,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_CTXT_CACHE_LOOKUPS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU0_CTXT_CACHE_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_PWT_CACHE_LOOKUPS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_NUM_MEM_ACCESSES,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_CYC_PWT_FULL,
-        #[cfg(feature = "experimental-events")] Event::IOMMU3_INT_CACHE_LOOKUPS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU3_INT_CACHE_HITS,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS0,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS0_NOT_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS0_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_NOT_BUS0_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_NOT_BUS0_NOT_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS0,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS0_NOT_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS0_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_NOT_BUS0_BUS1,
-        #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_NOT_BUS0_NOT_BUS1,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_ALL_DROP,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART2,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART3,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART4,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART5,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART6,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART7,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART2,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART3,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART4,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART5,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART6,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART7,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART2,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART3,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART4,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART5,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART6,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART7,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART2,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART3,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART4,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART5,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART6,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART7,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART2,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART3,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART4,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART5,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART6,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART7,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART2,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART3,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART4,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART5,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART6,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART7,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART2,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART3,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART4,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART5,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART6,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART7,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART2,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART3,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART4,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART5,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART6,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART7,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART2,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART3,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART4,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART5,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART6,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART7,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART2,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART3,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART4,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART5,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART6,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART7,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_WRITE_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MEM_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MEM_WRITE_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MEM_READ_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MEM_READ_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_CMPD_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_CMPD_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_MEM_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_MEM_WRITE_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_MEM_READ_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_MEM_READ_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MEM_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MEM_WRITE_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MEM_READ_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MEM_READ_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_CMPD_IOMMU0,
-        #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_CMPD_IOMMU1,
-        #[cfg(feature = "experimental-events")] Event::NOTHING,
-        #[cfg(feature = "experimental-events")] Event::PWT_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::SYMBOL_TIMES,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_4K_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_2M_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_1G_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_512G_HITS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_CACHE_FILLS,
-        #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_INVAL_GBL,
-        #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_INVAL_DOMAIN,
-        #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_INVAL_PAGE,
-        #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_CTXT_CACHE_INVAL_GBL,
-        #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_CTXT_CACHE_INVAL_DOMAIN,
-        #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_CTXT_CACHE_INVAL_DEVICE,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_MSGB,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_MCAST,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_UBOX,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_MEM,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_REM_P2P,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_LOC_P2P,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_ABORT,
-        #[cfg(feature = "experimental-events")] Event::NUM_TGT_MATCHED_REQ_OF_CPU,
-        #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_OF_CPU_IOMMU_REQ,
-        #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_OF_CPU_IOMMU_HIT,
-        #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_OF_CPU_REQ_OWN,
-        #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_OF_CPU_FINAL_RD_WR,
-        #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_OF_CPU_WR,
-        #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_OF_CPU_DATA,
-        #[cfg(feature = "experimental-events")] Event::NUM_OUSTANDING_REQ_FROM_CPU_TO_IO,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CL_CMPL_REQ_OWN,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CL_CMPL_FINAL_RD_WR,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CL_CMPL_WR,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CL_CMPL_DATA,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_IOMMU_REQ,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_IOMMU_HIT,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_REQ_OWN,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_FINAL_RD_WR,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_WR,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_DATA,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_PASS_CMPL_REQ_OWN,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_PASS_CMPL_FINAL_RD_WR,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_PASS_CMPL_WR,
-        #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_PASS_CMPL_DATA,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_IOMMU_REQ,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_IOMMU_HIT,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_REQ_OWN,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_FINAL_RD_WR,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_WR,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_DATA,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_IOMMU_REQ,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_IOMMU_HIT,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_REQ_OWN,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_FINAL_RD_WR,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_WR,
-        #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_DATA,
-        #[cfg(feature = "experimental-events")] Event::OUTBOUND_CL_REQS_ISSUED_TO_IO,
-        #[cfg(feature = "experimental-events")] Event::OUTBOUND_TLP_REQS_ISSUED_TO_IO,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_FROM_CPU_ITC,
-        #[cfg(feature = "experimental-events")] Event::NUM_REQ_FROM_CPU_PREALLOC,
-        #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_ALL,
-        #[cfg(feature = "experimental-events")] Event::COMP_BUF_OCCUPANCY_CMPD_ALL,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, port_mask: r.port_mask, fc_mask: r.fc_mask, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -2778,6 +794,626 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event::row(100);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event::row(101);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event::row(102);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event::row(103);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART0: Event = Event::row(104);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART1: Event = Event::row(105);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART2: Event = Event::row(106);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART3: Event = Event::row(107);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event::row(108);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event::row(109);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event::row(110);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event::row(111);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART0: Event = Event::row(112);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART1: Event = Event::row(113);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART2: Event = Event::row(114);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART3: Event = Event::row(115);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART4` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART4: Event = Event::row(116);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART5` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART5: Event = Event::row(117);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART6` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART6: Event = Event::row(118);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART7` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART7: Event = Event::row(119);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART4` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART4: Event = Event::row(120);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART5` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART5: Event = Event::row(121);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART6` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART6: Event = Event::row(122);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART7` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART7: Event = Event::row(123);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART0: Event = Event::row(124);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART1: Event = Event::row(125);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART2: Event = Event::row(126);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART3: Event = Event::row(127);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART4` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART4: Event = Event::row(128);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART5` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART5: Event = Event::row(129);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART6` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART6: Event = Event::row(130);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART7` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART7: Event = Event::row(131);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART0: Event = Event::row(132);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART1: Event = Event::row(133);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART2: Event = Event::row(134);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART3: Event = Event::row(135);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART4` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART4: Event = Event::row(136);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART5` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART5: Event = Event::row(137);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART6` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART6: Event = Event::row(138);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART7` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART7: Event = Event::row(139);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART0: Event = Event::row(140);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART1: Event = Event::row(141);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART2: Event = Event::row(142);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART3: Event = Event::row(143);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART4` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART4: Event = Event::row(144);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART5` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART5: Event = Event::row(145);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART6` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART6: Event = Event::row(146);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART7` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART7: Event = Event::row(147);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_READ_PART0: Event = Event::row(148);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_READ_PART1: Event = Event::row(149);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_READ_PART2: Event = Event::row(150);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_READ_PART3: Event = Event::row(151);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART4` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_READ_PART4: Event = Event::row(152);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART5` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_READ_PART5: Event = Event::row(153);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART6` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_READ_PART6: Event = Event::row(154);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART7` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_READ_PART7: Event = Event::row(155);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event::row(156);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event::row(157);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event::row(158);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event::row(159);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART4` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART4: Event = Event::row(160);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART5` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART5: Event = Event::row(161);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART6` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART6: Event = Event::row(162);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART7` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART7: Event = Event::row(163);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0` (experimental).
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART0: Event = Event::row(164);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1` (experimental).
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART1: Event = Event::row(165);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2` (experimental).
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART2: Event = Event::row(166);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3` (experimental).
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART3: Event = Event::row(167);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART4` (experimental).
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART4: Event = Event::row(168);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART5` (experimental).
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART5: Event = Event::row(169);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART6` (experimental).
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART6: Event = Event::row(170);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART7` (experimental).
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART7: Event = Event::row(171);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0` (experimental).
+    pub const DATA_REQ_OF_CPU_MSG_PART0: Event = Event::row(172);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1` (experimental).
+    pub const DATA_REQ_OF_CPU_MSG_PART1: Event = Event::row(173);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2` (experimental).
+    pub const DATA_REQ_OF_CPU_MSG_PART2: Event = Event::row(174);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3` (experimental).
+    pub const DATA_REQ_OF_CPU_MSG_PART3: Event = Event::row(175);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART4` (experimental).
+    pub const DATA_REQ_OF_CPU_MSG_PART4: Event = Event::row(176);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART5` (experimental).
+    pub const DATA_REQ_OF_CPU_MSG_PART5: Event = Event::row(177);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART6` (experimental).
+    pub const DATA_REQ_OF_CPU_MSG_PART6: Event = Event::row(178);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART7` (experimental).
+    pub const DATA_REQ_OF_CPU_MSG_PART7: Event = Event::row(179);
+    /// `UNC_IIO_IOMMU0.FIRST_LOOKUPS` (experimental).
+    pub const IOMMU0_FIRST_LOOKUPS: Event = Event::row(180);
+    /// `UNC_IIO_IOMMU0.ALL_LOOKUPS` (experimental).
+    pub const IOMMU0_ALL_LOOKUPS: Event = Event::row(181);
+    /// `UNC_IIO_IOMMU0.4K_HITS` (experimental).
+    pub const IOMMU0_4K_HITS: Event = Event::row(182);
+    /// `UNC_IIO_IOMMU0.2M_HITS` (experimental).
+    pub const IOMMU0_2M_HITS: Event = Event::row(183);
+    /// `UNC_IIO_IOMMU0.1G_HITS` (experimental).
+    pub const IOMMU0_1G_HITS: Event = Event::row(184);
+    /// `UNC_IIO_IOMMU0.MISSES` (experimental).
+    pub const IOMMU0_MISSES: Event = Event::row(185);
+    /// `UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS` (experimental).
+    pub const IOMMU0_CTXT_CACHE_LOOKUPS: Event = Event::row(186);
+    /// `UNC_IIO_IOMMU0.CTXT_CACHE_HITS` (experimental).
+    pub const IOMMU0_CTXT_CACHE_HITS: Event = Event::row(187);
+    /// `UNC_IIO_IOMMU1.PWT_CACHE_LOOKUPS` (experimental).
+    pub const IOMMU1_PWT_CACHE_LOOKUPS: Event = Event::row(188);
+    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES` (experimental).
+    pub const IOMMU1_NUM_MEM_ACCESSES: Event = Event::row(189);
+    /// `UNC_IIO_IOMMU1.CYC_PWT_FULL` (experimental).
+    pub const IOMMU1_CYC_PWT_FULL: Event = Event::row(190);
+    /// `UNC_IIO_IOMMU3.INT_CACHE_LOOKUPS` (experimental).
+    pub const IOMMU3_INT_CACHE_LOOKUPS: Event = Event::row(191);
+    /// `UNC_IIO_IOMMU3.INT_CACHE_HITS` (experimental).
+    pub const IOMMU3_INT_CACHE_HITS: Event = Event::row(192);
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0` (experimental).
+    pub const MASK_MATCH_AND_BUS0: Event = Event::row(193);
+    /// `UNC_IIO_MASK_MATCH_AND.BUS1` (experimental).
+    pub const MASK_MATCH_AND_BUS1: Event = Event::row(194);
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1` (experimental).
+    pub const MASK_MATCH_AND_BUS0_NOT_BUS1: Event = Event::row(195);
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0_BUS1` (experimental).
+    pub const MASK_MATCH_AND_BUS0_BUS1: Event = Event::row(196);
+    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1` (experimental).
+    pub const MASK_MATCH_AND_NOT_BUS0_BUS1: Event = Event::row(197);
+    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1` (experimental).
+    pub const MASK_MATCH_AND_NOT_BUS0_NOT_BUS1: Event = Event::row(198);
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0` (experimental).
+    pub const MASK_MATCH_OR_BUS0: Event = Event::row(199);
+    /// `UNC_IIO_MASK_MATCH_OR.BUS1` (experimental).
+    pub const MASK_MATCH_OR_BUS1: Event = Event::row(200);
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1` (experimental).
+    pub const MASK_MATCH_OR_BUS0_NOT_BUS1: Event = Event::row(201);
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0_BUS1` (experimental).
+    pub const MASK_MATCH_OR_BUS0_BUS1: Event = Event::row(202);
+    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1` (experimental).
+    pub const MASK_MATCH_OR_NOT_BUS0_BUS1: Event = Event::row(203);
+    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1` (experimental).
+    pub const MASK_MATCH_OR_NOT_BUS0_NOT_BUS1: Event = Event::row(204);
+    /// `UNC_IIO_NUM_REQ_OF_CPU.ALL.DROP` (experimental).
+    pub const NUM_REQ_OF_CPU_ALL_DROP: Event = Event::row(205);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event::row(206);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event::row(207);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event::row(208);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event::row(209);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART4` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART4: Event = Event::row(210);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART5` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART5: Event = Event::row(211);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART6` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART6: Event = Event::row(212);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART7` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART7: Event = Event::row(213);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART0` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART0: Event = Event::row(214);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART1` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART1: Event = Event::row(215);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART2` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART2: Event = Event::row(216);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART3` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART3: Event = Event::row(217);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART4` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART4: Event = Event::row(218);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART5` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART5: Event = Event::row(219);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART6` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART6: Event = Event::row(220);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART7` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART7: Event = Event::row(221);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART0: Event = Event::row(222);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART1: Event = Event::row(223);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART2: Event = Event::row(224);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART3: Event = Event::row(225);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART4` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART4: Event = Event::row(226);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART5` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART5: Event = Event::row(227);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART6` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART6: Event = Event::row(228);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART7` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART7: Event = Event::row(229);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART0: Event = Event::row(230);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART1: Event = Event::row(231);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART2: Event = Event::row(232);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART3: Event = Event::row(233);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART4` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART4: Event = Event::row(234);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART5` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART5: Event = Event::row(235);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART6` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART6: Event = Event::row(236);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART7` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART7: Event = Event::row(237);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART0: Event = Event::row(238);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART1: Event = Event::row(239);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART2: Event = Event::row(240);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART3: Event = Event::row(241);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART4` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART4: Event = Event::row(242);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART5` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART5: Event = Event::row(243);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART6` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART6: Event = Event::row(244);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART7` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART7: Event = Event::row(245);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_READ_PART0: Event = Event::row(246);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_READ_PART1: Event = Event::row(247);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_READ_PART2: Event = Event::row(248);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_READ_PART3: Event = Event::row(249);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART4` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_READ_PART4: Event = Event::row(250);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART5` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_READ_PART5: Event = Event::row(251);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART6` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_READ_PART6: Event = Event::row(252);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART7` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_READ_PART7: Event = Event::row(253);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event::row(254);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event::row(255);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event::row(256);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event::row(257);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event::row(258);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event::row(259);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event::row(260);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event::row(261);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART0: Event = Event::row(262);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART1: Event = Event::row(263);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART2: Event = Event::row(264);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART3: Event = Event::row(265);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART4` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART4: Event = Event::row(266);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART5` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART5: Event = Event::row(267);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART6` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART6: Event = Event::row(268);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART7` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART7: Event = Event::row(269);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0` (experimental).
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART0: Event = Event::row(270);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1` (experimental).
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART1: Event = Event::row(271);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2` (experimental).
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART2: Event = Event::row(272);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3` (experimental).
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART3: Event = Event::row(273);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART4` (experimental).
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART4: Event = Event::row(274);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART5` (experimental).
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART5: Event = Event::row(275);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART6` (experimental).
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART6: Event = Event::row(276);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART7` (experimental).
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART7: Event = Event::row(277);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0` (experimental).
+    pub const TXN_REQ_OF_CPU_MSG_PART0: Event = Event::row(278);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1` (experimental).
+    pub const TXN_REQ_OF_CPU_MSG_PART1: Event = Event::row(279);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2` (experimental).
+    pub const TXN_REQ_OF_CPU_MSG_PART2: Event = Event::row(280);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3` (experimental).
+    pub const TXN_REQ_OF_CPU_MSG_PART3: Event = Event::row(281);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART4` (experimental).
+    pub const TXN_REQ_OF_CPU_MSG_PART4: Event = Event::row(282);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART5` (experimental).
+    pub const TXN_REQ_OF_CPU_MSG_PART5: Event = Event::row(283);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART6` (experimental).
+    pub const TXN_REQ_OF_CPU_MSG_PART6: Event = Event::row(284);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART7` (experimental).
+    pub const TXN_REQ_OF_CPU_MSG_PART7: Event = Event::row(285);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU0` (experimental).
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_IOMMU0: Event = Event::row(286);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU1` (experimental).
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_IOMMU1: Event = Event::row(287);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.IOMMU0` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_IOMMU0: Event = Event::row(288);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.IOMMU1` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_IOMMU1: Event = Event::row(289);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.IOMMU0` (experimental).
+    pub const DATA_REQ_BY_CPU_MEM_READ_IOMMU0: Event = Event::row(290);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.IOMMU1` (experimental).
+    pub const DATA_REQ_BY_CPU_MEM_READ_IOMMU1: Event = Event::row(291);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.IOMMU0` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_IOMMU0: Event = Event::row(292);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.IOMMU1` (experimental).
+    pub const DATA_REQ_BY_CPU_PEER_READ_IOMMU1: Event = Event::row(293);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.IOMMU0` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_IOMMU0: Event = Event::row(294);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.IOMMU1` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_IOMMU1: Event = Event::row(295);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.IOMMU0` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_WRITE_IOMMU0: Event = Event::row(296);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.IOMMU1` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_WRITE_IOMMU1: Event = Event::row(297);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.IOMMU0` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_READ_IOMMU0: Event = Event::row(298);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.IOMMU1` (experimental).
+    pub const DATA_REQ_BY_CPU_CFG_READ_IOMMU1: Event = Event::row(299);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.IOMMU0` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_READ_IOMMU0: Event = Event::row(300);
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.IOMMU1` (experimental).
+    pub const DATA_REQ_BY_CPU_IO_READ_IOMMU1: Event = Event::row(301);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.IOMMU0` (experimental).
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_IOMMU0: Event = Event::row(302);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.IOMMU1` (experimental).
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_IOMMU1: Event = Event::row(303);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.IOMMU0` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_IOMMU0: Event = Event::row(304);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.IOMMU1` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_IOMMU1: Event = Event::row(305);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.IOMMU0` (experimental).
+    pub const DATA_REQ_OF_CPU_MEM_READ_IOMMU0: Event = Event::row(306);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.IOMMU1` (experimental).
+    pub const DATA_REQ_OF_CPU_MEM_READ_IOMMU1: Event = Event::row(307);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.IOMMU0` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_READ_IOMMU0: Event = Event::row(308);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.IOMMU1` (experimental).
+    pub const DATA_REQ_OF_CPU_PEER_READ_IOMMU1: Event = Event::row(309);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.IOMMU0` (experimental).
+    pub const DATA_REQ_OF_CPU_ATOMIC_IOMMU0: Event = Event::row(310);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.IOMMU1` (experimental).
+    pub const DATA_REQ_OF_CPU_ATOMIC_IOMMU1: Event = Event::row(311);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.IOMMU0` (experimental).
+    pub const DATA_REQ_OF_CPU_MSG_IOMMU0: Event = Event::row(312);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.IOMMU1` (experimental).
+    pub const DATA_REQ_OF_CPU_MSG_IOMMU1: Event = Event::row(313);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.IOMMU0` (experimental).
+    pub const DATA_REQ_OF_CPU_CMPD_IOMMU0: Event = Event::row(314);
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.IOMMU1` (experimental).
+    pub const DATA_REQ_OF_CPU_CMPD_IOMMU1: Event = Event::row(315);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.IOMMU0` (experimental).
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_IOMMU0: Event = Event::row(316);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.IOMMU1` (experimental).
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_IOMMU1: Event = Event::row(317);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.IOMMU0` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_IOMMU0: Event = Event::row(318);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.IOMMU0` (experimental).
+    pub const TXN_REQ_BY_CPU_MEM_READ_IOMMU0: Event = Event::row(319);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.IOMMU1` (experimental).
+    pub const TXN_REQ_BY_CPU_MEM_READ_IOMMU1: Event = Event::row(320);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.IOMMU0` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_READ_IOMMU0: Event = Event::row(321);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.IOMMU1` (experimental).
+    pub const TXN_REQ_BY_CPU_PEER_READ_IOMMU1: Event = Event::row(322);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.IOMMU0` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_IOMMU0: Event = Event::row(323);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.IOMMU1` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_IOMMU1: Event = Event::row(324);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.IOMMU0` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_WRITE_IOMMU0: Event = Event::row(325);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.IOMMU1` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_WRITE_IOMMU1: Event = Event::row(326);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.IOMMU0` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_READ_IOMMU0: Event = Event::row(327);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.IOMMU1` (experimental).
+    pub const TXN_REQ_BY_CPU_CFG_READ_IOMMU1: Event = Event::row(328);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.IOMMU0` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_READ_IOMMU0: Event = Event::row(329);
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.IOMMU1` (experimental).
+    pub const TXN_REQ_BY_CPU_IO_READ_IOMMU1: Event = Event::row(330);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.IOMMU0` (experimental).
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_IOMMU0: Event = Event::row(331);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.IOMMU1` (experimental).
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_IOMMU1: Event = Event::row(332);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.IOMMU0` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_IOMMU0: Event = Event::row(333);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.IOMMU1` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_IOMMU1: Event = Event::row(334);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.IOMMU0` (experimental).
+    pub const TXN_REQ_OF_CPU_MEM_READ_IOMMU0: Event = Event::row(335);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.IOMMU1` (experimental).
+    pub const TXN_REQ_OF_CPU_MEM_READ_IOMMU1: Event = Event::row(336);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.IOMMU0` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_READ_IOMMU0: Event = Event::row(337);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.IOMMU1` (experimental).
+    pub const TXN_REQ_OF_CPU_PEER_READ_IOMMU1: Event = Event::row(338);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.IOMMU0` (experimental).
+    pub const TXN_REQ_OF_CPU_ATOMIC_IOMMU0: Event = Event::row(339);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.IOMMU1` (experimental).
+    pub const TXN_REQ_OF_CPU_ATOMIC_IOMMU1: Event = Event::row(340);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.IOMMU0` (experimental).
+    pub const TXN_REQ_OF_CPU_MSG_IOMMU0: Event = Event::row(341);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.IOMMU1` (experimental).
+    pub const TXN_REQ_OF_CPU_MSG_IOMMU1: Event = Event::row(342);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.IOMMU0` (experimental).
+    pub const TXN_REQ_OF_CPU_CMPD_IOMMU0: Event = Event::row(343);
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.IOMMU1` (experimental).
+    pub const TXN_REQ_OF_CPU_CMPD_IOMMU1: Event = Event::row(344);
+    /// `UNC_IIO_NOTHING` (experimental).
+    pub const NOTHING: Event = Event::row(345);
+    /// `UNC_IIO_PWT_OCCUPANCY` (experimental).
+    pub const PWT_OCCUPANCY: Event = Event::row(346);
+    /// `UNC_IIO_SYMBOL_TIMES` (experimental).
+    pub const SYMBOL_TIMES: Event = Event::row(347);
+    /// `UNC_IIO_IOMMU1.PWC_4K_HITS` (experimental).
+    pub const IOMMU1_PWC_4K_HITS: Event = Event::row(348);
+    /// `UNC_IIO_IOMMU1.PWC_2M_HITS` (experimental).
+    pub const IOMMU1_PWC_2M_HITS: Event = Event::row(349);
+    /// `UNC_IIO_IOMMU1.PWC_1G_HITS` (experimental).
+    pub const IOMMU1_PWC_1G_HITS: Event = Event::row(350);
+    /// `UNC_IIO_IOMMU1.PWC_512G_HITS` (experimental).
+    pub const IOMMU1_PWC_512G_HITS: Event = Event::row(351);
+    /// `UNC_IIO_IOMMU1.PWC_CACHE_FILLS` (experimental).
+    pub const IOMMU1_PWC_CACHE_FILLS: Event = Event::row(352);
+    /// `UNC_IIO_IOMMU3.NUM_INVAL_GBL` (experimental).
+    pub const IOMMU3_NUM_INVAL_GBL: Event = Event::row(353);
+    /// `UNC_IIO_IOMMU3.NUM_INVAL_DOMAIN` (experimental).
+    pub const IOMMU3_NUM_INVAL_DOMAIN: Event = Event::row(354);
+    /// `UNC_IIO_IOMMU3.NUM_INVAL_PAGE` (experimental).
+    pub const IOMMU3_NUM_INVAL_PAGE: Event = Event::row(355);
+    /// `UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_GBL` (experimental).
+    pub const IOMMU3_NUM_CTXT_CACHE_INVAL_GBL: Event = Event::row(356);
+    /// `UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_DOMAIN` (experimental).
+    pub const IOMMU3_NUM_CTXT_CACHE_INVAL_DOMAIN: Event = Event::row(357);
+    /// `UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_DEVICE` (experimental).
+    pub const IOMMU3_NUM_CTXT_CACHE_INVAL_DEVICE: Event = Event::row(358);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_MSGB: Event = Event::row(359);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_MCAST: Event = Event::row(360);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_UBOX: Event = Event::row(361);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_MEM: Event = Event::row(362);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_REM_P2P: Event = Event::row(363);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_LOC_P2P: Event = Event::row(364);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P: Event = Event::row(365);
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT` (experimental).
+    pub const NUM_REQ_OF_CPU_BY_TGT_ABORT: Event = Event::row(366);
+    /// `UNC_IIO_NUM_TGT_MATCHED_REQ_OF_CPU` (experimental).
+    pub const NUM_TGT_MATCHED_REQ_OF_CPU: Event = Event::row(367);
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.IOMMU_REQ` (experimental).
+    pub const NUM_OUTSTANDING_REQ_OF_CPU_IOMMU_REQ: Event = Event::row(368);
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.IOMMU_HIT` (experimental).
+    pub const NUM_OUTSTANDING_REQ_OF_CPU_IOMMU_HIT: Event = Event::row(369);
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.REQ_OWN` (experimental).
+    pub const NUM_OUTSTANDING_REQ_OF_CPU_REQ_OWN: Event = Event::row(370);
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.FINAL_RD_WR` (experimental).
+    pub const NUM_OUTSTANDING_REQ_OF_CPU_FINAL_RD_WR: Event = Event::row(371);
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.WR` (experimental).
+    pub const NUM_OUTSTANDING_REQ_OF_CPU_WR: Event = Event::row(372);
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.DATA` (experimental).
+    pub const NUM_OUTSTANDING_REQ_OF_CPU_DATA: Event = Event::row(373);
+    /// `UNC_IIO_NUM_OUSTANDING_REQ_FROM_CPU.TO_IO` (experimental).
+    pub const NUM_OUSTANDING_REQ_FROM_CPU_TO_IO: Event = Event::row(374);
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.REQ_OWN` (experimental).
+    pub const REQ_FROM_PCIE_CL_CMPL_REQ_OWN: Event = Event::row(375);
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.FINAL_RD_WR` (experimental).
+    pub const REQ_FROM_PCIE_CL_CMPL_FINAL_RD_WR: Event = Event::row(376);
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.WR` (experimental).
+    pub const REQ_FROM_PCIE_CL_CMPL_WR: Event = Event::row(377);
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.DATA` (experimental).
+    pub const REQ_FROM_PCIE_CL_CMPL_DATA: Event = Event::row(378);
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_REQ` (experimental).
+    pub const REQ_FROM_PCIE_CMPL_IOMMU_REQ: Event = Event::row(379);
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_HIT` (experimental).
+    pub const REQ_FROM_PCIE_CMPL_IOMMU_HIT: Event = Event::row(380);
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.REQ_OWN` (experimental).
+    pub const REQ_FROM_PCIE_CMPL_REQ_OWN: Event = Event::row(381);
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.FINAL_RD_WR` (experimental).
+    pub const REQ_FROM_PCIE_CMPL_FINAL_RD_WR: Event = Event::row(382);
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.WR` (experimental).
+    pub const REQ_FROM_PCIE_CMPL_WR: Event = Event::row(383);
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.DATA` (experimental).
+    pub const REQ_FROM_PCIE_CMPL_DATA: Event = Event::row(384);
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.REQ_OWN` (experimental).
+    pub const REQ_FROM_PCIE_PASS_CMPL_REQ_OWN: Event = Event::row(385);
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.FINAL_RD_WR` (experimental).
+    pub const REQ_FROM_PCIE_PASS_CMPL_FINAL_RD_WR: Event = Event::row(386);
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.WR` (experimental).
+    pub const REQ_FROM_PCIE_PASS_CMPL_WR: Event = Event::row(387);
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.DATA` (experimental).
+    pub const REQ_FROM_PCIE_PASS_CMPL_DATA: Event = Event::row(388);
+    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_REQ` (experimental).
+    pub const INBOUND_ARB_REQ_IOMMU_REQ: Event = Event::row(389);
+    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_HIT` (experimental).
+    pub const INBOUND_ARB_REQ_IOMMU_HIT: Event = Event::row(390);
+    /// `UNC_IIO_INBOUND_ARB_REQ.REQ_OWN` (experimental).
+    pub const INBOUND_ARB_REQ_REQ_OWN: Event = Event::row(391);
+    /// `UNC_IIO_INBOUND_ARB_REQ.FINAL_RD_WR` (experimental).
+    pub const INBOUND_ARB_REQ_FINAL_RD_WR: Event = Event::row(392);
+    /// `UNC_IIO_INBOUND_ARB_REQ.WR` (experimental).
+    pub const INBOUND_ARB_REQ_WR: Event = Event::row(393);
+    /// `UNC_IIO_INBOUND_ARB_REQ.DATA` (experimental).
+    pub const INBOUND_ARB_REQ_DATA: Event = Event::row(394);
+    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_REQ` (experimental).
+    pub const INBOUND_ARB_WON_IOMMU_REQ: Event = Event::row(395);
+    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_HIT` (experimental).
+    pub const INBOUND_ARB_WON_IOMMU_HIT: Event = Event::row(396);
+    /// `UNC_IIO_INBOUND_ARB_WON.REQ_OWN` (experimental).
+    pub const INBOUND_ARB_WON_REQ_OWN: Event = Event::row(397);
+    /// `UNC_IIO_INBOUND_ARB_WON.FINAL_RD_WR` (experimental).
+    pub const INBOUND_ARB_WON_FINAL_RD_WR: Event = Event::row(398);
+    /// `UNC_IIO_INBOUND_ARB_WON.WR` (experimental).
+    pub const INBOUND_ARB_WON_WR: Event = Event::row(399);
+    /// `UNC_IIO_INBOUND_ARB_WON.DATA` (experimental).
+    pub const INBOUND_ARB_WON_DATA: Event = Event::row(400);
+    /// `UNC_IIO_OUTBOUND_CL_REQS_ISSUED.TO_IO` (experimental).
+    pub const OUTBOUND_CL_REQS_ISSUED_TO_IO: Event = Event::row(401);
+    /// `UNC_IIO_OUTBOUND_TLP_REQS_ISSUED.TO_IO` (experimental).
+    pub const OUTBOUND_TLP_REQS_ISSUED_TO_IO: Event = Event::row(402);
+    /// `UNC_IIO_NUM_REQ_FROM_CPU.ITC` (experimental).
+    pub const NUM_REQ_FROM_CPU_ITC: Event = Event::row(403);
+    /// `UNC_IIO_NUM_REQ_FROM_CPU.PREALLOC` (experimental).
+    pub const NUM_REQ_FROM_CPU_PREALLOC: Event = Event::row(404);
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL` (experimental).
+    pub const COMP_BUF_INSERTS_CMPD_ALL: Event = Event::row(405);
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL` (experimental).
+    pub const COMP_BUF_OCCUPANCY_CMPD_ALL: Event = Event::row(406);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -2791,418 +1427,445 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_IIO_CLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", 0x83, 0x01, 0b11).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", 0x83, 0x01, 0b11).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", 0x83, 0x01, 0b11).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", 0x83, 0x01, 0b11).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", 0x83, 0x04, 0b11).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", 0x83, 0x04, 0b11).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", 0x83, 0x04, 0b11).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", 0x83, 0x04, 0b11).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART0", 0x83, 0x80, 0b11).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART1", 0x83, 0x80, 0b11).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART2", 0x83, 0x80, 0b11).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART3", 0x83, 0x80, 0b11).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", 0xc0, 0x01, 0b1100).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", 0xc0, 0x01, 0b1100).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", 0xc0, 0x01, 0b1100).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", 0xc0, 0x01, 0b1100).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", 0xc0, 0x04, 0b1100).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", 0xc0, 0x04, 0b1100).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", 0xc0, 0x04, 0b1100).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", 0xc0, 0x04, 0b1100).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", 0x84, 0x01, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", 0x84, 0x01, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", 0x84, 0x01, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", 0x84, 0x01, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", 0x84, 0x04, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", 0x84, 0x04, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", 0x84, 0x04, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", 0x84, 0x04, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART0", 0x84, 0x80, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART1", 0x84, 0x80, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART2", 0x84, 0x80, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART3", 0x84, 0x80, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", 0xc1, 0x01, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", 0xc1, 0x01, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", 0xc1, 0x01, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", 0xc1, 0x01, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", 0xc1, 0x04, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", 0xc1, 0x04, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", 0xc1, 0x04, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", 0xc1, 0x04, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4", 0xc0, 0x01, 0b1100).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5", 0xc0, 0x01, 0b1100).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6", 0xc0, 0x01, 0b1100).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7", 0xc0, 0x01, 0b1100).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4", 0xc0, 0x04, 0b1100).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5", 0xc0, 0x04, 0b1100).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6", 0xc0, 0x04, 0b1100).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7", 0xc0, 0x04, 0b1100).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4", 0x83, 0x01, 0b11).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5", 0x83, 0x01, 0b11).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6", 0x83, 0x01, 0b11).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7", 0x83, 0x01, 0b11).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4", 0x83, 0x04, 0b11).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5", 0x83, 0x04, 0b11).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6", 0x83, 0x04, 0b11).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7", 0x83, 0x04, 0b11).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART4", 0x83, 0x80, 0b11).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART5", 0x83, 0x80, 0b11).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART6", 0x83, 0x80, 0b11).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART7", 0x83, 0x80, 0b11).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU.COMMIT.ALL", 0x85, 0x01, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4", 0xc1, 0x01, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5", 0xc1, 0x01, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6", 0xc1, 0x01, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7", 0xc1, 0x01, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4", 0xc1, 0x04, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5", 0xc1, 0x04, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6", 0xc1, 0x04, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7", 0xc1, 0x04, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4", 0x84, 0x01, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5", 0x84, 0x01, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6", 0x84, 0x01, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7", 0x84, 0x01, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4", 0x84, 0x04, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5", 0x84, 0x04, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6", 0x84, 0x04, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7", 0x84, 0x04, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART4", 0x84, 0x80, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART5", 0x84, 0x80, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART6", 0x84, 0x80, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART7", 0x84, 0x80, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", 0xc2, 0x03, 0b1111).port_mask(0x1).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", 0xc2, 0x03, 0b1111).port_mask(0x2).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", 0xc2, 0x03, 0b1111).port_mask(0x4).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", 0xc2, 0x03, 0b1111).port_mask(0x8).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4", 0xc2, 0x03, 0b1111).port_mask(0x10).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5", 0xc2, 0x03, 0b1111).port_mask(0x20).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6", 0xc2, 0x03, 0b1111).port_mask(0x40).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7", 0xc2, 0x03, 0b1111).port_mask(0x80).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0", 0xd5, 0x01, 0b1100).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7", 0xd5, 0x80, 0b1100).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6", 0xd5, 0x40, 0b1100).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5", 0xd5, 0x20, 0b1100).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4", 0xd5, 0x10, 0b1100).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3", 0xd5, 0x08, 0b1100).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2", 0xd5, 0x04, 0b1100).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1", 0xd5, 0x02, 0b1100).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", 0xc2, 0x03, 0b1111).port_mask(0xff).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", 0xd5, 0xff, 0b1100).fc_mask(0x4),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0", 0x83, 0x02, 0b11).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1", 0x83, 0x02, 0b11).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2", 0x83, 0x02, 0b11).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3", 0x83, 0x02, 0b11).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0", 0x83, 0x08, 0b11).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1", 0x83, 0x08, 0b11).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2", 0x83, 0x08, 0b11).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3", 0x83, 0x08, 0b11).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0", 0xc0, 0x02, 0b1100).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1", 0xc0, 0x02, 0b1100).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2", 0xc0, 0x02, 0b1100).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3", 0xc0, 0x02, 0b1100).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0", 0xc0, 0x08, 0b1100).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1", 0xc0, 0x08, 0b1100).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2", 0xc0, 0x08, 0b1100).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3", 0xc0, 0x08, 0b1100).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART4", 0xc0, 0x02, 0b1100).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART5", 0xc0, 0x02, 0b1100).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART6", 0xc0, 0x02, 0b1100).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART7", 0xc0, 0x02, 0b1100).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART4", 0xc0, 0x08, 0b1100).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART5", 0xc0, 0x08, 0b1100).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART6", 0xc0, 0x08, 0b1100).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART7", 0xc0, 0x08, 0b1100).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0", 0xc0, 0x10, 0b1100).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1", 0xc0, 0x10, 0b1100).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2", 0xc0, 0x10, 0b1100).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3", 0xc0, 0x10, 0b1100).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART4", 0xc0, 0x10, 0b1100).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART5", 0xc0, 0x10, 0b1100).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART6", 0xc0, 0x10, 0b1100).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART7", 0xc0, 0x10, 0b1100).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0", 0xc0, 0x20, 0b1100).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1", 0xc0, 0x20, 0b1100).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2", 0xc0, 0x20, 0b1100).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3", 0xc0, 0x20, 0b1100).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART4", 0xc0, 0x20, 0b1100).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART5", 0xc0, 0x20, 0b1100).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART6", 0xc0, 0x20, 0b1100).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART7", 0xc0, 0x20, 0b1100).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0", 0xc0, 0x40, 0b1100).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1", 0xc0, 0x40, 0b1100).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2", 0xc0, 0x40, 0b1100).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3", 0xc0, 0x40, 0b1100).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART4", 0xc0, 0x40, 0b1100).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART5", 0xc0, 0x40, 0b1100).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART6", 0xc0, 0x40, 0b1100).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART7", 0xc0, 0x40, 0b1100).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0", 0xc0, 0x80, 0b1100).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1", 0xc0, 0x80, 0b1100).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2", 0xc0, 0x80, 0b1100).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3", 0xc0, 0x80, 0b1100).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART4", 0xc0, 0x80, 0b1100).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART5", 0xc0, 0x80, 0b1100).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART6", 0xc0, 0x80, 0b1100).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART7", 0xc0, 0x80, 0b1100).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4", 0x83, 0x02, 0b11).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5", 0x83, 0x02, 0b11).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6", 0x83, 0x02, 0b11).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7", 0x83, 0x02, 0b11).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART4", 0x83, 0x08, 0b11).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART5", 0x83, 0x08, 0b11).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART6", 0x83, 0x08, 0b11).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART7", 0x83, 0x08, 0b11).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0", 0x83, 0x10, 0b11).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1", 0x83, 0x10, 0b11).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2", 0x83, 0x10, 0b11).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3", 0x83, 0x10, 0b11).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART4", 0x83, 0x10, 0b11).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART5", 0x83, 0x10, 0b11).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART6", 0x83, 0x10, 0b11).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART7", 0x83, 0x10, 0b11).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0", 0x83, 0x40, 0b11).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1", 0x83, 0x40, 0b11).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2", 0x83, 0x40, 0b11).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3", 0x83, 0x40, 0b11).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART4", 0x83, 0x40, 0b11).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART5", 0x83, 0x40, 0b11).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART6", 0x83, 0x40, 0b11).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART7", 0x83, 0x40, 0b11).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_IOMMU0.FIRST_LOOKUPS", 0x40, 0x01, 0b1111),
+    ev("UNC_IIO_IOMMU0.ALL_LOOKUPS", 0x40, 0x02, 0b1111),
+    ev("UNC_IIO_IOMMU0.4K_HITS", 0x40, 0x04, 0b1111),
+    ev("UNC_IIO_IOMMU0.2M_HITS", 0x40, 0x08, 0b1111),
+    ev("UNC_IIO_IOMMU0.1G_HITS", 0x40, 0x10, 0b1111),
+    ev("UNC_IIO_IOMMU0.MISSES", 0x40, 0x20, 0b1111),
+    ev("UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS", 0x40, 0x40, 0b1111),
+    ev("UNC_IIO_IOMMU0.CTXT_CACHE_HITS", 0x40, 0x80, 0b1111),
+    ev("UNC_IIO_IOMMU1.PWT_CACHE_LOOKUPS", 0x41, 0x01, 0b1111),
+    ev("UNC_IIO_IOMMU1.NUM_MEM_ACCESSES", 0x41, 0x40, 0b1111),
+    ev("UNC_IIO_IOMMU1.CYC_PWT_FULL", 0x41, 0x80, 0b1111),
+    ev("UNC_IIO_IOMMU3.INT_CACHE_LOOKUPS", 0x43, 0x40, 0b1111),
+    ev("UNC_IIO_IOMMU3.INT_CACHE_HITS", 0x43, 0x80, 0b1111),
+    ev("UNC_IIO_MASK_MATCH_AND.BUS0", 0x02, 0x01, 0b11),
+    ev("UNC_IIO_MASK_MATCH_AND.BUS1", 0x02, 0x02, 0b11),
+    ev("UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1", 0x02, 0x04, 0b11),
+    ev("UNC_IIO_MASK_MATCH_AND.BUS0_BUS1", 0x02, 0x08, 0b11),
+    ev("UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1", 0x02, 0x10, 0b11),
+    ev("UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1", 0x02, 0x20, 0b11),
+    ev("UNC_IIO_MASK_MATCH_OR.BUS0", 0x03, 0x01, 0b11),
+    ev("UNC_IIO_MASK_MATCH_OR.BUS1", 0x03, 0x02, 0b11),
+    ev("UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1", 0x03, 0x04, 0b11),
+    ev("UNC_IIO_MASK_MATCH_OR.BUS0_BUS1", 0x03, 0x08, 0b11),
+    ev("UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1", 0x03, 0x10, 0b11),
+    ev("UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1", 0x03, 0x20, 0b11),
+    ev("UNC_IIO_NUM_REQ_OF_CPU.ALL.DROP", 0x85, 0x02, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0", 0xc1, 0x02, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1", 0xc1, 0x02, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2", 0xc1, 0x02, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3", 0xc1, 0x02, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART4", 0xc1, 0x02, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART5", 0xc1, 0x02, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART6", 0xc1, 0x02, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART7", 0xc1, 0x02, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART0", 0xc1, 0x08, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART1", 0xc1, 0x08, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART2", 0xc1, 0x08, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART3", 0xc1, 0x08, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART4", 0xc1, 0x08, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART5", 0xc1, 0x08, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART6", 0xc1, 0x08, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART7", 0xc1, 0x08, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0", 0xc1, 0x10, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1", 0xc1, 0x10, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2", 0xc1, 0x10, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3", 0xc1, 0x10, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART4", 0xc1, 0x10, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART5", 0xc1, 0x10, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART6", 0xc1, 0x10, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART7", 0xc1, 0x10, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0", 0xc1, 0x20, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1", 0xc1, 0x20, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2", 0xc1, 0x20, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3", 0xc1, 0x20, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART4", 0xc1, 0x20, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART5", 0xc1, 0x20, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART6", 0xc1, 0x20, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART7", 0xc1, 0x20, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0", 0xc1, 0x40, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1", 0xc1, 0x40, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2", 0xc1, 0x40, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3", 0xc1, 0x40, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART4", 0xc1, 0x40, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART5", 0xc1, 0x40, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART6", 0xc1, 0x40, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART7", 0xc1, 0x40, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0", 0xc1, 0x80, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1", 0xc1, 0x80, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2", 0xc1, 0x80, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3", 0xc1, 0x80, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART4", 0xc1, 0x80, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART5", 0xc1, 0x80, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART6", 0xc1, 0x80, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART7", 0xc1, 0x80, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0", 0x84, 0x02, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1", 0x84, 0x02, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2", 0x84, 0x02, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3", 0x84, 0x02, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4", 0x84, 0x02, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5", 0x84, 0x02, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6", 0x84, 0x02, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7", 0x84, 0x02, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0", 0x84, 0x08, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1", 0x84, 0x08, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2", 0x84, 0x08, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3", 0x84, 0x08, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART4", 0x84, 0x08, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART5", 0x84, 0x08, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART6", 0x84, 0x08, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART7", 0x84, 0x08, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0", 0x84, 0x10, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1", 0x84, 0x10, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2", 0x84, 0x10, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3", 0x84, 0x10, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART4", 0x84, 0x10, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART5", 0x84, 0x10, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART6", 0x84, 0x10, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART7", 0x84, 0x10, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0", 0x84, 0x40, 0b1111).port_mask(0x1).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1", 0x84, 0x40, 0b1111).port_mask(0x2).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2", 0x84, 0x40, 0b1111).port_mask(0x4).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3", 0x84, 0x40, 0b1111).port_mask(0x8).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART4", 0x84, 0x40, 0b1111).port_mask(0x10).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART5", 0x84, 0x40, 0b1111).port_mask(0x20).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART6", 0x84, 0x40, 0b1111).port_mask(0x40).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART7", 0x84, 0x40, 0b1111).port_mask(0x80).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU0", 0xc0, 0x01, 0b1100).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU1", 0xc0, 0x01, 0b1100).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.IOMMU0", 0xc0, 0x02, 0b1100).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.IOMMU1", 0xc0, 0x02, 0b1100).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.IOMMU0", 0xc0, 0x04, 0b1100).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.IOMMU1", 0xc0, 0x04, 0b1100).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.IOMMU0", 0xc0, 0x08, 0b1100).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.IOMMU1", 0xc0, 0x08, 0b1100).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.IOMMU0", 0xc0, 0x10, 0b1100).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.IOMMU1", 0xc0, 0x10, 0b1100).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.IOMMU0", 0xc0, 0x20, 0b1100).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.IOMMU1", 0xc0, 0x20, 0b1100).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.IOMMU0", 0xc0, 0x40, 0b1100).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.IOMMU1", 0xc0, 0x40, 0b1100).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.IOMMU0", 0xc0, 0x80, 0b1100).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.IOMMU1", 0xc0, 0x80, 0b1100).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.IOMMU0", 0x83, 0x01, 0b11).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.IOMMU1", 0x83, 0x01, 0b11).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.IOMMU0", 0x83, 0x02, 0b11).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.IOMMU1", 0x83, 0x02, 0b11).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.IOMMU0", 0x83, 0x04, 0b11).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.IOMMU1", 0x83, 0x04, 0b11).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.IOMMU0", 0x83, 0x08, 0b11).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.IOMMU1", 0x83, 0x08, 0b11).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.IOMMU0", 0x83, 0x10, 0b11).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.IOMMU1", 0x83, 0x10, 0b11).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.IOMMU0", 0x83, 0x40, 0b11).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.IOMMU1", 0x83, 0x40, 0b11).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.IOMMU0", 0x83, 0x80, 0b11).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_DATA_REQ_OF_CPU.CMPD.IOMMU1", 0x83, 0x80, 0b11).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.IOMMU0", 0xc1, 0x01, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.IOMMU1", 0xc1, 0x01, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.IOMMU0", 0xc1, 0x02, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.IOMMU0", 0xc1, 0x04, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.IOMMU1", 0xc1, 0x04, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.IOMMU0", 0xc1, 0x08, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.IOMMU1", 0xc1, 0x08, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.IOMMU0", 0xc1, 0x10, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.IOMMU1", 0xc1, 0x10, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.IOMMU0", 0xc1, 0x20, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.IOMMU1", 0xc1, 0x20, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.IOMMU0", 0xc1, 0x40, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.IOMMU1", 0xc1, 0x40, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.IOMMU0", 0xc1, 0x80, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.IOMMU1", 0xc1, 0x80, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.IOMMU0", 0x84, 0x01, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.IOMMU1", 0x84, 0x01, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.IOMMU0", 0x84, 0x02, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.IOMMU1", 0x84, 0x02, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.IOMMU0", 0x84, 0x04, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.IOMMU1", 0x84, 0x04, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.IOMMU0", 0x84, 0x08, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.IOMMU1", 0x84, 0x08, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.IOMMU0", 0x84, 0x10, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.IOMMU1", 0x84, 0x10, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.IOMMU0", 0x84, 0x40, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.IOMMU1", 0x84, 0x40, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.IOMMU0", 0x84, 0x80, 0b1111).port_mask(0x100).fc_mask(0x7),
+    ev("UNC_IIO_TXN_REQ_OF_CPU.CMPD.IOMMU1", 0x84, 0x80, 0b1111).port_mask(0x200).fc_mask(0x7),
+    ev("UNC_IIO_NOTHING", 0x80, 0x00, 0b1111),
+    ev("UNC_IIO_PWT_OCCUPANCY", 0x42, 0x00, 0b1111),
+    ev("UNC_IIO_SYMBOL_TIMES", 0x82, 0x00, 0b1111),
+    ev("UNC_IIO_IOMMU1.PWC_4K_HITS", 0x41, 0x02, 0b1111),
+    ev("UNC_IIO_IOMMU1.PWC_2M_HITS", 0x41, 0x04, 0b1111),
+    ev("UNC_IIO_IOMMU1.PWC_1G_HITS", 0x41, 0x08, 0b1111),
+    ev("UNC_IIO_IOMMU1.PWC_512G_HITS", 0x41, 0x10, 0b1111),
+    ev("UNC_IIO_IOMMU1.PWC_CACHE_FILLS", 0x41, 0x20, 0b1111),
+    ev("UNC_IIO_IOMMU3.NUM_INVAL_GBL", 0x43, 0x01, 0b1111),
+    ev("UNC_IIO_IOMMU3.NUM_INVAL_DOMAIN", 0x43, 0x02, 0b1111),
+    ev("UNC_IIO_IOMMU3.NUM_INVAL_PAGE", 0x43, 0x04, 0b1111),
+    ev("UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_GBL", 0x43, 0x08, 0b1111),
+    ev("UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_DOMAIN", 0x43, 0x10, 0b1111),
+    ev("UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_DEVICE", 0x43, 0x20, 0b1111),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB", 0x8e, 0x01, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST", 0x8e, 0x02, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX", 0x8e, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM", 0x8e, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P", 0x8e, 0x10, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P", 0x8e, 0x20, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P", 0x8e, 0x40, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT", 0x8e, 0x80, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_TGT_MATCHED_REQ_OF_CPU", 0x8f, 0x00, 0b1111),
+    ev("UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.IOMMU_REQ", 0x88, 0x01, 0b1100).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.IOMMU_HIT", 0x88, 0x02, 0b1100).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.REQ_OWN", 0x88, 0x04, 0b1100).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.FINAL_RD_WR", 0x88, 0x08, 0b1100).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.WR", 0x88, 0x10, 0b1100).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.DATA", 0x88, 0x20, 0b1100).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_OUSTANDING_REQ_FROM_CPU.TO_IO", 0xc5, 0x08, 0b1100).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CL_CMPL.REQ_OWN", 0x91, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CL_CMPL.FINAL_RD_WR", 0x91, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CL_CMPL.WR", 0x91, 0x10, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CL_CMPL.DATA", 0x91, 0x20, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_REQ", 0x92, 0x01, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_HIT", 0x92, 0x02, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CMPL.REQ_OWN", 0x92, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CMPL.FINAL_RD_WR", 0x92, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CMPL.WR", 0x92, 0x10, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_CMPL.DATA", 0x92, 0x20, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.REQ_OWN", 0x90, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.FINAL_RD_WR", 0x90, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.WR", 0x90, 0x10, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.DATA", 0x90, 0x20, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_REQ.IOMMU_REQ", 0x86, 0x01, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_REQ.IOMMU_HIT", 0x86, 0x02, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_REQ.REQ_OWN", 0x86, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_REQ.FINAL_RD_WR", 0x86, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_REQ.WR", 0x86, 0x10, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_REQ.DATA", 0x86, 0x20, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_WON.IOMMU_REQ", 0x87, 0x01, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_WON.IOMMU_HIT", 0x87, 0x02, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_WON.REQ_OWN", 0x87, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_WON.FINAL_RD_WR", 0x87, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_WON.WR", 0x87, 0x10, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_INBOUND_ARB_WON.DATA", 0x87, 0x20, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_OUTBOUND_CL_REQS_ISSUED.TO_IO", 0xd0, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_OUTBOUND_TLP_REQS_ISSUED.TO_IO", 0xd1, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_FROM_CPU.ITC", 0xc2, 0x02, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_NUM_REQ_FROM_CPU.PREALLOC", 0xc2, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
+    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL", 0xc2, 0x03, 0b1111).port_mask(0xff).fc_mask(0x4),
+    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL", 0xd5, 0xff, 0b1100).fc_mask(0x4),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<36>(EVENT_ROWS, 64, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 0, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 64, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 128, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 192, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<51>(EXPERIMENTAL_ROWS, 256, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART0", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART1", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART2", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART3", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART0", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART1", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART2", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART3", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART4", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART5", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART6", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART7", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU.COMMIT.ALL", code: 0x85, umask: 0x01, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART4", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART5", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART6", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART7", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", code: 0xc2, umask: 0x03, counters: 0b1111, port_mask: 0x1, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", code: 0xc2, umask: 0x03, counters: 0b1111, port_mask: 0x2, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", code: 0xc2, umask: 0x03, counters: 0b1111, port_mask: 0x4, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", code: 0xc2, umask: 0x03, counters: 0b1111, port_mask: 0x8, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4", code: 0xc2, umask: 0x03, counters: 0b1111, port_mask: 0x10, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5", code: 0xc2, umask: 0x03, counters: 0b1111, port_mask: 0x20, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6", code: 0xc2, umask: 0x03, counters: 0b1111, port_mask: 0x40, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7", code: 0xc2, umask: 0x03, counters: 0b1111, port_mask: 0x80, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0", code: 0xd5, umask: 0x01, counters: 0b1100, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7", code: 0xd5, umask: 0x80, counters: 0b1100, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6", code: 0xd5, umask: 0x40, counters: 0b1100, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5", code: 0xd5, umask: 0x20, counters: 0b1100, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4", code: 0xd5, umask: 0x10, counters: 0b1100, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3", code: 0xd5, umask: 0x08, counters: 0b1100, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2", code: 0xd5, umask: 0x04, counters: 0b1100, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1", code: 0xd5, umask: 0x02, counters: 0b1100, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", code: 0xc2, umask: 0x03, counters: 0b1111, port_mask: 0xff, fc_mask: 0x4, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", code: 0xd5, umask: 0xff, counters: 0b1100, fc_mask: 0x4, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0", code: 0x83, umask: 0x08, counters: 0b11, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1", code: 0x83, umask: 0x08, counters: 0b11, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2", code: 0x83, umask: 0x08, counters: 0b11, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3", code: 0x83, umask: 0x08, counters: 0b11, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART4", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART5", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART6", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART7", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART4", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART5", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART6", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART7", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0", code: 0xc0, umask: 0x10, counters: 0b1100, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1", code: 0xc0, umask: 0x10, counters: 0b1100, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2", code: 0xc0, umask: 0x10, counters: 0b1100, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3", code: 0xc0, umask: 0x10, counters: 0b1100, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART4", code: 0xc0, umask: 0x10, counters: 0b1100, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART5", code: 0xc0, umask: 0x10, counters: 0b1100, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART6", code: 0xc0, umask: 0x10, counters: 0b1100, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART7", code: 0xc0, umask: 0x10, counters: 0b1100, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0", code: 0xc0, umask: 0x20, counters: 0b1100, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1", code: 0xc0, umask: 0x20, counters: 0b1100, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2", code: 0xc0, umask: 0x20, counters: 0b1100, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3", code: 0xc0, umask: 0x20, counters: 0b1100, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART4", code: 0xc0, umask: 0x20, counters: 0b1100, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART5", code: 0xc0, umask: 0x20, counters: 0b1100, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART6", code: 0xc0, umask: 0x20, counters: 0b1100, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART7", code: 0xc0, umask: 0x20, counters: 0b1100, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0", code: 0xc0, umask: 0x40, counters: 0b1100, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1", code: 0xc0, umask: 0x40, counters: 0b1100, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2", code: 0xc0, umask: 0x40, counters: 0b1100, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3", code: 0xc0, umask: 0x40, counters: 0b1100, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART4", code: 0xc0, umask: 0x40, counters: 0b1100, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART5", code: 0xc0, umask: 0x40, counters: 0b1100, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART6", code: 0xc0, umask: 0x40, counters: 0b1100, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART7", code: 0xc0, umask: 0x40, counters: 0b1100, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0", code: 0xc0, umask: 0x80, counters: 0b1100, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1", code: 0xc0, umask: 0x80, counters: 0b1100, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2", code: 0xc0, umask: 0x80, counters: 0b1100, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3", code: 0xc0, umask: 0x80, counters: 0b1100, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART4", code: 0xc0, umask: 0x80, counters: 0b1100, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART5", code: 0xc0, umask: 0x80, counters: 0b1100, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART6", code: 0xc0, umask: 0x80, counters: 0b1100, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART7", code: 0xc0, umask: 0x80, counters: 0b1100, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART4", code: 0x83, umask: 0x08, counters: 0b11, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART5", code: 0x83, umask: 0x08, counters: 0b11, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART6", code: 0x83, umask: 0x08, counters: 0b11, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART7", code: 0x83, umask: 0x08, counters: 0b11, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0", code: 0x83, umask: 0x10, counters: 0b11, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1", code: 0x83, umask: 0x10, counters: 0b11, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2", code: 0x83, umask: 0x10, counters: 0b11, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3", code: 0x83, umask: 0x10, counters: 0b11, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART4", code: 0x83, umask: 0x10, counters: 0b11, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART5", code: 0x83, umask: 0x10, counters: 0b11, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART6", code: 0x83, umask: 0x10, counters: 0b11, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART7", code: 0x83, umask: 0x10, counters: 0b11, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0", code: 0x83, umask: 0x40, counters: 0b11, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1", code: 0x83, umask: 0x40, counters: 0b11, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2", code: 0x83, umask: 0x40, counters: 0b11, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3", code: 0x83, umask: 0x40, counters: 0b11, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART4", code: 0x83, umask: 0x40, counters: 0b11, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART5", code: 0x83, umask: 0x40, counters: 0b11, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART6", code: 0x83, umask: 0x40, counters: 0b11, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART7", code: 0x83, umask: 0x40, counters: 0b11, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.FIRST_LOOKUPS", code: 0x40, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.ALL_LOOKUPS", code: 0x40, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.4K_HITS", code: 0x40, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.2M_HITS", code: 0x40, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.1G_HITS", code: 0x40, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.MISSES", code: 0x40, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS", code: 0x40, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.CTXT_CACHE_HITS", code: 0x40, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWT_CACHE_LOOKUPS", code: 0x41, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.NUM_MEM_ACCESSES", code: 0x41, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.CYC_PWT_FULL", code: 0x41, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.INT_CACHE_LOOKUPS", code: 0x43, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.INT_CACHE_HITS", code: 0x43, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS0", code: 0x02, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS1", code: 0x02, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1", code: 0x02, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS0_BUS1", code: 0x02, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1", code: 0x02, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1", code: 0x02, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS0", code: 0x03, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS1", code: 0x03, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1", code: 0x03, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS0_BUS1", code: 0x03, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1", code: 0x03, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1", code: 0x03, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU.ALL.DROP", code: 0x85, umask: 0x02, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART4", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART5", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART6", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART7", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART0", code: 0xc1, umask: 0x08, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART1", code: 0xc1, umask: 0x08, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART2", code: 0xc1, umask: 0x08, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART3", code: 0xc1, umask: 0x08, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART4", code: 0xc1, umask: 0x08, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART5", code: 0xc1, umask: 0x08, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART6", code: 0xc1, umask: 0x08, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART7", code: 0xc1, umask: 0x08, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0", code: 0xc1, umask: 0x10, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1", code: 0xc1, umask: 0x10, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2", code: 0xc1, umask: 0x10, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3", code: 0xc1, umask: 0x10, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART4", code: 0xc1, umask: 0x10, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART5", code: 0xc1, umask: 0x10, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART6", code: 0xc1, umask: 0x10, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART7", code: 0xc1, umask: 0x10, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0", code: 0xc1, umask: 0x20, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1", code: 0xc1, umask: 0x20, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2", code: 0xc1, umask: 0x20, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3", code: 0xc1, umask: 0x20, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART4", code: 0xc1, umask: 0x20, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART5", code: 0xc1, umask: 0x20, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART6", code: 0xc1, umask: 0x20, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART7", code: 0xc1, umask: 0x20, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0", code: 0xc1, umask: 0x40, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1", code: 0xc1, umask: 0x40, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2", code: 0xc1, umask: 0x40, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3", code: 0xc1, umask: 0x40, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART4", code: 0xc1, umask: 0x40, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART5", code: 0xc1, umask: 0x40, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART6", code: 0xc1, umask: 0x40, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART7", code: 0xc1, umask: 0x40, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0", code: 0xc1, umask: 0x80, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1", code: 0xc1, umask: 0x80, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2", code: 0xc1, umask: 0x80, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3", code: 0xc1, umask: 0x80, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART4", code: 0xc1, umask: 0x80, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART5", code: 0xc1, umask: 0x80, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART6", code: 0xc1, umask: 0x80, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART7", code: 0xc1, umask: 0x80, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0", code: 0x84, umask: 0x08, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1", code: 0x84, umask: 0x08, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2", code: 0x84, umask: 0x08, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3", code: 0x84, umask: 0x08, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART4", code: 0x84, umask: 0x08, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART5", code: 0x84, umask: 0x08, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART6", code: 0x84, umask: 0x08, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART7", code: 0x84, umask: 0x08, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0", code: 0x84, umask: 0x10, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1", code: 0x84, umask: 0x10, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2", code: 0x84, umask: 0x10, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3", code: 0x84, umask: 0x10, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART4", code: 0x84, umask: 0x10, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART5", code: 0x84, umask: 0x10, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART6", code: 0x84, umask: 0x10, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART7", code: 0x84, umask: 0x10, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0", code: 0x84, umask: 0x40, counters: 0b1111, port_mask: 0x1, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1", code: 0x84, umask: 0x40, counters: 0b1111, port_mask: 0x2, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2", code: 0x84, umask: 0x40, counters: 0b1111, port_mask: 0x4, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3", code: 0x84, umask: 0x40, counters: 0b1111, port_mask: 0x8, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART4", code: 0x84, umask: 0x40, counters: 0b1111, port_mask: 0x10, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART5", code: 0x84, umask: 0x40, counters: 0b1111, port_mask: 0x20, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART6", code: 0x84, umask: 0x40, counters: 0b1111, port_mask: 0x40, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART7", code: 0x84, umask: 0x40, counters: 0b1111, port_mask: 0x80, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU0", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU1", code: 0xc0, umask: 0x01, counters: 0b1100, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.IOMMU0", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.IOMMU1", code: 0xc0, umask: 0x02, counters: 0b1100, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.IOMMU0", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.IOMMU1", code: 0xc0, umask: 0x04, counters: 0b1100, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.IOMMU0", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.IOMMU1", code: 0xc0, umask: 0x08, counters: 0b1100, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.IOMMU0", code: 0xc0, umask: 0x10, counters: 0b1100, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.IOMMU1", code: 0xc0, umask: 0x10, counters: 0b1100, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.IOMMU0", code: 0xc0, umask: 0x20, counters: 0b1100, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.IOMMU1", code: 0xc0, umask: 0x20, counters: 0b1100, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.IOMMU0", code: 0xc0, umask: 0x40, counters: 0b1100, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.IOMMU1", code: 0xc0, umask: 0x40, counters: 0b1100, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.IOMMU0", code: 0xc0, umask: 0x80, counters: 0b1100, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.IOMMU1", code: 0xc0, umask: 0x80, counters: 0b1100, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.IOMMU0", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.IOMMU1", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.IOMMU0", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.IOMMU1", code: 0x83, umask: 0x02, counters: 0b11, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.IOMMU0", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.IOMMU1", code: 0x83, umask: 0x04, counters: 0b11, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.IOMMU0", code: 0x83, umask: 0x08, counters: 0b11, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.IOMMU1", code: 0x83, umask: 0x08, counters: 0b11, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.IOMMU0", code: 0x83, umask: 0x10, counters: 0b11, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.IOMMU1", code: 0x83, umask: 0x10, counters: 0b11, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.IOMMU0", code: 0x83, umask: 0x40, counters: 0b11, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.IOMMU1", code: 0x83, umask: 0x40, counters: 0b11, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.IOMMU0", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.IOMMU1", code: 0x83, umask: 0x80, counters: 0b11, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.IOMMU0", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.IOMMU1", code: 0xc1, umask: 0x01, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.IOMMU0", code: 0xc1, umask: 0x02, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.IOMMU0", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.IOMMU1", code: 0xc1, umask: 0x04, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.IOMMU0", code: 0xc1, umask: 0x08, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.IOMMU1", code: 0xc1, umask: 0x08, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.IOMMU0", code: 0xc1, umask: 0x10, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.IOMMU1", code: 0xc1, umask: 0x10, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.IOMMU0", code: 0xc1, umask: 0x20, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.IOMMU1", code: 0xc1, umask: 0x20, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.IOMMU0", code: 0xc1, umask: 0x40, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.IOMMU1", code: 0xc1, umask: 0x40, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.IOMMU0", code: 0xc1, umask: 0x80, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.IOMMU1", code: 0xc1, umask: 0x80, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.IOMMU0", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.IOMMU1", code: 0x84, umask: 0x01, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.IOMMU0", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.IOMMU1", code: 0x84, umask: 0x02, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.IOMMU0", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.IOMMU1", code: 0x84, umask: 0x04, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.IOMMU0", code: 0x84, umask: 0x08, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.IOMMU1", code: 0x84, umask: 0x08, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.IOMMU0", code: 0x84, umask: 0x10, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.IOMMU1", code: 0x84, umask: 0x10, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.IOMMU0", code: 0x84, umask: 0x40, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.IOMMU1", code: 0x84, umask: 0x40, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.IOMMU0", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x100, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.IOMMU1", code: 0x84, umask: 0x80, counters: 0b1111, port_mask: 0x200, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NOTHING", code: 0x80, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_PWT_OCCUPANCY", code: 0x42, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_SYMBOL_TIMES", code: 0x82, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_4K_HITS", code: 0x41, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_2M_HITS", code: 0x41, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_1G_HITS", code: 0x41, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_512G_HITS", code: 0x41, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_CACHE_FILLS", code: 0x41, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_INVAL_GBL", code: 0x43, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_INVAL_DOMAIN", code: 0x43, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_INVAL_PAGE", code: 0x43, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_GBL", code: 0x43, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_DOMAIN", code: 0x43, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_DEVICE", code: 0x43, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB", code: 0x8e, umask: 0x01, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST", code: 0x8e, umask: 0x02, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX", code: 0x8e, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM", code: 0x8e, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P", code: 0x8e, umask: 0x10, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P", code: 0x8e, umask: 0x20, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P", code: 0x8e, umask: 0x40, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT", code: 0x8e, umask: 0x80, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_TGT_MATCHED_REQ_OF_CPU", code: 0x8f, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.IOMMU_REQ", code: 0x88, umask: 0x01, counters: 0b1100, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.IOMMU_HIT", code: 0x88, umask: 0x02, counters: 0b1100, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.REQ_OWN", code: 0x88, umask: 0x04, counters: 0b1100, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.FINAL_RD_WR", code: 0x88, umask: 0x08, counters: 0b1100, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.WR", code: 0x88, umask: 0x10, counters: 0b1100, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.DATA", code: 0x88, umask: 0x20, counters: 0b1100, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUSTANDING_REQ_FROM_CPU.TO_IO", code: 0xc5, umask: 0x08, counters: 0b1100, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CL_CMPL.REQ_OWN", code: 0x91, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CL_CMPL.FINAL_RD_WR", code: 0x91, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CL_CMPL.WR", code: 0x91, umask: 0x10, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CL_CMPL.DATA", code: 0x91, umask: 0x20, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_REQ", code: 0x92, umask: 0x01, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_HIT", code: 0x92, umask: 0x02, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.REQ_OWN", code: 0x92, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.FINAL_RD_WR", code: 0x92, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.WR", code: 0x92, umask: 0x10, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.DATA", code: 0x92, umask: 0x20, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.REQ_OWN", code: 0x90, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.FINAL_RD_WR", code: 0x90, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.WR", code: 0x90, umask: 0x10, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.DATA", code: 0x90, umask: 0x20, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.IOMMU_REQ", code: 0x86, umask: 0x01, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.IOMMU_HIT", code: 0x86, umask: 0x02, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.REQ_OWN", code: 0x86, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.FINAL_RD_WR", code: 0x86, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.WR", code: 0x86, umask: 0x10, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.DATA", code: 0x86, umask: 0x20, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.IOMMU_REQ", code: 0x87, umask: 0x01, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.IOMMU_HIT", code: 0x87, umask: 0x02, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.REQ_OWN", code: 0x87, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.FINAL_RD_WR", code: 0x87, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.WR", code: 0x87, umask: 0x10, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.DATA", code: 0x87, umask: 0x20, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_OUTBOUND_CL_REQS_ISSUED.TO_IO", code: 0xd0, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_OUTBOUND_TLP_REQS_ISSUED.TO_IO", code: 0xd1, umask: 0x08, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_FROM_CPU.ITC", code: 0xc2, umask: 0x02, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_FROM_CPU.PREALLOC", code: 0xc2, umask: 0x04, counters: 0b1111, port_mask: 0xff, fc_mask: 0x7, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL", code: 0xc2, umask: 0x03, counters: 0b1111, port_mask: 0xff, fc_mask: 0x4, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL", code: 0xd5, umask: 0xff, counters: 0b1100, fc_mask: 0x4, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl IioCtl {
     /// This value set to count `event`: its event select and umask; its port mask; its

@@ -1469,9 +1469,15 @@ static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -1485,3562 +1491,279 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_CHA_REQUESTS.INVITOE_LOCAL`: event select 0x50, umask 0x10, counters 0b1111.
-    pub const REQUESTS_INVITOE_LOCAL: Event = Event { code: 0x50, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 0 };
-    /// `UNC_CHA_REQUESTS.INVITOE_REMOTE`: event select 0x50, umask 0x20, counters 0b1111.
-    pub const REQUESTS_INVITOE_REMOTE: Event = Event { code: 0x50, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 1 };
-    /// `UNC_CHA_REQUESTS.READS_LOCAL`: event select 0x50, umask 0x01, counters 0b1111.
-    pub const REQUESTS_READS_LOCAL: Event = Event { code: 0x50, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 2 };
-    /// `UNC_CHA_REQUESTS.READS_REMOTE`: event select 0x50, umask 0x02, counters 0b1111.
-    pub const REQUESTS_READS_REMOTE: Event = Event { code: 0x50, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 3 };
-    /// `UNC_CHA_REQUESTS.WRITES_LOCAL`: event select 0x50, umask 0x04, counters 0b1111.
-    pub const REQUESTS_WRITES_LOCAL: Event = Event { code: 0x50, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 4 };
-    /// `UNC_CHA_REQUESTS.WRITES_REMOTE`: event select 0x50, umask 0x08, counters 0b1111.
-    pub const REQUESTS_WRITES_REMOTE: Event = Event { code: 0x50, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 5 };
-    /// `UNC_CHA_REQUESTS.READS`: event select 0x50, umask 0x03, counters 0b1111.
-    pub const REQUESTS_READS: Event = Event { code: 0x50, umask: 0x03, ext_sel: false, umask_ext: 0x0, row: 6 };
-    /// `UNC_CHA_REQUESTS.WRITES`: event select 0x50, umask 0x0c, counters 0b1111.
-    pub const REQUESTS_WRITES: Event = Event { code: 0x50, umask: 0x0c, ext_sel: false, umask_ext: 0x0, row: 7 };
-    /// `UNC_CHA_DIR_UPDATE.HA`: event select 0x54, umask 0x01, counters 0b1111.
-    pub const DIR_UPDATE_HA: Event = Event { code: 0x54, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 8 };
-    /// `UNC_CHA_DIR_UPDATE.TOR`: event select 0x54, umask 0x02, counters 0b1111.
-    pub const DIR_UPDATE_TOR: Event = Event { code: 0x54, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 9 };
-    /// `UNC_CHA_IMC_READS_COUNT.NORMAL`: event select 0x59, umask 0x01, counters 0b1111.
-    pub const IMC_READS_COUNT_NORMAL: Event = Event { code: 0x59, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 10 };
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL`: event select 0x5b, umask 0x01, counters 0b1111.
-    pub const IMC_WRITES_COUNT_FULL: Event = Event { code: 0x5b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 11 };
-    /// `UNC_CHA_CMS_CLOCKTICKS`: event select 0xc0, umask 0x00, counters 0b1111.
-    pub const CMS_CLOCKTICKS: Event = Event { code: 0xc0, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 12 };
-    /// `UNC_CHA_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 13 };
-    /// `UNC_CHA_TOR_INSERTS.IA`: event select 0x35, umask 0x01, unit-mask extension 0xc001ff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc001ff, row: 14 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT`: event select 0x35, umask 0x01, unit-mask extension 0xc001fd,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc001fd, row: 15 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc80ffd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_CRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffd, row: 16 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc817fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_DRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc817fd, row: 17 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xccc7fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_LLCPREFRFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fd, row: 18 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc807fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_RFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc807fd, row: 19 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS`: event select 0x35, umask 0x01, unit-mask extension 0xc001fe,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc001fe, row: 20 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc80ffe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_CRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffe, row: 21 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc817fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc817fe, row: 22 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xccc7fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fe, row: 23 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc807fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc807fe, row: 24 };
-    /// `UNC_CHA_TOR_INSERTS.IO`: event select 0x35, umask 0x04, unit-mask extension 0xc001ff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc001ff, row: 25 };
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT`: event select 0x35, umask 0x04, unit-mask extension 0xc001fd,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IO_HIT: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc001fd, row: 26 };
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS`: event select 0x35, umask 0x04, unit-mask extension 0xc001fe,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IO_MISS: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc001fe, row: 27 };
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOM`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xcc43fe, counters 0b1111.
-    pub const TOR_INSERTS_IO_MISS_ITOM: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fe, row: 28 };
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_RFO`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc803fe, counters 0b1111.
-    pub const TOR_INSERTS_IO_MISS_RFO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc803fe, row: 29 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc88ffd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_CRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffd, row: 30 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc897fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_DRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc897fd, row: 31 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc887fd, counters 0b1111.
-    pub const TOR_INSERTS_IA_HIT_RFO_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc887fd, row: 32 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc88ffe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffe, row: 33 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc897fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc897fe, row: 34 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc887fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc887fe, row: 35 };
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOM`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xcc43fd, counters 0b1111.
-    pub const TOR_INSERTS_IO_HIT_ITOM: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fd, row: 36 };
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_RFO`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc803fd, counters 0b1111.
-    pub const TOR_INSERTS_IO_HIT_RFO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc803fd, row: 37 };
-    /// `UNC_CHA_TOR_INSERTS.IO_RFO`: event select 0x35, umask 0x04, unit-mask extension 0xc803ff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IO_RFO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc803ff, row: 38 };
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM`: event select 0x35, umask 0x04, unit-mask extension 0xcc43ff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IO_ITOM: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc43ff, row: 39 };
-    /// `UNC_CHA_TOR_INSERTS.IA_RFO_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc887ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_RFO_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc887ff, row: 40 };
-    /// `UNC_CHA_TOR_INSERTS.IA_RFO`: event select 0x35, umask 0x01, unit-mask extension 0xc807ff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA_RFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc807ff, row: 41 };
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xccc7ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_LLCPREFRFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccc7ff, row: 42 };
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD`: event select 0x35, umask 0x01, unit-mask extension 0xc817ff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA_DRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc817ff, row: 43 };
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc897ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_DRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc897ff, row: 44 };
-    /// `UNC_CHA_TOR_INSERTS.IA_CRD`: event select 0x35, umask 0x01, unit-mask extension 0xc80fff,
-    /// counters 0b1111.
-    pub const TOR_INSERTS_IA_CRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80fff, row: 45 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc816fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc816fe, row: 46 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc8177e, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8177e, row: 47 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc896fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc896fe, row: 48 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8977e, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8977e, row: 49 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc806fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc806fe, row: 50 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc8077e, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8077e, row: 51 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc886fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc886fe, row: 52 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8877e, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8877e, row: 53 };
-    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSH`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc8c7ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_CLFLUSH: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8c7ff, row: 54 };
-    /// `UNC_CHA_TOR_INSERTS.IA_SPECITOM`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc57ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_SPECITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc57ff, row: 55 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA`: event select 0x36, umask 0x01, unit-mask extension 0xc001ff,
-    /// counters 0b1.
-    pub const TOR_OCCUPANCY_IA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc001ff, row: 56 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT`: event select 0x36, umask 0x01, unit-mask extension 0xc001fd,
-    /// counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc001fd, row: 57 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc80ffd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_CRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffd, row: 58 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc817fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_DRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc817fd, row: 59 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xccc7fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFRFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fd, row: 60 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc807fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_RFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc807fd, row: 61 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc001fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc001fe, row: 62 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc80ffe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffe, row: 63 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc817fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc817fe, row: 64 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xccc7fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fe, row: 65 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc807fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc807fe, row: 66 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO`: event select 0x36, umask 0x04, unit-mask extension 0xc001ff,
-    /// counters 0b1.
-    pub const TOR_OCCUPANCY_IO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc001ff, row: 67 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT`: event select 0x36, umask 0x04, unit-mask extension 0xc001fd,
-    /// counters 0b1.
-    pub const TOR_OCCUPANCY_IO_HIT: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc001fd, row: 68 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc001fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_MISS: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc001fe, row: 69 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xcc43fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fe, row: 70 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc88ffd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_CRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffd, row: 71 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc897fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_DRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc897fd, row: 72 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc887fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_HIT_RFO_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc887fd, row: 73 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc897fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc897fe, row: 74 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc887fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc887fe, row: 75 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xcc43fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_HIT_ITOM: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fd, row: 76 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOM`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xcc43ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_ITOM: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc43ff, row: 77 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO`: event select 0x36, umask 0x01, unit-mask extension 0xc807ff,
-    /// counters 0b1.
-    pub const TOR_OCCUPANCY_IA_RFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc807ff, row: 78 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc887ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_RFO_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc887ff, row: 79 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xccc7ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_LLCPREFRFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccc7ff, row: 80 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD`: event select 0x36, umask 0x01, unit-mask extension 0xc817ff,
-    /// counters 0b1.
-    pub const TOR_OCCUPANCY_IA_DRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc817ff, row: 81 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD`: event select 0x36, umask 0x01, unit-mask extension 0xc80fff,
-    /// counters 0b1.
-    pub const TOR_OCCUPANCY_IA_CRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80fff, row: 82 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc897ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_DRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc897ff, row: 83 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc816fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc816fe, row: 84 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8177e, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8177e, row: 85 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8977e, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8977e, row: 86 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc806fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc806fe, row: 87 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8077e, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8077e, row: 88 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc886fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc886fe, row: 89 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8877e, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8877e, row: 90 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc8178a, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8178a, row: 91 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc81786, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc81786, row: 92 };
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR`: event select 0x35, umask 0x04, unit-mask
-    /// extension 0xcd43fd, counters 0b1111.
-    pub const TOR_INSERTS_IO_HIT_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fd, row: 93 };
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR`: event select 0x35, umask 0x04, unit-mask
-    /// extension 0xcd43fe, counters 0b1111.
-    pub const TOR_INSERTS_IO_MISS_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fe, row: 94 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc81786, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc81786, row: 95 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc8178a, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8178a, row: 96 };
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc8f3fd, counters 0b1111.
-    pub const TOR_INSERTS_IO_HIT_PCIRDCUR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fd, row: 97 };
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc8f3fe, counters 0b1111.
-    pub const TOR_INSERTS_IO_MISS_PCIRDCUR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fe, row: 98 };
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc8f3ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_PCIRDCUR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3ff, row: 99 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc8f3fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_HIT_PCIRDCUR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fd, row: 100 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc8f3fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fe, row: 101 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc8f3ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_PCIRDCUR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3ff, row: 102 };
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xccd7ff, counters 0b1111.
-    pub const TOR_INSERTS_IA_LLCPREFDATA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccd7ff, row: 103 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xccd7fe, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fe, row: 104 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xccd7ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_LLCPREFDATA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccd7ff, row: 105 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xccd7fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fe, row: 106 };
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xcd43ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd43ff, row: 107 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8168a, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8168a, row: 108 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8170a, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8170a, row: 109 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc81686, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc81686, row: 110 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc81706, counters 0b1111.
-    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc81706, row: 111 };
-    /// `UNC_CHA_TOR_INSERTS.IO_WBMTOI`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xcc23ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_WBMTOI: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc23ff, row: 112 };
-    /// `UNC_CHA_TOR_INSERTS.IO_CLFLUSH`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc8c3ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_CLFLUSH: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8c3ff, row: 113 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8168a, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8168a, row: 114 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8170a, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8170a, row: 115 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc81686, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc81686, row: 116 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc81706, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc81706, row: 117 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc8c7ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_CLFLUSH: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8c7ff, row: 118 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcc57ff, counters 0b1.
-    pub const TOR_OCCUPANCY_IA_SPECITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc57ff, row: 119 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR`: event select 0x36, umask 0x04, unit-mask
-    /// extension 0xcd43fd, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fd, row: 120 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR`: event select 0x36, umask 0x04, unit-mask
-    /// extension 0xcd43fe, counters 0b1.
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fe, row: 121 };
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc8f2ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_PCIRDCUR_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f2ff, row: 122 };
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xc8f37f, counters 0b1111.
-    pub const TOR_INSERTS_IO_PCIRDCUR_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f37f, row: 123 };
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xcc437f, counters 0b1111.
-    pub const TOR_INSERTS_IO_ITOM_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc437f, row: 124 };
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL`: event select 0x35, umask 0x04, unit-mask extension
-    /// 0xcc42ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_ITOM_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc42ff, row: 125 };
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE`: event select 0x35, umask 0x04, unit-mask
-    /// extension 0xcd437f, counters 0b1111.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd437f, row: 126 };
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL`: event select 0x35, umask 0x04, unit-mask
-    /// extension 0xcd42ff, counters 0b1111.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd42ff, row: 127 };
-    /// `UNC_CHA_REQUESTS.INVITOE`: event select 0x50, umask 0x30, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQUESTS_INVITOE: Event = Event { code: 0x50, umask: 0x30, ext_sel: false, umask_ext: 0x0, row: 128 };
-    /// `UNC_CHA_SNOOPS_SENT.ALL`: event select 0x51, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOPS_SENT_ALL: Event = Event { code: 0x51, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 129 };
-    /// `UNC_CHA_SNOOPS_SENT.LOCAL`: event select 0x51, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOPS_SENT_LOCAL: Event = Event { code: 0x51, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 130 };
-    /// `UNC_CHA_SNOOPS_SENT.REMOTE`: event select 0x51, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOPS_SENT_REMOTE: Event = Event { code: 0x51, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 131 };
-    /// `UNC_CHA_SNOOPS_SENT.BCST_LOCAL`: event select 0x51, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOPS_SENT_BCST_LOCAL: Event = Event { code: 0x51, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 132 };
-    /// `UNC_CHA_SNOOPS_SENT.BCST_REMOTE`: event select 0x51, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOPS_SENT_BCST_REMOTE: Event = Event { code: 0x51, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 133 };
-    /// `UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL`: event select 0x51, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOPS_SENT_DIRECT_LOCAL: Event = Event { code: 0x51, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 134 };
-    /// `UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE`: event select 0x51, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOPS_SENT_DIRECT_REMOTE: Event = Event { code: 0x51, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 135 };
-    /// `UNC_CHA_DIR_LOOKUP.NO_SNP`: event select 0x53, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIR_LOOKUP_NO_SNP: Event = Event { code: 0x53, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 136 };
-    /// `UNC_CHA_DIR_LOOKUP.SNP`: event select 0x53, umask 0x01, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIR_LOOKUP_SNP: Event = Event { code: 0x53, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 137 };
-    /// `UNC_CHA_OSB.LOCAL_INVITOE`: event select 0x55, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OSB_LOCAL_INVITOE: Event = Event { code: 0x55, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 138 };
-    /// `UNC_CHA_OSB.LOCAL_READ`: event select 0x55, umask 0x02, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OSB_LOCAL_READ: Event = Event { code: 0x55, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 139 };
-    /// `UNC_CHA_OSB.REMOTE_READ`: event select 0x55, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OSB_REMOTE_READ: Event = Event { code: 0x55, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 140 };
-    /// `UNC_CHA_OSB.REMOTE_READINVITOE`: event select 0x55, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OSB_REMOTE_READINVITOE: Event = Event { code: 0x55, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 141 };
-    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST`: event select 0x55, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OSB_RFO_HITS_SNP_BCAST: Event = Event { code: 0x55, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 142 };
-    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC`: event select 0x55, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const OSB_OFF_PWRHEURISTIC: Event = Event { code: 0x55, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 143 };
-    /// `UNC_CHA_WB_PUSH_MTOI.LLC`: event select 0x56, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WB_PUSH_MTOI_LLC: Event = Event { code: 0x56, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 144 };
-    /// `UNC_CHA_WB_PUSH_MTOI.MEM`: event select 0x56, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WB_PUSH_MTOI_MEM: Event = Event { code: 0x56, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 145 };
-    /// `UNC_CHA_BYPASS_CHA_IMC.TAKEN`: event select 0x57, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const BYPASS_CHA_IMC_TAKEN: Event = Event { code: 0x57, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 146 };
-    /// `UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE`: event select 0x57, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const BYPASS_CHA_IMC_INTERMEDIATE: Event = Event { code: 0x57, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 147 };
-    /// `UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN`: event select 0x57, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const BYPASS_CHA_IMC_NOT_TAKEN: Event = Event { code: 0x57, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 148 };
-    /// `UNC_CHA_READ_NO_CREDITS.MC0`: event select 0x58, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const READ_NO_CREDITS_MC0: Event = Event { code: 0x58, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 149 };
-    /// `UNC_CHA_READ_NO_CREDITS.MC1`: event select 0x58, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const READ_NO_CREDITS_MC1: Event = Event { code: 0x58, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 150 };
-    /// `UNC_CHA_READ_NO_CREDITS.MC2`: event select 0x58, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const READ_NO_CREDITS_MC2: Event = Event { code: 0x58, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 151 };
-    /// `UNC_CHA_READ_NO_CREDITS.MC3`: event select 0x58, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const READ_NO_CREDITS_MC3: Event = Event { code: 0x58, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 152 };
-    /// `UNC_CHA_READ_NO_CREDITS.MC4`: event select 0x58, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const READ_NO_CREDITS_MC4: Event = Event { code: 0x58, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 153 };
-    /// `UNC_CHA_READ_NO_CREDITS.MC5`: event select 0x58, umask 0x20, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const READ_NO_CREDITS_MC5: Event = Event { code: 0x58, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 154 };
-    /// `UNC_CHA_IMC_READS_COUNT.PRIORITY`: event select 0x59, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_READS_COUNT_PRIORITY: Event = Event { code: 0x59, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 155 };
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC0`: event select 0x5a, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_NO_CREDITS_MC0: Event = Event { code: 0x5a, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 156 };
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC1`: event select 0x5a, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_NO_CREDITS_MC1: Event = Event { code: 0x5a, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 157 };
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC2`: event select 0x5a, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_NO_CREDITS_MC2: Event = Event { code: 0x5a, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 158 };
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC3`: event select 0x5a, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_NO_CREDITS_MC3: Event = Event { code: 0x5a, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 159 };
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC4`: event select 0x5a, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_NO_CREDITS_MC4: Event = Event { code: 0x5a, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 160 };
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC5`: event select 0x5a, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_NO_CREDITS_MC5: Event = Event { code: 0x5a, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 161 };
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL`: event select 0x5b, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_COUNT_PARTIAL: Event = Event { code: 0x5b, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 162 };
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY`: event select 0x5b, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event { code: 0x5b, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 163 };
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY`: event select 0x5b, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event { code: 0x5b, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 164 };
-    /// `UNC_CHA_SNOOP_RESP.RSPI`: event select 0x5c, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_RSPI: Event = Event { code: 0x5c, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 165 };
-    /// `UNC_CHA_SNOOP_RESP.RSPIFWD`: event select 0x5c, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_RSPIFWD: Event = Event { code: 0x5c, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 166 };
-    /// `UNC_CHA_SNOOP_RESP.RSPS`: event select 0x5c, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_RSPS: Event = Event { code: 0x5c, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 167 };
-    /// `UNC_CHA_SNOOP_RESP.RSPSFWD`: event select 0x5c, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_RSPSFWD: Event = Event { code: 0x5c, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 168 };
-    /// `UNC_CHA_SNOOP_RESP.RSPWB`: event select 0x5c, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_RSPWB: Event = Event { code: 0x5c, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 169 };
-    /// `UNC_CHA_SNOOP_RESP.RSPFWDWB`: event select 0x5c, umask 0x20, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_RSPFWDWB: Event = Event { code: 0x5c, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 170 };
-    /// `UNC_CHA_SNOOP_RESP.RSPCNFLCT`: event select 0x5c, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_RSPCNFLCT: Event = Event { code: 0x5c, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 171 };
-    /// `UNC_CHA_SNOOP_RESP.RSPFWD`: event select 0x5c, umask 0x80, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_RSPFWD: Event = Event { code: 0x5c, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 172 };
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPI`: event select 0x5d, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_LOCAL_RSPI: Event = Event { code: 0x5d, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 173 };
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPS`: event select 0x5d, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_LOCAL_RSPS: Event = Event { code: 0x5d, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 174 };
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD`: event select 0x5d, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_LOCAL_RSPIFWD: Event = Event { code: 0x5d, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 175 };
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD`: event select 0x5d, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_LOCAL_RSPSFWD: Event = Event { code: 0x5d, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 176 };
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPWB`: event select 0x5d, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_LOCAL_RSPWB: Event = Event { code: 0x5d, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 177 };
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB`: event select 0x5d, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_LOCAL_RSPFWDWB: Event = Event { code: 0x5d, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 178 };
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT`: event select 0x5d, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_LOCAL_RSPCNFLCT: Event = Event { code: 0x5d, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 179 };
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD`: event select 0x5d, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_LOCAL_RSPFWD: Event = Event { code: 0x5d, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 180 };
-    /// `UNC_CHA_HITME_LOOKUP.READ`: event select 0x5e, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_LOOKUP_READ: Event = Event { code: 0x5e, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 181 };
-    /// `UNC_CHA_HITME_LOOKUP.WRITE`: event select 0x5e, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_LOOKUP_WRITE: Event = Event { code: 0x5e, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 182 };
-    /// `UNC_CHA_HITME_HIT.EX_RDS`: event select 0x5f, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_HIT_EX_RDS: Event = Event { code: 0x5f, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 183 };
-    /// `UNC_CHA_HITME_HIT.SHARED_OWNREQ`: event select 0x5f, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_HIT_SHARED_OWNREQ: Event = Event { code: 0x5f, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 184 };
-    /// `UNC_CHA_HITME_HIT.WBMTOE`: event select 0x5f, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_HIT_WBMTOE: Event = Event { code: 0x5f, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 185 };
-    /// `UNC_CHA_HITME_HIT.WBMTOI_OR_S`: event select 0x5f, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_HIT_WBMTOI_OR_S: Event = Event { code: 0x5f, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 186 };
-    /// `UNC_CHA_HITME_MISS.SHARED_RDINVOWN`: event select 0x60, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_MISS_SHARED_RDINVOWN: Event = Event { code: 0x60, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 187 };
-    /// `UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN`: event select 0x60, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_MISS_NOTSHARED_RDINVOWN: Event = Event { code: 0x60, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 188 };
-    /// `UNC_CHA_HITME_MISS.READ_OR_INV`: event select 0x60, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_MISS_READ_OR_INV: Event = Event { code: 0x60, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 189 };
-    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC`: event select 0x61, umask 0x01, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC: Event = Event { code: 0x61, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 190 };
-    /// `UNC_CHA_HITME_UPDATE.RSPFWDI_REM`: event select 0x61, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_UPDATE_RSPFWDI_REM: Event = Event { code: 0x61, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 191 };
-    /// `UNC_CHA_HITME_UPDATE.SHARED`: event select 0x61, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_UPDATE_SHARED: Event = Event { code: 0x61, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 192 };
-    /// `UNC_CHA_HITME_UPDATE.RDINVOWN`: event select 0x61, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_UPDATE_RDINVOWN: Event = Event { code: 0x61, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 193 };
-    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE`: event select 0x61, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HITME_UPDATE_DEALLOCATE: Event = Event { code: 0x61, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 194 };
-    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM`: event select 0x6b, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RSP_MISC_MTOI_RSPIFWDM: Event = Event { code: 0x6b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 195 };
-    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM`: event select 0x6b, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RSP_MISC_MTOI_RSPDATAM: Event = Event { code: 0x6b, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 196 };
-    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF`: event select 0x6b, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITSF: Event = Event { code: 0x6b, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 197 };
-    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC`: event select 0x6b, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITLLC: Event = Event { code: 0x6b, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 198 };
-    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF`: event select 0x6b, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RSP_MISC_PULLDATAPTL_HITSF: Event = Event { code: 0x6b, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 199 };
-    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC`: event select 0x6b, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RSP_MISC_PULLDATAPTL_HITLLC: Event = Event { code: 0x6b, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 200 };
-    /// `UNC_CHA_DIRECT_GO_OPC.EXTCMP`: event select 0x6d, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_GO_OPC_EXTCMP: Event = Event { code: 0x6d, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 201 };
-    /// `UNC_CHA_DIRECT_GO_OPC.PULL`: event select 0x6d, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_GO_OPC_PULL: Event = Event { code: 0x6d, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 202 };
-    /// `UNC_CHA_DIRECT_GO_OPC.GO`: event select 0x6d, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_GO_OPC_GO: Event = Event { code: 0x6d, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 203 };
-    /// `UNC_CHA_DIRECT_GO_OPC.GO_PULL`: event select 0x6d, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_GO_OPC_GO_PULL: Event = Event { code: 0x6d, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 204 };
-    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO`: event select 0x6d, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_GO_OPC_FAST_GO: Event = Event { code: 0x6d, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 205 };
-    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL`: event select 0x6d, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_GO_OPC_FAST_GO_PULL: Event = Event { code: 0x6d, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 206 };
-    /// `UNC_CHA_DIRECT_GO_OPC.NOP`: event select 0x6d, umask 0x40, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_GO_OPC_NOP: Event = Event { code: 0x6d, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 207 };
-    /// `UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS`: event select 0x6d, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_GO_OPC_IDLE_DUE_SUPPRESS: Event = Event { code: 0x6d, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 208 };
-    /// `UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC`: event select 0x6e, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_GO_HA_TOR_DEALLOC: Event = Event { code: 0x6e, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 209 };
-    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C`: event select 0x6e, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_GO_HA_SUPPRESS_NO_D2C: Event = Event { code: 0x6e, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 210 };
-    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD`: event select 0x6e, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_GO_HA_SUPPRESS_DRD: Event = Event { code: 0x6e, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 211 };
-    /// `UNC_CHA_XPT_PREF.SENT0`: event select 0x6f, umask 0x01, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const XPT_PREF_SENT0: Event = Event { code: 0x6f, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 212 };
-    /// `UNC_CHA_XPT_PREF.DROP0_NOCRD`: event select 0x6f, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const XPT_PREF_DROP0_NOCRD: Event = Event { code: 0x6f, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 213 };
-    /// `UNC_CHA_XPT_PREF.DROP0_CONFLICT`: event select 0x6f, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const XPT_PREF_DROP0_CONFLICT: Event = Event { code: 0x6f, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 214 };
-    /// `UNC_CHA_XPT_PREF.SENT1`: event select 0x6f, umask 0x10, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const XPT_PREF_SENT1: Event = Event { code: 0x6f, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 215 };
-    /// `UNC_CHA_XPT_PREF.DROP1_NOCRD`: event select 0x6f, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const XPT_PREF_DROP1_NOCRD: Event = Event { code: 0x6f, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 216 };
-    /// `UNC_CHA_XPT_PREF.DROP1_CONFLICT`: event select 0x6f, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const XPT_PREF_DROP1_CONFLICT: Event = Event { code: 0x6f, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 217 };
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL`: event select 0xaf, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DISTRESS_ASSERTED_DPT_NONLOCAL: Event = Event { code: 0xaf, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 218 };
-    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP`: event select 0xba, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event { code: 0xba, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 219 };
-    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN`: event select 0xba, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event { code: 0xba, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 220 };
-    /// `UNC_CHA_RxC_OCCUPANCY.IPQ`: event select 0x11, umask 0x04, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OCCUPANCY_IPQ: Event = Event { code: 0x11, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 221 };
-    /// `UNC_CHA_RxC_OCCUPANCY.RRQ`: event select 0x11, umask 0x40, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OCCUPANCY_RRQ: Event = Event { code: 0x11, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 222 };
-    /// `UNC_CHA_RxC_OCCUPANCY.WBQ`: event select 0x11, umask 0x80, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OCCUPANCY_WBQ: Event = Event { code: 0x11, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 223 };
-    /// `UNC_CHA_RxC_INSERTS.IRQ`: event select 0x13, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_INSERTS_IRQ: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 224 };
-    /// `UNC_CHA_RxC_INSERTS.IRQ_REJ`: event select 0x13, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_INSERTS_IRQ_REJ: Event = Event { code: 0x13, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 225 };
-    /// `UNC_CHA_RxC_INSERTS.IPQ`: event select 0x13, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_INSERTS_IPQ: Event = Event { code: 0x13, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 226 };
-    /// `UNC_CHA_RxC_INSERTS.PRQ`: event select 0x13, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_INSERTS_PRQ: Event = Event { code: 0x13, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 227 };
-    /// `UNC_CHA_RxC_INSERTS.PRQ_REJ`: event select 0x13, umask 0x20, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_INSERTS_PRQ_REJ: Event = Event { code: 0x13, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 228 };
-    /// `UNC_CHA_RxC_INSERTS.RRQ`: event select 0x13, umask 0x40, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_INSERTS_RRQ: Event = Event { code: 0x13, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 229 };
-    /// `UNC_CHA_RxC_INSERTS.WBQ`: event select 0x13, umask 0x80, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_INSERTS_WBQ: Event = Event { code: 0x13, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 230 };
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0`: event select 0x18, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ0_REJECT_AD_REQ_VN0: Event = Event { code: 0x18, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 231 };
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0`: event select 0x18, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ0_REJECT_AD_RSP_VN0: Event = Event { code: 0x18, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 232 };
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0`: event select 0x18, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ0_REJECT_BL_RSP_VN0: Event = Event { code: 0x18, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 233 };
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0`: event select 0x18, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ0_REJECT_BL_WB_VN0: Event = Event { code: 0x18, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 234 };
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0`: event select 0x18, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ0_REJECT_BL_NCB_VN0: Event = Event { code: 0x18, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 235 };
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0`: event select 0x18, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ0_REJECT_BL_NCS_VN0: Event = Event { code: 0x18, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 236 };
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI`: event select 0x18, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ0_REJECT_AK_NON_UPI: Event = Event { code: 0x18, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 237 };
-    /// `UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI`: event select 0x18, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ0_REJECT_IV_NON_UPI: Event = Event { code: 0x18, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 238 };
-    /// `UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH`: event select 0x19, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ1_REJECT_PA_MATCH: Event = Event { code: 0x19, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 239 };
-    /// `UNC_CHA_RxC_IRQ1_REJECT.ANY0`: event select 0x19, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ1_REJECT_ANY0: Event = Event { code: 0x19, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 240 };
-    /// `UNC_CHA_RxC_IRQ1_REJECT.HA`: event select 0x19, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ1_REJECT_HA: Event = Event { code: 0x19, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 241 };
-    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM`: event select 0x19, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ1_REJECT_LLC_VICTIM: Event = Event { code: 0x19, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 242 };
-    /// `UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM`: event select 0x19, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ1_REJECT_SF_VICTIM: Event = Event { code: 0x19, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 243 };
-    /// `UNC_CHA_RxC_IRQ1_REJECT.VICTIM`: event select 0x19, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ1_REJECT_VICTIM: Event = Event { code: 0x19, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 244 };
-    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY`: event select 0x19, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ1_REJECT_LLC_OR_SF_WAY: Event = Event { code: 0x19, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 245 };
-    /// `UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP`: event select 0x19, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IRQ1_REJECT_ALLOW_SNP: Event = Event { code: 0x19, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 246 };
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0`: event select 0x20, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ0_REJECT_AD_REQ_VN0: Event = Event { code: 0x20, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 247 };
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0`: event select 0x20, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ0_REJECT_AD_RSP_VN0: Event = Event { code: 0x20, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 248 };
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0`: event select 0x20, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ0_REJECT_BL_RSP_VN0: Event = Event { code: 0x20, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 249 };
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0`: event select 0x20, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ0_REJECT_BL_WB_VN0: Event = Event { code: 0x20, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 250 };
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0`: event select 0x20, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ0_REJECT_BL_NCB_VN0: Event = Event { code: 0x20, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 251 };
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0`: event select 0x20, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ0_REJECT_BL_NCS_VN0: Event = Event { code: 0x20, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 252 };
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI`: event select 0x20, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ0_REJECT_AK_NON_UPI: Event = Event { code: 0x20, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 253 };
-    /// `UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI`: event select 0x20, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ0_REJECT_IV_NON_UPI: Event = Event { code: 0x20, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 254 };
-    /// `UNC_CHA_RxC_PRQ1_REJECT.ANY0`: event select 0x21, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ1_REJECT_ANY0: Event = Event { code: 0x21, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 255 };
-    /// `UNC_CHA_RxC_PRQ1_REJECT.HA`: event select 0x21, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ1_REJECT_HA: Event = Event { code: 0x21, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 256 };
-    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM`: event select 0x21, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ1_REJECT_LLC_VICTIM: Event = Event { code: 0x21, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 257 };
-    /// `UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM`: event select 0x21, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ1_REJECT_SF_VICTIM: Event = Event { code: 0x21, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 258 };
-    /// `UNC_CHA_RxC_PRQ1_REJECT.VICTIM`: event select 0x21, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ1_REJECT_VICTIM: Event = Event { code: 0x21, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 259 };
-    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY`: event select 0x21, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ1_REJECT_LLC_OR_SF_WAY: Event = Event { code: 0x21, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 260 };
-    /// `UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP`: event select 0x21, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ1_REJECT_ALLOW_SNP: Event = Event { code: 0x21, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 261 };
-    /// `UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH`: event select 0x21, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_PRQ1_REJECT_PA_MATCH: Event = Event { code: 0x21, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 262 };
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0`: event select 0x22, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ0_REJECT_AD_REQ_VN0: Event = Event { code: 0x22, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 263 };
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0`: event select 0x22, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ0_REJECT_AD_RSP_VN0: Event = Event { code: 0x22, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 264 };
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0`: event select 0x22, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ0_REJECT_BL_RSP_VN0: Event = Event { code: 0x22, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 265 };
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0`: event select 0x22, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ0_REJECT_BL_WB_VN0: Event = Event { code: 0x22, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 266 };
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0`: event select 0x22, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ0_REJECT_BL_NCB_VN0: Event = Event { code: 0x22, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 267 };
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0`: event select 0x22, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ0_REJECT_BL_NCS_VN0: Event = Event { code: 0x22, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 268 };
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI`: event select 0x22, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ0_REJECT_AK_NON_UPI: Event = Event { code: 0x22, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 269 };
-    /// `UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI`: event select 0x22, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ0_REJECT_IV_NON_UPI: Event = Event { code: 0x22, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 270 };
-    /// `UNC_CHA_RxC_IPQ1_REJECT.ANY0`: event select 0x23, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ1_REJECT_ANY0: Event = Event { code: 0x23, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 271 };
-    /// `UNC_CHA_RxC_IPQ1_REJECT.HA`: event select 0x23, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ1_REJECT_HA: Event = Event { code: 0x23, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 272 };
-    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM`: event select 0x23, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ1_REJECT_LLC_VICTIM: Event = Event { code: 0x23, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 273 };
-    /// `UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM`: event select 0x23, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ1_REJECT_SF_VICTIM: Event = Event { code: 0x23, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 274 };
-    /// `UNC_CHA_RxC_IPQ1_REJECT.VICTIM`: event select 0x23, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ1_REJECT_VICTIM: Event = Event { code: 0x23, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 275 };
-    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY`: event select 0x23, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ1_REJECT_LLC_OR_SF_WAY: Event = Event { code: 0x23, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 276 };
-    /// `UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP`: event select 0x23, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ1_REJECT_ALLOW_SNP: Event = Event { code: 0x23, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 277 };
-    /// `UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH`: event select 0x23, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_IPQ1_REJECT_PA_MATCH: Event = Event { code: 0x23, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 278 };
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0`: event select 0x24, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_REJECT_AD_REQ_VN0: Event = Event { code: 0x24, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 279 };
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0`: event select 0x24, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_REJECT_AD_RSP_VN0: Event = Event { code: 0x24, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 280 };
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0`: event select 0x24, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_REJECT_BL_RSP_VN0: Event = Event { code: 0x24, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 281 };
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0`: event select 0x24, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_REJECT_BL_WB_VN0: Event = Event { code: 0x24, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 282 };
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0`: event select 0x24, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_REJECT_BL_NCB_VN0: Event = Event { code: 0x24, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 283 };
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0`: event select 0x24, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_REJECT_BL_NCS_VN0: Event = Event { code: 0x24, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 284 };
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI`: event select 0x24, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_REJECT_AK_NON_UPI: Event = Event { code: 0x24, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 285 };
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI`: event select 0x24, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_REJECT_IV_NON_UPI: Event = Event { code: 0x24, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 286 };
-    /// `UNC_CHA_RxC_ISMQ1_REJECT.ANY0`: event select 0x25, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ1_REJECT_ANY0: Event = Event { code: 0x25, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 287 };
-    /// `UNC_CHA_RxC_ISMQ1_REJECT.HA`: event select 0x25, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ1_REJECT_HA: Event = Event { code: 0x25, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 288 };
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0`: event select 0x26, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ0_REJECT_AD_REQ_VN0: Event = Event { code: 0x26, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 289 };
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0`: event select 0x26, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ0_REJECT_AD_RSP_VN0: Event = Event { code: 0x26, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 290 };
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0`: event select 0x26, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ0_REJECT_BL_RSP_VN0: Event = Event { code: 0x26, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 291 };
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0`: event select 0x26, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ0_REJECT_BL_WB_VN0: Event = Event { code: 0x26, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 292 };
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0`: event select 0x26, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ0_REJECT_BL_NCB_VN0: Event = Event { code: 0x26, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 293 };
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0`: event select 0x26, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ0_REJECT_BL_NCS_VN0: Event = Event { code: 0x26, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 294 };
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI`: event select 0x26, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ0_REJECT_AK_NON_UPI: Event = Event { code: 0x26, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 295 };
-    /// `UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI`: event select 0x26, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ0_REJECT_IV_NON_UPI: Event = Event { code: 0x26, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 296 };
-    /// `UNC_CHA_RxC_RRQ1_REJECT.ANY0`: event select 0x27, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ1_REJECT_ANY0: Event = Event { code: 0x27, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 297 };
-    /// `UNC_CHA_RxC_RRQ1_REJECT.HA`: event select 0x27, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ1_REJECT_HA: Event = Event { code: 0x27, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 298 };
-    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM`: event select 0x27, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ1_REJECT_LLC_VICTIM: Event = Event { code: 0x27, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 299 };
-    /// `UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM`: event select 0x27, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ1_REJECT_SF_VICTIM: Event = Event { code: 0x27, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 300 };
-    /// `UNC_CHA_RxC_RRQ1_REJECT.VICTIM`: event select 0x27, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ1_REJECT_VICTIM: Event = Event { code: 0x27, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 301 };
-    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY`: event select 0x27, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ1_REJECT_LLC_OR_SF_WAY: Event = Event { code: 0x27, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 302 };
-    /// `UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP`: event select 0x27, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ1_REJECT_ALLOW_SNP: Event = Event { code: 0x27, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 303 };
-    /// `UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH`: event select 0x27, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_RRQ1_REJECT_PA_MATCH: Event = Event { code: 0x27, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 304 };
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0`: event select 0x28, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ0_REJECT_AD_REQ_VN0: Event = Event { code: 0x28, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 305 };
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0`: event select 0x28, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ0_REJECT_AD_RSP_VN0: Event = Event { code: 0x28, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 306 };
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0`: event select 0x28, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ0_REJECT_BL_RSP_VN0: Event = Event { code: 0x28, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 307 };
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0`: event select 0x28, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ0_REJECT_BL_WB_VN0: Event = Event { code: 0x28, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 308 };
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0`: event select 0x28, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ0_REJECT_BL_NCB_VN0: Event = Event { code: 0x28, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 309 };
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0`: event select 0x28, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ0_REJECT_BL_NCS_VN0: Event = Event { code: 0x28, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 310 };
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI`: event select 0x28, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ0_REJECT_AK_NON_UPI: Event = Event { code: 0x28, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 311 };
-    /// `UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI`: event select 0x28, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ0_REJECT_IV_NON_UPI: Event = Event { code: 0x28, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 312 };
-    /// `UNC_CHA_RxC_WBQ1_REJECT.ANY0`: event select 0x29, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ1_REJECT_ANY0: Event = Event { code: 0x29, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 313 };
-    /// `UNC_CHA_RxC_WBQ1_REJECT.HA`: event select 0x29, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ1_REJECT_HA: Event = Event { code: 0x29, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 314 };
-    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM`: event select 0x29, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ1_REJECT_LLC_VICTIM: Event = Event { code: 0x29, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 315 };
-    /// `UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM`: event select 0x29, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ1_REJECT_SF_VICTIM: Event = Event { code: 0x29, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 316 };
-    /// `UNC_CHA_RxC_WBQ1_REJECT.VICTIM`: event select 0x29, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ1_REJECT_VICTIM: Event = Event { code: 0x29, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 317 };
-    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY`: event select 0x29, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ1_REJECT_LLC_OR_SF_WAY: Event = Event { code: 0x29, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 318 };
-    /// `UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP`: event select 0x29, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ1_REJECT_ALLOW_SNP: Event = Event { code: 0x29, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 319 };
-    /// `UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH`: event select 0x29, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_WBQ1_REJECT_PA_MATCH: Event = Event { code: 0x29, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 320 };
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0`: event select 0x2a, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q0_RETRY_AD_REQ_VN0: Event = Event { code: 0x2a, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 321 };
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0`: event select 0x2a, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q0_RETRY_AD_RSP_VN0: Event = Event { code: 0x2a, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 322 };
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0`: event select 0x2a, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q0_RETRY_BL_RSP_VN0: Event = Event { code: 0x2a, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 323 };
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0`: event select 0x2a, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q0_RETRY_BL_WB_VN0: Event = Event { code: 0x2a, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 324 };
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0`: event select 0x2a, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q0_RETRY_BL_NCB_VN0: Event = Event { code: 0x2a, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 325 };
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0`: event select 0x2a, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q0_RETRY_BL_NCS_VN0: Event = Event { code: 0x2a, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 326 };
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI`: event select 0x2a, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q0_RETRY_AK_NON_UPI: Event = Event { code: 0x2a, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 327 };
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI`: event select 0x2a, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q0_RETRY_IV_NON_UPI: Event = Event { code: 0x2a, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 328 };
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ANY0`: event select 0x2b, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q1_RETRY_ANY0: Event = Event { code: 0x2b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 329 };
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.HA`: event select 0x2b, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q1_RETRY_HA: Event = Event { code: 0x2b, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 330 };
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM`: event select 0x2b, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q1_RETRY_LLC_VICTIM: Event = Event { code: 0x2b, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 331 };
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM`: event select 0x2b, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q1_RETRY_SF_VICTIM: Event = Event { code: 0x2b, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 332 };
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM`: event select 0x2b, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q1_RETRY_VICTIM: Event = Event { code: 0x2b, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 333 };
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY`: event select 0x2b, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY: Event = Event { code: 0x2b, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 334 };
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP`: event select 0x2b, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q1_RETRY_ALLOW_SNP: Event = Event { code: 0x2b, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 335 };
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH`: event select 0x2b, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_REQ_Q1_RETRY_PA_MATCH: Event = Event { code: 0x2b, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 336 };
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0`: event select 0x2c, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_RETRY_AD_REQ_VN0: Event = Event { code: 0x2c, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 337 };
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0`: event select 0x2c, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_RETRY_AD_RSP_VN0: Event = Event { code: 0x2c, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 338 };
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0`: event select 0x2c, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_RETRY_BL_RSP_VN0: Event = Event { code: 0x2c, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 339 };
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0`: event select 0x2c, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_RETRY_BL_WB_VN0: Event = Event { code: 0x2c, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 340 };
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0`: event select 0x2c, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_RETRY_BL_NCB_VN0: Event = Event { code: 0x2c, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 341 };
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0`: event select 0x2c, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_RETRY_BL_NCS_VN0: Event = Event { code: 0x2c, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 342 };
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI`: event select 0x2c, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_RETRY_AK_NON_UPI: Event = Event { code: 0x2c, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 343 };
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI`: event select 0x2c, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ0_RETRY_IV_NON_UPI: Event = Event { code: 0x2c, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 344 };
-    /// `UNC_CHA_RxC_ISMQ1_RETRY.ANY0`: event select 0x2d, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ1_RETRY_ANY0: Event = Event { code: 0x2d, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 345 };
-    /// `UNC_CHA_RxC_ISMQ1_RETRY.HA`: event select 0x2d, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_ISMQ1_RETRY_HA: Event = Event { code: 0x2d, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 346 };
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0`: event select 0x2e, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER0_RETRY_AD_REQ_VN0: Event = Event { code: 0x2e, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 347 };
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0`: event select 0x2e, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER0_RETRY_AD_RSP_VN0: Event = Event { code: 0x2e, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 348 };
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0`: event select 0x2e, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER0_RETRY_BL_RSP_VN0: Event = Event { code: 0x2e, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 349 };
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0`: event select 0x2e, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER0_RETRY_BL_WB_VN0: Event = Event { code: 0x2e, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 350 };
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0`: event select 0x2e, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER0_RETRY_BL_NCB_VN0: Event = Event { code: 0x2e, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 351 };
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0`: event select 0x2e, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER0_RETRY_BL_NCS_VN0: Event = Event { code: 0x2e, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 352 };
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI`: event select 0x2e, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER0_RETRY_AK_NON_UPI: Event = Event { code: 0x2e, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 353 };
-    /// `UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI`: event select 0x2e, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER0_RETRY_IV_NON_UPI: Event = Event { code: 0x2e, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 354 };
-    /// `UNC_CHA_RxC_OTHER1_RETRY.ANY0`: event select 0x2f, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER1_RETRY_ANY0: Event = Event { code: 0x2f, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 355 };
-    /// `UNC_CHA_RxC_OTHER1_RETRY.HA`: event select 0x2f, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER1_RETRY_HA: Event = Event { code: 0x2f, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 356 };
-    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM`: event select 0x2f, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER1_RETRY_LLC_VICTIM: Event = Event { code: 0x2f, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 357 };
-    /// `UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM`: event select 0x2f, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER1_RETRY_SF_VICTIM: Event = Event { code: 0x2f, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 358 };
-    /// `UNC_CHA_RxC_OTHER1_RETRY.VICTIM`: event select 0x2f, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER1_RETRY_VICTIM: Event = Event { code: 0x2f, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 359 };
-    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY`: event select 0x2f, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER1_RETRY_LLC_OR_SF_WAY: Event = Event { code: 0x2f, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 360 };
-    /// `UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP`: event select 0x2f, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER1_RETRY_ALLOW_SNP: Event = Event { code: 0x2f, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 361 };
-    /// `UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH`: event select 0x2f, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_OTHER1_RETRY_PA_MATCH: Event = Event { code: 0x2f, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 362 };
-    /// `UNC_CHA_CORE_SNP.REMOTE_ONE`: event select 0x33, umask 0x11, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CORE_SNP_REMOTE_ONE: Event = Event { code: 0x33, umask: 0x11, ext_sel: false, umask_ext: 0x0, row: 363 };
-    /// `UNC_CHA_CORE_SNP.EXT_ONE`: event select 0x33, umask 0x21, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CORE_SNP_EXT_ONE: Event = Event { code: 0x33, umask: 0x21, ext_sel: false, umask_ext: 0x0, row: 364 };
-    /// `UNC_CHA_CORE_SNP.CORE_ONE`: event select 0x33, umask 0x41, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CORE_SNP_CORE_ONE: Event = Event { code: 0x33, umask: 0x41, ext_sel: false, umask_ext: 0x0, row: 365 };
-    /// `UNC_CHA_CORE_SNP.EVICT_ONE`: event select 0x33, umask 0x81, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CORE_SNP_EVICT_ONE: Event = Event { code: 0x33, umask: 0x81, ext_sel: false, umask_ext: 0x0, row: 366 };
-    /// `UNC_CHA_CORE_SNP.ANY_ONE`: event select 0x33, umask 0xf1, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CORE_SNP_ANY_ONE: Event = Event { code: 0x33, umask: 0xf1, ext_sel: false, umask_ext: 0x0, row: 367 };
-    /// `UNC_CHA_CORE_SNP.REMOTE_GTONE`: event select 0x33, umask 0x12, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CORE_SNP_REMOTE_GTONE: Event = Event { code: 0x33, umask: 0x12, ext_sel: false, umask_ext: 0x0, row: 368 };
-    /// `UNC_CHA_CORE_SNP.EXT_GTONE`: event select 0x33, umask 0x22, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CORE_SNP_EXT_GTONE: Event = Event { code: 0x33, umask: 0x22, ext_sel: false, umask_ext: 0x0, row: 369 };
-    /// `UNC_CHA_CORE_SNP.CORE_GTONE`: event select 0x33, umask 0x42, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CORE_SNP_CORE_GTONE: Event = Event { code: 0x33, umask: 0x42, ext_sel: false, umask_ext: 0x0, row: 370 };
-    /// `UNC_CHA_CORE_SNP.EVICT_GTONE`: event select 0x33, umask 0x82, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CORE_SNP_EVICT_GTONE: Event = Event { code: 0x33, umask: 0x82, ext_sel: false, umask_ext: 0x0, row: 371 };
-    /// `UNC_CHA_CORE_SNP.ANY_GTONE`: event select 0x33, umask 0xf2, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CORE_SNP_ANY_GTONE: Event = Event { code: 0x33, umask: 0xf2, ext_sel: false, umask_ext: 0x0, row: 372 };
-    /// `UNC_CHA_LLC_LOOKUP.I`: event select 0x34, umask 0x01, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_I: Event = Event { code: 0x34, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 373 };
-    /// `UNC_CHA_LLC_LOOKUP.SF_S`: event select 0x34, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_SF_S: Event = Event { code: 0x34, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 374 };
-    /// `UNC_CHA_LLC_LOOKUP.SF_E`: event select 0x34, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_SF_E: Event = Event { code: 0x34, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 375 };
-    /// `UNC_CHA_LLC_LOOKUP.SF_H`: event select 0x34, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_SF_H: Event = Event { code: 0x34, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 376 };
-    /// `UNC_CHA_LLC_LOOKUP.S`: event select 0x34, umask 0x10, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_S: Event = Event { code: 0x34, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 377 };
-    /// `UNC_CHA_LLC_LOOKUP.E`: event select 0x34, umask 0x20, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_E: Event = Event { code: 0x34, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 378 };
-    /// `UNC_CHA_LLC_LOOKUP.M`: event select 0x34, umask 0x40, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_M: Event = Event { code: 0x34, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 379 };
-    /// `UNC_CHA_LLC_LOOKUP.F`: event select 0x34, umask 0x80, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_F: Event = Event { code: 0x34, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 380 };
-    /// `UNC_CHA_LLC_LOOKUP.RFO`: event select 0x34, umask 0xff, unit-mask extension 0x1bc8,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1bc8, row: 381 };
-    /// `UNC_CHA_LLC_LOOKUP.ALL`: event select 0x34, umask 0xff, unit-mask extension 0x1fff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_ALL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1fff, row: 382 };
-    /// `UNC_CHA_LLC_LOOKUP.DATA_RD`: event select 0x34, umask 0xff, unit-mask extension 0x1bc1,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1bc1, row: 383 };
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV`: event select 0x34, umask 0xff, unit-mask extension 0x1a44,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_FLUSH_INV: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a44, row: 384 };
-    /// `UNC_CHA_LLC_LOOKUP.CODE`: event select 0x34, umask 0xff, unit-mask extension 0x1bd0,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1bd0, row: 385 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS`: event select 0x34, umask 0xff, unit-mask
-    /// extension 0xbdf, counters 0b1111. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCALLY_HOMED_ADDRESS: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0xbdf, row: 386 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS`: event select 0x34, umask 0xff, unit-mask
-    /// extension 0x15df, counters 0b1111. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTELY_HOMED_ADDRESS: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x15df, row: 387 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_OTHER`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1a02, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTE_OTHER: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a02, row: 388 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_FLUSH_INV`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1a04, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTE_FLUSH_INV: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a04, row: 389 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1a01, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTE_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a01, row: 390 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_RFO`: event select 0x34, umask 0xff, unit-mask extension 0x1a08,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTE_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a08, row: 391 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_CODE`: event select 0x34, umask 0xff, unit-mask extension 0x1a10,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTE_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a10, row: 392 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP`: event select 0x34, umask 0xff, unit-mask extension 0x1c19,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTE_SNP: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1c19, row: 393 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_FLUSH_INV`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1844, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_FLUSH_INV: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1844, row: 394 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x19c1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x19c1, row: 395 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_RFO`: event select 0x34, umask 0xff, unit-mask extension 0x19c8,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x19c8, row: 396 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_CODE`: event select 0x34, umask 0xff, unit-mask extension 0x19d0,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x19d0, row: 397 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1841, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_DMND_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1841, row: 398 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1848, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_DMND_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1848, row: 399 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1850, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_DMND_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1850, row: 400 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1981, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_PF_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1981, row: 401 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1908, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_PF_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1908, row: 402 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1910, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_PF_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1910, row: 403 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x189d, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_LLC_PF: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x189d, row: 404 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF`: event select 0x34, umask 0xff, unit-mask extension 0x199d,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_PF: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x199d, row: 405 };
-    /// `UNC_CHA_TOR_INSERTS.SNPS_FROM_REM`: event select 0x35, umask 0x08, unit-mask extension
-    /// 0xc001ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_SNPS_FROM_REM: Event = Event { code: 0x35, umask: 0x08, ext_sel: false, umask_ext: 0xc001ff, row: 406 };
-    /// `UNC_CHA_TOR_INSERTS.ALL`: event select 0x35, umask 0xff, unit-mask extension 0xc001ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_ALL: Event = Event { code: 0x35, umask: 0xff, ext_sel: false, umask_ext: 0xc001ff, row: 407 };
-    /// `UNC_CHA_TOR_INSERTS.IRQ_IA`: event select 0x35, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IRQ_IA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 408 };
-    /// `UNC_CHA_TOR_INSERTS.EVICT`: event select 0x35, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_EVICT: Event = Event { code: 0x35, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 409 };
-    /// `UNC_CHA_TOR_INSERTS.PRQ_IOSF`: event select 0x35, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_PRQ_IOSF: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 410 };
-    /// `UNC_CHA_TOR_INSERTS.IPQ`: event select 0x35, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IPQ: Event = Event { code: 0x35, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 411 };
-    /// `UNC_CHA_TOR_INSERTS.IRQ_NON_IA`: event select 0x35, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IRQ_NON_IA: Event = Event { code: 0x35, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 412 };
-    /// `UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF`: event select 0x35, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_PRQ_NON_IOSF: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 413 };
-    /// `UNC_CHA_TOR_INSERTS.RRQ`: event select 0x35, umask 0x40, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_RRQ: Event = Event { code: 0x35, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 414 };
-    /// `UNC_CHA_TOR_INSERTS.WBQ`: event select 0x35, umask 0x80, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_WBQ: Event = Event { code: 0x35, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 415 };
-    /// `UNC_CHA_TOR_INSERTS.LOC_IO`: event select 0x35, umask 0x04, unit-mask extension 0xc000ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_LOC_IO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc000ff, row: 416 };
-    /// `UNC_CHA_TOR_INSERTS.LOC_IA`: event select 0x35, umask 0x01, unit-mask extension 0xc000ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_LOC_IA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc000ff, row: 417 };
-    /// `UNC_CHA_TOR_INSERTS.LOC_ALL`: event select 0x35, umask 0x05, unit-mask extension 0xc000ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_LOC_ALL: Event = Event { code: 0x35, umask: 0x05, ext_sel: false, umask_ext: 0xc000ff, row: 418 };
-    /// `UNC_CHA_TOR_INSERTS.REM_SNPS`: event select 0x35, umask 0x08, unit-mask extension 0xc001ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_REM_SNPS: Event = Event { code: 0x35, umask: 0x08, ext_sel: false, umask_ext: 0xc001ff, row: 419 };
-    /// `UNC_CHA_TOR_INSERTS.REM_ALL`: event select 0x35, umask 0xc8, unit-mask extension 0xc001ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_REM_ALL: Event = Event { code: 0x35, umask: 0xc8, ext_sel: false, umask_ext: 0xc001ff, row: 420 };
-    /// `UNC_CHA_TOR_INSERTS.HIT`: event select 0x35, umask 0x00, unit-mask extension 0x1, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_HIT: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x1, row: 421 };
-    /// `UNC_CHA_TOR_INSERTS.MISS`: event select 0x35, umask 0x00, unit-mask extension 0x2, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_MISS: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x2, row: 422 };
-    /// `UNC_CHA_TOR_INSERTS.MMCFG`: event select 0x35, umask 0x00, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_MMCFG: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x20, row: 423 };
-    /// `UNC_CHA_TOR_INSERTS.MMIO`: event select 0x35, umask 0x00, unit-mask extension 0x40,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_MMIO: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x40, row: 424 };
-    /// `UNC_CHA_TOR_INSERTS.LOCAL_TGT`: event select 0x35, umask 0x00, unit-mask extension 0x80,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_LOCAL_TGT: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x80, row: 425 };
-    /// `UNC_CHA_TOR_INSERTS.REMOTE_TGT`: event select 0x35, umask 0x00, unit-mask extension 0x100,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_REMOTE_TGT: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x100, row: 426 };
-    /// `UNC_CHA_TOR_INSERTS.MATCH_OPC`: event select 0x35, umask 0x00, unit-mask extension 0x200,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_MATCH_OPC: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x200, row: 427 };
-    /// `UNC_CHA_TOR_INSERTS.PREMORPH_OPC`: event select 0x35, umask 0x00, unit-mask extension
-    /// 0x400, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_PREMORPH_OPC: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x400, row: 428 };
-    /// `UNC_CHA_TOR_INSERTS.NEARMEM`: event select 0x35, umask 0x00, unit-mask extension 0x400000,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_NEARMEM: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x400000, row: 429 };
-    /// `UNC_CHA_TOR_INSERTS.NOT_NEARMEM`: event select 0x35, umask 0x00, unit-mask extension
-    /// 0x800000, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_NOT_NEARMEM: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x800000, row: 430 };
-    /// `UNC_CHA_TOR_INSERTS.NONCOH`: event select 0x35, umask 0x00, unit-mask extension 0x1000000,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_NONCOH: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x1000000, row: 431 };
-    /// `UNC_CHA_TOR_INSERTS.ISOC`: event select 0x35, umask 0x00, unit-mask extension 0x2000000,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_ISOC: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x2000000, row: 432 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc827fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_HIT_DRD_OPT: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc827fd, row: 433 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8a7fd, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_HIT_DRD_OPT_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8a7fd, row: 434 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc827fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc827fe, row: 435 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8a7fe, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8a7fe, row: 436 };
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc827ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_DRD_OPT: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc827ff, row: 437 };
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc8a7ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_DRD_OPT_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8a7ff, row: 438 };
-    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc88fff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_CRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88fff, row: 439 };
-    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc8d7ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_CLFLUSHOPT: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8d7ff, row: 440 };
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOM`: event select 0x35, umask 0x01, unit-mask extension 0xcc47ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_ITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc47ff, row: 441 };
-    /// `UNC_CHA_TOR_OCCUPANCY.SNPS_FROM_REM`: event select 0x36, umask 0x08, unit-mask extension
-    /// 0xc001ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_SNPS_FROM_REM: Event = Event { code: 0x36, umask: 0x08, ext_sel: false, umask_ext: 0xc001ff, row: 442 };
-    /// `UNC_CHA_TOR_OCCUPANCY.ALL`: event select 0x36, umask 0xff, unit-mask extension 0xc001ff,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_ALL: Event = Event { code: 0x36, umask: 0xff, ext_sel: false, umask_ext: 0xc001ff, row: 443 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc803fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_RFO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc803fe, row: 444 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_IA`: event select 0x36, umask 0x01, counters 0b1. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IRQ_IA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 445 };
-    /// `UNC_CHA_TOR_OCCUPANCY.EVICT`: event select 0x36, umask 0x02, counters 0b1. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_EVICT: Event = Event { code: 0x36, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 446 };
-    /// `UNC_CHA_TOR_OCCUPANCY.PRQ`: event select 0x36, umask 0x04, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_PRQ: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 447 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IPQ`: event select 0x36, umask 0x08, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IPQ: Event = Event { code: 0x36, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 448 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA`: event select 0x36, umask 0x10, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IRQ_NON_IA: Event = Event { code: 0x36, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 449 };
-    /// `UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF`: event select 0x36, umask 0x20, counters 0b1.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_PRQ_NON_IOSF: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 450 };
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ`: event select 0x36, umask 0x40, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_RRQ: Event = Event { code: 0x36, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 451 };
-    /// `UNC_CHA_TOR_OCCUPANCY.WBQ`: event select 0x36, umask 0x80, counters 0b1. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_WBQ: Event = Event { code: 0x36, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 452 };
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO`: event select 0x36, umask 0x04, unit-mask extension 0xc000ff,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_LOC_IO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc000ff, row: 453 };
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA`: event select 0x36, umask 0x01, unit-mask extension 0xc000ff,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_LOC_IA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc000ff, row: 454 };
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL`: event select 0x36, umask 0x05, unit-mask extension
-    /// 0xc000ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_LOC_ALL: Event = Event { code: 0x36, umask: 0x05, ext_sel: false, umask_ext: 0xc000ff, row: 455 };
-    /// `UNC_CHA_TOR_OCCUPANCY.REM_SNPS`: event select 0x36, umask 0x08, unit-mask extension
-    /// 0xc001ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_REM_SNPS: Event = Event { code: 0x36, umask: 0x08, ext_sel: false, umask_ext: 0xc001ff, row: 456 };
-    /// `UNC_CHA_TOR_OCCUPANCY.REM_ALL`: event select 0x36, umask 0xc8, unit-mask extension
-    /// 0xc001ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_REM_ALL: Event = Event { code: 0x36, umask: 0xc8, ext_sel: false, umask_ext: 0xc001ff, row: 457 };
-    /// `UNC_CHA_TOR_OCCUPANCY.HIT`: event select 0x36, umask 0x00, unit-mask extension 0x1,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_HIT: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x1, row: 458 };
-    /// `UNC_CHA_TOR_OCCUPANCY.MISS`: event select 0x36, umask 0x00, unit-mask extension 0x2,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_MISS: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x2, row: 459 };
-    /// `UNC_CHA_TOR_OCCUPANCY.MMCFG`: event select 0x36, umask 0x00, unit-mask extension 0x20,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_MMCFG: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x20, row: 460 };
-    /// `UNC_CHA_TOR_OCCUPANCY.MMIO`: event select 0x36, umask 0x00, unit-mask extension 0x40,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_MMIO: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x40, row: 461 };
-    /// `UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT`: event select 0x36, umask 0x00, unit-mask extension 0x80,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_LOCAL_TGT: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x80, row: 462 };
-    /// `UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT`: event select 0x36, umask 0x00, unit-mask extension
-    /// 0x100, counters 0b1. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_REMOTE_TGT: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x100, row: 463 };
-    /// `UNC_CHA_TOR_OCCUPANCY.MATCH_OPC`: event select 0x36, umask 0x00, unit-mask extension 0x200,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_MATCH_OPC: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x200, row: 464 };
-    /// `UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC`: event select 0x36, umask 0x00, unit-mask extension
-    /// 0x400, counters 0b1. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_PREMORPH_OPC: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x400, row: 465 };
-    /// `UNC_CHA_TOR_OCCUPANCY.NEARMEM`: event select 0x36, umask 0x00, unit-mask extension
-    /// 0x400000, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_NEARMEM: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x400000, row: 466 };
-    /// `UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM`: event select 0x36, umask 0x00, unit-mask extension
-    /// 0x800000, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_NOT_NEARMEM: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x800000, row: 467 };
-    /// `UNC_CHA_TOR_OCCUPANCY.NONCOH`: event select 0x36, umask 0x00, unit-mask extension
-    /// 0x1000000, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_NONCOH: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x1000000, row: 468 };
-    /// `UNC_CHA_TOR_OCCUPANCY.ISOC`: event select 0x36, umask 0x00, unit-mask extension 0x2000000,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_ISOC: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x2000000, row: 469 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc827fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc827fd, row: 470 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8a7fd, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8a7fd, row: 471 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc88ffe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffe, row: 472 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc827fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc827fe, row: 473 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8a7fe, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8a7fe, row: 474 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc803fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_HIT_RFO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc803fd, row: 475 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO`: event select 0x36, umask 0x04, unit-mask extension 0xc803ff,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_RFO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc803ff, row: 476 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc827ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_DRD_OPT: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc827ff, row: 477 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc8a7ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_DRD_OPT_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8a7ff, row: 478 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc88fff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_CRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88fff, row: 479 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc896fe, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc896fe, row: 480 };
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL`: event select 0x37, umask 0x0f, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_LOCAL_ALL: Event = Event { code: 0x37, umask: 0x0f, ext_sel: false, umask_ext: 0x20, row: 481 };
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL`: event select 0x37, umask 0x0f, unit-mask extension 0x80,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_REMOTE_ALL: Event = Event { code: 0x37, umask: 0x0f, ext_sel: false, umask_ext: 0x80, row: 482 };
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E`: event select 0x37, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_TOTAL_E: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 483 };
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M`: event select 0x37, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_TOTAL_M: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 484 };
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S`: event select 0x37, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_TOTAL_S: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 485 };
-    /// `UNC_CHA_LLC_VICTIMS.M_STATE`: event select 0x37, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_M_STATE: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 486 };
-    /// `UNC_CHA_LLC_VICTIMS.E_STATE`: event select 0x37, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_E_STATE: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 487 };
-    /// `UNC_CHA_LLC_VICTIMS.S_STATE`: event select 0x37, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_S_STATE: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 488 };
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ONLY`: event select 0x37, umask 0x00, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_LOCAL_ONLY: Event = Event { code: 0x37, umask: 0x00, ext_sel: false, umask_ext: 0x20, row: 489 };
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ONLY`: event select 0x37, umask 0x00, unit-mask extension 0x80,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_REMOTE_ONLY: Event = Event { code: 0x37, umask: 0x00, ext_sel: false, umask_ext: 0x80, row: 490 };
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M`: event select 0x37, umask 0x01, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_LOCAL_M: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x20, row: 491 };
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E`: event select 0x37, umask 0x02, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_LOCAL_E: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x20, row: 492 };
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S`: event select 0x37, umask 0x04, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_LOCAL_S: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x20, row: 493 };
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M`: event select 0x37, umask 0x01, unit-mask extension 0x80,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_REMOTE_M: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x80, row: 494 };
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E`: event select 0x37, umask 0x02, unit-mask extension 0x80,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_REMOTE_E: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x80, row: 495 };
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S`: event select 0x37, umask 0x04, unit-mask extension 0x80,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_REMOTE_S: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x80, row: 496 };
-    /// `UNC_CHA_MISC.RFO_HIT_S`: event select 0x39, umask 0x08, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC_RFO_HIT_S: Event = Event { code: 0x39, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 497 };
-    /// `UNC_CHA_MISC.RSPI_WAS_FSE`: event select 0x39, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC_RSPI_WAS_FSE: Event = Event { code: 0x39, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 498 };
-    /// `UNC_CHA_MISC.WC_ALIASING`: event select 0x39, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC_WC_ALIASING: Event = Event { code: 0x39, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 499 };
-    /// `UNC_CHA_MISC.CV0_PREF_VIC`: event select 0x39, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC_CV0_PREF_VIC: Event = Event { code: 0x39, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 500 };
-    /// `UNC_CHA_MISC.CV0_PREF_MISS`: event select 0x39, umask 0x20, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC_CV0_PREF_MISS: Event = Event { code: 0x39, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 501 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc837fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRDPTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc837fe, row: 502 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc837fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_HIT_DRDPTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc837fd, row: 503 };
-    /// `UNC_CHA_TOR_INSERTS.IA_DRDPTE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc837ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_DRDPTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc837ff, row: 504 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc3fff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_WBEFTOE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc3fff, row: 505 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcccffd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_HIT_LLCPREFCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcccffd, row: 506 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xccd7fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_HIT_LLCPREFDATA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fd, row: 507 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xcccffe, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcccffe, row: 508 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xcccffd, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcccffd, row: 509 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xccd7fd, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFDATA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fd, row: 510 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xcccffe, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcccffe, row: 511 };
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcccfff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_LLCPREFCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcccfff, row: 512 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcccfff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_LLCPREFCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcccfff, row: 513 };
-    /// `UNC_CHA_PMM_QOS.SLOW_INSERT`: event select 0x66, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_QOS_SLOW_INSERT: Event = Event { code: 0x66, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 514 };
-    /// `UNC_CHA_PMM_QOS.DDR4_FAST_INSERT`: event select 0x66, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_QOS_DDR4_FAST_INSERT: Event = Event { code: 0x66, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 515 };
-    /// `UNC_CHA_PMM_QOS.THROTTLE`: event select 0x66, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_QOS_THROTTLE: Event = Event { code: 0x66, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 516 };
-    /// `UNC_CHA_PMM_QOS.REJ_IRQ`: event select 0x66, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_QOS_REJ_IRQ: Event = Event { code: 0x66, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 517 };
-    /// `UNC_CHA_PMM_QOS.THROTTLE_PRQ`: event select 0x66, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_QOS_THROTTLE_PRQ: Event = Event { code: 0x66, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 518 };
-    /// `UNC_CHA_PMM_QOS.THROTTLE_IRQ`: event select 0x66, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_QOS_THROTTLE_IRQ: Event = Event { code: 0x66, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 519 };
-    /// `UNC_CHA_PMM_QOS.SLOWTORQ_SKIP`: event select 0x66, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_QOS_SLOWTORQ_SKIP: Event = Event { code: 0x66, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 520 };
-    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO`: event select 0x67, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_QOS_OCCUPANCY_DDR_SLOW_FIFO: Event = Event { code: 0x67, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 521 };
-    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO`: event select 0x67, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_QOS_OCCUPANCY_DDR_FAST_FIFO: Event = Event { code: 0x67, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 522 };
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_F`: event select 0x34, umask 0x00, unit-mask extension 0x800,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LOCAL_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x800, row: 523 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_F`: event select 0x34, umask 0x00, unit-mask extension 0x1000,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTE_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x1000, row: 524 };
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F`: event select 0x34, umask 0x00, unit-mask extension
-    /// 0x400, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_REMOTE_SNOOP_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x400, row: 525 };
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_F`: event select 0x34, umask 0x00, unit-mask extension 0x1,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_DATA_READ_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x1, row: 526 };
-    /// `UNC_CHA_LLC_LOOKUP.ANY_F`: event select 0x34, umask 0x00, unit-mask extension 0x20,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_ANY_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x20, row: 527 };
-    /// `UNC_CHA_LLC_LOOKUP.OTHER_REQ_F`: event select 0x34, umask 0x00, unit-mask extension 0x2,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_OTHER_REQ_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x2, row: 528 };
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F`: event select 0x34, umask 0x00, unit-mask extension 0x4,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_FLUSH_OR_INV_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x4, row: 529 };
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_F`: event select 0x34, umask 0x00, unit-mask extension 0x10,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_CODE_READ_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x10, row: 530 };
-    /// `UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F`: event select 0x34, umask 0x00, unit-mask extension
-    /// 0x80, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_LLCPREF_LOCAL_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x80, row: 531 };
-    /// `UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F`: event select 0x34, umask 0x00, unit-mask
-    /// extension 0x200, counters 0b1111. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_PREF_OR_DMND_REMOTE_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x200, row: 532 };
-    /// `UNC_CHA_LLC_LOOKUP.RFO_F`: event select 0x34, umask 0x00, unit-mask extension 0x8, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_RFO_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x8, row: 533 };
-    /// `UNC_CHA_LLC_LOOKUP.MISS_ALL`: event select 0x34, umask 0x01, unit-mask extension 0x1fe0,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_MISS_ALL: Event = Event { code: 0x34, umask: 0x01, ext_sel: false, umask_ext: 0x1fe0, row: 534 };
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x1fc1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_DATA_READ_ALL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1fc1, row: 535 };
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS`: event select 0x34, umask 0x01, unit-mask extension
-    /// 0x1fc1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_DATA_READ_MISS: Event = Event { code: 0x34, umask: 0x01, ext_sel: false, umask_ext: 0x1fc1, row: 536 };
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x841, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_DATA_READ_LOCAL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x841, row: 537 };
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL`: event select 0x34, umask 0xff, unit-mask extension 0x842,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_WRITE_LOCAL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x842, row: 538 };
-    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL`: event select 0x34, umask 0xff, unit-mask extension 0x9c8,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_RFO_LOCAL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x9c8, row: 539 };
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE`: event select 0x34, umask 0xff, unit-mask extension
-    /// 0x17c2, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_WRITE_REMOTE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x17c2, row: 540 };
-    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE`: event select 0x34, umask 0xff, unit-mask extension 0x17e0,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_ALL_REMOTE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x17e0, row: 541 };
-    /// `UNC_CHA_LLC_VICTIMS.IO`: event select 0x37, umask 0x10, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_IO: Event = Event { code: 0x37, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 542 };
-    /// `UNC_CHA_LLC_VICTIMS.IA`: event select 0x37, umask 0x20, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_IA: Event = Event { code: 0x37, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 543 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8978a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8978a, row: 544 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8968a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8968a, row: 545 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8970a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8970a, row: 546 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc89786, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc89786, row: 547 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc89686, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc89686, row: 548 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc89706, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc89706, row: 549 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc80efe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_CRD_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80efe, row: 550 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc80f7e, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_CRD_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80f7e, row: 551 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc88efe, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88efe, row: 552 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc88f7e, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88f7e, row: 553 };
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcd47ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcd47ff, row: 554 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc27ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_WBMTOI: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc27ff, row: 555 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc47fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_HIT_ITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fd, row: 556 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc47fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_ITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fe, row: 557 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc877de, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_UCRDF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc877de, row: 558 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc87fde, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_WIL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc87fde, row: 559 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WCILF`: event select 0x35, umask 0x01, unit-mask extension 0xc867ff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_WCILF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc867ff, row: 560 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc867fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_WCILF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc867fe, row: 561 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc8678a, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_WCILF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8678a, row: 562 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8668a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8668a, row: 563 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc8670a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8670a, row: 564 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc86786, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_WCILF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86786, row: 565 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc86686, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86686, row: 566 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc86706, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86706, row: 567 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WCIL`: event select 0x35, umask 0x01, unit-mask extension 0xc86fff,
-    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_WCIL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86fff, row: 568 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc86ffe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_WCIL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86ffe, row: 569 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc86f8a, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_WCIL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f8a, row: 570 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc86e8a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86e8a, row: 571 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc86f0a, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f0a, row: 572 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xc86f86, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_WCIL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f86, row: 573 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc86e86, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86e86, row: 574 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0xc86f06, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f06, row: 575 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8978a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8978a, row: 576 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8968a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8968a, row: 577 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0xc8970a, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8970a, row: 578 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc89786, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc89786, row: 579 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc89686, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc89686, row: 580 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0xc89706, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc89706, row: 581 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc80efe, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80efe, row: 582 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc80f7e, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80f7e, row: 583 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc88efe, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88efe, row: 584 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc88f7e, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88f7e, row: 585 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc8d7ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_CLFLUSHOPT: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8d7ff, row: 586 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcd47ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcd47ff, row: 587 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcc27ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_WBMTOI: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc27ff, row: 588 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcc47ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_ITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc47ff, row: 589 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcc47fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_HIT_ITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fd, row: 590 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xcc47fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_ITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fe, row: 591 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc877de, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_UCRDF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc877de, row: 592 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc87fde, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_WIL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc87fde, row: 593 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc867ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_WCILF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc867ff, row: 594 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc867fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc867fe, row: 595 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8678a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8678a, row: 596 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8668a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8668a, row: 597 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc8670a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8670a, row: 598 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86786, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86786, row: 599 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86686, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86686, row: 600 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86706, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86706, row: 601 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc86fff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_WCIL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86fff, row: 602 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc86ffe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86ffe, row: 603 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc86f8a, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f8a, row: 604 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86e8a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86e8a, row: 605 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86f0a, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f0a, row: 606 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc86f86, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f86, row: 607 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86e86, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86e86, row: 608 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0xc86f06, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f06, row: 609 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xcc23ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_WBMTOI: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc23ff, row: 610 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xc8c3ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_CLFLUSH: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8c3ff, row: 611 };
-    /// `UNC_CHA_TOR_OCCUPANCY.PMM`: event select 0x36, umask 0x00, unit-mask extension 0x8,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_PMM: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x8, row: 612 };
-    /// `UNC_CHA_TOR_INSERTS.PMM`: event select 0x35, umask 0x00, unit-mask extension 0x8, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_PMM: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x8, row: 613 };
-    /// `UNC_CHA_TOR_OCCUPANCY.DDR`: event select 0x36, umask 0x00, unit-mask extension 0x4,
-    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_DDR: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x4, row: 614 };
-    /// `UNC_CHA_TOR_INSERTS.DDR`: event select 0x35, umask 0x00, unit-mask extension 0x4, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_DDR: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x4, row: 615 };
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI`: event select 0x70, umask 0x04, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWRNI: Event = Event { code: 0x70, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 616 };
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR`: event select 0x70, umask 0x02, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWR: Event = Event { code: 0x70, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 617 };
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC`: event select 0x70, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_MEMMODE_NM_SETCONFLICTS2_IODC: Event = Event { code: 0x70, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 618 };
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT`: event select 0x65, umask 0x04, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_MEMMODE_NM_INVITOX_SETCONFLICT: Event = Event { code: 0x65, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 619 };
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE`: event select 0x65, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_MEMMODE_NM_INVITOX_REMOTE: Event = Event { code: 0x65, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 620 };
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL`: event select 0x65, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_MEMMODE_NM_INVITOX_LOCAL: Event = Event { code: 0x65, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 621 };
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC`: event select 0x64, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_LLC: Event = Event { code: 0x64, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 622 };
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR`: event select 0x64, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_TOR: Event = Event { code: 0x64, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 623 };
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF`: event select 0x64, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_SF: Event = Event { code: 0x64, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 624 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc2fff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_WBMTOE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc2fff, row: 625 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc37ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_WBEFTOI: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc37ff, row: 626 };
-    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0xcc67ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_WBSTOI: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc67ff, row: 627 };
-    /// `UNC_CHA_LLC_VICTIMS.IO_MESF`: event select 0x37, umask 0x1f, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_IO_MESF: Event = Event { code: 0x37, umask: 0x1f, ext_sel: false, umask_ext: 0x0, row: 628 };
-    /// `UNC_CHA_LLC_VICTIMS.IO_E`: event select 0x37, umask 0x12, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_IO_E: Event = Event { code: 0x37, umask: 0x12, ext_sel: false, umask_ext: 0x0, row: 629 };
-    /// `UNC_CHA_LLC_VICTIMS.IO_FS`: event select 0x37, umask 0x1c, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_IO_FS: Event = Event { code: 0x37, umask: 0x1c, ext_sel: false, umask_ext: 0x0, row: 630 };
-    /// `UNC_CHA_LLC_VICTIMS.IO_M`: event select 0x37, umask 0x11, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_VICTIMS_IO_M: Event = Event { code: 0x37, umask: 0x11, ext_sel: false, umask_ext: 0x0, row: 631 };
-    /// `UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F`: event select 0x34, umask 0x00, unit-mask
-    /// extension 0x40, counters 0b1111. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const LLC_LOOKUP_COREPREF_OR_DMND_LOCAL_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x40, row: 632 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc837ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_DRDPTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc837ff, row: 633 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc837fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_HIT_DRDPTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc837fd, row: 634 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0xc837fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRDPTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc837fe, row: 635 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR`: event select 0x36, umask 0x04, unit-mask extension
-    /// 0xcd43ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd43ff, row: 636 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c80782, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c80782, row: 637 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c81782, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c81782, row: 638 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c81782, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c81782, row: 639 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c80782, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c80782, row: 640 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c88782, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c88782, row: 641 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10ccc782, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10ccc782, row: 642 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c89782, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c89782, row: 643 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10ccd782, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10ccd782, row: 644 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c89782, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c89782, row: 645 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0x10ccd782, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10ccd782, row: 646 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c88782, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c88782, row: 647 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10ccc782, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10ccc782, row: 648 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0x10c00182, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c00182, row: 649 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC`: event select 0x35, umask 0x01, unit-mask extension
-    /// 0x10c00181, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
-    /// it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_HIT_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c00181, row: 650 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0x10c00182, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c00182, row: 651 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC`: event select 0x36, umask 0x01, unit-mask extension
-    /// 0x10c00181, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
-    /// has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c00181, row: 652 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFOMORPH_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c80382, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_RFOMORPH_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c80382, row: 653 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRDMORPH_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c80b82, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_CRDMORPH_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c80b82, row: 654 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDMORPH_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c81382, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRDMORPH_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c81382, row: 655 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE_CXL_ACC`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0x10cccf82, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10cccf82, row: 656 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFOMORPH_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c80382, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_RFOMORPH_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c80382, row: 657 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRDMORPH_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c80b82, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_CRDMORPH_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c80b82, row: 658 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDMORPH_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c81382, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRDMORPH_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c81382, row: 659 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10cccf82, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10cccf82, row: 660 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC_LOCAL`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c81682, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c81682, row: 661 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC_LOCAL`: event select 0x35, umask 0x01,
-    /// unit-mask extension 0x10c89682, counters 0b1111. Experimental: from the vendor's
-    /// experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c89682, row: 662 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_CXL_ACC_LOCAL`: event select 0x35, umask 0x01,
-    /// unit-mask extension 0x10c82682, counters 0b1111. Experimental: from the vendor's
-    /// experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c82682, row: 663 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL`: event select 0x35, umask 0x01,
-    /// unit-mask extension 0x10c8a682, counters 0b1111. Experimental: from the vendor's
-    /// experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c8a682, row: 664 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL`: event select 0x35, umask 0x01,
-    /// unit-mask extension 0x10ccd682, counters 0b1111. Experimental: from the vendor's
-    /// experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10ccd682, row: 665 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC_LOCAL`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c80682, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c80682, row: 666 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC_LOCAL`: event select 0x35, umask 0x01,
-    /// unit-mask extension 0x10ccc682, counters 0b1111. Experimental: from the vendor's
-    /// experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10ccc682, row: 667 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL`: event select 0x35, umask 0x01,
-    /// unit-mask extension 0x10c88682, counters 0b1111. Experimental: from the vendor's
-    /// experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c88682, row: 668 };
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC_LOCAL`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c00082, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_MISS_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c00082, row: 669 };
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC_LOCAL`: event select 0x35, umask 0x01, unit-mask
-    /// extension 0x10c00081, counters 0b1111. Experimental: from the vendor's experimental list,
-    /// whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_INSERTS_IA_HIT_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c00081, row: 670 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c81682, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c81682, row: 671 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC_LOCAL`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0x10c89682, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c89682, row: 672 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_CXL_ACC_LOCAL`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0x10c82682, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c82682, row: 673 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0x10c8a682, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c8a682, row: 674 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0x10ccd682, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10ccd682, row: 675 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c80682, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c80682, row: 676 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC_LOCAL`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0x10ccc682, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10ccc682, row: 677 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL`: event select 0x36, umask 0x01,
-    /// unit-mask extension 0x10c88682, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c88682, row: 678 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c00082, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c00082, row: 679 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC_LOCAL`: event select 0x36, umask 0x01, unit-mask
-    /// extension 0x10c00081, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c00081, row: 680 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE`: event select 0x36, umask 0x04, unit-mask
-    /// extension 0xc8f37e, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f37e, row: 681 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL`: event select 0x36, umask 0x04, unit-mask
-    /// extension 0xc8f2fe, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f2fe, row: 682 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE`: event select 0x36, umask 0x04, unit-mask
-    /// extension 0xcc437e, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc437e, row: 683 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL`: event select 0x36, umask 0x04, unit-mask
-    /// extension 0xcc42fe, counters 0b1. Experimental: from the vendor's experimental list, whose
-    /// counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc42fe, row: 684 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE`: event select 0x36, umask 0x04,
-    /// unit-mask extension 0xcd437e, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd437e, row: 685 };
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL`: event select 0x36, umask 0x04,
-    /// unit-mask extension 0xcd42fe, counters 0b1. Experimental: from the vendor's experimental
-    /// list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd42fe, row: 686 };
+    /// `UNC_CHA_REQUESTS.INVITOE_LOCAL`.
+    pub const REQUESTS_INVITOE_LOCAL: Event = Event::row(0);
+    /// `UNC_CHA_REQUESTS.INVITOE_REMOTE`.
+    pub const REQUESTS_INVITOE_REMOTE: Event = Event::row(1);
+    /// `UNC_CHA_REQUESTS.READS_LOCAL`.
+    pub const REQUESTS_READS_LOCAL: Event = Event::row(2);
+    /// `UNC_CHA_REQUESTS.READS_REMOTE`.
+    pub const REQUESTS_READS_REMOTE: Event = Event::row(3);
+    /// `UNC_CHA_REQUESTS.WRITES_LOCAL`.
+    pub const REQUESTS_WRITES_LOCAL: Event = Event::row(4);
+    /// `UNC_CHA_REQUESTS.WRITES_REMOTE`.
+    pub const REQUESTS_WRITES_REMOTE: Event = Event::row(5);
+    /// `UNC_CHA_REQUESTS.READS`.
+    pub const REQUESTS_READS: Event = Event::row(6);
+    /// `UNC_CHA_REQUESTS.WRITES`.
+    pub const REQUESTS_WRITES: Event = Event::row(7);
+    /// `UNC_CHA_DIR_UPDATE.HA`.
+    pub const DIR_UPDATE_HA: Event = Event::row(8);
+    /// `UNC_CHA_DIR_UPDATE.TOR`.
+    pub const DIR_UPDATE_TOR: Event = Event::row(9);
+    /// `UNC_CHA_IMC_READS_COUNT.NORMAL`.
+    pub const IMC_READS_COUNT_NORMAL: Event = Event::row(10);
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL`.
+    pub const IMC_WRITES_COUNT_FULL: Event = Event::row(11);
+    /// `UNC_CHA_CMS_CLOCKTICKS`.
+    pub const CMS_CLOCKTICKS: Event = Event::row(12);
+    /// `UNC_CHA_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(13);
+    /// `UNC_CHA_TOR_INSERTS.IA`.
+    pub const TOR_INSERTS_IA: Event = Event::row(14);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT`.
+    pub const TOR_INSERTS_IA_HIT: Event = Event::row(15);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD`.
+    pub const TOR_INSERTS_IA_HIT_CRD: Event = Event::row(16);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD`.
+    pub const TOR_INSERTS_IA_HIT_DRD: Event = Event::row(17);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO`.
+    pub const TOR_INSERTS_IA_HIT_LLCPREFRFO: Event = Event::row(18);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO`.
+    pub const TOR_INSERTS_IA_HIT_RFO: Event = Event::row(19);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS`.
+    pub const TOR_INSERTS_IA_MISS: Event = Event::row(20);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD`.
+    pub const TOR_INSERTS_IA_MISS_CRD: Event = Event::row(21);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD`.
+    pub const TOR_INSERTS_IA_MISS_DRD: Event = Event::row(22);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO`.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO: Event = Event::row(23);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO`.
+    pub const TOR_INSERTS_IA_MISS_RFO: Event = Event::row(24);
+    /// `UNC_CHA_TOR_INSERTS.IO`.
+    pub const TOR_INSERTS_IO: Event = Event::row(25);
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT`.
+    pub const TOR_INSERTS_IO_HIT: Event = Event::row(26);
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS`.
+    pub const TOR_INSERTS_IO_MISS: Event = Event::row(27);
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOM`.
+    pub const TOR_INSERTS_IO_MISS_ITOM: Event = Event::row(28);
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_RFO`.
+    pub const TOR_INSERTS_IO_MISS_RFO: Event = Event::row(29);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF`.
+    pub const TOR_INSERTS_IA_HIT_CRD_PREF: Event = Event::row(30);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF`.
+    pub const TOR_INSERTS_IA_HIT_DRD_PREF: Event = Event::row(31);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF`.
+    pub const TOR_INSERTS_IA_HIT_RFO_PREF: Event = Event::row(32);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF`.
+    pub const TOR_INSERTS_IA_MISS_CRD_PREF: Event = Event::row(33);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF`.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF: Event = Event::row(34);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF`.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF: Event = Event::row(35);
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOM`.
+    pub const TOR_INSERTS_IO_HIT_ITOM: Event = Event::row(36);
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_RFO`.
+    pub const TOR_INSERTS_IO_HIT_RFO: Event = Event::row(37);
+    /// `UNC_CHA_TOR_INSERTS.IO_RFO`.
+    pub const TOR_INSERTS_IO_RFO: Event = Event::row(38);
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOM`.
+    pub const TOR_INSERTS_IO_ITOM: Event = Event::row(39);
+    /// `UNC_CHA_TOR_INSERTS.IA_RFO_PREF`.
+    pub const TOR_INSERTS_IA_RFO_PREF: Event = Event::row(40);
+    /// `UNC_CHA_TOR_INSERTS.IA_RFO`.
+    pub const TOR_INSERTS_IA_RFO: Event = Event::row(41);
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO`.
+    pub const TOR_INSERTS_IA_LLCPREFRFO: Event = Event::row(42);
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD`.
+    pub const TOR_INSERTS_IA_DRD: Event = Event::row(43);
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD_PREF`.
+    pub const TOR_INSERTS_IA_DRD_PREF: Event = Event::row(44);
+    /// `UNC_CHA_TOR_INSERTS.IA_CRD`.
+    pub const TOR_INSERTS_IA_CRD: Event = Event::row(45);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL`.
+    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL: Event = Event::row(46);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE`.
+    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE: Event = Event::row(47);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL`.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL: Event = Event::row(48);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE`.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE: Event = Event::row(49);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL`.
+    pub const TOR_INSERTS_IA_MISS_RFO_LOCAL: Event = Event::row(50);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE`.
+    pub const TOR_INSERTS_IA_MISS_RFO_REMOTE: Event = Event::row(51);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL`.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL: Event = Event::row(52);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE`.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE: Event = Event::row(53);
+    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSH`.
+    pub const TOR_INSERTS_IA_CLFLUSH: Event = Event::row(54);
+    /// `UNC_CHA_TOR_INSERTS.IA_SPECITOM`.
+    pub const TOR_INSERTS_IA_SPECITOM: Event = Event::row(55);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA`.
+    pub const TOR_OCCUPANCY_IA: Event = Event::row(56);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT`.
+    pub const TOR_OCCUPANCY_IA_HIT: Event = Event::row(57);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD`.
+    pub const TOR_OCCUPANCY_IA_HIT_CRD: Event = Event::row(58);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD`.
+    pub const TOR_OCCUPANCY_IA_HIT_DRD: Event = Event::row(59);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO`.
+    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFRFO: Event = Event::row(60);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO`.
+    pub const TOR_OCCUPANCY_IA_HIT_RFO: Event = Event::row(61);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS`.
+    pub const TOR_OCCUPANCY_IA_MISS: Event = Event::row(62);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD`.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD: Event = Event::row(63);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD: Event = Event::row(64);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO`.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO: Event = Event::row(65);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO: Event = Event::row(66);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO`.
+    pub const TOR_OCCUPANCY_IO: Event = Event::row(67);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT`.
+    pub const TOR_OCCUPANCY_IO_HIT: Event = Event::row(68);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS`.
+    pub const TOR_OCCUPANCY_IO_MISS: Event = Event::row(69);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM`.
+    pub const TOR_OCCUPANCY_IO_MISS_ITOM: Event = Event::row(70);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF`.
+    pub const TOR_OCCUPANCY_IA_HIT_CRD_PREF: Event = Event::row(71);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF`.
+    pub const TOR_OCCUPANCY_IA_HIT_DRD_PREF: Event = Event::row(72);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF`.
+    pub const TOR_OCCUPANCY_IA_HIT_RFO_PREF: Event = Event::row(73);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF: Event = Event::row(74);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF: Event = Event::row(75);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM`.
+    pub const TOR_OCCUPANCY_IO_HIT_ITOM: Event = Event::row(76);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOM`.
+    pub const TOR_OCCUPANCY_IO_ITOM: Event = Event::row(77);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO`.
+    pub const TOR_OCCUPANCY_IA_RFO: Event = Event::row(78);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF`.
+    pub const TOR_OCCUPANCY_IA_RFO_PREF: Event = Event::row(79);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO`.
+    pub const TOR_OCCUPANCY_IA_LLCPREFRFO: Event = Event::row(80);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD`.
+    pub const TOR_OCCUPANCY_IA_DRD: Event = Event::row(81);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD`.
+    pub const TOR_OCCUPANCY_IA_CRD: Event = Event::row(82);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF`.
+    pub const TOR_OCCUPANCY_IA_DRD_PREF: Event = Event::row(83);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL: Event = Event::row(84);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE: Event = Event::row(85);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE: Event = Event::row(86);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_LOCAL: Event = Event::row(87);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_REMOTE: Event = Event::row(88);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL: Event = Event::row(89);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE`.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE: Event = Event::row(90);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM`.
+    pub const TOR_INSERTS_IA_MISS_DRD_PMM: Event = Event::row(91);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR`.
+    pub const TOR_INSERTS_IA_MISS_DRD_DDR: Event = Event::row(92);
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR`.
+    pub const TOR_INSERTS_IO_HIT_ITOMCACHENEAR: Event = Event::row(93);
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR`.
+    pub const TOR_INSERTS_IO_MISS_ITOMCACHENEAR: Event = Event::row(94);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_DDR: Event = Event::row(95);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PMM: Event = Event::row(96);
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR`.
+    pub const TOR_INSERTS_IO_HIT_PCIRDCUR: Event = Event::row(97);
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR`.
+    pub const TOR_INSERTS_IO_MISS_PCIRDCUR: Event = Event::row(98);
+    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR`.
+    pub const TOR_INSERTS_IO_PCIRDCUR: Event = Event::row(99);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR`.
+    pub const TOR_OCCUPANCY_IO_HIT_PCIRDCUR: Event = Event::row(100);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR`.
+    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR: Event = Event::row(101);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR`.
+    pub const TOR_OCCUPANCY_IO_PCIRDCUR: Event = Event::row(102);
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA`.
+    pub const TOR_INSERTS_IA_LLCPREFDATA: Event = Event::row(103);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA`.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA: Event = Event::row(104);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA`.
+    pub const TOR_OCCUPANCY_IA_LLCPREFDATA: Event = Event::row(105);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA`.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA: Event = Event::row(106);
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR`.
+    pub const TOR_INSERTS_IO_ITOMCACHENEAR: Event = Event::row(107);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM`.
+    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM: Event = Event::row(108);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM`.
+    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM: Event = Event::row(109);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR`.
+    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR: Event = Event::row(110);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR`.
+    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR: Event = Event::row(111);
+    /// `UNC_CHA_TOR_INSERTS.IO_WBMTOI`.
+    pub const TOR_INSERTS_IO_WBMTOI: Event = Event::row(112);
+    /// `UNC_CHA_TOR_INSERTS.IO_CLFLUSH`.
+    pub const TOR_INSERTS_IO_CLFLUSH: Event = Event::row(113);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM: Event = Event::row(114);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM: Event = Event::row(115);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR: Event = Event::row(116);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR`.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR: Event = Event::row(117);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH`.
+    pub const TOR_OCCUPANCY_IA_CLFLUSH: Event = Event::row(118);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM`.
+    pub const TOR_OCCUPANCY_IA_SPECITOM: Event = Event::row(119);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR`.
+    pub const TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR: Event = Event::row(120);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR`.
+    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR: Event = Event::row(121);
+    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL`.
+    pub const TOR_INSERTS_IO_PCIRDCUR_LOCAL: Event = Event::row(122);
+    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE`.
+    pub const TOR_INSERTS_IO_PCIRDCUR_REMOTE: Event = Event::row(123);
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE`.
+    pub const TOR_INSERTS_IO_ITOM_REMOTE: Event = Event::row(124);
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL`.
+    pub const TOR_INSERTS_IO_ITOM_LOCAL: Event = Event::row(125);
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE`.
+    pub const TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE: Event = Event::row(126);
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL`.
+    pub const TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL: Event = Event::row(127);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::REQUESTS_INVITOE_LOCAL,
-        Event::REQUESTS_INVITOE_REMOTE,
-        Event::REQUESTS_READS_LOCAL,
-        Event::REQUESTS_READS_REMOTE,
-        Event::REQUESTS_WRITES_LOCAL,
-        Event::REQUESTS_WRITES_REMOTE,
-        Event::REQUESTS_READS,
-        Event::REQUESTS_WRITES,
-        Event::DIR_UPDATE_HA,
-        Event::DIR_UPDATE_TOR,
-        Event::IMC_READS_COUNT_NORMAL,
-        Event::IMC_WRITES_COUNT_FULL,
-        Event::CMS_CLOCKTICKS,
-        Event::CLOCKTICKS,
-        Event::TOR_INSERTS_IA,
-        Event::TOR_INSERTS_IA_HIT,
-        Event::TOR_INSERTS_IA_HIT_CRD,
-        Event::TOR_INSERTS_IA_HIT_DRD,
-        Event::TOR_INSERTS_IA_HIT_LLCPREFRFO,
-        Event::TOR_INSERTS_IA_HIT_RFO,
-        Event::TOR_INSERTS_IA_MISS,
-        Event::TOR_INSERTS_IA_MISS_CRD,
-        Event::TOR_INSERTS_IA_MISS_DRD,
-        Event::TOR_INSERTS_IA_MISS_LLCPREFRFO,
-        Event::TOR_INSERTS_IA_MISS_RFO,
-        Event::TOR_INSERTS_IO,
-        Event::TOR_INSERTS_IO_HIT,
-        Event::TOR_INSERTS_IO_MISS,
-        Event::TOR_INSERTS_IO_MISS_ITOM,
-        Event::TOR_INSERTS_IO_MISS_RFO,
-        Event::TOR_INSERTS_IA_HIT_CRD_PREF,
-        Event::TOR_INSERTS_IA_HIT_DRD_PREF,
-        Event::TOR_INSERTS_IA_HIT_RFO_PREF,
-        Event::TOR_INSERTS_IA_MISS_CRD_PREF,
-        Event::TOR_INSERTS_IA_MISS_DRD_PREF,
-        Event::TOR_INSERTS_IA_MISS_RFO_PREF,
-        Event::TOR_INSERTS_IO_HIT_ITOM,
-        Event::TOR_INSERTS_IO_HIT_RFO,
-        Event::TOR_INSERTS_IO_RFO,
-        Event::TOR_INSERTS_IO_ITOM,
-        Event::TOR_INSERTS_IA_RFO_PREF,
-        Event::TOR_INSERTS_IA_RFO,
-        Event::TOR_INSERTS_IA_LLCPREFRFO,
-        Event::TOR_INSERTS_IA_DRD,
-        Event::TOR_INSERTS_IA_DRD_PREF,
-        Event::TOR_INSERTS_IA_CRD,
-        Event::TOR_INSERTS_IA_MISS_DRD_LOCAL,
-        Event::TOR_INSERTS_IA_MISS_DRD_REMOTE,
-        Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL,
-        Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE,
-        Event::TOR_INSERTS_IA_MISS_RFO_LOCAL,
-        Event::TOR_INSERTS_IA_MISS_RFO_REMOTE,
-        Event::TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL,
-        Event::TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE,
-        Event::TOR_INSERTS_IA_CLFLUSH,
-        Event::TOR_INSERTS_IA_SPECITOM,
-        Event::TOR_OCCUPANCY_IA,
-        Event::TOR_OCCUPANCY_IA_HIT,
-        Event::TOR_OCCUPANCY_IA_HIT_CRD,
-        Event::TOR_OCCUPANCY_IA_HIT_DRD,
-        Event::TOR_OCCUPANCY_IA_HIT_LLCPREFRFO,
-        Event::TOR_OCCUPANCY_IA_HIT_RFO,
-        Event::TOR_OCCUPANCY_IA_MISS,
-        Event::TOR_OCCUPANCY_IA_MISS_CRD,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD,
-        Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO,
-        Event::TOR_OCCUPANCY_IO,
-        Event::TOR_OCCUPANCY_IO_HIT,
-        Event::TOR_OCCUPANCY_IO_MISS,
-        Event::TOR_OCCUPANCY_IO_MISS_ITOM,
-        Event::TOR_OCCUPANCY_IA_HIT_CRD_PREF,
-        Event::TOR_OCCUPANCY_IA_HIT_DRD_PREF,
-        Event::TOR_OCCUPANCY_IA_HIT_RFO_PREF,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF,
-        Event::TOR_OCCUPANCY_IO_HIT_ITOM,
-        Event::TOR_OCCUPANCY_IO_ITOM,
-        Event::TOR_OCCUPANCY_IA_RFO,
-        Event::TOR_OCCUPANCY_IA_RFO_PREF,
-        Event::TOR_OCCUPANCY_IA_LLCPREFRFO,
-        Event::TOR_OCCUPANCY_IA_DRD,
-        Event::TOR_OCCUPANCY_IA_CRD,
-        Event::TOR_OCCUPANCY_IA_DRD_PREF,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO_LOCAL,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO_REMOTE,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL,
-        Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE,
-        Event::TOR_INSERTS_IA_MISS_DRD_PMM,
-        Event::TOR_INSERTS_IA_MISS_DRD_DDR,
-        Event::TOR_INSERTS_IO_HIT_ITOMCACHENEAR,
-        Event::TOR_INSERTS_IO_MISS_ITOMCACHENEAR,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_DDR,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_PMM,
-        Event::TOR_INSERTS_IO_HIT_PCIRDCUR,
-        Event::TOR_INSERTS_IO_MISS_PCIRDCUR,
-        Event::TOR_INSERTS_IO_PCIRDCUR,
-        Event::TOR_OCCUPANCY_IO_HIT_PCIRDCUR,
-        Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR,
-        Event::TOR_OCCUPANCY_IO_PCIRDCUR,
-        Event::TOR_INSERTS_IA_LLCPREFDATA,
-        Event::TOR_INSERTS_IA_MISS_LLCPREFDATA,
-        Event::TOR_OCCUPANCY_IA_LLCPREFDATA,
-        Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA,
-        Event::TOR_INSERTS_IO_ITOMCACHENEAR,
-        Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM,
-        Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM,
-        Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR,
-        Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR,
-        Event::TOR_INSERTS_IO_WBMTOI,
-        Event::TOR_INSERTS_IO_CLFLUSH,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR,
-        Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR,
-        Event::TOR_OCCUPANCY_IA_CLFLUSH,
-        Event::TOR_OCCUPANCY_IA_SPECITOM,
-        Event::TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR,
-        Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR,
-        Event::TOR_INSERTS_IO_PCIRDCUR_LOCAL,
-        Event::TOR_INSERTS_IO_PCIRDCUR_REMOTE,
-        Event::TOR_INSERTS_IO_ITOM_REMOTE,
-        Event::TOR_INSERTS_IO_ITOM_LOCAL,
-        Event::TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE,
-        Event::TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::REQUESTS_INVITOE,
-        #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_ALL,
-        #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_BCST_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_BCST_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_DIRECT_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_DIRECT_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::DIR_LOOKUP_NO_SNP,
-        #[cfg(feature = "experimental-events")] Event::DIR_LOOKUP_SNP,
-        #[cfg(feature = "experimental-events")] Event::OSB_LOCAL_INVITOE,
-        #[cfg(feature = "experimental-events")] Event::OSB_LOCAL_READ,
-        #[cfg(feature = "experimental-events")] Event::OSB_REMOTE_READ,
-        #[cfg(feature = "experimental-events")] Event::OSB_REMOTE_READINVITOE,
-        #[cfg(feature = "experimental-events")] Event::OSB_RFO_HITS_SNP_BCAST,
-        #[cfg(feature = "experimental-events")] Event::OSB_OFF_PWRHEURISTIC,
-        #[cfg(feature = "experimental-events")] Event::WB_PUSH_MTOI_LLC,
-        #[cfg(feature = "experimental-events")] Event::WB_PUSH_MTOI_MEM,
-        #[cfg(feature = "experimental-events")] Event::BYPASS_CHA_IMC_TAKEN,
-        #[cfg(feature = "experimental-events")] Event::BYPASS_CHA_IMC_INTERMEDIATE,
-        #[cfg(feature = "experimental-events")] Event::BYPASS_CHA_IMC_NOT_TAKEN,
-        #[cfg(feature = "experimental-events")] Event::READ_NO_CREDITS_MC0,
-        #[cfg(feature = "experimental-events")] Event::READ_NO_CREDITS_MC1,
-        #[cfg(feature = "experimental-events")] Event::READ_NO_CREDITS_MC2,
-        #[cfg(feature = "experimental-events")] Event::READ_NO_CREDITS_MC3,
-        #[cfg(feature = "experimental-events")] Event::READ_NO_CREDITS_MC4,
-        #[cfg(feature = "experimental-events")] Event::READ_NO_CREDITS_MC5,
-        #[cfg(feature = "experimental-events")] Event::IMC_READS_COUNT_PRIORITY,
-        #[cfg(feature = "experimental-events")] Event::WRITE_NO_CREDITS_MC0,
-        #[cfg(feature = "experimental-events")] Event::WRITE_NO_CREDITS_MC1,
-        #[cfg(feature = "experimental-events")] Event::WRITE_NO_CREDITS_MC2,
-        #[cfg(feature = "experimental-events")] Event::WRITE_NO_CREDITS_MC3,
-        #[cfg(feature = "experimental-events")] Event::WRITE_NO_CREDITS_MC4,
-        #[cfg(feature = "experimental-events")] Event::WRITE_NO_CREDITS_MC5,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_PARTIAL,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_FULL_PRIORITY,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_PARTIAL_PRIORITY,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPI,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPIFWD,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPS,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPSFWD,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPWB,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPFWDWB,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPCNFLCT,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPFWD,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPI,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPS,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPIFWD,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPSFWD,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPWB,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPFWDWB,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPCNFLCT,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPFWD,
-        #[cfg(feature = "experimental-events")] Event::HITME_LOOKUP_READ,
-        #[cfg(feature = "experimental-events")] Event::HITME_LOOKUP_WRITE,
-        #[cfg(feature = "experimental-events")] Event::HITME_HIT_EX_RDS,
-        #[cfg(feature = "experimental-events")] Event::HITME_HIT_SHARED_OWNREQ,
-        #[cfg(feature = "experimental-events")] Event::HITME_HIT_WBMTOE,
-        #[cfg(feature = "experimental-events")] Event::HITME_HIT_WBMTOI_OR_S,
-        #[cfg(feature = "experimental-events")] Event::HITME_MISS_SHARED_RDINVOWN,
-        #[cfg(feature = "experimental-events")] Event::HITME_MISS_NOTSHARED_RDINVOWN,
-        #[cfg(feature = "experimental-events")] Event::HITME_MISS_READ_OR_INV,
-        #[cfg(feature = "experimental-events")] Event::HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC,
-        #[cfg(feature = "experimental-events")] Event::HITME_UPDATE_RSPFWDI_REM,
-        #[cfg(feature = "experimental-events")] Event::HITME_UPDATE_SHARED,
-        #[cfg(feature = "experimental-events")] Event::HITME_UPDATE_RDINVOWN,
-        #[cfg(feature = "experimental-events")] Event::HITME_UPDATE_DEALLOCATE,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RSP_MISC_MTOI_RSPIFWDM,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RSP_MISC_MTOI_RSPDATAM,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RSP_MISC_RSPIFWDMPTL_HITSF,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RSP_MISC_RSPIFWDMPTL_HITLLC,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RSP_MISC_PULLDATAPTL_HITSF,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RSP_MISC_PULLDATAPTL_HITLLC,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_EXTCMP,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_PULL,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_GO,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_GO_PULL,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_FAST_GO,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_FAST_GO_PULL,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_NOP,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_IDLE_DUE_SUPPRESS,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_GO_HA_TOR_DEALLOC,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_GO_HA_SUPPRESS_NO_D2C,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_GO_HA_SUPPRESS_DRD,
-        #[cfg(feature = "experimental-events")] Event::XPT_PREF_SENT0,
-        #[cfg(feature = "experimental-events")] Event::XPT_PREF_DROP0_NOCRD,
-        #[cfg(feature = "experimental-events")] Event::XPT_PREF_DROP0_CONFLICT,
-        #[cfg(feature = "experimental-events")] Event::XPT_PREF_SENT1,
-        #[cfg(feature = "experimental-events")] Event::XPT_PREF_DROP1_NOCRD,
-        #[cfg(feature = "experimental-events")] Event::XPT_PREF_DROP1_CONFLICT,
-        #[cfg(feature = "experimental-events")] Event::DISTRESS_ASSERTED_DPT_NONLOCAL,
-        #[cfg(feature = "experimental-events")] Event::EGRESS_ORDERING_IV_SNOOPGO_UP,
-        #[cfg(feature = "experimental-events")] Event::EGRESS_ORDERING_IV_SNOOPGO_DN,
-        #[cfg(feature = "experimental-events")] Event::RXC_OCCUPANCY_IPQ,
-        #[cfg(feature = "experimental-events")] Event::RXC_OCCUPANCY_RRQ,
-        #[cfg(feature = "experimental-events")] Event::RXC_OCCUPANCY_WBQ,
-        #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_IRQ,
-        #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_IRQ_REJ,
-        #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_IPQ,
-        #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_PRQ,
-        #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_PRQ_REJ,
-        #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_RRQ,
-        #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_WBQ,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_AD_REQ_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_AD_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_BL_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_BL_WB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_BL_NCB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_BL_NCS_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_AK_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_IV_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_PA_MATCH,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_ANY0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_HA,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_LLC_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_SF_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_LLC_OR_SF_WAY,
-        #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_ALLOW_SNP,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_AD_REQ_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_AD_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_BL_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_BL_WB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_BL_NCB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_BL_NCS_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_AK_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_IV_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_ANY0,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_HA,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_LLC_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_SF_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_LLC_OR_SF_WAY,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_ALLOW_SNP,
-        #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_PA_MATCH,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_AD_REQ_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_AD_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_BL_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_BL_WB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_BL_NCB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_BL_NCS_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_AK_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_IV_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_ANY0,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_HA,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_LLC_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_SF_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_LLC_OR_SF_WAY,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_ALLOW_SNP,
-        #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_PA_MATCH,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_AD_REQ_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_AD_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_BL_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_BL_WB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_BL_NCB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_BL_NCS_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_AK_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_IV_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ1_REJECT_ANY0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ1_REJECT_HA,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_AD_REQ_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_AD_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_BL_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_BL_WB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_BL_NCB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_BL_NCS_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_AK_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_IV_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_ANY0,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_HA,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_LLC_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_SF_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_LLC_OR_SF_WAY,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_ALLOW_SNP,
-        #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_PA_MATCH,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_AD_REQ_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_AD_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_BL_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_BL_WB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_BL_NCB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_BL_NCS_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_AK_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_IV_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_ANY0,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_HA,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_LLC_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_SF_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_LLC_OR_SF_WAY,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_ALLOW_SNP,
-        #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_PA_MATCH,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_AD_REQ_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_AD_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_BL_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_BL_WB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_BL_NCB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_BL_NCS_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_AK_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_IV_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_ANY0,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_HA,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_LLC_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_SF_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_ALLOW_SNP,
-        #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_PA_MATCH,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_AD_REQ_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_AD_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_BL_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_BL_WB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_BL_NCB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_BL_NCS_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_AK_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_IV_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ1_RETRY_ANY0,
-        #[cfg(feature = "experimental-events")] Event::RXC_ISMQ1_RETRY_HA,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_AD_REQ_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_AD_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_BL_RSP_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_BL_WB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_BL_NCB_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_BL_NCS_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_AK_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_IV_NON_UPI,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_ANY0,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_HA,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_LLC_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_SF_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_VICTIM,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_LLC_OR_SF_WAY,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_ALLOW_SNP,
-        #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_PA_MATCH,
-        #[cfg(feature = "experimental-events")] Event::CORE_SNP_REMOTE_ONE,
-        #[cfg(feature = "experimental-events")] Event::CORE_SNP_EXT_ONE,
-        #[cfg(feature = "experimental-events")] Event::CORE_SNP_CORE_ONE,
-        #[cfg(feature = "experimental-events")] Event::CORE_SNP_EVICT_ONE,
-        #[cfg(feature = "experimental-events")] Event::CORE_SNP_ANY_ONE,
-        #[cfg(feature = "experimental-events")] Event::CORE_SNP_REMOTE_GTONE,
-        #[cfg(feature = "experimental-events")] Event::CORE_SNP_EXT_GTONE,
-        #[cfg(feature = "experimental-events")] Event::CORE_SNP_CORE_GTONE,
-        #[cfg(feature = "experimental-events")] Event::CORE_SNP_EVICT_GTONE,
-        #[cfg(feature = "experimental-events")] Event::CORE_SNP_ANY_GTONE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_I,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_SF_S,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_SF_E,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_SF_H,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_S,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_E,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_M,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_RFO,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_ALL,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_RD,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_FLUSH_INV,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_CODE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCALLY_HOMED_ADDRESS,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTELY_HOMED_ADDRESS,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_OTHER,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_FLUSH_INV,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_DATA_RD,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_RFO,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_CODE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_SNP,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_FLUSH_INV,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DATA_RD,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_RFO,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_CODE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DMND_DATA_RD,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DMND_RFO,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DMND_CODE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF_DATA_RD,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF_RFO,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF_CODE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_LLC_PF,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_SNPS_FROM_REM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_ALL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IRQ_IA,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_EVICT,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_PRQ_IOSF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IPQ,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IRQ_NON_IA,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_PRQ_NON_IOSF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_RRQ,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_WBQ,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOC_IO,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOC_IA,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOC_ALL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_REM_SNPS,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_REM_ALL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_HIT,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_MISS,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_MMCFG,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_MMIO,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOCAL_TGT,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_REMOTE_TGT,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_MATCH_OPC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_PREMORPH_OPC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_NEARMEM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_NOT_NEARMEM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_NONCOH,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_ISOC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_DRD_OPT,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_DRD_OPT_PREF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_OPT,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_OPT_PREF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_DRD_OPT,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_DRD_OPT_PREF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_CRD_PREF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_CLFLUSHOPT,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_ITOM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_SNPS_FROM_REM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_ALL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_RFO,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IRQ_IA,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_EVICT,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_PRQ,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IPQ,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IRQ_NON_IA,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_PRQ_NON_IOSF,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_RRQ,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_WBQ,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOC_IO,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOC_IA,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOC_ALL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_REM_SNPS,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_REM_ALL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_HIT,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_MISS,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_MMCFG,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_MMIO,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOCAL_TGT,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_REMOTE_TGT,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_MATCH_OPC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_PREMORPH_OPC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_NEARMEM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_NOT_NEARMEM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_NONCOH,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_ISOC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_DRD_OPT,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_OPT,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_HIT_RFO,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_RFO,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_DRD_OPT,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_DRD_OPT_PREF,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_CRD_PREF,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_ALL,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_ALL,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_TOTAL_E,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_TOTAL_M,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_TOTAL_S,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_M_STATE,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_E_STATE,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_S_STATE,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_ONLY,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_ONLY,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_M,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_E,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_S,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_M,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_E,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_S,
-        #[cfg(feature = "experimental-events")] Event::MISC_RFO_HIT_S,
-        #[cfg(feature = "experimental-events")] Event::MISC_RSPI_WAS_FSE,
-        #[cfg(feature = "experimental-events")] Event::MISC_WC_ALIASING,
-        #[cfg(feature = "experimental-events")] Event::MISC_CV0_PREF_VIC,
-        #[cfg(feature = "experimental-events")] Event::MISC_CV0_PREF_MISS,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRDPTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_DRDPTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_DRDPTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WBEFTOE,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_LLCPREFCODE,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_LLCPREFDATA,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFCODE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_LLCPREFCODE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_LLCPREFDATA,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFCODE,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_LLCPREFCODE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_LLCPREFCODE,
-        #[cfg(feature = "experimental-events")] Event::PMM_QOS_SLOW_INSERT,
-        #[cfg(feature = "experimental-events")] Event::PMM_QOS_DDR4_FAST_INSERT,
-        #[cfg(feature = "experimental-events")] Event::PMM_QOS_THROTTLE,
-        #[cfg(feature = "experimental-events")] Event::PMM_QOS_REJ_IRQ,
-        #[cfg(feature = "experimental-events")] Event::PMM_QOS_THROTTLE_PRQ,
-        #[cfg(feature = "experimental-events")] Event::PMM_QOS_THROTTLE_IRQ,
-        #[cfg(feature = "experimental-events")] Event::PMM_QOS_SLOWTORQ_SKIP,
-        #[cfg(feature = "experimental-events")] Event::PMM_QOS_OCCUPANCY_DDR_SLOW_FIFO,
-        #[cfg(feature = "experimental-events")] Event::PMM_QOS_OCCUPANCY_DDR_FAST_FIFO,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_SNOOP_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_ANY_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_OTHER_REQ_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_FLUSH_OR_INV_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_CODE_READ_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LLCPREF_LOCAL_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_PREF_OR_DMND_REMOTE_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_RFO_F,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_MISS_ALL,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_ALL,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_MISS,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_WRITE_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_RFO_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_WRITE_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_ALL_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IO,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IA,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CRD_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CRD_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_ITOMCACHENEAR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WBMTOI,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_ITOM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_ITOM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_UCRDF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WCILF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCILF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCILF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCILF_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WCIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCIL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCIL_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CRD_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CRD_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_CLFLUSHOPT,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_ITOMCACHENEAR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_WBMTOI,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_ITOM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_ITOM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_ITOM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_UCRDF,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_WCILF,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCILF,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCILF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCILF_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_WCIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCIL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCIL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCIL_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_WBMTOI,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_CLFLUSH,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_PMM,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_DDR,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_DDR,
-        #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_SETCONFLICTS2_MEMWRNI,
-        #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_SETCONFLICTS2_MEMWR,
-        #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_SETCONFLICTS2_IODC,
-        #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_INVITOX_SETCONFLICT,
-        #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_INVITOX_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_INVITOX_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_SETCONFLICTS_LLC,
-        #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_SETCONFLICTS_TOR,
-        #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_SETCONFLICTS_SF,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WBMTOE,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WBEFTOI,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WBSTOI,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IO_MESF,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IO_E,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IO_FS,
-        #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IO_M,
-        #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_COREPREF_OR_DMND_LOCAL_F,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_DRDPTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_DRDPTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRDPTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_ITOMCACHENEAR,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_RFO_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_RFOMORPH_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CRDMORPH_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRDMORPH_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFCODE_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_RFOMORPH_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CRDMORPH_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRDMORPH_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFCODE_CXL_ACC,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_OPT_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_RFO_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_OPT_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_CXL_ACC_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE,
-        #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, umask_ext: r.umask_ext, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -5058,6 +1781,1130 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_CHA_REQUESTS.INVITOE` (experimental).
+    pub const REQUESTS_INVITOE: Event = Event::row(128);
+    /// `UNC_CHA_SNOOPS_SENT.ALL` (experimental).
+    pub const SNOOPS_SENT_ALL: Event = Event::row(129);
+    /// `UNC_CHA_SNOOPS_SENT.LOCAL` (experimental).
+    pub const SNOOPS_SENT_LOCAL: Event = Event::row(130);
+    /// `UNC_CHA_SNOOPS_SENT.REMOTE` (experimental).
+    pub const SNOOPS_SENT_REMOTE: Event = Event::row(131);
+    /// `UNC_CHA_SNOOPS_SENT.BCST_LOCAL` (experimental).
+    pub const SNOOPS_SENT_BCST_LOCAL: Event = Event::row(132);
+    /// `UNC_CHA_SNOOPS_SENT.BCST_REMOTE` (experimental).
+    pub const SNOOPS_SENT_BCST_REMOTE: Event = Event::row(133);
+    /// `UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL` (experimental).
+    pub const SNOOPS_SENT_DIRECT_LOCAL: Event = Event::row(134);
+    /// `UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE` (experimental).
+    pub const SNOOPS_SENT_DIRECT_REMOTE: Event = Event::row(135);
+    /// `UNC_CHA_DIR_LOOKUP.NO_SNP` (experimental).
+    pub const DIR_LOOKUP_NO_SNP: Event = Event::row(136);
+    /// `UNC_CHA_DIR_LOOKUP.SNP` (experimental).
+    pub const DIR_LOOKUP_SNP: Event = Event::row(137);
+    /// `UNC_CHA_OSB.LOCAL_INVITOE` (experimental).
+    pub const OSB_LOCAL_INVITOE: Event = Event::row(138);
+    /// `UNC_CHA_OSB.LOCAL_READ` (experimental).
+    pub const OSB_LOCAL_READ: Event = Event::row(139);
+    /// `UNC_CHA_OSB.REMOTE_READ` (experimental).
+    pub const OSB_REMOTE_READ: Event = Event::row(140);
+    /// `UNC_CHA_OSB.REMOTE_READINVITOE` (experimental).
+    pub const OSB_REMOTE_READINVITOE: Event = Event::row(141);
+    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST` (experimental).
+    pub const OSB_RFO_HITS_SNP_BCAST: Event = Event::row(142);
+    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC` (experimental).
+    pub const OSB_OFF_PWRHEURISTIC: Event = Event::row(143);
+    /// `UNC_CHA_WB_PUSH_MTOI.LLC` (experimental).
+    pub const WB_PUSH_MTOI_LLC: Event = Event::row(144);
+    /// `UNC_CHA_WB_PUSH_MTOI.MEM` (experimental).
+    pub const WB_PUSH_MTOI_MEM: Event = Event::row(145);
+    /// `UNC_CHA_BYPASS_CHA_IMC.TAKEN` (experimental).
+    pub const BYPASS_CHA_IMC_TAKEN: Event = Event::row(146);
+    /// `UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE` (experimental).
+    pub const BYPASS_CHA_IMC_INTERMEDIATE: Event = Event::row(147);
+    /// `UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN` (experimental).
+    pub const BYPASS_CHA_IMC_NOT_TAKEN: Event = Event::row(148);
+    /// `UNC_CHA_READ_NO_CREDITS.MC0` (experimental).
+    pub const READ_NO_CREDITS_MC0: Event = Event::row(149);
+    /// `UNC_CHA_READ_NO_CREDITS.MC1` (experimental).
+    pub const READ_NO_CREDITS_MC1: Event = Event::row(150);
+    /// `UNC_CHA_READ_NO_CREDITS.MC2` (experimental).
+    pub const READ_NO_CREDITS_MC2: Event = Event::row(151);
+    /// `UNC_CHA_READ_NO_CREDITS.MC3` (experimental).
+    pub const READ_NO_CREDITS_MC3: Event = Event::row(152);
+    /// `UNC_CHA_READ_NO_CREDITS.MC4` (experimental).
+    pub const READ_NO_CREDITS_MC4: Event = Event::row(153);
+    /// `UNC_CHA_READ_NO_CREDITS.MC5` (experimental).
+    pub const READ_NO_CREDITS_MC5: Event = Event::row(154);
+    /// `UNC_CHA_IMC_READS_COUNT.PRIORITY` (experimental).
+    pub const IMC_READS_COUNT_PRIORITY: Event = Event::row(155);
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC0` (experimental).
+    pub const WRITE_NO_CREDITS_MC0: Event = Event::row(156);
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC1` (experimental).
+    pub const WRITE_NO_CREDITS_MC1: Event = Event::row(157);
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC2` (experimental).
+    pub const WRITE_NO_CREDITS_MC2: Event = Event::row(158);
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC3` (experimental).
+    pub const WRITE_NO_CREDITS_MC3: Event = Event::row(159);
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC4` (experimental).
+    pub const WRITE_NO_CREDITS_MC4: Event = Event::row(160);
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC5` (experimental).
+    pub const WRITE_NO_CREDITS_MC5: Event = Event::row(161);
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL` (experimental).
+    pub const IMC_WRITES_COUNT_PARTIAL: Event = Event::row(162);
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY` (experimental).
+    pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event::row(163);
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY` (experimental).
+    pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event::row(164);
+    /// `UNC_CHA_SNOOP_RESP.RSPI` (experimental).
+    pub const SNOOP_RESP_RSPI: Event = Event::row(165);
+    /// `UNC_CHA_SNOOP_RESP.RSPIFWD` (experimental).
+    pub const SNOOP_RESP_RSPIFWD: Event = Event::row(166);
+    /// `UNC_CHA_SNOOP_RESP.RSPS` (experimental).
+    pub const SNOOP_RESP_RSPS: Event = Event::row(167);
+    /// `UNC_CHA_SNOOP_RESP.RSPSFWD` (experimental).
+    pub const SNOOP_RESP_RSPSFWD: Event = Event::row(168);
+    /// `UNC_CHA_SNOOP_RESP.RSPWB` (experimental).
+    pub const SNOOP_RESP_RSPWB: Event = Event::row(169);
+    /// `UNC_CHA_SNOOP_RESP.RSPFWDWB` (experimental).
+    pub const SNOOP_RESP_RSPFWDWB: Event = Event::row(170);
+    /// `UNC_CHA_SNOOP_RESP.RSPCNFLCT` (experimental).
+    pub const SNOOP_RESP_RSPCNFLCT: Event = Event::row(171);
+    /// `UNC_CHA_SNOOP_RESP.RSPFWD` (experimental).
+    pub const SNOOP_RESP_RSPFWD: Event = Event::row(172);
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPI` (experimental).
+    pub const SNOOP_RESP_LOCAL_RSPI: Event = Event::row(173);
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPS` (experimental).
+    pub const SNOOP_RESP_LOCAL_RSPS: Event = Event::row(174);
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD` (experimental).
+    pub const SNOOP_RESP_LOCAL_RSPIFWD: Event = Event::row(175);
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD` (experimental).
+    pub const SNOOP_RESP_LOCAL_RSPSFWD: Event = Event::row(176);
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPWB` (experimental).
+    pub const SNOOP_RESP_LOCAL_RSPWB: Event = Event::row(177);
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB` (experimental).
+    pub const SNOOP_RESP_LOCAL_RSPFWDWB: Event = Event::row(178);
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT` (experimental).
+    pub const SNOOP_RESP_LOCAL_RSPCNFLCT: Event = Event::row(179);
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD` (experimental).
+    pub const SNOOP_RESP_LOCAL_RSPFWD: Event = Event::row(180);
+    /// `UNC_CHA_HITME_LOOKUP.READ` (experimental).
+    pub const HITME_LOOKUP_READ: Event = Event::row(181);
+    /// `UNC_CHA_HITME_LOOKUP.WRITE` (experimental).
+    pub const HITME_LOOKUP_WRITE: Event = Event::row(182);
+    /// `UNC_CHA_HITME_HIT.EX_RDS` (experimental).
+    pub const HITME_HIT_EX_RDS: Event = Event::row(183);
+    /// `UNC_CHA_HITME_HIT.SHARED_OWNREQ` (experimental).
+    pub const HITME_HIT_SHARED_OWNREQ: Event = Event::row(184);
+    /// `UNC_CHA_HITME_HIT.WBMTOE` (experimental).
+    pub const HITME_HIT_WBMTOE: Event = Event::row(185);
+    /// `UNC_CHA_HITME_HIT.WBMTOI_OR_S` (experimental).
+    pub const HITME_HIT_WBMTOI_OR_S: Event = Event::row(186);
+    /// `UNC_CHA_HITME_MISS.SHARED_RDINVOWN` (experimental).
+    pub const HITME_MISS_SHARED_RDINVOWN: Event = Event::row(187);
+    /// `UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN` (experimental).
+    pub const HITME_MISS_NOTSHARED_RDINVOWN: Event = Event::row(188);
+    /// `UNC_CHA_HITME_MISS.READ_OR_INV` (experimental).
+    pub const HITME_MISS_READ_OR_INV: Event = Event::row(189);
+    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC` (experimental).
+    pub const HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC: Event = Event::row(190);
+    /// `UNC_CHA_HITME_UPDATE.RSPFWDI_REM` (experimental).
+    pub const HITME_UPDATE_RSPFWDI_REM: Event = Event::row(191);
+    /// `UNC_CHA_HITME_UPDATE.SHARED` (experimental).
+    pub const HITME_UPDATE_SHARED: Event = Event::row(192);
+    /// `UNC_CHA_HITME_UPDATE.RDINVOWN` (experimental).
+    pub const HITME_UPDATE_RDINVOWN: Event = Event::row(193);
+    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE` (experimental).
+    pub const HITME_UPDATE_DEALLOCATE: Event = Event::row(194);
+    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM` (experimental).
+    pub const SNOOP_RSP_MISC_MTOI_RSPIFWDM: Event = Event::row(195);
+    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM` (experimental).
+    pub const SNOOP_RSP_MISC_MTOI_RSPDATAM: Event = Event::row(196);
+    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF` (experimental).
+    pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITSF: Event = Event::row(197);
+    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC` (experimental).
+    pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITLLC: Event = Event::row(198);
+    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF` (experimental).
+    pub const SNOOP_RSP_MISC_PULLDATAPTL_HITSF: Event = Event::row(199);
+    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC` (experimental).
+    pub const SNOOP_RSP_MISC_PULLDATAPTL_HITLLC: Event = Event::row(200);
+    /// `UNC_CHA_DIRECT_GO_OPC.EXTCMP` (experimental).
+    pub const DIRECT_GO_OPC_EXTCMP: Event = Event::row(201);
+    /// `UNC_CHA_DIRECT_GO_OPC.PULL` (experimental).
+    pub const DIRECT_GO_OPC_PULL: Event = Event::row(202);
+    /// `UNC_CHA_DIRECT_GO_OPC.GO` (experimental).
+    pub const DIRECT_GO_OPC_GO: Event = Event::row(203);
+    /// `UNC_CHA_DIRECT_GO_OPC.GO_PULL` (experimental).
+    pub const DIRECT_GO_OPC_GO_PULL: Event = Event::row(204);
+    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO` (experimental).
+    pub const DIRECT_GO_OPC_FAST_GO: Event = Event::row(205);
+    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL` (experimental).
+    pub const DIRECT_GO_OPC_FAST_GO_PULL: Event = Event::row(206);
+    /// `UNC_CHA_DIRECT_GO_OPC.NOP` (experimental).
+    pub const DIRECT_GO_OPC_NOP: Event = Event::row(207);
+    /// `UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS` (experimental).
+    pub const DIRECT_GO_OPC_IDLE_DUE_SUPPRESS: Event = Event::row(208);
+    /// `UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC` (experimental).
+    pub const DIRECT_GO_HA_TOR_DEALLOC: Event = Event::row(209);
+    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C` (experimental).
+    pub const DIRECT_GO_HA_SUPPRESS_NO_D2C: Event = Event::row(210);
+    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD` (experimental).
+    pub const DIRECT_GO_HA_SUPPRESS_DRD: Event = Event::row(211);
+    /// `UNC_CHA_XPT_PREF.SENT0` (experimental).
+    pub const XPT_PREF_SENT0: Event = Event::row(212);
+    /// `UNC_CHA_XPT_PREF.DROP0_NOCRD` (experimental).
+    pub const XPT_PREF_DROP0_NOCRD: Event = Event::row(213);
+    /// `UNC_CHA_XPT_PREF.DROP0_CONFLICT` (experimental).
+    pub const XPT_PREF_DROP0_CONFLICT: Event = Event::row(214);
+    /// `UNC_CHA_XPT_PREF.SENT1` (experimental).
+    pub const XPT_PREF_SENT1: Event = Event::row(215);
+    /// `UNC_CHA_XPT_PREF.DROP1_NOCRD` (experimental).
+    pub const XPT_PREF_DROP1_NOCRD: Event = Event::row(216);
+    /// `UNC_CHA_XPT_PREF.DROP1_CONFLICT` (experimental).
+    pub const XPT_PREF_DROP1_CONFLICT: Event = Event::row(217);
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL` (experimental).
+    pub const DISTRESS_ASSERTED_DPT_NONLOCAL: Event = Event::row(218);
+    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
+    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(219);
+    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
+    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(220);
+    /// `UNC_CHA_RxC_OCCUPANCY.IPQ` (experimental).
+    pub const RXC_OCCUPANCY_IPQ: Event = Event::row(221);
+    /// `UNC_CHA_RxC_OCCUPANCY.RRQ` (experimental).
+    pub const RXC_OCCUPANCY_RRQ: Event = Event::row(222);
+    /// `UNC_CHA_RxC_OCCUPANCY.WBQ` (experimental).
+    pub const RXC_OCCUPANCY_WBQ: Event = Event::row(223);
+    /// `UNC_CHA_RxC_INSERTS.IRQ` (experimental).
+    pub const RXC_INSERTS_IRQ: Event = Event::row(224);
+    /// `UNC_CHA_RxC_INSERTS.IRQ_REJ` (experimental).
+    pub const RXC_INSERTS_IRQ_REJ: Event = Event::row(225);
+    /// `UNC_CHA_RxC_INSERTS.IPQ` (experimental).
+    pub const RXC_INSERTS_IPQ: Event = Event::row(226);
+    /// `UNC_CHA_RxC_INSERTS.PRQ` (experimental).
+    pub const RXC_INSERTS_PRQ: Event = Event::row(227);
+    /// `UNC_CHA_RxC_INSERTS.PRQ_REJ` (experimental).
+    pub const RXC_INSERTS_PRQ_REJ: Event = Event::row(228);
+    /// `UNC_CHA_RxC_INSERTS.RRQ` (experimental).
+    pub const RXC_INSERTS_RRQ: Event = Event::row(229);
+    /// `UNC_CHA_RxC_INSERTS.WBQ` (experimental).
+    pub const RXC_INSERTS_WBQ: Event = Event::row(230);
+    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0` (experimental).
+    pub const RXC_IRQ0_REJECT_AD_REQ_VN0: Event = Event::row(231);
+    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0` (experimental).
+    pub const RXC_IRQ0_REJECT_AD_RSP_VN0: Event = Event::row(232);
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0` (experimental).
+    pub const RXC_IRQ0_REJECT_BL_RSP_VN0: Event = Event::row(233);
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0` (experimental).
+    pub const RXC_IRQ0_REJECT_BL_WB_VN0: Event = Event::row(234);
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0` (experimental).
+    pub const RXC_IRQ0_REJECT_BL_NCB_VN0: Event = Event::row(235);
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0` (experimental).
+    pub const RXC_IRQ0_REJECT_BL_NCS_VN0: Event = Event::row(236);
+    /// `UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI` (experimental).
+    pub const RXC_IRQ0_REJECT_AK_NON_UPI: Event = Event::row(237);
+    /// `UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI` (experimental).
+    pub const RXC_IRQ0_REJECT_IV_NON_UPI: Event = Event::row(238);
+    /// `UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH` (experimental).
+    pub const RXC_IRQ1_REJECT_PA_MATCH: Event = Event::row(239);
+    /// `UNC_CHA_RxC_IRQ1_REJECT.ANY0` (experimental).
+    pub const RXC_IRQ1_REJECT_ANY0: Event = Event::row(240);
+    /// `UNC_CHA_RxC_IRQ1_REJECT.HA` (experimental).
+    pub const RXC_IRQ1_REJECT_HA: Event = Event::row(241);
+    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM` (experimental).
+    pub const RXC_IRQ1_REJECT_LLC_VICTIM: Event = Event::row(242);
+    /// `UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM` (experimental).
+    pub const RXC_IRQ1_REJECT_SF_VICTIM: Event = Event::row(243);
+    /// `UNC_CHA_RxC_IRQ1_REJECT.VICTIM` (experimental).
+    pub const RXC_IRQ1_REJECT_VICTIM: Event = Event::row(244);
+    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
+    pub const RXC_IRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(245);
+    /// `UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP` (experimental).
+    pub const RXC_IRQ1_REJECT_ALLOW_SNP: Event = Event::row(246);
+    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0` (experimental).
+    pub const RXC_PRQ0_REJECT_AD_REQ_VN0: Event = Event::row(247);
+    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0` (experimental).
+    pub const RXC_PRQ0_REJECT_AD_RSP_VN0: Event = Event::row(248);
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0` (experimental).
+    pub const RXC_PRQ0_REJECT_BL_RSP_VN0: Event = Event::row(249);
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0` (experimental).
+    pub const RXC_PRQ0_REJECT_BL_WB_VN0: Event = Event::row(250);
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0` (experimental).
+    pub const RXC_PRQ0_REJECT_BL_NCB_VN0: Event = Event::row(251);
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0` (experimental).
+    pub const RXC_PRQ0_REJECT_BL_NCS_VN0: Event = Event::row(252);
+    /// `UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI` (experimental).
+    pub const RXC_PRQ0_REJECT_AK_NON_UPI: Event = Event::row(253);
+    /// `UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI` (experimental).
+    pub const RXC_PRQ0_REJECT_IV_NON_UPI: Event = Event::row(254);
+    /// `UNC_CHA_RxC_PRQ1_REJECT.ANY0` (experimental).
+    pub const RXC_PRQ1_REJECT_ANY0: Event = Event::row(255);
+    /// `UNC_CHA_RxC_PRQ1_REJECT.HA` (experimental).
+    pub const RXC_PRQ1_REJECT_HA: Event = Event::row(256);
+    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM` (experimental).
+    pub const RXC_PRQ1_REJECT_LLC_VICTIM: Event = Event::row(257);
+    /// `UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM` (experimental).
+    pub const RXC_PRQ1_REJECT_SF_VICTIM: Event = Event::row(258);
+    /// `UNC_CHA_RxC_PRQ1_REJECT.VICTIM` (experimental).
+    pub const RXC_PRQ1_REJECT_VICTIM: Event = Event::row(259);
+    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
+    pub const RXC_PRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(260);
+    /// `UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP` (experimental).
+    pub const RXC_PRQ1_REJECT_ALLOW_SNP: Event = Event::row(261);
+    /// `UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH` (experimental).
+    pub const RXC_PRQ1_REJECT_PA_MATCH: Event = Event::row(262);
+    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0` (experimental).
+    pub const RXC_IPQ0_REJECT_AD_REQ_VN0: Event = Event::row(263);
+    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0` (experimental).
+    pub const RXC_IPQ0_REJECT_AD_RSP_VN0: Event = Event::row(264);
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0` (experimental).
+    pub const RXC_IPQ0_REJECT_BL_RSP_VN0: Event = Event::row(265);
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0` (experimental).
+    pub const RXC_IPQ0_REJECT_BL_WB_VN0: Event = Event::row(266);
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0` (experimental).
+    pub const RXC_IPQ0_REJECT_BL_NCB_VN0: Event = Event::row(267);
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0` (experimental).
+    pub const RXC_IPQ0_REJECT_BL_NCS_VN0: Event = Event::row(268);
+    /// `UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI` (experimental).
+    pub const RXC_IPQ0_REJECT_AK_NON_UPI: Event = Event::row(269);
+    /// `UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI` (experimental).
+    pub const RXC_IPQ0_REJECT_IV_NON_UPI: Event = Event::row(270);
+    /// `UNC_CHA_RxC_IPQ1_REJECT.ANY0` (experimental).
+    pub const RXC_IPQ1_REJECT_ANY0: Event = Event::row(271);
+    /// `UNC_CHA_RxC_IPQ1_REJECT.HA` (experimental).
+    pub const RXC_IPQ1_REJECT_HA: Event = Event::row(272);
+    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM` (experimental).
+    pub const RXC_IPQ1_REJECT_LLC_VICTIM: Event = Event::row(273);
+    /// `UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM` (experimental).
+    pub const RXC_IPQ1_REJECT_SF_VICTIM: Event = Event::row(274);
+    /// `UNC_CHA_RxC_IPQ1_REJECT.VICTIM` (experimental).
+    pub const RXC_IPQ1_REJECT_VICTIM: Event = Event::row(275);
+    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY` (experimental).
+    pub const RXC_IPQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(276);
+    /// `UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP` (experimental).
+    pub const RXC_IPQ1_REJECT_ALLOW_SNP: Event = Event::row(277);
+    /// `UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH` (experimental).
+    pub const RXC_IPQ1_REJECT_PA_MATCH: Event = Event::row(278);
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0` (experimental).
+    pub const RXC_ISMQ0_REJECT_AD_REQ_VN0: Event = Event::row(279);
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0` (experimental).
+    pub const RXC_ISMQ0_REJECT_AD_RSP_VN0: Event = Event::row(280);
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0` (experimental).
+    pub const RXC_ISMQ0_REJECT_BL_RSP_VN0: Event = Event::row(281);
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0` (experimental).
+    pub const RXC_ISMQ0_REJECT_BL_WB_VN0: Event = Event::row(282);
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0` (experimental).
+    pub const RXC_ISMQ0_REJECT_BL_NCB_VN0: Event = Event::row(283);
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0` (experimental).
+    pub const RXC_ISMQ0_REJECT_BL_NCS_VN0: Event = Event::row(284);
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI` (experimental).
+    pub const RXC_ISMQ0_REJECT_AK_NON_UPI: Event = Event::row(285);
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI` (experimental).
+    pub const RXC_ISMQ0_REJECT_IV_NON_UPI: Event = Event::row(286);
+    /// `UNC_CHA_RxC_ISMQ1_REJECT.ANY0` (experimental).
+    pub const RXC_ISMQ1_REJECT_ANY0: Event = Event::row(287);
+    /// `UNC_CHA_RxC_ISMQ1_REJECT.HA` (experimental).
+    pub const RXC_ISMQ1_REJECT_HA: Event = Event::row(288);
+    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0` (experimental).
+    pub const RXC_RRQ0_REJECT_AD_REQ_VN0: Event = Event::row(289);
+    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0` (experimental).
+    pub const RXC_RRQ0_REJECT_AD_RSP_VN0: Event = Event::row(290);
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0` (experimental).
+    pub const RXC_RRQ0_REJECT_BL_RSP_VN0: Event = Event::row(291);
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0` (experimental).
+    pub const RXC_RRQ0_REJECT_BL_WB_VN0: Event = Event::row(292);
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0` (experimental).
+    pub const RXC_RRQ0_REJECT_BL_NCB_VN0: Event = Event::row(293);
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0` (experimental).
+    pub const RXC_RRQ0_REJECT_BL_NCS_VN0: Event = Event::row(294);
+    /// `UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI` (experimental).
+    pub const RXC_RRQ0_REJECT_AK_NON_UPI: Event = Event::row(295);
+    /// `UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI` (experimental).
+    pub const RXC_RRQ0_REJECT_IV_NON_UPI: Event = Event::row(296);
+    /// `UNC_CHA_RxC_RRQ1_REJECT.ANY0` (experimental).
+    pub const RXC_RRQ1_REJECT_ANY0: Event = Event::row(297);
+    /// `UNC_CHA_RxC_RRQ1_REJECT.HA` (experimental).
+    pub const RXC_RRQ1_REJECT_HA: Event = Event::row(298);
+    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM` (experimental).
+    pub const RXC_RRQ1_REJECT_LLC_VICTIM: Event = Event::row(299);
+    /// `UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM` (experimental).
+    pub const RXC_RRQ1_REJECT_SF_VICTIM: Event = Event::row(300);
+    /// `UNC_CHA_RxC_RRQ1_REJECT.VICTIM` (experimental).
+    pub const RXC_RRQ1_REJECT_VICTIM: Event = Event::row(301);
+    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
+    pub const RXC_RRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(302);
+    /// `UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP` (experimental).
+    pub const RXC_RRQ1_REJECT_ALLOW_SNP: Event = Event::row(303);
+    /// `UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH` (experimental).
+    pub const RXC_RRQ1_REJECT_PA_MATCH: Event = Event::row(304);
+    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0` (experimental).
+    pub const RXC_WBQ0_REJECT_AD_REQ_VN0: Event = Event::row(305);
+    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0` (experimental).
+    pub const RXC_WBQ0_REJECT_AD_RSP_VN0: Event = Event::row(306);
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0` (experimental).
+    pub const RXC_WBQ0_REJECT_BL_RSP_VN0: Event = Event::row(307);
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0` (experimental).
+    pub const RXC_WBQ0_REJECT_BL_WB_VN0: Event = Event::row(308);
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0` (experimental).
+    pub const RXC_WBQ0_REJECT_BL_NCB_VN0: Event = Event::row(309);
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0` (experimental).
+    pub const RXC_WBQ0_REJECT_BL_NCS_VN0: Event = Event::row(310);
+    /// `UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI` (experimental).
+    pub const RXC_WBQ0_REJECT_AK_NON_UPI: Event = Event::row(311);
+    /// `UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI` (experimental).
+    pub const RXC_WBQ0_REJECT_IV_NON_UPI: Event = Event::row(312);
+    /// `UNC_CHA_RxC_WBQ1_REJECT.ANY0` (experimental).
+    pub const RXC_WBQ1_REJECT_ANY0: Event = Event::row(313);
+    /// `UNC_CHA_RxC_WBQ1_REJECT.HA` (experimental).
+    pub const RXC_WBQ1_REJECT_HA: Event = Event::row(314);
+    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM` (experimental).
+    pub const RXC_WBQ1_REJECT_LLC_VICTIM: Event = Event::row(315);
+    /// `UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM` (experimental).
+    pub const RXC_WBQ1_REJECT_SF_VICTIM: Event = Event::row(316);
+    /// `UNC_CHA_RxC_WBQ1_REJECT.VICTIM` (experimental).
+    pub const RXC_WBQ1_REJECT_VICTIM: Event = Event::row(317);
+    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY` (experimental).
+    pub const RXC_WBQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(318);
+    /// `UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP` (experimental).
+    pub const RXC_WBQ1_REJECT_ALLOW_SNP: Event = Event::row(319);
+    /// `UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH` (experimental).
+    pub const RXC_WBQ1_REJECT_PA_MATCH: Event = Event::row(320);
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0` (experimental).
+    pub const RXC_REQ_Q0_RETRY_AD_REQ_VN0: Event = Event::row(321);
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0` (experimental).
+    pub const RXC_REQ_Q0_RETRY_AD_RSP_VN0: Event = Event::row(322);
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0` (experimental).
+    pub const RXC_REQ_Q0_RETRY_BL_RSP_VN0: Event = Event::row(323);
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0` (experimental).
+    pub const RXC_REQ_Q0_RETRY_BL_WB_VN0: Event = Event::row(324);
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0` (experimental).
+    pub const RXC_REQ_Q0_RETRY_BL_NCB_VN0: Event = Event::row(325);
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0` (experimental).
+    pub const RXC_REQ_Q0_RETRY_BL_NCS_VN0: Event = Event::row(326);
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI` (experimental).
+    pub const RXC_REQ_Q0_RETRY_AK_NON_UPI: Event = Event::row(327);
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI` (experimental).
+    pub const RXC_REQ_Q0_RETRY_IV_NON_UPI: Event = Event::row(328);
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ANY0` (experimental).
+    pub const RXC_REQ_Q1_RETRY_ANY0: Event = Event::row(329);
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.HA` (experimental).
+    pub const RXC_REQ_Q1_RETRY_HA: Event = Event::row(330);
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM` (experimental).
+    pub const RXC_REQ_Q1_RETRY_LLC_VICTIM: Event = Event::row(331);
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM` (experimental).
+    pub const RXC_REQ_Q1_RETRY_SF_VICTIM: Event = Event::row(332);
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM` (experimental).
+    pub const RXC_REQ_Q1_RETRY_VICTIM: Event = Event::row(333);
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY` (experimental).
+    pub const RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY: Event = Event::row(334);
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP` (experimental).
+    pub const RXC_REQ_Q1_RETRY_ALLOW_SNP: Event = Event::row(335);
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH` (experimental).
+    pub const RXC_REQ_Q1_RETRY_PA_MATCH: Event = Event::row(336);
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0` (experimental).
+    pub const RXC_ISMQ0_RETRY_AD_REQ_VN0: Event = Event::row(337);
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0` (experimental).
+    pub const RXC_ISMQ0_RETRY_AD_RSP_VN0: Event = Event::row(338);
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0` (experimental).
+    pub const RXC_ISMQ0_RETRY_BL_RSP_VN0: Event = Event::row(339);
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0` (experimental).
+    pub const RXC_ISMQ0_RETRY_BL_WB_VN0: Event = Event::row(340);
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0` (experimental).
+    pub const RXC_ISMQ0_RETRY_BL_NCB_VN0: Event = Event::row(341);
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0` (experimental).
+    pub const RXC_ISMQ0_RETRY_BL_NCS_VN0: Event = Event::row(342);
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI` (experimental).
+    pub const RXC_ISMQ0_RETRY_AK_NON_UPI: Event = Event::row(343);
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI` (experimental).
+    pub const RXC_ISMQ0_RETRY_IV_NON_UPI: Event = Event::row(344);
+    /// `UNC_CHA_RxC_ISMQ1_RETRY.ANY0` (experimental).
+    pub const RXC_ISMQ1_RETRY_ANY0: Event = Event::row(345);
+    /// `UNC_CHA_RxC_ISMQ1_RETRY.HA` (experimental).
+    pub const RXC_ISMQ1_RETRY_HA: Event = Event::row(346);
+    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0` (experimental).
+    pub const RXC_OTHER0_RETRY_AD_REQ_VN0: Event = Event::row(347);
+    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0` (experimental).
+    pub const RXC_OTHER0_RETRY_AD_RSP_VN0: Event = Event::row(348);
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0` (experimental).
+    pub const RXC_OTHER0_RETRY_BL_RSP_VN0: Event = Event::row(349);
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0` (experimental).
+    pub const RXC_OTHER0_RETRY_BL_WB_VN0: Event = Event::row(350);
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0` (experimental).
+    pub const RXC_OTHER0_RETRY_BL_NCB_VN0: Event = Event::row(351);
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0` (experimental).
+    pub const RXC_OTHER0_RETRY_BL_NCS_VN0: Event = Event::row(352);
+    /// `UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI` (experimental).
+    pub const RXC_OTHER0_RETRY_AK_NON_UPI: Event = Event::row(353);
+    /// `UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI` (experimental).
+    pub const RXC_OTHER0_RETRY_IV_NON_UPI: Event = Event::row(354);
+    /// `UNC_CHA_RxC_OTHER1_RETRY.ANY0` (experimental).
+    pub const RXC_OTHER1_RETRY_ANY0: Event = Event::row(355);
+    /// `UNC_CHA_RxC_OTHER1_RETRY.HA` (experimental).
+    pub const RXC_OTHER1_RETRY_HA: Event = Event::row(356);
+    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM` (experimental).
+    pub const RXC_OTHER1_RETRY_LLC_VICTIM: Event = Event::row(357);
+    /// `UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM` (experimental).
+    pub const RXC_OTHER1_RETRY_SF_VICTIM: Event = Event::row(358);
+    /// `UNC_CHA_RxC_OTHER1_RETRY.VICTIM` (experimental).
+    pub const RXC_OTHER1_RETRY_VICTIM: Event = Event::row(359);
+    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY` (experimental).
+    pub const RXC_OTHER1_RETRY_LLC_OR_SF_WAY: Event = Event::row(360);
+    /// `UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP` (experimental).
+    pub const RXC_OTHER1_RETRY_ALLOW_SNP: Event = Event::row(361);
+    /// `UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH` (experimental).
+    pub const RXC_OTHER1_RETRY_PA_MATCH: Event = Event::row(362);
+    /// `UNC_CHA_CORE_SNP.REMOTE_ONE` (experimental).
+    pub const CORE_SNP_REMOTE_ONE: Event = Event::row(363);
+    /// `UNC_CHA_CORE_SNP.EXT_ONE` (experimental).
+    pub const CORE_SNP_EXT_ONE: Event = Event::row(364);
+    /// `UNC_CHA_CORE_SNP.CORE_ONE` (experimental).
+    pub const CORE_SNP_CORE_ONE: Event = Event::row(365);
+    /// `UNC_CHA_CORE_SNP.EVICT_ONE` (experimental).
+    pub const CORE_SNP_EVICT_ONE: Event = Event::row(366);
+    /// `UNC_CHA_CORE_SNP.ANY_ONE` (experimental).
+    pub const CORE_SNP_ANY_ONE: Event = Event::row(367);
+    /// `UNC_CHA_CORE_SNP.REMOTE_GTONE` (experimental).
+    pub const CORE_SNP_REMOTE_GTONE: Event = Event::row(368);
+    /// `UNC_CHA_CORE_SNP.EXT_GTONE` (experimental).
+    pub const CORE_SNP_EXT_GTONE: Event = Event::row(369);
+    /// `UNC_CHA_CORE_SNP.CORE_GTONE` (experimental).
+    pub const CORE_SNP_CORE_GTONE: Event = Event::row(370);
+    /// `UNC_CHA_CORE_SNP.EVICT_GTONE` (experimental).
+    pub const CORE_SNP_EVICT_GTONE: Event = Event::row(371);
+    /// `UNC_CHA_CORE_SNP.ANY_GTONE` (experimental).
+    pub const CORE_SNP_ANY_GTONE: Event = Event::row(372);
+    /// `UNC_CHA_LLC_LOOKUP.I` (experimental).
+    pub const LLC_LOOKUP_I: Event = Event::row(373);
+    /// `UNC_CHA_LLC_LOOKUP.SF_S` (experimental).
+    pub const LLC_LOOKUP_SF_S: Event = Event::row(374);
+    /// `UNC_CHA_LLC_LOOKUP.SF_E` (experimental).
+    pub const LLC_LOOKUP_SF_E: Event = Event::row(375);
+    /// `UNC_CHA_LLC_LOOKUP.SF_H` (experimental).
+    pub const LLC_LOOKUP_SF_H: Event = Event::row(376);
+    /// `UNC_CHA_LLC_LOOKUP.S` (experimental).
+    pub const LLC_LOOKUP_S: Event = Event::row(377);
+    /// `UNC_CHA_LLC_LOOKUP.E` (experimental).
+    pub const LLC_LOOKUP_E: Event = Event::row(378);
+    /// `UNC_CHA_LLC_LOOKUP.M` (experimental).
+    pub const LLC_LOOKUP_M: Event = Event::row(379);
+    /// `UNC_CHA_LLC_LOOKUP.F` (experimental).
+    pub const LLC_LOOKUP_F: Event = Event::row(380);
+    /// `UNC_CHA_LLC_LOOKUP.RFO` (experimental).
+    pub const LLC_LOOKUP_RFO: Event = Event::row(381);
+    /// `UNC_CHA_LLC_LOOKUP.ALL` (experimental).
+    pub const LLC_LOOKUP_ALL: Event = Event::row(382);
+    /// `UNC_CHA_LLC_LOOKUP.DATA_RD` (experimental).
+    pub const LLC_LOOKUP_DATA_RD: Event = Event::row(383);
+    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV` (experimental).
+    pub const LLC_LOOKUP_FLUSH_INV: Event = Event::row(384);
+    /// `UNC_CHA_LLC_LOOKUP.CODE` (experimental).
+    pub const LLC_LOOKUP_CODE: Event = Event::row(385);
+    /// `UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS` (experimental).
+    pub const LLC_LOOKUP_LOCALLY_HOMED_ADDRESS: Event = Event::row(386);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS` (experimental).
+    pub const LLC_LOOKUP_REMOTELY_HOMED_ADDRESS: Event = Event::row(387);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_OTHER` (experimental).
+    pub const LLC_LOOKUP_REMOTE_OTHER: Event = Event::row(388);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_FLUSH_INV` (experimental).
+    pub const LLC_LOOKUP_REMOTE_FLUSH_INV: Event = Event::row(389);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD` (experimental).
+    pub const LLC_LOOKUP_REMOTE_DATA_RD: Event = Event::row(390);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_RFO` (experimental).
+    pub const LLC_LOOKUP_REMOTE_RFO: Event = Event::row(391);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_CODE` (experimental).
+    pub const LLC_LOOKUP_REMOTE_CODE: Event = Event::row(392);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP` (experimental).
+    pub const LLC_LOOKUP_REMOTE_SNP: Event = Event::row(393);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_FLUSH_INV` (experimental).
+    pub const LLC_LOOKUP_LOCAL_FLUSH_INV: Event = Event::row(394);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD` (experimental).
+    pub const LLC_LOOKUP_LOCAL_DATA_RD: Event = Event::row(395);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_RFO` (experimental).
+    pub const LLC_LOOKUP_LOCAL_RFO: Event = Event::row(396);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_CODE` (experimental).
+    pub const LLC_LOOKUP_LOCAL_CODE: Event = Event::row(397);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD` (experimental).
+    pub const LLC_LOOKUP_LOCAL_DMND_DATA_RD: Event = Event::row(398);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO` (experimental).
+    pub const LLC_LOOKUP_LOCAL_DMND_RFO: Event = Event::row(399);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE` (experimental).
+    pub const LLC_LOOKUP_LOCAL_DMND_CODE: Event = Event::row(400);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD` (experimental).
+    pub const LLC_LOOKUP_LOCAL_PF_DATA_RD: Event = Event::row(401);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO` (experimental).
+    pub const LLC_LOOKUP_LOCAL_PF_RFO: Event = Event::row(402);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE` (experimental).
+    pub const LLC_LOOKUP_LOCAL_PF_CODE: Event = Event::row(403);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF` (experimental).
+    pub const LLC_LOOKUP_LOCAL_LLC_PF: Event = Event::row(404);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF` (experimental).
+    pub const LLC_LOOKUP_LOCAL_PF: Event = Event::row(405);
+    /// `UNC_CHA_TOR_INSERTS.SNPS_FROM_REM` (experimental).
+    pub const TOR_INSERTS_SNPS_FROM_REM: Event = Event::row(406);
+    /// `UNC_CHA_TOR_INSERTS.ALL` (experimental).
+    pub const TOR_INSERTS_ALL: Event = Event::row(407);
+    /// `UNC_CHA_TOR_INSERTS.IRQ_IA` (experimental).
+    pub const TOR_INSERTS_IRQ_IA: Event = Event::row(408);
+    /// `UNC_CHA_TOR_INSERTS.EVICT` (experimental).
+    pub const TOR_INSERTS_EVICT: Event = Event::row(409);
+    /// `UNC_CHA_TOR_INSERTS.PRQ_IOSF` (experimental).
+    pub const TOR_INSERTS_PRQ_IOSF: Event = Event::row(410);
+    /// `UNC_CHA_TOR_INSERTS.IPQ` (experimental).
+    pub const TOR_INSERTS_IPQ: Event = Event::row(411);
+    /// `UNC_CHA_TOR_INSERTS.IRQ_NON_IA` (experimental).
+    pub const TOR_INSERTS_IRQ_NON_IA: Event = Event::row(412);
+    /// `UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF` (experimental).
+    pub const TOR_INSERTS_PRQ_NON_IOSF: Event = Event::row(413);
+    /// `UNC_CHA_TOR_INSERTS.RRQ` (experimental).
+    pub const TOR_INSERTS_RRQ: Event = Event::row(414);
+    /// `UNC_CHA_TOR_INSERTS.WBQ` (experimental).
+    pub const TOR_INSERTS_WBQ: Event = Event::row(415);
+    /// `UNC_CHA_TOR_INSERTS.LOC_IO` (experimental).
+    pub const TOR_INSERTS_LOC_IO: Event = Event::row(416);
+    /// `UNC_CHA_TOR_INSERTS.LOC_IA` (experimental).
+    pub const TOR_INSERTS_LOC_IA: Event = Event::row(417);
+    /// `UNC_CHA_TOR_INSERTS.LOC_ALL` (experimental).
+    pub const TOR_INSERTS_LOC_ALL: Event = Event::row(418);
+    /// `UNC_CHA_TOR_INSERTS.REM_SNPS` (experimental).
+    pub const TOR_INSERTS_REM_SNPS: Event = Event::row(419);
+    /// `UNC_CHA_TOR_INSERTS.REM_ALL` (experimental).
+    pub const TOR_INSERTS_REM_ALL: Event = Event::row(420);
+    /// `UNC_CHA_TOR_INSERTS.HIT` (experimental).
+    pub const TOR_INSERTS_HIT: Event = Event::row(421);
+    /// `UNC_CHA_TOR_INSERTS.MISS` (experimental).
+    pub const TOR_INSERTS_MISS: Event = Event::row(422);
+    /// `UNC_CHA_TOR_INSERTS.MMCFG` (experimental).
+    pub const TOR_INSERTS_MMCFG: Event = Event::row(423);
+    /// `UNC_CHA_TOR_INSERTS.MMIO` (experimental).
+    pub const TOR_INSERTS_MMIO: Event = Event::row(424);
+    /// `UNC_CHA_TOR_INSERTS.LOCAL_TGT` (experimental).
+    pub const TOR_INSERTS_LOCAL_TGT: Event = Event::row(425);
+    /// `UNC_CHA_TOR_INSERTS.REMOTE_TGT` (experimental).
+    pub const TOR_INSERTS_REMOTE_TGT: Event = Event::row(426);
+    /// `UNC_CHA_TOR_INSERTS.MATCH_OPC` (experimental).
+    pub const TOR_INSERTS_MATCH_OPC: Event = Event::row(427);
+    /// `UNC_CHA_TOR_INSERTS.PREMORPH_OPC` (experimental).
+    pub const TOR_INSERTS_PREMORPH_OPC: Event = Event::row(428);
+    /// `UNC_CHA_TOR_INSERTS.NEARMEM` (experimental).
+    pub const TOR_INSERTS_NEARMEM: Event = Event::row(429);
+    /// `UNC_CHA_TOR_INSERTS.NOT_NEARMEM` (experimental).
+    pub const TOR_INSERTS_NOT_NEARMEM: Event = Event::row(430);
+    /// `UNC_CHA_TOR_INSERTS.NONCOH` (experimental).
+    pub const TOR_INSERTS_NONCOH: Event = Event::row(431);
+    /// `UNC_CHA_TOR_INSERTS.ISOC` (experimental).
+    pub const TOR_INSERTS_ISOC: Event = Event::row(432);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT` (experimental).
+    pub const TOR_INSERTS_IA_HIT_DRD_OPT: Event = Event::row(433);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF` (experimental).
+    pub const TOR_INSERTS_IA_HIT_DRD_OPT_PREF: Event = Event::row(434);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_OPT: Event = Event::row(435);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF: Event = Event::row(436);
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT` (experimental).
+    pub const TOR_INSERTS_IA_DRD_OPT: Event = Event::row(437);
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF` (experimental).
+    pub const TOR_INSERTS_IA_DRD_OPT_PREF: Event = Event::row(438);
+    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF` (experimental).
+    pub const TOR_INSERTS_IA_CRD_PREF: Event = Event::row(439);
+    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT` (experimental).
+    pub const TOR_INSERTS_IA_CLFLUSHOPT: Event = Event::row(440);
+    /// `UNC_CHA_TOR_INSERTS.IA_ITOM` (experimental).
+    pub const TOR_INSERTS_IA_ITOM: Event = Event::row(441);
+    /// `UNC_CHA_TOR_OCCUPANCY.SNPS_FROM_REM` (experimental).
+    pub const TOR_OCCUPANCY_SNPS_FROM_REM: Event = Event::row(442);
+    /// `UNC_CHA_TOR_OCCUPANCY.ALL` (experimental).
+    pub const TOR_OCCUPANCY_ALL: Event = Event::row(443);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_RFO: Event = Event::row(444);
+    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_IA` (experimental).
+    pub const TOR_OCCUPANCY_IRQ_IA: Event = Event::row(445);
+    /// `UNC_CHA_TOR_OCCUPANCY.EVICT` (experimental).
+    pub const TOR_OCCUPANCY_EVICT: Event = Event::row(446);
+    /// `UNC_CHA_TOR_OCCUPANCY.PRQ` (experimental).
+    pub const TOR_OCCUPANCY_PRQ: Event = Event::row(447);
+    /// `UNC_CHA_TOR_OCCUPANCY.IPQ` (experimental).
+    pub const TOR_OCCUPANCY_IPQ: Event = Event::row(448);
+    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA` (experimental).
+    pub const TOR_OCCUPANCY_IRQ_NON_IA: Event = Event::row(449);
+    /// `UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF` (experimental).
+    pub const TOR_OCCUPANCY_PRQ_NON_IOSF: Event = Event::row(450);
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ` (experimental).
+    pub const TOR_OCCUPANCY_RRQ: Event = Event::row(451);
+    /// `UNC_CHA_TOR_OCCUPANCY.WBQ` (experimental).
+    pub const TOR_OCCUPANCY_WBQ: Event = Event::row(452);
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO` (experimental).
+    pub const TOR_OCCUPANCY_LOC_IO: Event = Event::row(453);
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA` (experimental).
+    pub const TOR_OCCUPANCY_LOC_IA: Event = Event::row(454);
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL` (experimental).
+    pub const TOR_OCCUPANCY_LOC_ALL: Event = Event::row(455);
+    /// `UNC_CHA_TOR_OCCUPANCY.REM_SNPS` (experimental).
+    pub const TOR_OCCUPANCY_REM_SNPS: Event = Event::row(456);
+    /// `UNC_CHA_TOR_OCCUPANCY.REM_ALL` (experimental).
+    pub const TOR_OCCUPANCY_REM_ALL: Event = Event::row(457);
+    /// `UNC_CHA_TOR_OCCUPANCY.HIT` (experimental).
+    pub const TOR_OCCUPANCY_HIT: Event = Event::row(458);
+    /// `UNC_CHA_TOR_OCCUPANCY.MISS` (experimental).
+    pub const TOR_OCCUPANCY_MISS: Event = Event::row(459);
+    /// `UNC_CHA_TOR_OCCUPANCY.MMCFG` (experimental).
+    pub const TOR_OCCUPANCY_MMCFG: Event = Event::row(460);
+    /// `UNC_CHA_TOR_OCCUPANCY.MMIO` (experimental).
+    pub const TOR_OCCUPANCY_MMIO: Event = Event::row(461);
+    /// `UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT` (experimental).
+    pub const TOR_OCCUPANCY_LOCAL_TGT: Event = Event::row(462);
+    /// `UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT` (experimental).
+    pub const TOR_OCCUPANCY_REMOTE_TGT: Event = Event::row(463);
+    /// `UNC_CHA_TOR_OCCUPANCY.MATCH_OPC` (experimental).
+    pub const TOR_OCCUPANCY_MATCH_OPC: Event = Event::row(464);
+    /// `UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC` (experimental).
+    pub const TOR_OCCUPANCY_PREMORPH_OPC: Event = Event::row(465);
+    /// `UNC_CHA_TOR_OCCUPANCY.NEARMEM` (experimental).
+    pub const TOR_OCCUPANCY_NEARMEM: Event = Event::row(466);
+    /// `UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM` (experimental).
+    pub const TOR_OCCUPANCY_NOT_NEARMEM: Event = Event::row(467);
+    /// `UNC_CHA_TOR_OCCUPANCY.NONCOH` (experimental).
+    pub const TOR_OCCUPANCY_NONCOH: Event = Event::row(468);
+    /// `UNC_CHA_TOR_OCCUPANCY.ISOC` (experimental).
+    pub const TOR_OCCUPANCY_ISOC: Event = Event::row(469);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT` (experimental).
+    pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT: Event = Event::row(470);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF` (experimental).
+    pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF: Event = Event::row(471);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF: Event = Event::row(472);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT: Event = Event::row(473);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF: Event = Event::row(474);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO` (experimental).
+    pub const TOR_OCCUPANCY_IO_HIT_RFO: Event = Event::row(475);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO` (experimental).
+    pub const TOR_OCCUPANCY_IO_RFO: Event = Event::row(476);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT` (experimental).
+    pub const TOR_OCCUPANCY_IA_DRD_OPT: Event = Event::row(477);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF` (experimental).
+    pub const TOR_OCCUPANCY_IA_DRD_OPT_PREF: Event = Event::row(478);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF` (experimental).
+    pub const TOR_OCCUPANCY_IA_CRD_PREF: Event = Event::row(479);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL: Event = Event::row(480);
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL` (experimental).
+    pub const LLC_VICTIMS_LOCAL_ALL: Event = Event::row(481);
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL` (experimental).
+    pub const LLC_VICTIMS_REMOTE_ALL: Event = Event::row(482);
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E` (experimental).
+    pub const LLC_VICTIMS_TOTAL_E: Event = Event::row(483);
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M` (experimental).
+    pub const LLC_VICTIMS_TOTAL_M: Event = Event::row(484);
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S` (experimental).
+    pub const LLC_VICTIMS_TOTAL_S: Event = Event::row(485);
+    /// `UNC_CHA_LLC_VICTIMS.M_STATE` (experimental).
+    pub const LLC_VICTIMS_M_STATE: Event = Event::row(486);
+    /// `UNC_CHA_LLC_VICTIMS.E_STATE` (experimental).
+    pub const LLC_VICTIMS_E_STATE: Event = Event::row(487);
+    /// `UNC_CHA_LLC_VICTIMS.S_STATE` (experimental).
+    pub const LLC_VICTIMS_S_STATE: Event = Event::row(488);
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ONLY` (experimental).
+    pub const LLC_VICTIMS_LOCAL_ONLY: Event = Event::row(489);
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ONLY` (experimental).
+    pub const LLC_VICTIMS_REMOTE_ONLY: Event = Event::row(490);
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M` (experimental).
+    pub const LLC_VICTIMS_LOCAL_M: Event = Event::row(491);
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E` (experimental).
+    pub const LLC_VICTIMS_LOCAL_E: Event = Event::row(492);
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S` (experimental).
+    pub const LLC_VICTIMS_LOCAL_S: Event = Event::row(493);
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M` (experimental).
+    pub const LLC_VICTIMS_REMOTE_M: Event = Event::row(494);
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E` (experimental).
+    pub const LLC_VICTIMS_REMOTE_E: Event = Event::row(495);
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S` (experimental).
+    pub const LLC_VICTIMS_REMOTE_S: Event = Event::row(496);
+    /// `UNC_CHA_MISC.RFO_HIT_S` (experimental).
+    pub const MISC_RFO_HIT_S: Event = Event::row(497);
+    /// `UNC_CHA_MISC.RSPI_WAS_FSE` (experimental).
+    pub const MISC_RSPI_WAS_FSE: Event = Event::row(498);
+    /// `UNC_CHA_MISC.WC_ALIASING` (experimental).
+    pub const MISC_WC_ALIASING: Event = Event::row(499);
+    /// `UNC_CHA_MISC.CV0_PREF_VIC` (experimental).
+    pub const MISC_CV0_PREF_VIC: Event = Event::row(500);
+    /// `UNC_CHA_MISC.CV0_PREF_MISS` (experimental).
+    pub const MISC_CV0_PREF_MISS: Event = Event::row(501);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRDPTE: Event = Event::row(502);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE` (experimental).
+    pub const TOR_INSERTS_IA_HIT_DRDPTE: Event = Event::row(503);
+    /// `UNC_CHA_TOR_INSERTS.IA_DRDPTE` (experimental).
+    pub const TOR_INSERTS_IA_DRDPTE: Event = Event::row(504);
+    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE` (experimental).
+    pub const TOR_INSERTS_IA_WBEFTOE: Event = Event::row(505);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE` (experimental).
+    pub const TOR_INSERTS_IA_HIT_LLCPREFCODE: Event = Event::row(506);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA` (experimental).
+    pub const TOR_INSERTS_IA_HIT_LLCPREFDATA: Event = Event::row(507);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE` (experimental).
+    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE: Event = Event::row(508);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE` (experimental).
+    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFCODE: Event = Event::row(509);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA` (experimental).
+    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFDATA: Event = Event::row(510);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE: Event = Event::row(511);
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE` (experimental).
+    pub const TOR_INSERTS_IA_LLCPREFCODE: Event = Event::row(512);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE` (experimental).
+    pub const TOR_OCCUPANCY_IA_LLCPREFCODE: Event = Event::row(513);
+    /// `UNC_CHA_PMM_QOS.SLOW_INSERT` (experimental).
+    pub const PMM_QOS_SLOW_INSERT: Event = Event::row(514);
+    /// `UNC_CHA_PMM_QOS.DDR4_FAST_INSERT` (experimental).
+    pub const PMM_QOS_DDR4_FAST_INSERT: Event = Event::row(515);
+    /// `UNC_CHA_PMM_QOS.THROTTLE` (experimental).
+    pub const PMM_QOS_THROTTLE: Event = Event::row(516);
+    /// `UNC_CHA_PMM_QOS.REJ_IRQ` (experimental).
+    pub const PMM_QOS_REJ_IRQ: Event = Event::row(517);
+    /// `UNC_CHA_PMM_QOS.THROTTLE_PRQ` (experimental).
+    pub const PMM_QOS_THROTTLE_PRQ: Event = Event::row(518);
+    /// `UNC_CHA_PMM_QOS.THROTTLE_IRQ` (experimental).
+    pub const PMM_QOS_THROTTLE_IRQ: Event = Event::row(519);
+    /// `UNC_CHA_PMM_QOS.SLOWTORQ_SKIP` (experimental).
+    pub const PMM_QOS_SLOWTORQ_SKIP: Event = Event::row(520);
+    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO` (experimental).
+    pub const PMM_QOS_OCCUPANCY_DDR_SLOW_FIFO: Event = Event::row(521);
+    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO` (experimental).
+    pub const PMM_QOS_OCCUPANCY_DDR_FAST_FIFO: Event = Event::row(522);
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_F` (experimental).
+    pub const LLC_LOOKUP_LOCAL_F: Event = Event::row(523);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_F` (experimental).
+    pub const LLC_LOOKUP_REMOTE_F: Event = Event::row(524);
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F` (experimental).
+    pub const LLC_LOOKUP_REMOTE_SNOOP_F: Event = Event::row(525);
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_F` (experimental).
+    pub const LLC_LOOKUP_DATA_READ_F: Event = Event::row(526);
+    /// `UNC_CHA_LLC_LOOKUP.ANY_F` (experimental).
+    pub const LLC_LOOKUP_ANY_F: Event = Event::row(527);
+    /// `UNC_CHA_LLC_LOOKUP.OTHER_REQ_F` (experimental).
+    pub const LLC_LOOKUP_OTHER_REQ_F: Event = Event::row(528);
+    /// `UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F` (experimental).
+    pub const LLC_LOOKUP_FLUSH_OR_INV_F: Event = Event::row(529);
+    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_F` (experimental).
+    pub const LLC_LOOKUP_CODE_READ_F: Event = Event::row(530);
+    /// `UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F` (experimental).
+    pub const LLC_LOOKUP_LLCPREF_LOCAL_F: Event = Event::row(531);
+    /// `UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F` (experimental).
+    pub const LLC_LOOKUP_PREF_OR_DMND_REMOTE_F: Event = Event::row(532);
+    /// `UNC_CHA_LLC_LOOKUP.RFO_F` (experimental).
+    pub const LLC_LOOKUP_RFO_F: Event = Event::row(533);
+    /// `UNC_CHA_LLC_LOOKUP.MISS_ALL` (experimental).
+    pub const LLC_LOOKUP_MISS_ALL: Event = Event::row(534);
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL` (experimental).
+    pub const LLC_LOOKUP_DATA_READ_ALL: Event = Event::row(535);
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS` (experimental).
+    pub const LLC_LOOKUP_DATA_READ_MISS: Event = Event::row(536);
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL` (experimental).
+    pub const LLC_LOOKUP_DATA_READ_LOCAL: Event = Event::row(537);
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL` (experimental).
+    pub const LLC_LOOKUP_WRITE_LOCAL: Event = Event::row(538);
+    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL` (experimental).
+    pub const LLC_LOOKUP_RFO_LOCAL: Event = Event::row(539);
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE` (experimental).
+    pub const LLC_LOOKUP_WRITE_REMOTE: Event = Event::row(540);
+    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE` (experimental).
+    pub const LLC_LOOKUP_ALL_REMOTE: Event = Event::row(541);
+    /// `UNC_CHA_LLC_VICTIMS.IO` (experimental).
+    pub const LLC_VICTIMS_IO: Event = Event::row(542);
+    /// `UNC_CHA_LLC_VICTIMS.IA` (experimental).
+    pub const LLC_VICTIMS_IA: Event = Event::row(543);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_PMM: Event = Event::row(544);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(545);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(546);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_DDR: Event = Event::row(547);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event::row(548);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event::row(549);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_CRD_LOCAL: Event = Event::row(550);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE` (experimental).
+    pub const TOR_INSERTS_IA_MISS_CRD_REMOTE: Event = Event::row(551);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(552);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE` (experimental).
+    pub const TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(553);
+    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR` (experimental).
+    pub const TOR_INSERTS_IA_ITOMCACHENEAR: Event = Event::row(554);
+    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI` (experimental).
+    pub const TOR_INSERTS_IA_WBMTOI: Event = Event::row(555);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM` (experimental).
+    pub const TOR_INSERTS_IA_HIT_ITOM: Event = Event::row(556);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_ITOM: Event = Event::row(557);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF` (experimental).
+    pub const TOR_INSERTS_IA_MISS_UCRDF: Event = Event::row(558);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_WIL: Event = Event::row(559);
+    /// `UNC_CHA_TOR_INSERTS.IA_WCILF` (experimental).
+    pub const TOR_INSERTS_IA_WCILF: Event = Event::row(560);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF` (experimental).
+    pub const TOR_INSERTS_IA_MISS_WCILF: Event = Event::row(561);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_WCILF_PMM: Event = Event::row(562);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(563);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(564);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR` (experimental).
+    pub const TOR_INSERTS_IA_MISS_WCILF_DDR: Event = Event::row(565);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR` (experimental).
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(566);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR` (experimental).
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(567);
+    /// `UNC_CHA_TOR_INSERTS.IA_WCIL` (experimental).
+    pub const TOR_INSERTS_IA_WCIL: Event = Event::row(568);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_WCIL: Event = Event::row(569);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_WCIL_PMM: Event = Event::row(570);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(571);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM` (experimental).
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(572);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR` (experimental).
+    pub const TOR_INSERTS_IA_MISS_WCIL_DDR: Event = Event::row(573);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR` (experimental).
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(574);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR` (experimental).
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(575);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM: Event = Event::row(576);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(577);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(578);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR: Event = Event::row(579);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event::row(580);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event::row(581);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_LOCAL: Event = Event::row(582);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_REMOTE: Event = Event::row(583);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(584);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(585);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT` (experimental).
+    pub const TOR_OCCUPANCY_IA_CLFLUSHOPT: Event = Event::row(586);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR` (experimental).
+    pub const TOR_OCCUPANCY_IA_ITOMCACHENEAR: Event = Event::row(587);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI` (experimental).
+    pub const TOR_OCCUPANCY_IA_WBMTOI: Event = Event::row(588);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM` (experimental).
+    pub const TOR_OCCUPANCY_IA_ITOM: Event = Event::row(589);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM` (experimental).
+    pub const TOR_OCCUPANCY_IA_HIT_ITOM: Event = Event::row(590);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_ITOM: Event = Event::row(591);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_UCRDF: Event = Event::row(592);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_WIL: Event = Event::row(593);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF` (experimental).
+    pub const TOR_OCCUPANCY_IA_WCILF: Event = Event::row(594);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_WCILF: Event = Event::row(595);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_WCILF_PMM: Event = Event::row(596);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(597);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(598);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_WCILF_DDR: Event = Event::row(599);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(600);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(601);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL` (experimental).
+    pub const TOR_OCCUPANCY_IA_WCIL: Event = Event::row(602);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_WCIL: Event = Event::row(603);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_WCIL_PMM: Event = Event::row(604);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(605);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(606);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_WCIL_DDR: Event = Event::row(607);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(608);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(609);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI` (experimental).
+    pub const TOR_OCCUPANCY_IO_WBMTOI: Event = Event::row(610);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH` (experimental).
+    pub const TOR_OCCUPANCY_IO_CLFLUSH: Event = Event::row(611);
+    /// `UNC_CHA_TOR_OCCUPANCY.PMM` (experimental).
+    pub const TOR_OCCUPANCY_PMM: Event = Event::row(612);
+    /// `UNC_CHA_TOR_INSERTS.PMM` (experimental).
+    pub const TOR_INSERTS_PMM: Event = Event::row(613);
+    /// `UNC_CHA_TOR_OCCUPANCY.DDR` (experimental).
+    pub const TOR_OCCUPANCY_DDR: Event = Event::row(614);
+    /// `UNC_CHA_TOR_INSERTS.DDR` (experimental).
+    pub const TOR_INSERTS_DDR: Event = Event::row(615);
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI` (experimental).
+    pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWRNI: Event = Event::row(616);
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR` (experimental).
+    pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWR: Event = Event::row(617);
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC` (experimental).
+    pub const PMM_MEMMODE_NM_SETCONFLICTS2_IODC: Event = Event::row(618);
+    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT` (experimental).
+    pub const PMM_MEMMODE_NM_INVITOX_SETCONFLICT: Event = Event::row(619);
+    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE` (experimental).
+    pub const PMM_MEMMODE_NM_INVITOX_REMOTE: Event = Event::row(620);
+    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL` (experimental).
+    pub const PMM_MEMMODE_NM_INVITOX_LOCAL: Event = Event::row(621);
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC` (experimental).
+    pub const PMM_MEMMODE_NM_SETCONFLICTS_LLC: Event = Event::row(622);
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR` (experimental).
+    pub const PMM_MEMMODE_NM_SETCONFLICTS_TOR: Event = Event::row(623);
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF` (experimental).
+    pub const PMM_MEMMODE_NM_SETCONFLICTS_SF: Event = Event::row(624);
+    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE` (experimental).
+    pub const TOR_INSERTS_IA_WBMTOE: Event = Event::row(625);
+    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI` (experimental).
+    pub const TOR_INSERTS_IA_WBEFTOI: Event = Event::row(626);
+    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI` (experimental).
+    pub const TOR_INSERTS_IA_WBSTOI: Event = Event::row(627);
+    /// `UNC_CHA_LLC_VICTIMS.IO_MESF` (experimental).
+    pub const LLC_VICTIMS_IO_MESF: Event = Event::row(628);
+    /// `UNC_CHA_LLC_VICTIMS.IO_E` (experimental).
+    pub const LLC_VICTIMS_IO_E: Event = Event::row(629);
+    /// `UNC_CHA_LLC_VICTIMS.IO_FS` (experimental).
+    pub const LLC_VICTIMS_IO_FS: Event = Event::row(630);
+    /// `UNC_CHA_LLC_VICTIMS.IO_M` (experimental).
+    pub const LLC_VICTIMS_IO_M: Event = Event::row(631);
+    /// `UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F` (experimental).
+    pub const LLC_LOOKUP_COREPREF_OR_DMND_LOCAL_F: Event = Event::row(632);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE` (experimental).
+    pub const TOR_OCCUPANCY_IA_DRDPTE: Event = Event::row(633);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE` (experimental).
+    pub const TOR_OCCUPANCY_IA_HIT_DRDPTE: Event = Event::row(634);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRDPTE: Event = Event::row(635);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR` (experimental).
+    pub const TOR_OCCUPANCY_IO_ITOMCACHENEAR: Event = Event::row(636);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC: Event = Event::row(637);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC: Event = Event::row(638);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC: Event = Event::row(639);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC` (experimental).
+    pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC: Event = Event::row(640);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC` (experimental).
+    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event::row(641);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC` (experimental).
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC: Event = Event::row(642);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC: Event = Event::row(643);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC` (experimental).
+    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event::row(644);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC: Event = Event::row(645);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event::row(646);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event::row(647);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC: Event = Event::row(648);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC` (experimental).
+    pub const TOR_INSERTS_IA_MISS_CXL_ACC: Event = Event::row(649);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC` (experimental).
+    pub const TOR_INSERTS_IA_HIT_CXL_ACC: Event = Event::row(650);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC: Event = Event::row(651);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC` (experimental).
+    pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC: Event = Event::row(652);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFOMORPH_CXL_ACC` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_RFOMORPH_CXL_ACC: Event = Event::row(653);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRDMORPH_CXL_ACC` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_CRDMORPH_CXL_ACC: Event = Event::row(654);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDMORPH_CXL_ACC` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRDMORPH_CXL_ACC: Event = Event::row(655);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE_CXL_ACC` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE_CXL_ACC: Event = Event::row(656);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFOMORPH_CXL_ACC` (experimental).
+    pub const TOR_INSERTS_IA_MISS_RFOMORPH_CXL_ACC: Event = Event::row(657);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRDMORPH_CXL_ACC` (experimental).
+    pub const TOR_INSERTS_IA_MISS_CRDMORPH_CXL_ACC: Event = Event::row(658);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDMORPH_CXL_ACC` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRDMORPH_CXL_ACC: Event = Event::row(659);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE_CXL_ACC` (experimental).
+    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE_CXL_ACC: Event = Event::row(660);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC_LOCAL: Event = Event::row(661);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC_LOCAL: Event = Event::row(662);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_OPT_CXL_ACC_LOCAL: Event = Event::row(663);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL: Event = Event::row(664);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL: Event = Event::row(665);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC_LOCAL: Event = Event::row(666);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC_LOCAL: Event = Event::row(667);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL: Event = Event::row(668);
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_INSERTS_IA_MISS_CXL_ACC_LOCAL: Event = Event::row(669);
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_INSERTS_IA_HIT_CXL_ACC_LOCAL: Event = Event::row(670);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC_LOCAL: Event = Event::row(671);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC_LOCAL: Event = Event::row(672);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_CXL_ACC_LOCAL: Event = Event::row(673);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL: Event = Event::row(674);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL: Event = Event::row(675);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC_LOCAL: Event = Event::row(676);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC_LOCAL: Event = Event::row(677);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL: Event = Event::row(678);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC_LOCAL: Event = Event::row(679);
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC_LOCAL: Event = Event::row(680);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE: Event = Event::row(681);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL: Event = Event::row(682);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE: Event = Event::row(683);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL: Event = Event::row(684);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE: Event = Event::row(685);
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL` (experimental).
+    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL: Event = Event::row(686);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -5071,698 +2918,733 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_CHA_REQUESTS.INVITOE_LOCAL", 0x50, 0x10, 0b1111),
+    ev("UNC_CHA_REQUESTS.INVITOE_REMOTE", 0x50, 0x20, 0b1111),
+    ev("UNC_CHA_REQUESTS.READS_LOCAL", 0x50, 0x01, 0b1111),
+    ev("UNC_CHA_REQUESTS.READS_REMOTE", 0x50, 0x02, 0b1111),
+    ev("UNC_CHA_REQUESTS.WRITES_LOCAL", 0x50, 0x04, 0b1111),
+    ev("UNC_CHA_REQUESTS.WRITES_REMOTE", 0x50, 0x08, 0b1111),
+    ev("UNC_CHA_REQUESTS.READS", 0x50, 0x03, 0b1111),
+    ev("UNC_CHA_REQUESTS.WRITES", 0x50, 0x0c, 0b1111),
+    ev("UNC_CHA_DIR_UPDATE.HA", 0x54, 0x01, 0b1111),
+    ev("UNC_CHA_DIR_UPDATE.TOR", 0x54, 0x02, 0b1111),
+    ev("UNC_CHA_IMC_READS_COUNT.NORMAL", 0x59, 0x01, 0b1111),
+    ev("UNC_CHA_IMC_WRITES_COUNT.FULL", 0x5b, 0x01, 0b1111),
+    ev("UNC_CHA_CMS_CLOCKTICKS", 0xc0, 0x00, 0b1111),
+    ev("UNC_CHA_CLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.IA", 0x35, 0x01, 0b1111).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT", 0x35, 0x01, 0b1111).umask_ext(0xc001fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80ffd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD", 0x35, 0x01, 0b1111).umask_ext(0xc817fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS", 0x35, 0x01, 0b1111).umask_ext(0xc001fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80ffe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD", 0x35, 0x01, 0b1111).umask_ext(0xc817fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807fe),
+    ev("UNC_CHA_TOR_INSERTS.IO", 0x35, 0x04, 0b1111).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_INSERTS.IO_HIT", 0x35, 0x04, 0b1111).umask_ext(0xc001fd),
+    ev("UNC_CHA_TOR_INSERTS.IO_MISS", 0x35, 0x04, 0b1111).umask_ext(0xc001fe),
+    ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43fe),
+    ev("UNC_CHA_TOR_INSERTS.IO_MISS_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88ffd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc897fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88ffe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc897fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887fe),
+    ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43fd),
+    ev("UNC_CHA_TOR_INSERTS.IO_HIT_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803fd),
+    ev("UNC_CHA_TOR_INSERTS.IO_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803ff),
+    ev("UNC_CHA_TOR_INSERTS.IO_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_DRD", 0x35, 0x01, 0b1111).umask_ext(0xc817ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_DRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc897ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80fff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc816fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8177e),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc896fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8977e),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc806fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8077e),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc886fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8877e),
+    ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSH", 0x35, 0x01, 0b1111).umask_ext(0xc8c7ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_SPECITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc57ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA", 0x36, 0x01, 0b1).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT", 0x36, 0x01, 0b1).umask_ext(0xc001fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80ffd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", 0x36, 0x01, 0b1).umask_ext(0xc817fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS", 0x36, 0x01, 0b1).umask_ext(0xc001fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80ffe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", 0x36, 0x01, 0b1).umask_ext(0xc817fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO", 0x36, 0x04, 0b1).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT", 0x36, 0x04, 0b1).umask_ext(0xc001fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS", 0x36, 0x04, 0b1).umask_ext(0xc001fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88ffd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc897fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc897fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD", 0x36, 0x01, 0b1).umask_ext(0xc817ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80fff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc897ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc816fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8177e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8977e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc806fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8077e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc886fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8877e),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8178a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc81786),
+    ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43fd),
+    ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", 0x36, 0x01, 0b1).umask_ext(0xc81786),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8178a),
+    ev("UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3fd),
+    ev("UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3fe),
+    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7fe),
+    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8168a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8170a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc81686),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc81706),
+    ev("UNC_CHA_TOR_INSERTS.IO_WBMTOI", 0x35, 0x04, 0b1111).umask_ext(0xcc23ff),
+    ev("UNC_CHA_TOR_INSERTS.IO_CLFLUSH", 0x35, 0x04, 0b1111).umask_ext(0xc8c3ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8168a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8170a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc81686),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", 0x36, 0x01, 0b1).umask_ext(0xc81706),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", 0x36, 0x01, 0b1).umask_ext(0xc8c7ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", 0x36, 0x01, 0b1).umask_ext(0xcc57ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43fe),
+    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xc8f2ff),
+    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xc8f37f),
+    ev("UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xcc437f),
+    ev("UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xcc42ff),
+    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xcd437f),
+    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xcd42ff),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_CHA_REQUESTS.INVITOE", 0x50, 0x30, 0b1111),
+    ev("UNC_CHA_SNOOPS_SENT.ALL", 0x51, 0x01, 0b1111),
+    ev("UNC_CHA_SNOOPS_SENT.LOCAL", 0x51, 0x04, 0b1111),
+    ev("UNC_CHA_SNOOPS_SENT.REMOTE", 0x51, 0x08, 0b1111),
+    ev("UNC_CHA_SNOOPS_SENT.BCST_LOCAL", 0x51, 0x10, 0b1111),
+    ev("UNC_CHA_SNOOPS_SENT.BCST_REMOTE", 0x51, 0x20, 0b1111),
+    ev("UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL", 0x51, 0x40, 0b1111),
+    ev("UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE", 0x51, 0x80, 0b1111),
+    ev("UNC_CHA_DIR_LOOKUP.NO_SNP", 0x53, 0x02, 0b1111),
+    ev("UNC_CHA_DIR_LOOKUP.SNP", 0x53, 0x01, 0b1111),
+    ev("UNC_CHA_OSB.LOCAL_INVITOE", 0x55, 0x01, 0b1111),
+    ev("UNC_CHA_OSB.LOCAL_READ", 0x55, 0x02, 0b1111),
+    ev("UNC_CHA_OSB.REMOTE_READ", 0x55, 0x04, 0b1111),
+    ev("UNC_CHA_OSB.REMOTE_READINVITOE", 0x55, 0x08, 0b1111),
+    ev("UNC_CHA_OSB.RFO_HITS_SNP_BCAST", 0x55, 0x10, 0b1111),
+    ev("UNC_CHA_OSB.OFF_PWRHEURISTIC", 0x55, 0x20, 0b1111),
+    ev("UNC_CHA_WB_PUSH_MTOI.LLC", 0x56, 0x01, 0b1111),
+    ev("UNC_CHA_WB_PUSH_MTOI.MEM", 0x56, 0x02, 0b1111),
+    ev("UNC_CHA_BYPASS_CHA_IMC.TAKEN", 0x57, 0x01, 0b1111),
+    ev("UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE", 0x57, 0x02, 0b1111),
+    ev("UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN", 0x57, 0x04, 0b1111),
+    ev("UNC_CHA_READ_NO_CREDITS.MC0", 0x58, 0x01, 0b1111),
+    ev("UNC_CHA_READ_NO_CREDITS.MC1", 0x58, 0x02, 0b1111),
+    ev("UNC_CHA_READ_NO_CREDITS.MC2", 0x58, 0x04, 0b1111),
+    ev("UNC_CHA_READ_NO_CREDITS.MC3", 0x58, 0x08, 0b1111),
+    ev("UNC_CHA_READ_NO_CREDITS.MC4", 0x58, 0x10, 0b1111),
+    ev("UNC_CHA_READ_NO_CREDITS.MC5", 0x58, 0x20, 0b1111),
+    ev("UNC_CHA_IMC_READS_COUNT.PRIORITY", 0x59, 0x02, 0b1111),
+    ev("UNC_CHA_WRITE_NO_CREDITS.MC0", 0x5a, 0x01, 0b1111),
+    ev("UNC_CHA_WRITE_NO_CREDITS.MC1", 0x5a, 0x02, 0b1111),
+    ev("UNC_CHA_WRITE_NO_CREDITS.MC2", 0x5a, 0x04, 0b1111),
+    ev("UNC_CHA_WRITE_NO_CREDITS.MC3", 0x5a, 0x08, 0b1111),
+    ev("UNC_CHA_WRITE_NO_CREDITS.MC4", 0x5a, 0x10, 0b1111),
+    ev("UNC_CHA_WRITE_NO_CREDITS.MC5", 0x5a, 0x20, 0b1111),
+    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL", 0x5b, 0x02, 0b1111),
+    ev("UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", 0x5b, 0x04, 0b1111),
+    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", 0x5b, 0x08, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP.RSPI", 0x5c, 0x01, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP.RSPIFWD", 0x5c, 0x04, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP.RSPS", 0x5c, 0x02, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP.RSPSFWD", 0x5c, 0x08, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP.RSPWB", 0x5c, 0x10, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP.RSPFWDWB", 0x5c, 0x20, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP.RSPCNFLCT", 0x5c, 0x40, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP.RSPFWD", 0x5c, 0x80, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPI", 0x5d, 0x01, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPS", 0x5d, 0x02, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD", 0x5d, 0x04, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD", 0x5d, 0x08, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPWB", 0x5d, 0x10, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB", 0x5d, 0x20, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT", 0x5d, 0x40, 0b1111),
+    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD", 0x5d, 0x80, 0b1111),
+    ev("UNC_CHA_HITME_LOOKUP.READ", 0x5e, 0x01, 0b1111),
+    ev("UNC_CHA_HITME_LOOKUP.WRITE", 0x5e, 0x02, 0b1111),
+    ev("UNC_CHA_HITME_HIT.EX_RDS", 0x5f, 0x01, 0b1111),
+    ev("UNC_CHA_HITME_HIT.SHARED_OWNREQ", 0x5f, 0x04, 0b1111),
+    ev("UNC_CHA_HITME_HIT.WBMTOE", 0x5f, 0x08, 0b1111),
+    ev("UNC_CHA_HITME_HIT.WBMTOI_OR_S", 0x5f, 0x10, 0b1111),
+    ev("UNC_CHA_HITME_MISS.SHARED_RDINVOWN", 0x60, 0x20, 0b1111),
+    ev("UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN", 0x60, 0x40, 0b1111),
+    ev("UNC_CHA_HITME_MISS.READ_OR_INV", 0x60, 0x80, 0b1111),
+    ev("UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC", 0x61, 0x01, 0b1111),
+    ev("UNC_CHA_HITME_UPDATE.RSPFWDI_REM", 0x61, 0x02, 0b1111),
+    ev("UNC_CHA_HITME_UPDATE.SHARED", 0x61, 0x04, 0b1111),
+    ev("UNC_CHA_HITME_UPDATE.RDINVOWN", 0x61, 0x08, 0b1111),
+    ev("UNC_CHA_HITME_UPDATE.DEALLOCATE", 0x61, 0x10, 0b1111),
+    ev("UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM", 0x6b, 0x01, 0b1111),
+    ev("UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM", 0x6b, 0x02, 0b1111),
+    ev("UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF", 0x6b, 0x04, 0b1111),
+    ev("UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC", 0x6b, 0x08, 0b1111),
+    ev("UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF", 0x6b, 0x10, 0b1111),
+    ev("UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC", 0x6b, 0x20, 0b1111),
+    ev("UNC_CHA_DIRECT_GO_OPC.EXTCMP", 0x6d, 0x01, 0b1111),
+    ev("UNC_CHA_DIRECT_GO_OPC.PULL", 0x6d, 0x02, 0b1111),
+    ev("UNC_CHA_DIRECT_GO_OPC.GO", 0x6d, 0x04, 0b1111),
+    ev("UNC_CHA_DIRECT_GO_OPC.GO_PULL", 0x6d, 0x08, 0b1111),
+    ev("UNC_CHA_DIRECT_GO_OPC.FAST_GO", 0x6d, 0x10, 0b1111),
+    ev("UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL", 0x6d, 0x20, 0b1111),
+    ev("UNC_CHA_DIRECT_GO_OPC.NOP", 0x6d, 0x40, 0b1111),
+    ev("UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS", 0x6d, 0x80, 0b1111),
+    ev("UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC", 0x6e, 0x01, 0b1111),
+    ev("UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C", 0x6e, 0x02, 0b1111),
+    ev("UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD", 0x6e, 0x04, 0b1111),
+    ev("UNC_CHA_XPT_PREF.SENT0", 0x6f, 0x01, 0b1111),
+    ev("UNC_CHA_XPT_PREF.DROP0_NOCRD", 0x6f, 0x04, 0b1111),
+    ev("UNC_CHA_XPT_PREF.DROP0_CONFLICT", 0x6f, 0x08, 0b1111),
+    ev("UNC_CHA_XPT_PREF.SENT1", 0x6f, 0x10, 0b1111),
+    ev("UNC_CHA_XPT_PREF.DROP1_NOCRD", 0x6f, 0x40, 0b1111),
+    ev("UNC_CHA_XPT_PREF.DROP1_CONFLICT", 0x6f, 0x80, 0b1111),
+    ev("UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL", 0xaf, 0x08, 0b1111),
+    ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01, 0b1111),
+    ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_OCCUPANCY.IPQ", 0x11, 0x04, 0b1),
+    ev("UNC_CHA_RxC_OCCUPANCY.RRQ", 0x11, 0x40, 0b1),
+    ev("UNC_CHA_RxC_OCCUPANCY.WBQ", 0x11, 0x80, 0b1),
+    ev("UNC_CHA_RxC_INSERTS.IRQ", 0x13, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_INSERTS.IRQ_REJ", 0x13, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_INSERTS.IPQ", 0x13, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_INSERTS.PRQ", 0x13, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_INSERTS.PRQ_REJ", 0x13, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_INSERTS.RRQ", 0x13, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_INSERTS.WBQ", 0x13, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0", 0x18, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0", 0x18, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0", 0x18, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0", 0x18, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0", 0x18, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0", 0x18, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI", 0x18, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI", 0x18, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH", 0x19, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_IRQ1_REJECT.ANY0", 0x19, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_IRQ1_REJECT.HA", 0x19, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM", 0x19, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM", 0x19, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_IRQ1_REJECT.VICTIM", 0x19, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY", 0x19, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP", 0x19, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0", 0x20, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0", 0x20, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0", 0x20, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0", 0x20, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0", 0x20, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0", 0x20, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI", 0x20, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI", 0x20, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_PRQ1_REJECT.ANY0", 0x21, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_PRQ1_REJECT.HA", 0x21, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM", 0x21, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM", 0x21, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_PRQ1_REJECT.VICTIM", 0x21, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY", 0x21, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP", 0x21, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH", 0x21, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0", 0x22, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0", 0x22, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0", 0x22, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0", 0x22, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0", 0x22, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0", 0x22, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI", 0x22, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI", 0x22, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_IPQ1_REJECT.ANY0", 0x23, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_IPQ1_REJECT.HA", 0x23, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM", 0x23, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM", 0x23, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_IPQ1_REJECT.VICTIM", 0x23, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY", 0x23, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP", 0x23, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH", 0x23, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0", 0x24, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0", 0x24, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0", 0x24, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0", 0x24, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0", 0x24, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0", 0x24, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI", 0x24, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI", 0x24, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ1_REJECT.ANY0", 0x25, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ1_REJECT.HA", 0x25, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0", 0x26, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0", 0x26, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0", 0x26, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0", 0x26, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0", 0x26, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0", 0x26, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI", 0x26, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI", 0x26, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_RRQ1_REJECT.ANY0", 0x27, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_RRQ1_REJECT.HA", 0x27, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM", 0x27, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM", 0x27, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_RRQ1_REJECT.VICTIM", 0x27, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY", 0x27, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP", 0x27, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH", 0x27, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0", 0x28, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0", 0x28, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0", 0x28, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0", 0x28, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0", 0x28, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0", 0x28, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI", 0x28, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI", 0x28, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_WBQ1_REJECT.ANY0", 0x29, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_WBQ1_REJECT.HA", 0x29, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM", 0x29, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM", 0x29, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_WBQ1_REJECT.VICTIM", 0x29, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY", 0x29, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP", 0x29, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH", 0x29, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0", 0x2a, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0", 0x2a, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0", 0x2a, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0", 0x2a, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0", 0x2a, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0", 0x2a, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI", 0x2a, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI", 0x2a, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q1_RETRY.ANY0", 0x2b, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q1_RETRY.HA", 0x2b, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM", 0x2b, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM", 0x2b, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM", 0x2b, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY", 0x2b, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP", 0x2b, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH", 0x2b, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0", 0x2c, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0", 0x2c, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0", 0x2c, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0", 0x2c, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0", 0x2c, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0", 0x2c, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI", 0x2c, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI", 0x2c, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ1_RETRY.ANY0", 0x2d, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_ISMQ1_RETRY.HA", 0x2d, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0", 0x2e, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0", 0x2e, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0", 0x2e, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0", 0x2e, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0", 0x2e, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0", 0x2e, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI", 0x2e, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI", 0x2e, 0x80, 0b1111),
+    ev("UNC_CHA_RxC_OTHER1_RETRY.ANY0", 0x2f, 0x01, 0b1111),
+    ev("UNC_CHA_RxC_OTHER1_RETRY.HA", 0x2f, 0x02, 0b1111),
+    ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM", 0x2f, 0x04, 0b1111),
+    ev("UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM", 0x2f, 0x08, 0b1111),
+    ev("UNC_CHA_RxC_OTHER1_RETRY.VICTIM", 0x2f, 0x10, 0b1111),
+    ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY", 0x2f, 0x20, 0b1111),
+    ev("UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP", 0x2f, 0x40, 0b1111),
+    ev("UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH", 0x2f, 0x80, 0b1111),
+    ev("UNC_CHA_CORE_SNP.REMOTE_ONE", 0x33, 0x11, 0b1111),
+    ev("UNC_CHA_CORE_SNP.EXT_ONE", 0x33, 0x21, 0b1111),
+    ev("UNC_CHA_CORE_SNP.CORE_ONE", 0x33, 0x41, 0b1111),
+    ev("UNC_CHA_CORE_SNP.EVICT_ONE", 0x33, 0x81, 0b1111),
+    ev("UNC_CHA_CORE_SNP.ANY_ONE", 0x33, 0xf1, 0b1111),
+    ev("UNC_CHA_CORE_SNP.REMOTE_GTONE", 0x33, 0x12, 0b1111),
+    ev("UNC_CHA_CORE_SNP.EXT_GTONE", 0x33, 0x22, 0b1111),
+    ev("UNC_CHA_CORE_SNP.CORE_GTONE", 0x33, 0x42, 0b1111),
+    ev("UNC_CHA_CORE_SNP.EVICT_GTONE", 0x33, 0x82, 0b1111),
+    ev("UNC_CHA_CORE_SNP.ANY_GTONE", 0x33, 0xf2, 0b1111),
+    ev("UNC_CHA_LLC_LOOKUP.I", 0x34, 0x01, 0b1111),
+    ev("UNC_CHA_LLC_LOOKUP.SF_S", 0x34, 0x02, 0b1111),
+    ev("UNC_CHA_LLC_LOOKUP.SF_E", 0x34, 0x04, 0b1111),
+    ev("UNC_CHA_LLC_LOOKUP.SF_H", 0x34, 0x08, 0b1111),
+    ev("UNC_CHA_LLC_LOOKUP.S", 0x34, 0x10, 0b1111),
+    ev("UNC_CHA_LLC_LOOKUP.E", 0x34, 0x20, 0b1111),
+    ev("UNC_CHA_LLC_LOOKUP.M", 0x34, 0x40, 0b1111),
+    ev("UNC_CHA_LLC_LOOKUP.F", 0x34, 0x80, 0b1111),
+    ev("UNC_CHA_LLC_LOOKUP.RFO", 0x34, 0xff, 0b1111).umask_ext(0x1bc8),
+    ev("UNC_CHA_LLC_LOOKUP.ALL", 0x34, 0xff, 0b1111).umask_ext(0x1fff),
+    ev("UNC_CHA_LLC_LOOKUP.DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1bc1),
+    ev("UNC_CHA_LLC_LOOKUP.FLUSH_INV", 0x34, 0xff, 0b1111).umask_ext(0x1a44),
+    ev("UNC_CHA_LLC_LOOKUP.CODE", 0x34, 0xff, 0b1111).umask_ext(0x1bd0),
+    ev("UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS", 0x34, 0xff, 0b1111).umask_ext(0xbdf),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS", 0x34, 0xff, 0b1111).umask_ext(0x15df),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTE_OTHER", 0x34, 0xff, 0b1111).umask_ext(0x1a02),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTE_FLUSH_INV", 0x34, 0xff, 0b1111).umask_ext(0x1a04),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1a01),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTE_RFO", 0x34, 0xff, 0b1111).umask_ext(0x1a08),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTE_CODE", 0x34, 0xff, 0b1111).umask_ext(0x1a10),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNP", 0x34, 0xff, 0b1111).umask_ext(0x1c19),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_FLUSH_INV", 0x34, 0xff, 0b1111).umask_ext(0x1844),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x19c1),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_RFO", 0x34, 0xff, 0b1111).umask_ext(0x19c8),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_CODE", 0x34, 0xff, 0b1111).umask_ext(0x19d0),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1841),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO", 0x34, 0xff, 0b1111).umask_ext(0x1848),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE", 0x34, 0xff, 0b1111).umask_ext(0x1850),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1981),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO", 0x34, 0xff, 0b1111).umask_ext(0x1908),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE", 0x34, 0xff, 0b1111).umask_ext(0x1910),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF", 0x34, 0xff, 0b1111).umask_ext(0x189d),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF", 0x34, 0xff, 0b1111).umask_ext(0x199d),
+    ev("UNC_CHA_TOR_INSERTS.SNPS_FROM_REM", 0x35, 0x08, 0b1111).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_INSERTS.ALL", 0x35, 0xff, 0b1111).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_INSERTS.IRQ_IA", 0x35, 0x01, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.EVICT", 0x35, 0x02, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.PRQ_IOSF", 0x35, 0x04, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.IPQ", 0x35, 0x08, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.IRQ_NON_IA", 0x35, 0x10, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF", 0x35, 0x20, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.RRQ", 0x35, 0x40, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.WBQ", 0x35, 0x80, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.LOC_IO", 0x35, 0x04, 0b1111).umask_ext(0xc000ff),
+    ev("UNC_CHA_TOR_INSERTS.LOC_IA", 0x35, 0x01, 0b1111).umask_ext(0xc000ff),
+    ev("UNC_CHA_TOR_INSERTS.LOC_ALL", 0x35, 0x05, 0b1111).umask_ext(0xc000ff),
+    ev("UNC_CHA_TOR_INSERTS.REM_SNPS", 0x35, 0x08, 0b1111).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_INSERTS.REM_ALL", 0x35, 0xc8, 0b1111).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_INSERTS.HIT", 0x35, 0x00, 0b1111).umask_ext(0x1),
+    ev("UNC_CHA_TOR_INSERTS.MISS", 0x35, 0x00, 0b1111).umask_ext(0x2),
+    ev("UNC_CHA_TOR_INSERTS.MMCFG", 0x35, 0x00, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_TOR_INSERTS.MMIO", 0x35, 0x00, 0b1111).umask_ext(0x40),
+    ev("UNC_CHA_TOR_INSERTS.LOCAL_TGT", 0x35, 0x00, 0b1111).umask_ext(0x80),
+    ev("UNC_CHA_TOR_INSERTS.REMOTE_TGT", 0x35, 0x00, 0b1111).umask_ext(0x100),
+    ev("UNC_CHA_TOR_INSERTS.MATCH_OPC", 0x35, 0x00, 0b1111).umask_ext(0x200),
+    ev("UNC_CHA_TOR_INSERTS.PREMORPH_OPC", 0x35, 0x00, 0b1111).umask_ext(0x400),
+    ev("UNC_CHA_TOR_INSERTS.NEARMEM", 0x35, 0x00, 0b1111).umask_ext(0x400000),
+    ev("UNC_CHA_TOR_INSERTS.NOT_NEARMEM", 0x35, 0x00, 0b1111).umask_ext(0x800000),
+    ev("UNC_CHA_TOR_INSERTS.NONCOH", 0x35, 0x00, 0b1111).umask_ext(0x1000000),
+    ev("UNC_CHA_TOR_INSERTS.ISOC", 0x35, 0x00, 0b1111).umask_ext(0x2000000),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT", 0x35, 0x01, 0b1111).umask_ext(0xc827fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc8a7fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", 0x35, 0x01, 0b1111).umask_ext(0xc827fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc8a7fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT", 0x35, 0x01, 0b1111).umask_ext(0xc827ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc8a7ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88fff),
+    ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT", 0x35, 0x01, 0b1111).umask_ext(0xc8d7ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.SNPS_FROM_REM", 0x36, 0x08, 0b1).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.ALL", 0x36, 0xff, 0b1).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IRQ_IA", 0x36, 0x01, 0b1),
+    ev("UNC_CHA_TOR_OCCUPANCY.EVICT", 0x36, 0x02, 0b1),
+    ev("UNC_CHA_TOR_OCCUPANCY.PRQ", 0x36, 0x04, 0b1),
+    ev("UNC_CHA_TOR_OCCUPANCY.IPQ", 0x36, 0x08, 0b1),
+    ev("UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA", 0x36, 0x10, 0b1),
+    ev("UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF", 0x36, 0x20, 0b1),
+    ev("UNC_CHA_TOR_OCCUPANCY.RRQ", 0x36, 0x40, 0b1),
+    ev("UNC_CHA_TOR_OCCUPANCY.WBQ", 0x36, 0x80, 0b1),
+    ev("UNC_CHA_TOR_OCCUPANCY.LOC_IO", 0x36, 0x04, 0b1).umask_ext(0xc000ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.LOC_IA", 0x36, 0x01, 0b1).umask_ext(0xc000ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.LOC_ALL", 0x36, 0x05, 0b1).umask_ext(0xc000ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.REM_SNPS", 0x36, 0x08, 0b1).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.REM_ALL", 0x36, 0xc8, 0b1).umask_ext(0xc001ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.HIT", 0x36, 0x00, 0b1).umask_ext(0x1),
+    ev("UNC_CHA_TOR_OCCUPANCY.MISS", 0x36, 0x00, 0b1).umask_ext(0x2),
+    ev("UNC_CHA_TOR_OCCUPANCY.MMCFG", 0x36, 0x00, 0b1).umask_ext(0x20),
+    ev("UNC_CHA_TOR_OCCUPANCY.MMIO", 0x36, 0x00, 0b1).umask_ext(0x40),
+    ev("UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT", 0x36, 0x00, 0b1).umask_ext(0x80),
+    ev("UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT", 0x36, 0x00, 0b1).umask_ext(0x100),
+    ev("UNC_CHA_TOR_OCCUPANCY.MATCH_OPC", 0x36, 0x00, 0b1).umask_ext(0x200),
+    ev("UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC", 0x36, 0x00, 0b1).umask_ext(0x400),
+    ev("UNC_CHA_TOR_OCCUPANCY.NEARMEM", 0x36, 0x00, 0b1).umask_ext(0x400000),
+    ev("UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM", 0x36, 0x00, 0b1).umask_ext(0x800000),
+    ev("UNC_CHA_TOR_OCCUPANCY.NONCOH", 0x36, 0x00, 0b1).umask_ext(0x1000000),
+    ev("UNC_CHA_TOR_OCCUPANCY.ISOC", 0x36, 0x00, 0b1).umask_ext(0x2000000),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT", 0x36, 0x01, 0b1).umask_ext(0xc827fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF", 0x36, 0x01, 0b1).umask_ext(0xc8a7fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88ffe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT", 0x36, 0x01, 0b1).umask_ext(0xc827fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF", 0x36, 0x01, 0b1).umask_ext(0xc8a7fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT", 0x36, 0x01, 0b1).umask_ext(0xc827ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF", 0x36, 0x01, 0b1).umask_ext(0xc8a7ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88fff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc896fe),
+    ev("UNC_CHA_LLC_VICTIMS.LOCAL_ALL", 0x37, 0x0f, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_LLC_VICTIMS.REMOTE_ALL", 0x37, 0x0f, 0b1111).umask_ext(0x80),
+    ev("UNC_CHA_LLC_VICTIMS.TOTAL_E", 0x37, 0x02, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.TOTAL_M", 0x37, 0x01, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.TOTAL_S", 0x37, 0x04, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.M_STATE", 0x37, 0x01, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.E_STATE", 0x37, 0x02, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.S_STATE", 0x37, 0x04, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.LOCAL_ONLY", 0x37, 0x00, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_LLC_VICTIMS.REMOTE_ONLY", 0x37, 0x00, 0b1111).umask_ext(0x80),
+    ev("UNC_CHA_LLC_VICTIMS.LOCAL_M", 0x37, 0x01, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_LLC_VICTIMS.LOCAL_E", 0x37, 0x02, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_LLC_VICTIMS.LOCAL_S", 0x37, 0x04, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_LLC_VICTIMS.REMOTE_M", 0x37, 0x01, 0b1111).umask_ext(0x80),
+    ev("UNC_CHA_LLC_VICTIMS.REMOTE_E", 0x37, 0x02, 0b1111).umask_ext(0x80),
+    ev("UNC_CHA_LLC_VICTIMS.REMOTE_S", 0x37, 0x04, 0b1111).umask_ext(0x80),
+    ev("UNC_CHA_MISC.RFO_HIT_S", 0x39, 0x08, 0b1111),
+    ev("UNC_CHA_MISC.RSPI_WAS_FSE", 0x39, 0x01, 0b1111),
+    ev("UNC_CHA_MISC.WC_ALIASING", 0x39, 0x02, 0b1111),
+    ev("UNC_CHA_MISC.CV0_PREF_VIC", 0x39, 0x10, 0b1111),
+    ev("UNC_CHA_MISC.CV0_PREF_MISS", 0x39, 0x20, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE", 0x35, 0x01, 0b1111).umask_ext(0xc837fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE", 0x35, 0x01, 0b1111).umask_ext(0xc837fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_DRDPTE", 0x35, 0x01, 0b1111).umask_ext(0xc837ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOE", 0x35, 0x01, 0b1111).umask_ext(0xcc3fff),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccffd),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccffe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccffd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccffe),
+    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccfff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccfff),
+    ev("UNC_CHA_PMM_QOS.SLOW_INSERT", 0x66, 0x01, 0b1111),
+    ev("UNC_CHA_PMM_QOS.DDR4_FAST_INSERT", 0x66, 0x02, 0b1111),
+    ev("UNC_CHA_PMM_QOS.THROTTLE", 0x66, 0x04, 0b1111),
+    ev("UNC_CHA_PMM_QOS.REJ_IRQ", 0x66, 0x08, 0b1111),
+    ev("UNC_CHA_PMM_QOS.THROTTLE_PRQ", 0x66, 0x10, 0b1111),
+    ev("UNC_CHA_PMM_QOS.THROTTLE_IRQ", 0x66, 0x20, 0b1111),
+    ev("UNC_CHA_PMM_QOS.SLOWTORQ_SKIP", 0x66, 0x40, 0b1111),
+    ev("UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO", 0x67, 0x01, 0b1111),
+    ev("UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO", 0x67, 0x02, 0b1111),
+    ev("UNC_CHA_LLC_LOOKUP.LOCAL_F", 0x34, 0x00, 0b1111).umask_ext(0x800),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTE_F", 0x34, 0x00, 0b1111).umask_ext(0x1000),
+    ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F", 0x34, 0x00, 0b1111).umask_ext(0x400),
+    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_F", 0x34, 0x00, 0b1111).umask_ext(0x1),
+    ev("UNC_CHA_LLC_LOOKUP.ANY_F", 0x34, 0x00, 0b1111).umask_ext(0x20),
+    ev("UNC_CHA_LLC_LOOKUP.OTHER_REQ_F", 0x34, 0x00, 0b1111).umask_ext(0x2),
+    ev("UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F", 0x34, 0x00, 0b1111).umask_ext(0x4),
+    ev("UNC_CHA_LLC_LOOKUP.CODE_READ_F", 0x34, 0x00, 0b1111).umask_ext(0x10),
+    ev("UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F", 0x34, 0x00, 0b1111).umask_ext(0x80),
+    ev("UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F", 0x34, 0x00, 0b1111).umask_ext(0x200),
+    ev("UNC_CHA_LLC_LOOKUP.RFO_F", 0x34, 0x00, 0b1111).umask_ext(0x8),
+    ev("UNC_CHA_LLC_LOOKUP.MISS_ALL", 0x34, 0x01, 0b1111).umask_ext(0x1fe0),
+    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_ALL", 0x34, 0xff, 0b1111).umask_ext(0x1fc1),
+    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_MISS", 0x34, 0x01, 0b1111).umask_ext(0x1fc1),
+    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x841),
+    ev("UNC_CHA_LLC_LOOKUP.WRITE_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x842),
+    ev("UNC_CHA_LLC_LOOKUP.RFO_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x9c8),
+    ev("UNC_CHA_LLC_LOOKUP.WRITE_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x17c2),
+    ev("UNC_CHA_LLC_LOOKUP.ALL_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x17e0),
+    ev("UNC_CHA_LLC_VICTIMS.IO", 0x37, 0x10, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.IA", 0x37, 0x20, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8978a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8968a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8970a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc89786),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc89686),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc89706),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc80efe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc80f7e),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc88efe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc88f7e),
+    ev("UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", 0x35, 0x01, 0b1111).umask_ext(0xcd47ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_WBMTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc27ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47fd),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", 0x35, 0x01, 0b1111).umask_ext(0xc877de),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WIL", 0x35, 0x01, 0b1111).umask_ext(0xc87fde),
+    ev("UNC_CHA_TOR_INSERTS.IA_WCILF", 0x35, 0x01, 0b1111).umask_ext(0xc867ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", 0x35, 0x01, 0b1111).umask_ext(0xc867fe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8678a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8668a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8670a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86786),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86686),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86706),
+    ev("UNC_CHA_TOR_INSERTS.IA_WCIL", 0x35, 0x01, 0b1111).umask_ext(0xc86fff),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", 0x35, 0x01, 0b1111).umask_ext(0xc86ffe),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86f8a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86e8a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86f0a),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86f86),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86e86),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86f06),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8978a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8968a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8970a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc89786),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc89686),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR", 0x36, 0x01, 0b1).umask_ext(0xc89706),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc80efe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc80f7e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc88efe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc88f7e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT", 0x36, 0x01, 0b1).umask_ext(0xc8d7ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", 0x36, 0x01, 0b1).umask_ext(0xcd47ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", 0x36, 0x01, 0b1).umask_ext(0xcc27ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", 0x36, 0x01, 0b1).umask_ext(0xc877de),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", 0x36, 0x01, 0b1).umask_ext(0xc87fde),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_WCILF", 0x36, 0x01, 0b1).umask_ext(0xc867ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", 0x36, 0x01, 0b1).umask_ext(0xc867fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8678a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8668a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8670a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86786),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86686),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86706),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_WCIL", 0x36, 0x01, 0b1).umask_ext(0xc86fff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", 0x36, 0x01, 0b1).umask_ext(0xc86ffe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86f8a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86e8a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86f0a),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86f86),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86e86),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86f06),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", 0x36, 0x04, 0b1).umask_ext(0xcc23ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", 0x36, 0x04, 0b1).umask_ext(0xc8c3ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.PMM", 0x36, 0x00, 0b1).umask_ext(0x8),
+    ev("UNC_CHA_TOR_INSERTS.PMM", 0x35, 0x00, 0b1111).umask_ext(0x8),
+    ev("UNC_CHA_TOR_OCCUPANCY.DDR", 0x36, 0x00, 0b1).umask_ext(0x4),
+    ev("UNC_CHA_TOR_INSERTS.DDR", 0x35, 0x00, 0b1111).umask_ext(0x4),
+    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI", 0x70, 0x04, 0b1111),
+    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR", 0x70, 0x02, 0b1111),
+    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC", 0x70, 0x01, 0b1111),
+    ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT", 0x65, 0x04, 0b1111),
+    ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE", 0x65, 0x02, 0b1111),
+    ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL", 0x65, 0x01, 0b1111),
+    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC", 0x64, 0x02, 0b1111),
+    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR", 0x64, 0x04, 0b1111),
+    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF", 0x64, 0x01, 0b1111),
+    ev("UNC_CHA_TOR_INSERTS.IA_WBMTOE", 0x35, 0x01, 0b1111).umask_ext(0xcc2fff),
+    ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc37ff),
+    ev("UNC_CHA_TOR_INSERTS.IA_WBSTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc67ff),
+    ev("UNC_CHA_LLC_VICTIMS.IO_MESF", 0x37, 0x1f, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.IO_E", 0x37, 0x12, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.IO_FS", 0x37, 0x1c, 0b1111),
+    ev("UNC_CHA_LLC_VICTIMS.IO_M", 0x37, 0x11, 0b1111),
+    ev("UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F", 0x34, 0x00, 0b1111).umask_ext(0x40),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE", 0x36, 0x01, 0b1).umask_ext(0xc837ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE", 0x36, 0x01, 0b1).umask_ext(0xc837fd),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE", 0x36, 0x01, 0b1).umask_ext(0xc837fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43ff),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c80782),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c81782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c81782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c80782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c88782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10ccc782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c89782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10ccd782),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c89782),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10ccd782),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c88782),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10ccc782),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c00182),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c00181),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c00182),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c00181),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFOMORPH_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c80382),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRDMORPH_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c80b82),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDMORPH_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c81382),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10cccf82),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFOMORPH_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c80382),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRDMORPH_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c80b82),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRDMORPH_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c81382),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10cccf82),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c81682),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c89682),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c82682),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c8a682),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10ccd682),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c80682),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10ccc682),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c88682),
+    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c00082),
+    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c00081),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c81682),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c89682),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c82682),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c8a682),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10ccd682),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c80682),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10ccc682),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c88682),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c00082),
+    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c00081),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE", 0x36, 0x04, 0b1).umask_ext(0xc8f37e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL", 0x36, 0x04, 0b1).umask_ext(0xc8f2fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE", 0x36, 0x04, 0b1).umask_ext(0xcc437e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL", 0x36, 0x04, 0b1).umask_ext(0xcc42fe),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE", 0x36, 0x04, 0b1).umask_ext(0xcd437e),
+    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL", 0x36, 0x04, 0b1).umask_ext(0xcd42fe),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 0, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 64, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 128, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 192, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 256, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 320, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 384, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 448, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<47>(EXPERIMENTAL_ROWS, 512, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_LOCAL", code: 0x50, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_REMOTE", code: 0x50, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.READS_LOCAL", code: 0x50, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.READS_REMOTE", code: 0x50, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_LOCAL", code: 0x50, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_REMOTE", code: 0x50, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.READS", code: 0x50, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES", code: 0x50, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_DIR_UPDATE.HA", code: 0x54, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_DIR_UPDATE.TOR", code: 0x54, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_IMC_READS_COUNT.NORMAL", code: 0x59, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.FULL", code: 0x5b, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc001ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc001fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc80ffd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc817fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xccc7fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc807fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc001fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc80ffe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc817fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xccc7fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc807fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc001ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc001fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc001fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcc43fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc803fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc88ffd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc897fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc887fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc88ffe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc897fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc887fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcc43fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_RFO", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc803fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_RFO", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc803ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcc43ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc887ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc807ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xccc7ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc817ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc897ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc80fff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc816fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8177e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc896fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8977e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc806fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8077e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc886fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8877e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CLFLUSH", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8c7ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_SPECITOM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc57ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc001ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc001fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc80ffd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc817fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xccc7fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc807fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc001fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc80ffe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc817fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xccc7fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc807fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc001ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc001fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc001fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcc43fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc88ffd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc897fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc887fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc897fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc887fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcc43fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOM", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcc43ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc807ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc887ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xccc7ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc817ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc80fff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc897ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc816fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8177e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8977e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc806fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8077e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc886fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8877e, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8178a, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc81786, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcd43fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcd43fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc81786, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8178a, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc8f3fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc8f3fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc8f3ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc8f3fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc8f3fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc8f3ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xccd7ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xccd7fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xccd7ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xccd7fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcd43ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8168a, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8170a, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc81686, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc81706, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_WBMTOI", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcc23ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_CLFLUSH", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc8c3ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8168a, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8170a, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc81686, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc81706, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8c7ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcc57ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcd43fd, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcd43fe, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc8f2ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc8f37f, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcc437f, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcc42ff, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcd437f, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xcd42ff, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE", code: 0x50, umask: 0x30, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.ALL", code: 0x51, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.LOCAL", code: 0x51, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.REMOTE", code: 0x51, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.BCST_LOCAL", code: 0x51, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.BCST_REMOTE", code: 0x51, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL", code: 0x51, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE", code: 0x51, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIR_LOOKUP.NO_SNP", code: 0x53, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIR_LOOKUP.SNP", code: 0x53, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.LOCAL_INVITOE", code: 0x55, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.LOCAL_READ", code: 0x55, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.REMOTE_READ", code: 0x55, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.REMOTE_READINVITOE", code: 0x55, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.RFO_HITS_SNP_BCAST", code: 0x55, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.OFF_PWRHEURISTIC", code: 0x55, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WB_PUSH_MTOI.LLC", code: 0x56, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WB_PUSH_MTOI.MEM", code: 0x56, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_BYPASS_CHA_IMC.TAKEN", code: 0x57, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE", code: 0x57, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN", code: 0x57, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_READ_NO_CREDITS.MC0", code: 0x58, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_READ_NO_CREDITS.MC1", code: 0x58, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_READ_NO_CREDITS.MC2", code: 0x58, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_READ_NO_CREDITS.MC3", code: 0x58, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_READ_NO_CREDITS.MC4", code: 0x58, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_READ_NO_CREDITS.MC5", code: 0x58, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_READS_COUNT.PRIORITY", code: 0x59, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WRITE_NO_CREDITS.MC0", code: 0x5a, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WRITE_NO_CREDITS.MC1", code: 0x5a, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WRITE_NO_CREDITS.MC2", code: 0x5a, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WRITE_NO_CREDITS.MC3", code: 0x5a, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WRITE_NO_CREDITS.MC4", code: 0x5a, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WRITE_NO_CREDITS.MC5", code: 0x5a, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.PARTIAL", code: 0x5b, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", code: 0x5b, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", code: 0x5b, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPI", code: 0x5c, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPIFWD", code: 0x5c, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPS", code: 0x5c, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPSFWD", code: 0x5c, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPWB", code: 0x5c, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPFWDWB", code: 0x5c, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPCNFLCT", code: 0x5c, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPFWD", code: 0x5c, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPI", code: 0x5d, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPS", code: 0x5d, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD", code: 0x5d, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD", code: 0x5d, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPWB", code: 0x5d, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB", code: 0x5d, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT", code: 0x5d, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD", code: 0x5d, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_LOOKUP.READ", code: 0x5e, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_LOOKUP.WRITE", code: 0x5e, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_HIT.EX_RDS", code: 0x5f, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_HIT.SHARED_OWNREQ", code: 0x5f, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_HIT.WBMTOE", code: 0x5f, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_HIT.WBMTOI_OR_S", code: 0x5f, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_MISS.SHARED_RDINVOWN", code: 0x60, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN", code: 0x60, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_MISS.READ_OR_INV", code: 0x60, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC", code: 0x61, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_UPDATE.RSPFWDI_REM", code: 0x61, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_UPDATE.SHARED", code: 0x61, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_UPDATE.RDINVOWN", code: 0x61, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_UPDATE.DEALLOCATE", code: 0x61, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM", code: 0x6b, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM", code: 0x6b, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF", code: 0x6b, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC", code: 0x6b, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF", code: 0x6b, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC", code: 0x6b, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.EXTCMP", code: 0x6d, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.PULL", code: 0x6d, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.GO", code: 0x6d, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.GO_PULL", code: 0x6d, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.FAST_GO", code: 0x6d, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL", code: 0x6d, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.NOP", code: 0x6d, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS", code: 0x6d, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC", code: 0x6e, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C", code: 0x6e, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD", code: 0x6e, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_XPT_PREF.SENT0", code: 0x6f, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_XPT_PREF.DROP0_NOCRD", code: 0x6f, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_XPT_PREF.DROP0_CONFLICT", code: 0x6f, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_XPT_PREF.SENT1", code: 0x6f, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_XPT_PREF.DROP1_NOCRD", code: 0x6f, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_XPT_PREF.DROP1_CONFLICT", code: 0x6f, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL", code: 0xaf, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP", code: 0xba, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN", code: 0xba, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OCCUPANCY.IPQ", code: 0x11, umask: 0x04, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OCCUPANCY.RRQ", code: 0x11, umask: 0x40, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OCCUPANCY.WBQ", code: 0x11, umask: 0x80, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.IRQ", code: 0x13, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.IRQ_REJ", code: 0x13, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.IPQ", code: 0x13, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.PRQ", code: 0x13, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.PRQ_REJ", code: 0x13, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.RRQ", code: 0x13, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.WBQ", code: 0x13, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0", code: 0x18, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0", code: 0x18, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0", code: 0x18, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0", code: 0x18, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0", code: 0x18, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0", code: 0x18, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI", code: 0x18, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI", code: 0x18, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH", code: 0x19, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.ANY0", code: 0x19, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.HA", code: 0x19, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM", code: 0x19, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM", code: 0x19, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.VICTIM", code: 0x19, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY", code: 0x19, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP", code: 0x19, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0", code: 0x20, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0", code: 0x20, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0", code: 0x20, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0", code: 0x20, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0", code: 0x20, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0", code: 0x20, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI", code: 0x20, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI", code: 0x20, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.ANY0", code: 0x21, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.HA", code: 0x21, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM", code: 0x21, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM", code: 0x21, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.VICTIM", code: 0x21, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY", code: 0x21, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP", code: 0x21, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH", code: 0x21, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0", code: 0x22, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0", code: 0x22, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0", code: 0x22, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0", code: 0x22, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0", code: 0x22, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0", code: 0x22, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI", code: 0x22, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI", code: 0x22, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.ANY0", code: 0x23, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.HA", code: 0x23, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM", code: 0x23, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM", code: 0x23, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.VICTIM", code: 0x23, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY", code: 0x23, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP", code: 0x23, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH", code: 0x23, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0", code: 0x24, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0", code: 0x24, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0", code: 0x24, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0", code: 0x24, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0", code: 0x24, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0", code: 0x24, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI", code: 0x24, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI", code: 0x24, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ1_REJECT.ANY0", code: 0x25, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ1_REJECT.HA", code: 0x25, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0", code: 0x26, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0", code: 0x26, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0", code: 0x26, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0", code: 0x26, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0", code: 0x26, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0", code: 0x26, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI", code: 0x26, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI", code: 0x26, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.ANY0", code: 0x27, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.HA", code: 0x27, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM", code: 0x27, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM", code: 0x27, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.VICTIM", code: 0x27, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY", code: 0x27, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP", code: 0x27, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH", code: 0x27, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0", code: 0x28, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0", code: 0x28, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0", code: 0x28, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0", code: 0x28, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0", code: 0x28, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0", code: 0x28, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI", code: 0x28, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI", code: 0x28, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.ANY0", code: 0x29, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.HA", code: 0x29, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM", code: 0x29, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM", code: 0x29, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.VICTIM", code: 0x29, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY", code: 0x29, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP", code: 0x29, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH", code: 0x29, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0", code: 0x2a, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0", code: 0x2a, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0", code: 0x2a, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0", code: 0x2a, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0", code: 0x2a, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0", code: 0x2a, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI", code: 0x2a, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI", code: 0x2a, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.ANY0", code: 0x2b, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.HA", code: 0x2b, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM", code: 0x2b, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM", code: 0x2b, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM", code: 0x2b, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY", code: 0x2b, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP", code: 0x2b, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH", code: 0x2b, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0", code: 0x2c, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0", code: 0x2c, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0", code: 0x2c, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0", code: 0x2c, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0", code: 0x2c, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0", code: 0x2c, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI", code: 0x2c, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI", code: 0x2c, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ1_RETRY.ANY0", code: 0x2d, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ1_RETRY.HA", code: 0x2d, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0", code: 0x2e, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0", code: 0x2e, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0", code: 0x2e, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0", code: 0x2e, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0", code: 0x2e, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0", code: 0x2e, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI", code: 0x2e, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI", code: 0x2e, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.ANY0", code: 0x2f, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.HA", code: 0x2f, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM", code: 0x2f, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM", code: 0x2f, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.VICTIM", code: 0x2f, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY", code: 0x2f, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP", code: 0x2f, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH", code: 0x2f, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.REMOTE_ONE", code: 0x33, umask: 0x11, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.EXT_ONE", code: 0x33, umask: 0x21, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.CORE_ONE", code: 0x33, umask: 0x41, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.EVICT_ONE", code: 0x33, umask: 0x81, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.ANY_ONE", code: 0x33, umask: 0xf1, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.REMOTE_GTONE", code: 0x33, umask: 0x12, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.EXT_GTONE", code: 0x33, umask: 0x22, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.CORE_GTONE", code: 0x33, umask: 0x42, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.EVICT_GTONE", code: 0x33, umask: 0x82, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.ANY_GTONE", code: 0x33, umask: 0xf2, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.I", code: 0x34, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.SF_S", code: 0x34, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.SF_E", code: 0x34, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.SF_H", code: 0x34, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.S", code: 0x34, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.E", code: 0x34, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.M", code: 0x34, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.F", code: 0x34, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.RFO", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1bc8, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.ALL", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1fff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_RD", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1bc1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.FLUSH_INV", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1a44, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.CODE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1bd0, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0xbdf, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x15df, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_OTHER", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1a02, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_FLUSH_INV", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1a04, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1a01, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_RFO", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1a08, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_CODE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1a10, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_SNP", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1c19, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_FLUSH_INV", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1844, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x19c1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_RFO", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x19c8, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_CODE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x19d0, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1841, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1848, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1850, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1981, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1908, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1910, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x189d, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x199d, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.SNPS_FROM_REM", code: 0x35, umask: 0x08, counters: 0b1111, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.ALL", code: 0x35, umask: 0xff, counters: 0b1111, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IRQ_IA", code: 0x35, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.EVICT", code: 0x35, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.PRQ_IOSF", code: 0x35, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IPQ", code: 0x35, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IRQ_NON_IA", code: 0x35, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF", code: 0x35, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.RRQ", code: 0x35, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.WBQ", code: 0x35, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOC_IO", code: 0x35, umask: 0x04, counters: 0b1111, umask_ext: 0xc000ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOC_IA", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc000ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOC_ALL", code: 0x35, umask: 0x05, counters: 0b1111, umask_ext: 0xc000ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.REM_SNPS", code: 0x35, umask: 0x08, counters: 0b1111, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.REM_ALL", code: 0x35, umask: 0xc8, counters: 0b1111, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.HIT", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.MISS", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x2, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.MMCFG", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.MMIO", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x40, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOCAL_TGT", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x80, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.REMOTE_TGT", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x100, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.MATCH_OPC", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x200, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.PREMORPH_OPC", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x400, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.NEARMEM", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x400000, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.NOT_NEARMEM", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x800000, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.NONCOH", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x1000000, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.ISOC", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x2000000, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc827fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8a7fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc827fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8a7fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD_OPT", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc827ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8a7ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD_PREF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc88fff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8d7ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_ITOM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc47ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.SNPS_FROM_REM", code: 0x36, umask: 0x08, counters: 0b1, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.ALL", code: 0x36, umask: 0xff, counters: 0b1, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc803fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IRQ_IA", code: 0x36, umask: 0x01, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.EVICT", code: 0x36, umask: 0x02, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.PRQ", code: 0x36, umask: 0x04, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IPQ", code: 0x36, umask: 0x08, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA", code: 0x36, umask: 0x10, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF", code: 0x36, umask: 0x20, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.RRQ", code: 0x36, umask: 0x40, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.WBQ", code: 0x36, umask: 0x80, counters: 0b1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOC_IO", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc000ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOC_IA", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc000ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOC_ALL", code: 0x36, umask: 0x05, counters: 0b1, umask_ext: 0xc000ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.REM_SNPS", code: 0x36, umask: 0x08, counters: 0b1, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.REM_ALL", code: 0x36, umask: 0xc8, counters: 0b1, umask_ext: 0xc001ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.HIT", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.MISS", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x2, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.MMCFG", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.MMIO", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x40, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x80, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x100, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.MATCH_OPC", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x200, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x400, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.NEARMEM", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x400000, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x800000, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.NONCOH", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x1000000, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.ISOC", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x2000000, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc827fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8a7fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc88ffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc827fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8a7fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc803fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_RFO", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc803ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc827ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8a7ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc88fff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc896fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_ALL", code: 0x37, umask: 0x0f, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_ALL", code: 0x37, umask: 0x0f, counters: 0b1111, umask_ext: 0x80, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_E", code: 0x37, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_M", code: 0x37, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_S", code: 0x37, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.M_STATE", code: 0x37, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.E_STATE", code: 0x37, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.S_STATE", code: 0x37, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_ONLY", code: 0x37, umask: 0x00, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_ONLY", code: 0x37, umask: 0x00, counters: 0b1111, umask_ext: 0x80, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_M", code: 0x37, umask: 0x01, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_E", code: 0x37, umask: 0x02, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_S", code: 0x37, umask: 0x04, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_M", code: 0x37, umask: 0x01, counters: 0b1111, umask_ext: 0x80, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_E", code: 0x37, umask: 0x02, counters: 0b1111, umask_ext: 0x80, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_S", code: 0x37, umask: 0x04, counters: 0b1111, umask_ext: 0x80, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_MISC.RSPI_WAS_FSE", code: 0x39, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_MISC.WC_ALIASING", code: 0x39, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_MISC.CV0_PREF_VIC", code: 0x39, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_MISC.CV0_PREF_MISS", code: 0x39, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc837fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc837fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRDPTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc837ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBEFTOE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc3fff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcccffd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xccd7fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcccffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcccffd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xccd7fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcccffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcccfff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcccfff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.SLOW_INSERT", code: 0x66, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.DDR4_FAST_INSERT", code: 0x66, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.THROTTLE", code: 0x66, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.REJ_IRQ", code: 0x66, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.THROTTLE_PRQ", code: 0x66, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.THROTTLE_IRQ", code: 0x66, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.SLOWTORQ_SKIP", code: 0x66, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO", code: 0x67, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO", code: 0x67, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_F", code: 0x34, umask: 0x00, counters: 0b1111, umask_ext: 0x800, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_F", code: 0x34, umask: 0x00, counters: 0b1111, umask_ext: 0x1000, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F", code: 0x34, umask: 0x00, counters: 0b1111, umask_ext: 0x400, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_F", code: 0x34, umask: 0x00, counters: 0b1111, umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.ANY_F", code: 0x34, umask: 0x00, counters: 0b1111, umask_ext: 0x20, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.OTHER_REQ_F", code: 0x34, umask: 0x00, counters: 0b1111, umask_ext: 0x2, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F", code: 0x34, umask: 0x00, counters: 0b1111, umask_ext: 0x4, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.CODE_READ_F", code: 0x34, umask: 0x00, counters: 0b1111, umask_ext: 0x10, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F", code: 0x34, umask: 0x00, counters: 0b1111, umask_ext: 0x80, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F", code: 0x34, umask: 0x00, counters: 0b1111, umask_ext: 0x200, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.RFO_F", code: 0x34, umask: 0x00, counters: 0b1111, umask_ext: 0x8, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.MISS_ALL", code: 0x34, umask: 0x01, counters: 0b1111, umask_ext: 0x1fe0, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_ALL", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x1fc1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_MISS", code: 0x34, umask: 0x01, counters: 0b1111, umask_ext: 0x1fc1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x841, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.WRITE_LOCAL", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x842, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.RFO_LOCAL", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x9c8, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.WRITE_REMOTE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x17c2, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.ALL_REMOTE", code: 0x34, umask: 0xff, counters: 0b1111, umask_ext: 0x17e0, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IO", code: 0x37, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IA", code: 0x37, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8978a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8968a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8970a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc89786, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc89686, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc89706, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc80efe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc80f7e, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc88efe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc88f7e, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcd47ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBMTOI", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc27ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc47fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc47fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc877de, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WIL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc87fde, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WCILF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc867ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc867fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8678a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8668a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc8670a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86786, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86686, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86706, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WCIL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86fff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86ffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86f8a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86e8a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86f0a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86f86, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86e86, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xc86f06, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8978a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8968a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8970a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc89786, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc89686, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc89706, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc80efe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc80f7e, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc88efe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc88f7e, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8d7ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcd47ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcc27ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_ITOM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcc47ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcc47fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xcc47fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc877de, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc87fde, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WCILF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc867ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc867fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8678a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8668a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc8670a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86786, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86686, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86706, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WCIL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86fff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86ffe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86f8a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86e8a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86f0a, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86f86, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86e86, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc86f06, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcc23ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc8c3ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.PMM", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x8, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.PMM", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x8, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.DDR", code: 0x36, umask: 0x00, counters: 0b1, umask_ext: 0x4, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.DDR", code: 0x35, umask: 0x00, counters: 0b1111, umask_ext: 0x4, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI", code: 0x70, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR", code: 0x70, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC", code: 0x70, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT", code: 0x65, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE", code: 0x65, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL", code: 0x65, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC", code: 0x64, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR", code: 0x64, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF", code: 0x64, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBMTOE", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc2fff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBEFTOI", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc37ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBSTOI", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0xcc67ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IO_MESF", code: 0x37, umask: 0x1f, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IO_E", code: 0x37, umask: 0x12, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IO_FS", code: 0x37, umask: 0x1c, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IO_M", code: 0x37, umask: 0x11, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F", code: 0x34, umask: 0x00, counters: 0b1111, umask_ext: 0x40, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc837ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc837fd, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0xc837fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcd43ff, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c80782, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c81782, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c81782, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c80782, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c88782, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10ccc782, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c89782, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10ccd782, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c89782, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10ccd782, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c88782, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10ccc782, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c00182, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c00181, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c00182, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c00181, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFOMORPH_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c80382, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRDMORPH_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c80b82, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDMORPH_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c81382, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE_CXL_ACC", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10cccf82, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFOMORPH_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c80382, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRDMORPH_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c80b82, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRDMORPH_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c81382, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE_CXL_ACC", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10cccf82, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c81682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c89682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c82682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c8a682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10ccd682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c80682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10ccc682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c88682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c00082, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, counters: 0b1111, umask_ext: 0x10c00081, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c81682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c89682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c82682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c8a682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10ccd682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c80682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10ccc682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c88682, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c00082, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, counters: 0b1, umask_ext: 0x10c00081, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc8f37e, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xc8f2fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcc437e, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcc42fe, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcd437e, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL", code: 0x36, umask: 0x04, counters: 0b1, umask_ext: 0xcd42fe, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl ChaCtl {
     /// This value set to count `event`: its event select and umask; its unit-mask extension.

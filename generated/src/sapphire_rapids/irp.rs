@@ -442,9 +442,15 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -458,262 +464,41 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_I_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b11.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 0 };
-    /// `UNC_I_FAF_TRANSACTIONS`: event select 0x16, umask 0x00, counters 0b11.
-    pub const FAF_TRANSACTIONS: Event = Event { code: 0x16, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 1 };
-    /// `UNC_I_FAF_FULL`: event select 0x17, umask 0x00, counters 0b11.
-    pub const FAF_FULL: Event = Event { code: 0x17, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 2 };
-    /// `UNC_I_FAF_INSERTS`: event select 0x18, umask 0x00, counters 0b11.
-    pub const FAF_INSERTS: Event = Event { code: 0x18, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 3 };
-    /// `UNC_I_FAF_OCCUPANCY`: event select 0x19, umask 0x00, counters 0b11.
-    pub const FAF_OCCUPANCY: Event = Event { code: 0x19, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 4 };
-    /// `UNC_I_MISC1.LOST_FWD`: event select 0x1f, umask 0x10, counters 0b11.
-    pub const MISC1_LOST_FWD: Event = Event { code: 0x1f, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 5 };
-    /// `UNC_I_IRP_ALL.INBOUND_INSERTS`: event select 0x20, umask 0x01, counters 0b11.
-    pub const IRP_ALL_INBOUND_INSERTS: Event = Event { code: 0x20, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 6 };
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_M`: event select 0x12, umask 0x78, counters 0b11.
-    pub const SNOOP_RESP_ALL_HIT_M: Event = Event { code: 0x12, umask: 0x78, ext_sel: false, umask_ext: 0x0, row: 7 };
-    /// `UNC_I_TRANSACTIONS.WR_PREF`: event select 0x11, umask 0x08, counters 0b11.
-    pub const TRANSACTIONS_WR_PREF: Event = Event { code: 0x11, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 8 };
-    /// `UNC_I_MISC1.SLOW_I`: event select 0x1f, umask 0x01, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_SLOW_I: Event = Event { code: 0x1f, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 9 };
-    /// `UNC_I_MISC1.SLOW_S`: event select 0x1f, umask 0x02, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_SLOW_S: Event = Event { code: 0x1f, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 10 };
-    /// `UNC_I_MISC1.SLOW_E`: event select 0x1f, umask 0x04, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_SLOW_E: Event = Event { code: 0x1f, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 11 };
-    /// `UNC_I_MISC1.SLOW_M`: event select 0x1f, umask 0x08, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_SLOW_M: Event = Event { code: 0x1f, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 12 };
-    /// `UNC_I_MISC1.SEC_RCVD_INVLD`: event select 0x1f, umask 0x20, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_SEC_RCVD_INVLD: Event = Event { code: 0x1f, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 13 };
-    /// `UNC_I_MISC1.SEC_RCVD_VLD`: event select 0x1f, umask 0x40, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_SEC_RCVD_VLD: Event = Event { code: 0x1f, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 14 };
-    /// `UNC_I_IRP_ALL.OUTBOUND_INSERTS`: event select 0x20, umask 0x02, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IRP_ALL_OUTBOUND_INSERTS: Event = Event { code: 0x20, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 15 };
-    /// `UNC_I_IRP_ALL.EVICTS`: event select 0x20, umask 0x04, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IRP_ALL_EVICTS: Event = Event { code: 0x20, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 16 };
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.MEM`: event select 0x0f, umask 0x04, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CACHE_TOTAL_OCCUPANCY_MEM: Event = Event { code: 0x0f, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 17 };
-    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT`: event select 0x1e, umask 0x10, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event { code: 0x1e, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 18 };
-    /// `UNC_I_MISC0.2ND_RD_INSERT`: event select 0x1e, umask 0x04, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_2ND_RD_INSERT: Event = Event { code: 0x1e, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 19 };
-    /// `UNC_I_MISC0.2ND_WR_INSERT`: event select 0x1e, umask 0x08, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_2ND_WR_INSERT: Event = Event { code: 0x1e, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 20 };
-    /// `UNC_I_MISC0.FAST_REJ`: event select 0x1e, umask 0x02, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_FAST_REJ: Event = Event { code: 0x1e, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 21 };
-    /// `UNC_I_MISC0.FAST_REQ`: event select 0x1e, umask 0x01, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_FAST_REQ: Event = Event { code: 0x1e, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 22 };
-    /// `UNC_I_MISC0.FAST_XFER`: event select 0x1e, umask 0x20, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_FAST_XFER: Event = Event { code: 0x1e, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 23 };
-    /// `UNC_I_MISC0.PF_ACK_HINT`: event select 0x1e, umask 0x40, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_PF_ACK_HINT: Event = Event { code: 0x1e, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 24 };
-    /// `UNC_I_MISC0.SLOWPATH_FWPF_NO_PRF`: event select 0x1e, umask 0x80, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_SLOWPATH_FWPF_NO_PRF: Event = Event { code: 0x1e, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 25 };
-    /// `UNC_I_SNOOP_RESP.ALL_HIT`: event select 0x12, umask 0x7e, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_ALL_HIT: Event = Event { code: 0x12, umask: 0x7e, ext_sel: false, umask_ext: 0x0, row: 26 };
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_ES`: event select 0x12, umask 0x74, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_ALL_HIT_ES: Event = Event { code: 0x12, umask: 0x74, ext_sel: false, umask_ext: 0x0, row: 27 };
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_I`: event select 0x12, umask 0x72, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_ALL_HIT_I: Event = Event { code: 0x12, umask: 0x72, ext_sel: false, umask_ext: 0x0, row: 28 };
-    /// `UNC_I_SNOOP_RESP.ALL_MISS`: event select 0x12, umask 0x71, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_ALL_MISS: Event = Event { code: 0x12, umask: 0x71, ext_sel: false, umask_ext: 0x0, row: 29 };
-    /// `UNC_I_SNOOP_RESP.HIT_ES`: event select 0x12, umask 0x04, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_HIT_ES: Event = Event { code: 0x12, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 30 };
-    /// `UNC_I_SNOOP_RESP.HIT_I`: event select 0x12, umask 0x02, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_HIT_I: Event = Event { code: 0x12, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 31 };
-    /// `UNC_I_SNOOP_RESP.HIT_M`: event select 0x12, umask 0x08, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_HIT_M: Event = Event { code: 0x12, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 32 };
-    /// `UNC_I_SNOOP_RESP.MISS`: event select 0x12, umask 0x01, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_MISS: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 33 };
-    /// `UNC_I_SNOOP_RESP.SNPCODE`: event select 0x12, umask 0x10, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_SNPCODE: Event = Event { code: 0x12, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 34 };
-    /// `UNC_I_SNOOP_RESP.SNPDATA`: event select 0x12, umask 0x20, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_SNPDATA: Event = Event { code: 0x12, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 35 };
-    /// `UNC_I_SNOOP_RESP.SNPINV`: event select 0x12, umask 0x40, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_SNPINV: Event = Event { code: 0x12, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 36 };
-    /// `UNC_I_TxC_AK_INSERTS`: event select 0x0b, umask 0x00, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_INSERTS: Event = Event { code: 0x0b, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 37 };
-    /// `UNC_I_TxC_BL_DRS_CYCLES_FULL`: event select 0x05, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_DRS_CYCLES_FULL: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 38 };
-    /// `UNC_I_TxC_BL_DRS_INSERTS`: event select 0x02, umask 0x00, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_DRS_INSERTS: Event = Event { code: 0x02, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 39 };
-    /// `UNC_I_TxC_BL_DRS_OCCUPANCY`: event select 0x08, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_DRS_OCCUPANCY: Event = Event { code: 0x08, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 40 };
-    /// `UNC_I_TxC_BL_NCB_CYCLES_FULL`: event select 0x06, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NCB_CYCLES_FULL: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 41 };
-    /// `UNC_I_TxC_BL_NCB_INSERTS`: event select 0x03, umask 0x00, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NCB_INSERTS: Event = Event { code: 0x03, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 42 };
-    /// `UNC_I_TxC_BL_NCB_OCCUPANCY`: event select 0x09, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NCB_OCCUPANCY: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 43 };
-    /// `UNC_I_TxC_BL_NCS_CYCLES_FULL`: event select 0x07, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NCS_CYCLES_FULL: Event = Event { code: 0x07, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 44 };
-    /// `UNC_I_TxC_BL_NCS_INSERTS`: event select 0x04, umask 0x00, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NCS_INSERTS: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 45 };
-    /// `UNC_I_TxC_BL_NCS_OCCUPANCY`: event select 0x0a, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NCS_OCCUPANCY: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 46 };
-    /// `UNC_I_TxR2_AD0_STALL_CREDIT_CYCLES`: event select 0x1a, umask 0x00, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR2_AD0_STALL_CREDIT_CYCLES: Event = Event { code: 0x1a, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 47 };
-    /// `UNC_I_TxR2_AD01_STALL_CREDIT_CYCLES`: event select 0x1c, umask 0x00, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR2_AD01_STALL_CREDIT_CYCLES: Event = Event { code: 0x1c, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 48 };
-    /// `UNC_I_TxR2_AD1_STALL_CREDIT_CYCLES`: event select 0x1b, umask 0x00, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR2_AD1_STALL_CREDIT_CYCLES: Event = Event { code: 0x1b, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 49 };
-    /// `UNC_I_TxR2_BL_STALL_CREDIT_CYCLES`: event select 0x1d, umask 0x00, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR2_BL_STALL_CREDIT_CYCLES: Event = Event { code: 0x1d, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 50 };
-    /// `UNC_I_TxS_DATA_INSERTS_NCB`: event select 0x0d, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXS_DATA_INSERTS_NCB: Event = Event { code: 0x0d, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 51 };
-    /// `UNC_I_TxS_DATA_INSERTS_NCS`: event select 0x0e, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXS_DATA_INSERTS_NCS: Event = Event { code: 0x0e, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 52 };
-    /// `UNC_I_TxS_REQUEST_OCCUPANCY`: event select 0x0c, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXS_REQUEST_OCCUPANCY: Event = Event { code: 0x0c, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 53 };
+    /// `UNC_I_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_I_FAF_TRANSACTIONS`.
+    pub const FAF_TRANSACTIONS: Event = Event::row(1);
+    /// `UNC_I_FAF_FULL`.
+    pub const FAF_FULL: Event = Event::row(2);
+    /// `UNC_I_FAF_INSERTS`.
+    pub const FAF_INSERTS: Event = Event::row(3);
+    /// `UNC_I_FAF_OCCUPANCY`.
+    pub const FAF_OCCUPANCY: Event = Event::row(4);
+    /// `UNC_I_MISC1.LOST_FWD`.
+    pub const MISC1_LOST_FWD: Event = Event::row(5);
+    /// `UNC_I_IRP_ALL.INBOUND_INSERTS`.
+    pub const IRP_ALL_INBOUND_INSERTS: Event = Event::row(6);
+    /// `UNC_I_SNOOP_RESP.ALL_HIT_M`.
+    pub const SNOOP_RESP_ALL_HIT_M: Event = Event::row(7);
+    /// `UNC_I_TRANSACTIONS.WR_PREF`.
+    pub const TRANSACTIONS_WR_PREF: Event = Event::row(8);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::FAF_TRANSACTIONS,
-        Event::FAF_FULL,
-        Event::FAF_INSERTS,
-        Event::FAF_OCCUPANCY,
-        Event::MISC1_LOST_FWD,
-        Event::IRP_ALL_INBOUND_INSERTS,
-        Event::SNOOP_RESP_ALL_HIT_M,
-        Event::TRANSACTIONS_WR_PREF,
-        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_I,
-        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_S,
-        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_E,
-        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_M,
-        #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_INVLD,
-        #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_VLD,
-        #[cfg(feature = "experimental-events")] Event::IRP_ALL_OUTBOUND_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::IRP_ALL_EVICTS,
-        #[cfg(feature = "experimental-events")] Event::CACHE_TOTAL_OCCUPANCY_MEM,
-        #[cfg(feature = "experimental-events")] Event::MISC0_2ND_ATOMIC_INSERT,
-        #[cfg(feature = "experimental-events")] Event::MISC0_2ND_RD_INSERT,
-        #[cfg(feature = "experimental-events")] Event::MISC0_2ND_WR_INSERT,
-        #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REJ,
-        #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REQ,
-        #[cfg(feature = "experimental-events")] Event::MISC0_FAST_XFER,
-        #[cfg(feature = "experimental-events")] Event::MISC0_PF_ACK_HINT,
-        #[cfg(feature = "experimental-events")] Event::MISC0_SLOWPATH_FWPF_NO_PRF,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_ES,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_I,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_MISS,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_ES,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_I,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_M,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_MISS,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPCODE,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPDATA,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPINV,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_CYCLES_FULL,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_CYCLES_FULL,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_CYCLES_FULL,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::TXR2_AD0_STALL_CREDIT_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXR2_AD01_STALL_CREDIT_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXR2_AD1_STALL_CREDIT_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXR2_BL_STALL_CREDIT_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCB,
-        #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCS,
-        #[cfg(feature = "experimental-events")] Event::TXS_REQUEST_OCCUPANCY,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, umask_ext: r.umask_ext, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -731,6 +516,102 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_I_MISC1.SLOW_I` (experimental).
+    pub const MISC1_SLOW_I: Event = Event::row(9);
+    /// `UNC_I_MISC1.SLOW_S` (experimental).
+    pub const MISC1_SLOW_S: Event = Event::row(10);
+    /// `UNC_I_MISC1.SLOW_E` (experimental).
+    pub const MISC1_SLOW_E: Event = Event::row(11);
+    /// `UNC_I_MISC1.SLOW_M` (experimental).
+    pub const MISC1_SLOW_M: Event = Event::row(12);
+    /// `UNC_I_MISC1.SEC_RCVD_INVLD` (experimental).
+    pub const MISC1_SEC_RCVD_INVLD: Event = Event::row(13);
+    /// `UNC_I_MISC1.SEC_RCVD_VLD` (experimental).
+    pub const MISC1_SEC_RCVD_VLD: Event = Event::row(14);
+    /// `UNC_I_IRP_ALL.OUTBOUND_INSERTS` (experimental).
+    pub const IRP_ALL_OUTBOUND_INSERTS: Event = Event::row(15);
+    /// `UNC_I_IRP_ALL.EVICTS` (experimental).
+    pub const IRP_ALL_EVICTS: Event = Event::row(16);
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.MEM` (experimental).
+    pub const CACHE_TOTAL_OCCUPANCY_MEM: Event = Event::row(17);
+    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT` (experimental).
+    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event::row(18);
+    /// `UNC_I_MISC0.2ND_RD_INSERT` (experimental).
+    pub const MISC0_2ND_RD_INSERT: Event = Event::row(19);
+    /// `UNC_I_MISC0.2ND_WR_INSERT` (experimental).
+    pub const MISC0_2ND_WR_INSERT: Event = Event::row(20);
+    /// `UNC_I_MISC0.FAST_REJ` (experimental).
+    pub const MISC0_FAST_REJ: Event = Event::row(21);
+    /// `UNC_I_MISC0.FAST_REQ` (experimental).
+    pub const MISC0_FAST_REQ: Event = Event::row(22);
+    /// `UNC_I_MISC0.FAST_XFER` (experimental).
+    pub const MISC0_FAST_XFER: Event = Event::row(23);
+    /// `UNC_I_MISC0.PF_ACK_HINT` (experimental).
+    pub const MISC0_PF_ACK_HINT: Event = Event::row(24);
+    /// `UNC_I_MISC0.SLOWPATH_FWPF_NO_PRF` (experimental).
+    pub const MISC0_SLOWPATH_FWPF_NO_PRF: Event = Event::row(25);
+    /// `UNC_I_SNOOP_RESP.ALL_HIT` (experimental).
+    pub const SNOOP_RESP_ALL_HIT: Event = Event::row(26);
+    /// `UNC_I_SNOOP_RESP.ALL_HIT_ES` (experimental).
+    pub const SNOOP_RESP_ALL_HIT_ES: Event = Event::row(27);
+    /// `UNC_I_SNOOP_RESP.ALL_HIT_I` (experimental).
+    pub const SNOOP_RESP_ALL_HIT_I: Event = Event::row(28);
+    /// `UNC_I_SNOOP_RESP.ALL_MISS` (experimental).
+    pub const SNOOP_RESP_ALL_MISS: Event = Event::row(29);
+    /// `UNC_I_SNOOP_RESP.HIT_ES` (experimental).
+    pub const SNOOP_RESP_HIT_ES: Event = Event::row(30);
+    /// `UNC_I_SNOOP_RESP.HIT_I` (experimental).
+    pub const SNOOP_RESP_HIT_I: Event = Event::row(31);
+    /// `UNC_I_SNOOP_RESP.HIT_M` (experimental).
+    pub const SNOOP_RESP_HIT_M: Event = Event::row(32);
+    /// `UNC_I_SNOOP_RESP.MISS` (experimental).
+    pub const SNOOP_RESP_MISS: Event = Event::row(33);
+    /// `UNC_I_SNOOP_RESP.SNPCODE` (experimental).
+    pub const SNOOP_RESP_SNPCODE: Event = Event::row(34);
+    /// `UNC_I_SNOOP_RESP.SNPDATA` (experimental).
+    pub const SNOOP_RESP_SNPDATA: Event = Event::row(35);
+    /// `UNC_I_SNOOP_RESP.SNPINV` (experimental).
+    pub const SNOOP_RESP_SNPINV: Event = Event::row(36);
+    /// `UNC_I_TxC_AK_INSERTS` (experimental).
+    pub const TXC_AK_INSERTS: Event = Event::row(37);
+    /// `UNC_I_TxC_BL_DRS_CYCLES_FULL` (experimental).
+    pub const TXC_BL_DRS_CYCLES_FULL: Event = Event::row(38);
+    /// `UNC_I_TxC_BL_DRS_INSERTS` (experimental).
+    pub const TXC_BL_DRS_INSERTS: Event = Event::row(39);
+    /// `UNC_I_TxC_BL_DRS_OCCUPANCY` (experimental).
+    pub const TXC_BL_DRS_OCCUPANCY: Event = Event::row(40);
+    /// `UNC_I_TxC_BL_NCB_CYCLES_FULL` (experimental).
+    pub const TXC_BL_NCB_CYCLES_FULL: Event = Event::row(41);
+    /// `UNC_I_TxC_BL_NCB_INSERTS` (experimental).
+    pub const TXC_BL_NCB_INSERTS: Event = Event::row(42);
+    /// `UNC_I_TxC_BL_NCB_OCCUPANCY` (experimental).
+    pub const TXC_BL_NCB_OCCUPANCY: Event = Event::row(43);
+    /// `UNC_I_TxC_BL_NCS_CYCLES_FULL` (experimental).
+    pub const TXC_BL_NCS_CYCLES_FULL: Event = Event::row(44);
+    /// `UNC_I_TxC_BL_NCS_INSERTS` (experimental).
+    pub const TXC_BL_NCS_INSERTS: Event = Event::row(45);
+    /// `UNC_I_TxC_BL_NCS_OCCUPANCY` (experimental).
+    pub const TXC_BL_NCS_OCCUPANCY: Event = Event::row(46);
+    /// `UNC_I_TxR2_AD0_STALL_CREDIT_CYCLES` (experimental).
+    pub const TXR2_AD0_STALL_CREDIT_CYCLES: Event = Event::row(47);
+    /// `UNC_I_TxR2_AD01_STALL_CREDIT_CYCLES` (experimental).
+    pub const TXR2_AD01_STALL_CREDIT_CYCLES: Event = Event::row(48);
+    /// `UNC_I_TxR2_AD1_STALL_CREDIT_CYCLES` (experimental).
+    pub const TXR2_AD1_STALL_CREDIT_CYCLES: Event = Event::row(49);
+    /// `UNC_I_TxR2_BL_STALL_CREDIT_CYCLES` (experimental).
+    pub const TXR2_BL_STALL_CREDIT_CYCLES: Event = Event::row(50);
+    /// `UNC_I_TxS_DATA_INSERTS_NCB` (experimental).
+    pub const TXS_DATA_INSERTS_NCB: Event = Event::row(51);
+    /// `UNC_I_TxS_DATA_INSERTS_NCS` (experimental).
+    pub const TXS_DATA_INSERTS_NCS: Event = Event::row(52);
+    /// `UNC_I_TxS_REQUEST_OCCUPANCY` (experimental).
+    pub const TXS_REQUEST_OCCUPANCY: Event = Event::row(53);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -744,65 +625,83 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_I_CLOCKTICKS", 0x01, 0x00, 0b11),
+    ev("UNC_I_FAF_TRANSACTIONS", 0x16, 0x00, 0b11),
+    ev("UNC_I_FAF_FULL", 0x17, 0x00, 0b11),
+    ev("UNC_I_FAF_INSERTS", 0x18, 0x00, 0b11),
+    ev("UNC_I_FAF_OCCUPANCY", 0x19, 0x00, 0b11),
+    ev("UNC_I_MISC1.LOST_FWD", 0x1f, 0x10, 0b11),
+    ev("UNC_I_IRP_ALL.INBOUND_INSERTS", 0x20, 0x01, 0b11),
+    ev("UNC_I_SNOOP_RESP.ALL_HIT_M", 0x12, 0x78, 0b11),
+    ev("UNC_I_TRANSACTIONS.WR_PREF", 0x11, 0x08, 0b11),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_I_MISC1.SLOW_I", 0x1f, 0x01, 0b11),
+    ev("UNC_I_MISC1.SLOW_S", 0x1f, 0x02, 0b11),
+    ev("UNC_I_MISC1.SLOW_E", 0x1f, 0x04, 0b11),
+    ev("UNC_I_MISC1.SLOW_M", 0x1f, 0x08, 0b11),
+    ev("UNC_I_MISC1.SEC_RCVD_INVLD", 0x1f, 0x20, 0b11),
+    ev("UNC_I_MISC1.SEC_RCVD_VLD", 0x1f, 0x40, 0b11),
+    ev("UNC_I_IRP_ALL.OUTBOUND_INSERTS", 0x20, 0x02, 0b11),
+    ev("UNC_I_IRP_ALL.EVICTS", 0x20, 0x04, 0b11),
+    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", 0x0f, 0x04, 0b11),
+    ev("UNC_I_MISC0.2ND_ATOMIC_INSERT", 0x1e, 0x10, 0b11),
+    ev("UNC_I_MISC0.2ND_RD_INSERT", 0x1e, 0x04, 0b11),
+    ev("UNC_I_MISC0.2ND_WR_INSERT", 0x1e, 0x08, 0b11),
+    ev("UNC_I_MISC0.FAST_REJ", 0x1e, 0x02, 0b11),
+    ev("UNC_I_MISC0.FAST_REQ", 0x1e, 0x01, 0b11),
+    ev("UNC_I_MISC0.FAST_XFER", 0x1e, 0x20, 0b11),
+    ev("UNC_I_MISC0.PF_ACK_HINT", 0x1e, 0x40, 0b11),
+    ev("UNC_I_MISC0.SLOWPATH_FWPF_NO_PRF", 0x1e, 0x80, 0b11),
+    ev("UNC_I_SNOOP_RESP.ALL_HIT", 0x12, 0x7e, 0b11),
+    ev("UNC_I_SNOOP_RESP.ALL_HIT_ES", 0x12, 0x74, 0b11),
+    ev("UNC_I_SNOOP_RESP.ALL_HIT_I", 0x12, 0x72, 0b11),
+    ev("UNC_I_SNOOP_RESP.ALL_MISS", 0x12, 0x71, 0b11),
+    ev("UNC_I_SNOOP_RESP.HIT_ES", 0x12, 0x04, 0b11),
+    ev("UNC_I_SNOOP_RESP.HIT_I", 0x12, 0x02, 0b11),
+    ev("UNC_I_SNOOP_RESP.HIT_M", 0x12, 0x08, 0b11),
+    ev("UNC_I_SNOOP_RESP.MISS", 0x12, 0x01, 0b11),
+    ev("UNC_I_SNOOP_RESP.SNPCODE", 0x12, 0x10, 0b11),
+    ev("UNC_I_SNOOP_RESP.SNPDATA", 0x12, 0x20, 0b11),
+    ev("UNC_I_SNOOP_RESP.SNPINV", 0x12, 0x40, 0b11),
+    ev("UNC_I_TxC_AK_INSERTS", 0x0b, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_DRS_CYCLES_FULL", 0x05, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_DRS_INSERTS", 0x02, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_DRS_OCCUPANCY", 0x08, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_NCB_CYCLES_FULL", 0x06, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_NCB_INSERTS", 0x03, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_NCB_OCCUPANCY", 0x09, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_NCS_CYCLES_FULL", 0x07, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_NCS_INSERTS", 0x04, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_NCS_OCCUPANCY", 0x0a, 0x00, 0b11),
+    ev("UNC_I_TxR2_AD0_STALL_CREDIT_CYCLES", 0x1a, 0x00, 0b11),
+    ev("UNC_I_TxR2_AD01_STALL_CREDIT_CYCLES", 0x1c, 0x00, 0b11),
+    ev("UNC_I_TxR2_AD1_STALL_CREDIT_CYCLES", 0x1b, 0x00, 0b11),
+    ev("UNC_I_TxR2_BL_STALL_CREDIT_CYCLES", 0x1d, 0x00, 0b11),
+    ev("UNC_I_TxS_DATA_INSERTS_NCB", 0x0d, 0x00, 0b11),
+    ev("UNC_I_TxS_DATA_INSERTS_NCS", 0x0e, 0x00, 0b11),
+    ev("UNC_I_TxS_REQUEST_OCCUPANCY", 0x0c, 0x00, 0b11),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<9>(EVENT_ROWS, 0, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<45>(EXPERIMENTAL_ROWS, 0, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_FAF_TRANSACTIONS", code: 0x16, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_FAF_FULL", code: 0x17, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_FAF_INSERTS", code: 0x18, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_FAF_OCCUPANCY", code: 0x19, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC1.LOST_FWD", code: 0x1f, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_IRP_ALL.INBOUND_INSERTS", code: 0x20, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_M", code: 0x12, umask: 0x78, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x11, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SLOW_I", code: 0x1f, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SLOW_S", code: 0x1f, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SLOW_E", code: 0x1f, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SLOW_M", code: 0x1f, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SEC_RCVD_INVLD", code: 0x1f, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SEC_RCVD_VLD", code: 0x1f, umask: 0x40, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_IRP_ALL.OUTBOUND_INSERTS", code: 0x20, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_IRP_ALL.EVICTS", code: 0x20, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", code: 0x0f, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.2ND_ATOMIC_INSERT", code: 0x1e, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.2ND_RD_INSERT", code: 0x1e, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.2ND_WR_INSERT", code: 0x1e, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.FAST_REJ", code: 0x1e, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.FAST_REQ", code: 0x1e, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.FAST_XFER", code: 0x1e, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.PF_ACK_HINT", code: 0x1e, umask: 0x40, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.SLOWPATH_FWPF_NO_PRF", code: 0x1e, umask: 0x80, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT", code: 0x12, umask: 0x7e, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_ES", code: 0x12, umask: 0x74, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_I", code: 0x12, umask: 0x72, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_MISS", code: 0x12, umask: 0x71, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.HIT_ES", code: 0x12, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.HIT_I", code: 0x12, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.HIT_M", code: 0x12, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.MISS", code: 0x12, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.SNPCODE", code: 0x12, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.SNPDATA", code: 0x12, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.SNPINV", code: 0x12, umask: 0x40, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_AK_INSERTS", code: 0x0b, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_DRS_CYCLES_FULL", code: 0x05, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_DRS_INSERTS", code: 0x02, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_DRS_OCCUPANCY", code: 0x08, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCB_CYCLES_FULL", code: 0x06, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCB_INSERTS", code: 0x03, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCB_OCCUPANCY", code: 0x09, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCS_CYCLES_FULL", code: 0x07, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCS_INSERTS", code: 0x04, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCS_OCCUPANCY", code: 0x0a, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxR2_AD0_STALL_CREDIT_CYCLES", code: 0x1a, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxR2_AD01_STALL_CREDIT_CYCLES", code: 0x1c, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxR2_AD1_STALL_CREDIT_CYCLES", code: 0x1b, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxR2_BL_STALL_CREDIT_CYCLES", code: 0x1d, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxS_DATA_INSERTS_NCB", code: 0x0d, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxS_DATA_INSERTS_NCS", code: 0x0e, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxS_REQUEST_OCCUPANCY", code: 0x0c, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl IrpCtl {
     /// This value set to count `event`: its event select and umask; its unit-mask extension.

@@ -375,9 +375,15 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -391,610 +397,39 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_UPI_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 0 };
-    /// `UNC_UPI_TxL_FLITS.ALL_DATA`: event select 0x02, umask 0x0f, counters 0b1111.
-    pub const TXL_FLITS_ALL_DATA: Event = Event { code: 0x02, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 1 };
-    /// `UNC_UPI_TxL_FLITS.NON_DATA`: event select 0x02, umask 0x97, counters 0b1111.
-    pub const TXL_FLITS_NON_DATA: Event = Event { code: 0x02, umask: 0x97, ext_sel: false, umask_ext: 0x0, row: 2 };
-    /// `UNC_UPI_TxL_FLITS.ALL_NULL`: event select 0x02, umask 0x27, counters 0b1111.
-    pub const TXL_FLITS_ALL_NULL: Event = Event { code: 0x02, umask: 0x27, ext_sel: false, umask_ext: 0x0, row: 3 };
-    /// `UNC_UPI_RxL_FLITS.ALL_DATA`: event select 0x03, umask 0x0f, counters 0b1111.
-    pub const RXL_FLITS_ALL_DATA: Event = Event { code: 0x03, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 4 };
-    /// `UNC_UPI_RxL_FLITS.NON_DATA`: event select 0x03, umask 0x97, counters 0b1111.
-    pub const RXL_FLITS_NON_DATA: Event = Event { code: 0x03, umask: 0x97, ext_sel: false, umask_ext: 0x0, row: 5 };
-    /// `UNC_UPI_RxL_FLITS.ALL_NULL`: event select 0x03, umask 0x27, counters 0b1111.
-    pub const RXL_FLITS_ALL_NULL: Event = Event { code: 0x03, umask: 0x27, ext_sel: false, umask_ext: 0x0, row: 6 };
-    /// `UNC_UPI_L1_POWER_CYCLES`: event select 0x21, umask 0x00, counters 0b1111.
-    pub const L1_POWER_CYCLES: Event = Event { code: 0x21, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 7 };
-    /// `UNC_UPI_TxL_FLITS.SLOT0`: event select 0x02, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_SLOT0: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 8 };
-    /// `UNC_UPI_TxL_FLITS.SLOT1`: event select 0x02, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_SLOT1: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 9 };
-    /// `UNC_UPI_TxL_FLITS.SLOT2`: event select 0x02, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_SLOT2: Event = Event { code: 0x02, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 10 };
-    /// `UNC_UPI_TxL_FLITS.DATA`: event select 0x02, umask 0x08, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_DATA: Event = Event { code: 0x02, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 11 };
-    /// `UNC_UPI_TxL_FLITS.LLCRD`: event select 0x02, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_LLCRD: Event = Event { code: 0x02, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 12 };
-    /// `UNC_UPI_TxL_FLITS.NULL`: event select 0x02, umask 0x20, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_NULL: Event = Event { code: 0x02, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 13 };
-    /// `UNC_UPI_TxL_FLITS.LLCTRL`: event select 0x02, umask 0x40, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_LLCTRL: Event = Event { code: 0x02, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 14 };
-    /// `UNC_UPI_TxL_FLITS.PROTHDR`: event select 0x02, umask 0x80, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_PROTHDR: Event = Event { code: 0x02, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 15 };
-    /// `UNC_UPI_TxL_FLITS.IDLE`: event select 0x02, umask 0x47, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_IDLE: Event = Event { code: 0x02, umask: 0x47, ext_sel: false, umask_ext: 0x0, row: 16 };
-    /// `UNC_UPI_RxL_FLITS.SLOT0`: event select 0x03, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_SLOT0: Event = Event { code: 0x03, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 17 };
-    /// `UNC_UPI_RxL_FLITS.SLOT1`: event select 0x03, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_SLOT1: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 18 };
-    /// `UNC_UPI_RxL_FLITS.SLOT2`: event select 0x03, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_SLOT2: Event = Event { code: 0x03, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 19 };
-    /// `UNC_UPI_RxL_FLITS.DATA`: event select 0x03, umask 0x08, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_DATA: Event = Event { code: 0x03, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 20 };
-    /// `UNC_UPI_RxL_FLITS.LLCRD`: event select 0x03, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_LLCRD: Event = Event { code: 0x03, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 21 };
-    /// `UNC_UPI_RxL_FLITS.NULL`: event select 0x03, umask 0x20, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_NULL: Event = Event { code: 0x03, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 22 };
-    /// `UNC_UPI_RxL_FLITS.LLCTRL`: event select 0x03, umask 0x40, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_LLCTRL: Event = Event { code: 0x03, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 23 };
-    /// `UNC_UPI_RxL_FLITS.PROTHDR`: event select 0x03, umask 0x80, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_PROTHDR: Event = Event { code: 0x03, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 24 };
-    /// `UNC_UPI_RxL_FLITS.IDLE`: event select 0x03, umask 0x47, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_FLITS_IDLE: Event = Event { code: 0x03, umask: 0x47, ext_sel: false, umask_ext: 0x0, row: 25 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB`: event select 0x04, umask 0x0e, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_NCB: Event = Event { code: 0x04, umask: 0x0e, ext_sel: false, umask_ext: 0x0, row: 26 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC`: event select 0x04, umask 0x0e, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event { code: 0x04, umask: 0x0e, ext_sel: false, umask_ext: 0x1, row: 27 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS`: event select 0x04, umask 0x0f, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_NCS: Event = Event { code: 0x04, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 28 };
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC`: event select 0x04, umask 0x0f, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event { code: 0x04, umask: 0x0f, ext_sel: false, umask_ext: 0x1, row: 29 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB`: event select 0x05, umask 0x0e, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_NCB: Event = Event { code: 0x05, umask: 0x0e, ext_sel: false, umask_ext: 0x0, row: 30 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC`: event select 0x05, umask 0x0e, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event { code: 0x05, umask: 0x0e, ext_sel: false, umask_ext: 0x1, row: 31 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS`: event select 0x05, umask 0x0f, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_NCS: Event = Event { code: 0x05, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 32 };
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC`: event select 0x05, umask 0x0f, unit-mask extension
-    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
-    /// not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event { code: 0x05, umask: 0x0f, ext_sel: false, umask_ext: 0x1, row: 33 };
-    /// `UNC_UPI_RxL_CRC_LLR_REQ_TRANSMIT`: event select 0x08, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_CRC_LLR_REQ_TRANSMIT: Event = Event { code: 0x08, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 34 };
-    /// `UNC_UPI_RxL_CRC_ERRORS`: event select 0x0b, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_CRC_ERRORS: Event = Event { code: 0x0b, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 35 };
-    /// `UNC_UPI_DIRECT_ATTEMPTS.D2C`: event select 0x12, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_ATTEMPTS_D2C: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 36 };
-    /// `UNC_UPI_DIRECT_ATTEMPTS.D2K`: event select 0x12, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECT_ATTEMPTS_D2K: Event = Event { code: 0x12, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 37 };
-    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AD_VNA_LE2`: event select 0x14, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_BYP_BLOCKED_FLOWQ_AD_VNA_LE2: Event = Event { code: 0x14, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 38 };
-    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_BL_VNA_EQ0`: event select 0x14, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_BYP_BLOCKED_FLOWQ_BL_VNA_EQ0: Event = Event { code: 0x14, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 39 };
-    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AK_VNA_LE3`: event select 0x14, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_BYP_BLOCKED_FLOWQ_AK_VNA_LE3: Event = Event { code: 0x14, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 40 };
-    /// `UNC_UPI_M3_BYP_BLOCKED.BGF_CRD`: event select 0x14, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_BYP_BLOCKED_BGF_CRD: Event = Event { code: 0x14, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 41 };
-    /// `UNC_UPI_M3_BYP_BLOCKED.GV_BLOCK`: event select 0x14, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_BYP_BLOCKED_GV_BLOCK: Event = Event { code: 0x14, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 42 };
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_LE2`: event select 0x15, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_RXQ_BLOCKED_FLOWQ_AD_VNA_LE2: Event = Event { code: 0x15, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 43 };
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_BTW_2_THRESH`: event select 0x15, umask 0x02, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_RXQ_BLOCKED_FLOWQ_AD_VNA_BTW_2_THRESH: Event = Event { code: 0x15, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 44 };
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_EQ0`: event select 0x15, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_RXQ_BLOCKED_FLOWQ_BL_VNA_EQ0: Event = Event { code: 0x15, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 45 };
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_BTW_0_THRESH`: event select 0x15, umask 0x08, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_RXQ_BLOCKED_FLOWQ_BL_VNA_BTW_0_THRESH: Event = Event { code: 0x15, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 46 };
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AK_VNA_LE3`: event select 0x15, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_RXQ_BLOCKED_FLOWQ_AK_VNA_LE3: Event = Event { code: 0x15, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 47 };
-    /// `UNC_UPI_M3_RXQ_BLOCKED.BGF_CRD`: event select 0x15, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_RXQ_BLOCKED_BGF_CRD: Event = Event { code: 0x15, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 48 };
-    /// `UNC_UPI_M3_RXQ_BLOCKED.GV_BLOCK`: event select 0x15, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_RXQ_BLOCKED_GV_BLOCK: Event = Event { code: 0x15, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 49 };
-    /// `UNC_UPI_M3_CRD_RETURN_BLOCKED`: event select 0x16, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const M3_CRD_RETURN_BLOCKED: Event = Event { code: 0x16, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 50 };
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ0`: event select 0x18, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FLOWQ_NO_VNA_CRD_AD_VNA_EQ0: Event = Event { code: 0x18, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 51 };
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ1`: event select 0x18, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FLOWQ_NO_VNA_CRD_AD_VNA_EQ1: Event = Event { code: 0x18, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 52 };
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ2`: event select 0x18, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FLOWQ_NO_VNA_CRD_AD_VNA_EQ2: Event = Event { code: 0x18, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 53 };
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.BL_VNA_EQ0`: event select 0x18, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FLOWQ_NO_VNA_CRD_BL_VNA_EQ0: Event = Event { code: 0x18, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 54 };
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ0`: event select 0x18, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ0: Event = Event { code: 0x18, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 55 };
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ1`: event select 0x18, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ1: Event = Event { code: 0x18, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 56 };
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ2`: event select 0x18, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ2: Event = Event { code: 0x18, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 57 };
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ3`: event select 0x18, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ3: Event = Event { code: 0x18, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 58 };
-    /// `UNC_UPI_PHY_INIT_CYCLES`: event select 0x20, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PHY_INIT_CYCLES: Event = Event { code: 0x20, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 59 };
-    /// `UNC_UPI_POWER_L1_REQ`: event select 0x22, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_L1_REQ: Event = Event { code: 0x22, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 60 };
-    /// `UNC_UPI_POWER_L1_NACK`: event select 0x23, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_L1_NACK: Event = Event { code: 0x23, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 61 };
-    /// `UNC_UPI_RxL0_POWER_CYCLES`: event select 0x24, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL0_POWER_CYCLES: Event = Event { code: 0x24, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 62 };
-    /// `UNC_UPI_RxL0P_POWER_CYCLES`: event select 0x25, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL0P_POWER_CYCLES: Event = Event { code: 0x25, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 63 };
-    /// `UNC_UPI_TxL0_POWER_CYCLES`: event select 0x26, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0_POWER_CYCLES: Event = Event { code: 0x26, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 64 };
-    /// `UNC_UPI_TxL0P_POWER_CYCLES`: event select 0x27, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_POWER_CYCLES: Event = Event { code: 0x27, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 65 };
-    /// `UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER`: event select 0x28, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_POWER_CYCLES_LL_ENTER: Event = Event { code: 0x28, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 66 };
-    /// `UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT`: event select 0x29, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_POWER_CYCLES_M3_EXIT: Event = Event { code: 0x29, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 67 };
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.CFG_CTL`: event select 0x2a, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_CLK_ACTIVE_CFG_CTL: Event = Event { code: 0x2a, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 68 };
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ`: event select 0x2a, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_CLK_ACTIVE_RXQ: Event = Event { code: 0x2a, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 69 };
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_BYPASS`: event select 0x2a, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_CLK_ACTIVE_RXQ_BYPASS: Event = Event { code: 0x2a, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 70 };
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_CRED`: event select 0x2a, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_CLK_ACTIVE_RXQ_CRED: Event = Event { code: 0x2a, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 71 };
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.TXQ`: event select 0x2a, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_CLK_ACTIVE_TXQ: Event = Event { code: 0x2a, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 72 };
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RETRY`: event select 0x2a, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_CLK_ACTIVE_RETRY: Event = Event { code: 0x2a, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 73 };
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.DFX`: event select 0x2a, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_CLK_ACTIVE_DFX: Event = Event { code: 0x2a, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 74 };
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.SPARE`: event select 0x2a, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL0P_CLK_ACTIVE_SPARE: Event = Event { code: 0x2a, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 75 };
-    /// `UNC_UPI_RxL_INSERTS.SLOT0`: event select 0x30, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_INSERTS_SLOT0: Event = Event { code: 0x30, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 76 };
-    /// `UNC_UPI_RxL_INSERTS.SLOT1`: event select 0x30, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_INSERTS_SLOT1: Event = Event { code: 0x30, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 77 };
-    /// `UNC_UPI_RxL_INSERTS.SLOT2`: event select 0x30, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_INSERTS_SLOT2: Event = Event { code: 0x30, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 78 };
-    /// `UNC_UPI_RxL_BYPASSED.SLOT0`: event select 0x31, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BYPASSED_SLOT0: Event = Event { code: 0x31, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 79 };
-    /// `UNC_UPI_RxL_BYPASSED.SLOT1`: event select 0x31, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BYPASSED_SLOT1: Event = Event { code: 0x31, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 80 };
-    /// `UNC_UPI_RxL_BYPASSED.SLOT2`: event select 0x31, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_BYPASSED_SLOT2: Event = Event { code: 0x31, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 81 };
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT0`: event select 0x32, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_OCCUPANCY_SLOT0: Event = Event { code: 0x32, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 82 };
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT1`: event select 0x32, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_OCCUPANCY_SLOT1: Event = Event { code: 0x32, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 83 };
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT2`: event select 0x32, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_OCCUPANCY_SLOT2: Event = Event { code: 0x32, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 84 };
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ1`: event select 0x33, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_SLOT_BYPASS_S0_RXQ1: Event = Event { code: 0x33, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 85 };
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ2`: event select 0x33, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_SLOT_BYPASS_S0_RXQ2: Event = Event { code: 0x33, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 86 };
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ0`: event select 0x33, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_SLOT_BYPASS_S1_RXQ0: Event = Event { code: 0x33, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 87 };
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ2`: event select 0x33, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_SLOT_BYPASS_S1_RXQ2: Event = Event { code: 0x33, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 88 };
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ0`: event select 0x33, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_SLOT_BYPASS_S2_RXQ0: Event = Event { code: 0x33, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 89 };
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ1`: event select 0x33, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_SLOT_BYPASS_S2_RXQ1: Event = Event { code: 0x33, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 90 };
-    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VN0`: event select 0x39, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_CREDITS_CONSUMED_VN0: Event = Event { code: 0x39, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 91 };
-    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VN1`: event select 0x3a, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_CREDITS_CONSUMED_VN1: Event = Event { code: 0x3a, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 92 };
-    /// `UNC_UPI_TxL_INSERTS`: event select 0x40, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_INSERTS: Event = Event { code: 0x40, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 93 };
-    /// `UNC_UPI_TxL_BYPASSED`: event select 0x41, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_BYPASSED: Event = Event { code: 0x41, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 94 };
-    /// `UNC_UPI_TxL_OCCUPANCY`: event select 0x42, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_OCCUPANCY: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 95 };
-    /// `UNC_UPI_VNA_CREDIT_RETURN_OCCUPANCY`: event select 0x44, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event { code: 0x44, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 96 };
-    /// `UNC_UPI_VNA_CREDIT_RETURN_BLOCKED_VN01`: event select 0x45, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VNA_CREDIT_RETURN_BLOCKED_VN01: Event = Event { code: 0x45, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 97 };
-    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VNA`: event select 0x46, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_SLOT2_FROM_M3_VNA: Event = Event { code: 0x46, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 98 };
-    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VN0`: event select 0x46, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_SLOT2_FROM_M3_VN0: Event = Event { code: 0x46, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 99 };
-    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VN1`: event select 0x46, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_SLOT2_FROM_M3_VN1: Event = Event { code: 0x46, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 100 };
-    /// `UNC_UPI_REQ_SLOT2_FROM_M3.ACK`: event select 0x46, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const REQ_SLOT2_FROM_M3_ACK: Event = Event { code: 0x46, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 101 };
-    /// `UNC_UPI_TxL_ANY_FLITS.SLOT0`: event select 0x4a, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_ANY_FLITS_SLOT0: Event = Event { code: 0x4a, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 102 };
-    /// `UNC_UPI_TxL_ANY_FLITS.SLOT1`: event select 0x4a, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_ANY_FLITS_SLOT1: Event = Event { code: 0x4a, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 103 };
-    /// `UNC_UPI_TxL_ANY_FLITS.SLOT2`: event select 0x4a, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_ANY_FLITS_SLOT2: Event = Event { code: 0x4a, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 104 };
-    /// `UNC_UPI_TxL_ANY_FLITS.DATA`: event select 0x4a, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_ANY_FLITS_DATA: Event = Event { code: 0x4a, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 105 };
-    /// `UNC_UPI_TxL_ANY_FLITS.LLCRD`: event select 0x4a, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_ANY_FLITS_LLCRD: Event = Event { code: 0x4a, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 106 };
-    /// `UNC_UPI_TxL_ANY_FLITS.NULL`: event select 0x4a, umask 0x20, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_ANY_FLITS_NULL: Event = Event { code: 0x4a, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 107 };
-    /// `UNC_UPI_TxL_ANY_FLITS.LLCTRL`: event select 0x4a, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_ANY_FLITS_LLCTRL: Event = Event { code: 0x4a, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 108 };
-    /// `UNC_UPI_TxL_ANY_FLITS.PROTHDR`: event select 0x4a, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_ANY_FLITS_PROTHDR: Event = Event { code: 0x4a, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 109 };
-    /// `UNC_UPI_RxL_ANY_FLITS.SLOT0`: event select 0x4b, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_ANY_FLITS_SLOT0: Event = Event { code: 0x4b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 110 };
-    /// `UNC_UPI_RxL_ANY_FLITS.SLOT1`: event select 0x4b, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_ANY_FLITS_SLOT1: Event = Event { code: 0x4b, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 111 };
-    /// `UNC_UPI_RxL_ANY_FLITS.SLOT2`: event select 0x4b, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_ANY_FLITS_SLOT2: Event = Event { code: 0x4b, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 112 };
-    /// `UNC_UPI_RxL_ANY_FLITS.DATA`: event select 0x4b, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_ANY_FLITS_DATA: Event = Event { code: 0x4b, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 113 };
-    /// `UNC_UPI_RxL_ANY_FLITS.LLCRD`: event select 0x4b, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_ANY_FLITS_LLCRD: Event = Event { code: 0x4b, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 114 };
-    /// `UNC_UPI_RxL_ANY_FLITS.NULL`: event select 0x4b, umask 0x20, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_ANY_FLITS_NULL: Event = Event { code: 0x4b, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 115 };
-    /// `UNC_UPI_RxL_ANY_FLITS.LLCTRL`: event select 0x4b, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_ANY_FLITS_LLCTRL: Event = Event { code: 0x4b, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 116 };
-    /// `UNC_UPI_RxL_ANY_FLITS.PROTHDR`: event select 0x4b, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_ANY_FLITS_PROTHDR: Event = Event { code: 0x4b, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 117 };
-    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VNA`: event select 0x38, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXL_CREDITS_CONSUMED_VNA: Event = Event { code: 0x38, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 118 };
-    /// `UNC_UPI_TxL_FLITS.ALL_PROTHDR`: event select 0x02, umask 0x87, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_ALL_PROTHDR: Event = Event { code: 0x02, umask: 0x87, ext_sel: false, umask_ext: 0x0, row: 119 };
-    /// `UNC_UPI_TxL_FLITS.ALL_LLCTRL`: event select 0x02, umask 0x47, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_ALL_LLCTRL: Event = Event { code: 0x02, umask: 0x47, ext_sel: false, umask_ext: 0x0, row: 120 };
-    /// `UNC_UPI_TxL_FLITS.ALL_LLCRD`: event select 0x02, umask 0x17, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXL_FLITS_ALL_LLCRD: Event = Event { code: 0x02, umask: 0x17, ext_sel: false, umask_ext: 0x0, row: 121 };
+    /// `UNC_UPI_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_UPI_TxL_FLITS.ALL_DATA`.
+    pub const TXL_FLITS_ALL_DATA: Event = Event::row(1);
+    /// `UNC_UPI_TxL_FLITS.NON_DATA`.
+    pub const TXL_FLITS_NON_DATA: Event = Event::row(2);
+    /// `UNC_UPI_TxL_FLITS.ALL_NULL`.
+    pub const TXL_FLITS_ALL_NULL: Event = Event::row(3);
+    /// `UNC_UPI_RxL_FLITS.ALL_DATA`.
+    pub const RXL_FLITS_ALL_DATA: Event = Event::row(4);
+    /// `UNC_UPI_RxL_FLITS.NON_DATA`.
+    pub const RXL_FLITS_NON_DATA: Event = Event::row(5);
+    /// `UNC_UPI_RxL_FLITS.ALL_NULL`.
+    pub const RXL_FLITS_ALL_NULL: Event = Event::row(6);
+    /// `UNC_UPI_L1_POWER_CYCLES`.
+    pub const L1_POWER_CYCLES: Event = Event::row(7);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::TXL_FLITS_ALL_DATA,
-        Event::TXL_FLITS_NON_DATA,
-        Event::TXL_FLITS_ALL_NULL,
-        Event::RXL_FLITS_ALL_DATA,
-        Event::RXL_FLITS_NON_DATA,
-        Event::RXL_FLITS_ALL_NULL,
-        Event::L1_POWER_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_SLOT2,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_DATA,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_LLCRD,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_NULL,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_LLCTRL,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_PROTHDR,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_IDLE,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_SLOT2,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_DATA,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_LLCRD,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_NULL,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_LLCTRL,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_PROTHDR,
-        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_IDLE,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCB,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCB_OPC,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCS,
-        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCS_OPC,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCB,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCB_OPC,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCS,
-        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCS_OPC,
-        #[cfg(feature = "experimental-events")] Event::RXL_CRC_LLR_REQ_TRANSMIT,
-        #[cfg(feature = "experimental-events")] Event::RXL_CRC_ERRORS,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_ATTEMPTS_D2C,
-        #[cfg(feature = "experimental-events")] Event::DIRECT_ATTEMPTS_D2K,
-        #[cfg(feature = "experimental-events")] Event::M3_BYP_BLOCKED_FLOWQ_AD_VNA_LE2,
-        #[cfg(feature = "experimental-events")] Event::M3_BYP_BLOCKED_FLOWQ_BL_VNA_EQ0,
-        #[cfg(feature = "experimental-events")] Event::M3_BYP_BLOCKED_FLOWQ_AK_VNA_LE3,
-        #[cfg(feature = "experimental-events")] Event::M3_BYP_BLOCKED_BGF_CRD,
-        #[cfg(feature = "experimental-events")] Event::M3_BYP_BLOCKED_GV_BLOCK,
-        #[cfg(feature = "experimental-events")] Event::M3_RXQ_BLOCKED_FLOWQ_AD_VNA_LE2,
-        #[cfg(feature = "experimental-events")] Event::M3_RXQ_BLOCKED_FLOWQ_AD_VNA_BTW_2_THRESH,
-        #[cfg(feature = "experimental-events")] Event::M3_RXQ_BLOCKED_FLOWQ_BL_VNA_EQ0,
-        #[cfg(feature = "experimental-events")] Event::M3_RXQ_BLOCKED_FLOWQ_BL_VNA_BTW_0_THRESH,
-        #[cfg(feature = "experimental-events")] Event::M3_RXQ_BLOCKED_FLOWQ_AK_VNA_LE3,
-        #[cfg(feature = "experimental-events")] Event::M3_RXQ_BLOCKED_BGF_CRD,
-        #[cfg(feature = "experimental-events")] Event::M3_RXQ_BLOCKED_GV_BLOCK,
-        #[cfg(feature = "experimental-events")] Event::M3_CRD_RETURN_BLOCKED,
-        #[cfg(feature = "experimental-events")] Event::FLOWQ_NO_VNA_CRD_AD_VNA_EQ0,
-        #[cfg(feature = "experimental-events")] Event::FLOWQ_NO_VNA_CRD_AD_VNA_EQ1,
-        #[cfg(feature = "experimental-events")] Event::FLOWQ_NO_VNA_CRD_AD_VNA_EQ2,
-        #[cfg(feature = "experimental-events")] Event::FLOWQ_NO_VNA_CRD_BL_VNA_EQ0,
-        #[cfg(feature = "experimental-events")] Event::FLOWQ_NO_VNA_CRD_AK_VNA_EQ0,
-        #[cfg(feature = "experimental-events")] Event::FLOWQ_NO_VNA_CRD_AK_VNA_EQ1,
-        #[cfg(feature = "experimental-events")] Event::FLOWQ_NO_VNA_CRD_AK_VNA_EQ2,
-        #[cfg(feature = "experimental-events")] Event::FLOWQ_NO_VNA_CRD_AK_VNA_EQ3,
-        #[cfg(feature = "experimental-events")] Event::PHY_INIT_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::POWER_L1_REQ,
-        #[cfg(feature = "experimental-events")] Event::POWER_L1_NACK,
-        #[cfg(feature = "experimental-events")] Event::RXL0_POWER_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::RXL0P_POWER_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXL0_POWER_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_POWER_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_POWER_CYCLES_LL_ENTER,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_POWER_CYCLES_M3_EXIT,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_CLK_ACTIVE_CFG_CTL,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_CLK_ACTIVE_RXQ,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_CLK_ACTIVE_RXQ_BYPASS,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_CLK_ACTIVE_RXQ_CRED,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_CLK_ACTIVE_TXQ,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_CLK_ACTIVE_RETRY,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_CLK_ACTIVE_DFX,
-        #[cfg(feature = "experimental-events")] Event::TXL0P_CLK_ACTIVE_SPARE,
-        #[cfg(feature = "experimental-events")] Event::RXL_INSERTS_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::RXL_INSERTS_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::RXL_INSERTS_SLOT2,
-        #[cfg(feature = "experimental-events")] Event::RXL_BYPASSED_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::RXL_BYPASSED_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::RXL_BYPASSED_SLOT2,
-        #[cfg(feature = "experimental-events")] Event::RXL_OCCUPANCY_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::RXL_OCCUPANCY_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::RXL_OCCUPANCY_SLOT2,
-        #[cfg(feature = "experimental-events")] Event::RXL_SLOT_BYPASS_S0_RXQ1,
-        #[cfg(feature = "experimental-events")] Event::RXL_SLOT_BYPASS_S0_RXQ2,
-        #[cfg(feature = "experimental-events")] Event::RXL_SLOT_BYPASS_S1_RXQ0,
-        #[cfg(feature = "experimental-events")] Event::RXL_SLOT_BYPASS_S1_RXQ2,
-        #[cfg(feature = "experimental-events")] Event::RXL_SLOT_BYPASS_S2_RXQ0,
-        #[cfg(feature = "experimental-events")] Event::RXL_SLOT_BYPASS_S2_RXQ1,
-        #[cfg(feature = "experimental-events")] Event::RXL_CREDITS_CONSUMED_VN0,
-        #[cfg(feature = "experimental-events")] Event::RXL_CREDITS_CONSUMED_VN1,
-        #[cfg(feature = "experimental-events")] Event::TXL_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::TXL_BYPASSED,
-        #[cfg(feature = "experimental-events")] Event::TXL_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::VNA_CREDIT_RETURN_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::VNA_CREDIT_RETURN_BLOCKED_VN01,
-        #[cfg(feature = "experimental-events")] Event::REQ_SLOT2_FROM_M3_VNA,
-        #[cfg(feature = "experimental-events")] Event::REQ_SLOT2_FROM_M3_VN0,
-        #[cfg(feature = "experimental-events")] Event::REQ_SLOT2_FROM_M3_VN1,
-        #[cfg(feature = "experimental-events")] Event::REQ_SLOT2_FROM_M3_ACK,
-        #[cfg(feature = "experimental-events")] Event::TXL_ANY_FLITS_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::TXL_ANY_FLITS_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::TXL_ANY_FLITS_SLOT2,
-        #[cfg(feature = "experimental-events")] Event::TXL_ANY_FLITS_DATA,
-        #[cfg(feature = "experimental-events")] Event::TXL_ANY_FLITS_LLCRD,
-        #[cfg(feature = "experimental-events")] Event::TXL_ANY_FLITS_NULL,
-        #[cfg(feature = "experimental-events")] Event::TXL_ANY_FLITS_LLCTRL,
-        #[cfg(feature = "experimental-events")] Event::TXL_ANY_FLITS_PROTHDR,
-        #[cfg(feature = "experimental-events")] Event::RXL_ANY_FLITS_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::RXL_ANY_FLITS_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::RXL_ANY_FLITS_SLOT2,
-        #[cfg(feature = "experimental-events")] Event::RXL_ANY_FLITS_DATA,
-        #[cfg(feature = "experimental-events")] Event::RXL_ANY_FLITS_LLCRD,
-        #[cfg(feature = "experimental-events")] Event::RXL_ANY_FLITS_NULL,
-        #[cfg(feature = "experimental-events")] Event::RXL_ANY_FLITS_LLCTRL,
-        #[cfg(feature = "experimental-events")] Event::RXL_ANY_FLITS_PROTHDR,
-        #[cfg(feature = "experimental-events")] Event::RXL_CREDITS_CONSUMED_VNA,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_ALL_PROTHDR,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_ALL_LLCTRL,
-        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_ALL_LLCRD,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, umask_ext: r.umask_ext, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -1012,6 +447,240 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_UPI_TxL_FLITS.SLOT0` (experimental).
+    pub const TXL_FLITS_SLOT0: Event = Event::row(8);
+    /// `UNC_UPI_TxL_FLITS.SLOT1` (experimental).
+    pub const TXL_FLITS_SLOT1: Event = Event::row(9);
+    /// `UNC_UPI_TxL_FLITS.SLOT2` (experimental).
+    pub const TXL_FLITS_SLOT2: Event = Event::row(10);
+    /// `UNC_UPI_TxL_FLITS.DATA` (experimental).
+    pub const TXL_FLITS_DATA: Event = Event::row(11);
+    /// `UNC_UPI_TxL_FLITS.LLCRD` (experimental).
+    pub const TXL_FLITS_LLCRD: Event = Event::row(12);
+    /// `UNC_UPI_TxL_FLITS.NULL` (experimental).
+    pub const TXL_FLITS_NULL: Event = Event::row(13);
+    /// `UNC_UPI_TxL_FLITS.LLCTRL` (experimental).
+    pub const TXL_FLITS_LLCTRL: Event = Event::row(14);
+    /// `UNC_UPI_TxL_FLITS.PROTHDR` (experimental).
+    pub const TXL_FLITS_PROTHDR: Event = Event::row(15);
+    /// `UNC_UPI_TxL_FLITS.IDLE` (experimental).
+    pub const TXL_FLITS_IDLE: Event = Event::row(16);
+    /// `UNC_UPI_RxL_FLITS.SLOT0` (experimental).
+    pub const RXL_FLITS_SLOT0: Event = Event::row(17);
+    /// `UNC_UPI_RxL_FLITS.SLOT1` (experimental).
+    pub const RXL_FLITS_SLOT1: Event = Event::row(18);
+    /// `UNC_UPI_RxL_FLITS.SLOT2` (experimental).
+    pub const RXL_FLITS_SLOT2: Event = Event::row(19);
+    /// `UNC_UPI_RxL_FLITS.DATA` (experimental).
+    pub const RXL_FLITS_DATA: Event = Event::row(20);
+    /// `UNC_UPI_RxL_FLITS.LLCRD` (experimental).
+    pub const RXL_FLITS_LLCRD: Event = Event::row(21);
+    /// `UNC_UPI_RxL_FLITS.NULL` (experimental).
+    pub const RXL_FLITS_NULL: Event = Event::row(22);
+    /// `UNC_UPI_RxL_FLITS.LLCTRL` (experimental).
+    pub const RXL_FLITS_LLCTRL: Event = Event::row(23);
+    /// `UNC_UPI_RxL_FLITS.PROTHDR` (experimental).
+    pub const RXL_FLITS_PROTHDR: Event = Event::row(24);
+    /// `UNC_UPI_RxL_FLITS.IDLE` (experimental).
+    pub const RXL_FLITS_IDLE: Event = Event::row(25);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_NCB: Event = Event::row(26);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event::row(27);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_NCS: Event = Event::row(28);
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC` (experimental).
+    pub const TXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event::row(29);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_NCB: Event = Event::row(30);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event::row(31);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_NCS: Event = Event::row(32);
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC` (experimental).
+    pub const RXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event::row(33);
+    /// `UNC_UPI_RxL_CRC_LLR_REQ_TRANSMIT` (experimental).
+    pub const RXL_CRC_LLR_REQ_TRANSMIT: Event = Event::row(34);
+    /// `UNC_UPI_RxL_CRC_ERRORS` (experimental).
+    pub const RXL_CRC_ERRORS: Event = Event::row(35);
+    /// `UNC_UPI_DIRECT_ATTEMPTS.D2C` (experimental).
+    pub const DIRECT_ATTEMPTS_D2C: Event = Event::row(36);
+    /// `UNC_UPI_DIRECT_ATTEMPTS.D2K` (experimental).
+    pub const DIRECT_ATTEMPTS_D2K: Event = Event::row(37);
+    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AD_VNA_LE2` (experimental).
+    pub const M3_BYP_BLOCKED_FLOWQ_AD_VNA_LE2: Event = Event::row(38);
+    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_BL_VNA_EQ0` (experimental).
+    pub const M3_BYP_BLOCKED_FLOWQ_BL_VNA_EQ0: Event = Event::row(39);
+    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AK_VNA_LE3` (experimental).
+    pub const M3_BYP_BLOCKED_FLOWQ_AK_VNA_LE3: Event = Event::row(40);
+    /// `UNC_UPI_M3_BYP_BLOCKED.BGF_CRD` (experimental).
+    pub const M3_BYP_BLOCKED_BGF_CRD: Event = Event::row(41);
+    /// `UNC_UPI_M3_BYP_BLOCKED.GV_BLOCK` (experimental).
+    pub const M3_BYP_BLOCKED_GV_BLOCK: Event = Event::row(42);
+    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_LE2` (experimental).
+    pub const M3_RXQ_BLOCKED_FLOWQ_AD_VNA_LE2: Event = Event::row(43);
+    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_BTW_2_THRESH` (experimental).
+    pub const M3_RXQ_BLOCKED_FLOWQ_AD_VNA_BTW_2_THRESH: Event = Event::row(44);
+    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_EQ0` (experimental).
+    pub const M3_RXQ_BLOCKED_FLOWQ_BL_VNA_EQ0: Event = Event::row(45);
+    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_BTW_0_THRESH` (experimental).
+    pub const M3_RXQ_BLOCKED_FLOWQ_BL_VNA_BTW_0_THRESH: Event = Event::row(46);
+    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AK_VNA_LE3` (experimental).
+    pub const M3_RXQ_BLOCKED_FLOWQ_AK_VNA_LE3: Event = Event::row(47);
+    /// `UNC_UPI_M3_RXQ_BLOCKED.BGF_CRD` (experimental).
+    pub const M3_RXQ_BLOCKED_BGF_CRD: Event = Event::row(48);
+    /// `UNC_UPI_M3_RXQ_BLOCKED.GV_BLOCK` (experimental).
+    pub const M3_RXQ_BLOCKED_GV_BLOCK: Event = Event::row(49);
+    /// `UNC_UPI_M3_CRD_RETURN_BLOCKED` (experimental).
+    pub const M3_CRD_RETURN_BLOCKED: Event = Event::row(50);
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ0` (experimental).
+    pub const FLOWQ_NO_VNA_CRD_AD_VNA_EQ0: Event = Event::row(51);
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ1` (experimental).
+    pub const FLOWQ_NO_VNA_CRD_AD_VNA_EQ1: Event = Event::row(52);
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ2` (experimental).
+    pub const FLOWQ_NO_VNA_CRD_AD_VNA_EQ2: Event = Event::row(53);
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.BL_VNA_EQ0` (experimental).
+    pub const FLOWQ_NO_VNA_CRD_BL_VNA_EQ0: Event = Event::row(54);
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ0` (experimental).
+    pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ0: Event = Event::row(55);
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ1` (experimental).
+    pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ1: Event = Event::row(56);
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ2` (experimental).
+    pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ2: Event = Event::row(57);
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ3` (experimental).
+    pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ3: Event = Event::row(58);
+    /// `UNC_UPI_PHY_INIT_CYCLES` (experimental).
+    pub const PHY_INIT_CYCLES: Event = Event::row(59);
+    /// `UNC_UPI_POWER_L1_REQ` (experimental).
+    pub const POWER_L1_REQ: Event = Event::row(60);
+    /// `UNC_UPI_POWER_L1_NACK` (experimental).
+    pub const POWER_L1_NACK: Event = Event::row(61);
+    /// `UNC_UPI_RxL0_POWER_CYCLES` (experimental).
+    pub const RXL0_POWER_CYCLES: Event = Event::row(62);
+    /// `UNC_UPI_RxL0P_POWER_CYCLES` (experimental).
+    pub const RXL0P_POWER_CYCLES: Event = Event::row(63);
+    /// `UNC_UPI_TxL0_POWER_CYCLES` (experimental).
+    pub const TXL0_POWER_CYCLES: Event = Event::row(64);
+    /// `UNC_UPI_TxL0P_POWER_CYCLES` (experimental).
+    pub const TXL0P_POWER_CYCLES: Event = Event::row(65);
+    /// `UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER` (experimental).
+    pub const TXL0P_POWER_CYCLES_LL_ENTER: Event = Event::row(66);
+    /// `UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT` (experimental).
+    pub const TXL0P_POWER_CYCLES_M3_EXIT: Event = Event::row(67);
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.CFG_CTL` (experimental).
+    pub const TXL0P_CLK_ACTIVE_CFG_CTL: Event = Event::row(68);
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ` (experimental).
+    pub const TXL0P_CLK_ACTIVE_RXQ: Event = Event::row(69);
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_BYPASS` (experimental).
+    pub const TXL0P_CLK_ACTIVE_RXQ_BYPASS: Event = Event::row(70);
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_CRED` (experimental).
+    pub const TXL0P_CLK_ACTIVE_RXQ_CRED: Event = Event::row(71);
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.TXQ` (experimental).
+    pub const TXL0P_CLK_ACTIVE_TXQ: Event = Event::row(72);
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RETRY` (experimental).
+    pub const TXL0P_CLK_ACTIVE_RETRY: Event = Event::row(73);
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.DFX` (experimental).
+    pub const TXL0P_CLK_ACTIVE_DFX: Event = Event::row(74);
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.SPARE` (experimental).
+    pub const TXL0P_CLK_ACTIVE_SPARE: Event = Event::row(75);
+    /// `UNC_UPI_RxL_INSERTS.SLOT0` (experimental).
+    pub const RXL_INSERTS_SLOT0: Event = Event::row(76);
+    /// `UNC_UPI_RxL_INSERTS.SLOT1` (experimental).
+    pub const RXL_INSERTS_SLOT1: Event = Event::row(77);
+    /// `UNC_UPI_RxL_INSERTS.SLOT2` (experimental).
+    pub const RXL_INSERTS_SLOT2: Event = Event::row(78);
+    /// `UNC_UPI_RxL_BYPASSED.SLOT0` (experimental).
+    pub const RXL_BYPASSED_SLOT0: Event = Event::row(79);
+    /// `UNC_UPI_RxL_BYPASSED.SLOT1` (experimental).
+    pub const RXL_BYPASSED_SLOT1: Event = Event::row(80);
+    /// `UNC_UPI_RxL_BYPASSED.SLOT2` (experimental).
+    pub const RXL_BYPASSED_SLOT2: Event = Event::row(81);
+    /// `UNC_UPI_RxL_OCCUPANCY.SLOT0` (experimental).
+    pub const RXL_OCCUPANCY_SLOT0: Event = Event::row(82);
+    /// `UNC_UPI_RxL_OCCUPANCY.SLOT1` (experimental).
+    pub const RXL_OCCUPANCY_SLOT1: Event = Event::row(83);
+    /// `UNC_UPI_RxL_OCCUPANCY.SLOT2` (experimental).
+    pub const RXL_OCCUPANCY_SLOT2: Event = Event::row(84);
+    /// `UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ1` (experimental).
+    pub const RXL_SLOT_BYPASS_S0_RXQ1: Event = Event::row(85);
+    /// `UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ2` (experimental).
+    pub const RXL_SLOT_BYPASS_S0_RXQ2: Event = Event::row(86);
+    /// `UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ0` (experimental).
+    pub const RXL_SLOT_BYPASS_S1_RXQ0: Event = Event::row(87);
+    /// `UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ2` (experimental).
+    pub const RXL_SLOT_BYPASS_S1_RXQ2: Event = Event::row(88);
+    /// `UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ0` (experimental).
+    pub const RXL_SLOT_BYPASS_S2_RXQ0: Event = Event::row(89);
+    /// `UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ1` (experimental).
+    pub const RXL_SLOT_BYPASS_S2_RXQ1: Event = Event::row(90);
+    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VN0` (experimental).
+    pub const RXL_CREDITS_CONSUMED_VN0: Event = Event::row(91);
+    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VN1` (experimental).
+    pub const RXL_CREDITS_CONSUMED_VN1: Event = Event::row(92);
+    /// `UNC_UPI_TxL_INSERTS` (experimental).
+    pub const TXL_INSERTS: Event = Event::row(93);
+    /// `UNC_UPI_TxL_BYPASSED` (experimental).
+    pub const TXL_BYPASSED: Event = Event::row(94);
+    /// `UNC_UPI_TxL_OCCUPANCY` (experimental).
+    pub const TXL_OCCUPANCY: Event = Event::row(95);
+    /// `UNC_UPI_VNA_CREDIT_RETURN_OCCUPANCY` (experimental).
+    pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event::row(96);
+    /// `UNC_UPI_VNA_CREDIT_RETURN_BLOCKED_VN01` (experimental).
+    pub const VNA_CREDIT_RETURN_BLOCKED_VN01: Event = Event::row(97);
+    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VNA` (experimental).
+    pub const REQ_SLOT2_FROM_M3_VNA: Event = Event::row(98);
+    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VN0` (experimental).
+    pub const REQ_SLOT2_FROM_M3_VN0: Event = Event::row(99);
+    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VN1` (experimental).
+    pub const REQ_SLOT2_FROM_M3_VN1: Event = Event::row(100);
+    /// `UNC_UPI_REQ_SLOT2_FROM_M3.ACK` (experimental).
+    pub const REQ_SLOT2_FROM_M3_ACK: Event = Event::row(101);
+    /// `UNC_UPI_TxL_ANY_FLITS.SLOT0` (experimental).
+    pub const TXL_ANY_FLITS_SLOT0: Event = Event::row(102);
+    /// `UNC_UPI_TxL_ANY_FLITS.SLOT1` (experimental).
+    pub const TXL_ANY_FLITS_SLOT1: Event = Event::row(103);
+    /// `UNC_UPI_TxL_ANY_FLITS.SLOT2` (experimental).
+    pub const TXL_ANY_FLITS_SLOT2: Event = Event::row(104);
+    /// `UNC_UPI_TxL_ANY_FLITS.DATA` (experimental).
+    pub const TXL_ANY_FLITS_DATA: Event = Event::row(105);
+    /// `UNC_UPI_TxL_ANY_FLITS.LLCRD` (experimental).
+    pub const TXL_ANY_FLITS_LLCRD: Event = Event::row(106);
+    /// `UNC_UPI_TxL_ANY_FLITS.NULL` (experimental).
+    pub const TXL_ANY_FLITS_NULL: Event = Event::row(107);
+    /// `UNC_UPI_TxL_ANY_FLITS.LLCTRL` (experimental).
+    pub const TXL_ANY_FLITS_LLCTRL: Event = Event::row(108);
+    /// `UNC_UPI_TxL_ANY_FLITS.PROTHDR` (experimental).
+    pub const TXL_ANY_FLITS_PROTHDR: Event = Event::row(109);
+    /// `UNC_UPI_RxL_ANY_FLITS.SLOT0` (experimental).
+    pub const RXL_ANY_FLITS_SLOT0: Event = Event::row(110);
+    /// `UNC_UPI_RxL_ANY_FLITS.SLOT1` (experimental).
+    pub const RXL_ANY_FLITS_SLOT1: Event = Event::row(111);
+    /// `UNC_UPI_RxL_ANY_FLITS.SLOT2` (experimental).
+    pub const RXL_ANY_FLITS_SLOT2: Event = Event::row(112);
+    /// `UNC_UPI_RxL_ANY_FLITS.DATA` (experimental).
+    pub const RXL_ANY_FLITS_DATA: Event = Event::row(113);
+    /// `UNC_UPI_RxL_ANY_FLITS.LLCRD` (experimental).
+    pub const RXL_ANY_FLITS_LLCRD: Event = Event::row(114);
+    /// `UNC_UPI_RxL_ANY_FLITS.NULL` (experimental).
+    pub const RXL_ANY_FLITS_NULL: Event = Event::row(115);
+    /// `UNC_UPI_RxL_ANY_FLITS.LLCTRL` (experimental).
+    pub const RXL_ANY_FLITS_LLCTRL: Event = Event::row(116);
+    /// `UNC_UPI_RxL_ANY_FLITS.PROTHDR` (experimental).
+    pub const RXL_ANY_FLITS_PROTHDR: Event = Event::row(117);
+    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VNA` (experimental).
+    pub const RXL_CREDITS_CONSUMED_VNA: Event = Event::row(118);
+    /// `UNC_UPI_TxL_FLITS.ALL_PROTHDR` (experimental).
+    pub const TXL_FLITS_ALL_PROTHDR: Event = Event::row(119);
+    /// `UNC_UPI_TxL_FLITS.ALL_LLCTRL` (experimental).
+    pub const TXL_FLITS_ALL_LLCTRL: Event = Event::row(120);
+    /// `UNC_UPI_TxL_FLITS.ALL_LLCRD` (experimental).
+    pub const TXL_FLITS_ALL_LLCRD: Event = Event::row(121);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1025,133 +694,153 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_UPI_CLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.ALL_DATA", 0x02, 0x0f, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.NON_DATA", 0x02, 0x97, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.ALL_NULL", 0x02, 0x27, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.ALL_DATA", 0x03, 0x0f, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.NON_DATA", 0x03, 0x97, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.ALL_NULL", 0x03, 0x27, 0b1111),
+    ev("UNC_UPI_L1_POWER_CYCLES", 0x21, 0x00, 0b1111),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_UPI_TxL_FLITS.SLOT0", 0x02, 0x01, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.SLOT1", 0x02, 0x02, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.SLOT2", 0x02, 0x04, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.DATA", 0x02, 0x08, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.LLCRD", 0x02, 0x10, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.NULL", 0x02, 0x20, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.LLCTRL", 0x02, 0x40, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.PROTHDR", 0x02, 0x80, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.IDLE", 0x02, 0x47, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.SLOT0", 0x03, 0x01, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.SLOT1", 0x03, 0x02, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.SLOT2", 0x03, 0x04, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.DATA", 0x03, 0x08, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.LLCRD", 0x03, 0x10, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.NULL", 0x03, 0x20, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.LLCTRL", 0x03, 0x40, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.PROTHDR", 0x03, 0x80, 0b1111),
+    ev("UNC_UPI_RxL_FLITS.IDLE", 0x03, 0x47, 0b1111),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCB", 0x04, 0x0e, 0b1111).filters("CtrCtrl[55:32]"),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC", 0x04, 0x0e, 0b1111).filters("CtrCtrl[55:32]").umask_ext(0x1),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCS", 0x04, 0x0f, 0b1111).filters("CtrCtrl[55:32]"),
+    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC", 0x04, 0x0f, 0b1111).filters("CtrCtrl[55:32]").umask_ext(0x1),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCB", 0x05, 0x0e, 0b1111).filters("CtrCtrl[55:32]"),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC", 0x05, 0x0e, 0b1111).filters("CtrCtrl[55:32]").umask_ext(0x1),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCS", 0x05, 0x0f, 0b1111).filters("CtrCtrl[55:32]"),
+    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC", 0x05, 0x0f, 0b1111).filters("CtrCtrl[55:32]").umask_ext(0x1),
+    ev("UNC_UPI_RxL_CRC_LLR_REQ_TRANSMIT", 0x08, 0x00, 0b1111),
+    ev("UNC_UPI_RxL_CRC_ERRORS", 0x0b, 0x00, 0b1111),
+    ev("UNC_UPI_DIRECT_ATTEMPTS.D2C", 0x12, 0x01, 0b1111),
+    ev("UNC_UPI_DIRECT_ATTEMPTS.D2K", 0x12, 0x02, 0b1111),
+    ev("UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AD_VNA_LE2", 0x14, 0x01, 0b1111),
+    ev("UNC_UPI_M3_BYP_BLOCKED.FLOWQ_BL_VNA_EQ0", 0x14, 0x02, 0b1111),
+    ev("UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AK_VNA_LE3", 0x14, 0x04, 0b1111),
+    ev("UNC_UPI_M3_BYP_BLOCKED.BGF_CRD", 0x14, 0x08, 0b1111),
+    ev("UNC_UPI_M3_BYP_BLOCKED.GV_BLOCK", 0x14, 0x10, 0b1111),
+    ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_LE2", 0x15, 0x01, 0b1111),
+    ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_BTW_2_THRESH", 0x15, 0x02, 0b1111),
+    ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_EQ0", 0x15, 0x04, 0b1111),
+    ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_BTW_0_THRESH", 0x15, 0x08, 0b1111),
+    ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AK_VNA_LE3", 0x15, 0x10, 0b1111),
+    ev("UNC_UPI_M3_RXQ_BLOCKED.BGF_CRD", 0x15, 0x20, 0b1111),
+    ev("UNC_UPI_M3_RXQ_BLOCKED.GV_BLOCK", 0x15, 0x40, 0b1111),
+    ev("UNC_UPI_M3_CRD_RETURN_BLOCKED", 0x16, 0x00, 0b1111),
+    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ0", 0x18, 0x01, 0b1111),
+    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ1", 0x18, 0x02, 0b1111),
+    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ2", 0x18, 0x04, 0b1111),
+    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.BL_VNA_EQ0", 0x18, 0x08, 0b1111),
+    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ0", 0x18, 0x10, 0b1111),
+    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ1", 0x18, 0x20, 0b1111),
+    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ2", 0x18, 0x40, 0b1111),
+    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ3", 0x18, 0x80, 0b1111),
+    ev("UNC_UPI_PHY_INIT_CYCLES", 0x20, 0x00, 0b1111),
+    ev("UNC_UPI_POWER_L1_REQ", 0x22, 0x00, 0b1111),
+    ev("UNC_UPI_POWER_L1_NACK", 0x23, 0x00, 0b1111),
+    ev("UNC_UPI_RxL0_POWER_CYCLES", 0x24, 0x00, 0b1111),
+    ev("UNC_UPI_RxL0P_POWER_CYCLES", 0x25, 0x00, 0b1111),
+    ev("UNC_UPI_TxL0_POWER_CYCLES", 0x26, 0x00, 0b1111),
+    ev("UNC_UPI_TxL0P_POWER_CYCLES", 0x27, 0x00, 0b1111),
+    ev("UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER", 0x28, 0x00, 0b1111),
+    ev("UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT", 0x29, 0x00, 0b1111),
+    ev("UNC_UPI_TxL0P_CLK_ACTIVE.CFG_CTL", 0x2a, 0x01, 0b1111),
+    ev("UNC_UPI_TxL0P_CLK_ACTIVE.RXQ", 0x2a, 0x02, 0b1111),
+    ev("UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_BYPASS", 0x2a, 0x04, 0b1111),
+    ev("UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_CRED", 0x2a, 0x08, 0b1111),
+    ev("UNC_UPI_TxL0P_CLK_ACTIVE.TXQ", 0x2a, 0x10, 0b1111),
+    ev("UNC_UPI_TxL0P_CLK_ACTIVE.RETRY", 0x2a, 0x20, 0b1111),
+    ev("UNC_UPI_TxL0P_CLK_ACTIVE.DFX", 0x2a, 0x40, 0b1111),
+    ev("UNC_UPI_TxL0P_CLK_ACTIVE.SPARE", 0x2a, 0x80, 0b1111),
+    ev("UNC_UPI_RxL_INSERTS.SLOT0", 0x30, 0x01, 0b1111),
+    ev("UNC_UPI_RxL_INSERTS.SLOT1", 0x30, 0x02, 0b1111),
+    ev("UNC_UPI_RxL_INSERTS.SLOT2", 0x30, 0x04, 0b1111),
+    ev("UNC_UPI_RxL_BYPASSED.SLOT0", 0x31, 0x01, 0b1111),
+    ev("UNC_UPI_RxL_BYPASSED.SLOT1", 0x31, 0x02, 0b1111),
+    ev("UNC_UPI_RxL_BYPASSED.SLOT2", 0x31, 0x04, 0b1111),
+    ev("UNC_UPI_RxL_OCCUPANCY.SLOT0", 0x32, 0x01, 0b1111),
+    ev("UNC_UPI_RxL_OCCUPANCY.SLOT1", 0x32, 0x02, 0b1111),
+    ev("UNC_UPI_RxL_OCCUPANCY.SLOT2", 0x32, 0x04, 0b1111),
+    ev("UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ1", 0x33, 0x01, 0b1111),
+    ev("UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ2", 0x33, 0x02, 0b1111),
+    ev("UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ0", 0x33, 0x04, 0b1111),
+    ev("UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ2", 0x33, 0x08, 0b1111),
+    ev("UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ0", 0x33, 0x10, 0b1111),
+    ev("UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ1", 0x33, 0x20, 0b1111),
+    ev("UNC_UPI_RxL_CREDITS_CONSUMED_VN0", 0x39, 0x00, 0b1111),
+    ev("UNC_UPI_RxL_CREDITS_CONSUMED_VN1", 0x3a, 0x00, 0b1111),
+    ev("UNC_UPI_TxL_INSERTS", 0x40, 0x00, 0b1111),
+    ev("UNC_UPI_TxL_BYPASSED", 0x41, 0x00, 0b1111),
+    ev("UNC_UPI_TxL_OCCUPANCY", 0x42, 0x00, 0b1111),
+    ev("UNC_UPI_VNA_CREDIT_RETURN_OCCUPANCY", 0x44, 0x00, 0b1111),
+    ev("UNC_UPI_VNA_CREDIT_RETURN_BLOCKED_VN01", 0x45, 0x00, 0b1111),
+    ev("UNC_UPI_REQ_SLOT2_FROM_M3.VNA", 0x46, 0x01, 0b1111),
+    ev("UNC_UPI_REQ_SLOT2_FROM_M3.VN0", 0x46, 0x02, 0b1111),
+    ev("UNC_UPI_REQ_SLOT2_FROM_M3.VN1", 0x46, 0x04, 0b1111),
+    ev("UNC_UPI_REQ_SLOT2_FROM_M3.ACK", 0x46, 0x08, 0b1111),
+    ev("UNC_UPI_TxL_ANY_FLITS.SLOT0", 0x4a, 0x01, 0b1111),
+    ev("UNC_UPI_TxL_ANY_FLITS.SLOT1", 0x4a, 0x02, 0b1111),
+    ev("UNC_UPI_TxL_ANY_FLITS.SLOT2", 0x4a, 0x04, 0b1111),
+    ev("UNC_UPI_TxL_ANY_FLITS.DATA", 0x4a, 0x08, 0b1111),
+    ev("UNC_UPI_TxL_ANY_FLITS.LLCRD", 0x4a, 0x10, 0b1111),
+    ev("UNC_UPI_TxL_ANY_FLITS.NULL", 0x4a, 0x20, 0b1111),
+    ev("UNC_UPI_TxL_ANY_FLITS.LLCTRL", 0x4a, 0x40, 0b1111),
+    ev("UNC_UPI_TxL_ANY_FLITS.PROTHDR", 0x4a, 0x80, 0b1111),
+    ev("UNC_UPI_RxL_ANY_FLITS.SLOT0", 0x4b, 0x01, 0b1111),
+    ev("UNC_UPI_RxL_ANY_FLITS.SLOT1", 0x4b, 0x02, 0b1111),
+    ev("UNC_UPI_RxL_ANY_FLITS.SLOT2", 0x4b, 0x04, 0b1111),
+    ev("UNC_UPI_RxL_ANY_FLITS.DATA", 0x4b, 0x08, 0b1111),
+    ev("UNC_UPI_RxL_ANY_FLITS.LLCRD", 0x4b, 0x10, 0b1111),
+    ev("UNC_UPI_RxL_ANY_FLITS.NULL", 0x4b, 0x20, 0b1111),
+    ev("UNC_UPI_RxL_ANY_FLITS.LLCTRL", 0x4b, 0x40, 0b1111),
+    ev("UNC_UPI_RxL_ANY_FLITS.PROTHDR", 0x4b, 0x80, 0b1111),
+    ev("UNC_UPI_RxL_CREDITS_CONSUMED_VNA", 0x38, 0x00, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.ALL_PROTHDR", 0x02, 0x87, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.ALL_LLCTRL", 0x02, 0x47, 0b1111),
+    ev("UNC_UPI_TxL_FLITS.ALL_LLCRD", 0x02, 0x17, 0b1111),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<8>(EVENT_ROWS, 0, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 0, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<50>(EXPERIMENTAL_ROWS, 64, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_UPI_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_DATA", code: 0x02, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.NON_DATA", code: 0x02, umask: 0x97, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_NULL", code: 0x02, umask: 0x27, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_DATA", code: 0x03, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_RxL_FLITS.NON_DATA", code: 0x03, umask: 0x97, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_NULL", code: 0x03, umask: 0x27, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_UPI_L1_POWER_CYCLES", code: 0x21, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.SLOT0", code: 0x02, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.SLOT1", code: 0x02, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.SLOT2", code: 0x02, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.DATA", code: 0x02, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.LLCRD", code: 0x02, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.NULL", code: 0x02, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.LLCTRL", code: 0x02, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.PROTHDR", code: 0x02, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.IDLE", code: 0x02, umask: 0x47, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.SLOT0", code: 0x03, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.SLOT1", code: 0x03, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.SLOT2", code: 0x03, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.DATA", code: 0x03, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.LLCRD", code: 0x03, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.NULL", code: 0x03, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.LLCTRL", code: 0x03, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.PROTHDR", code: 0x03, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_FLITS.IDLE", code: 0x03, umask: 0x47, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.NCB", code: 0x04, umask: 0x0e, counters: 0b1111, filters: "CtrCtrl[55:32]", experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC", code: 0x04, umask: 0x0e, counters: 0b1111, filters: "CtrCtrl[55:32]", umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.NCS", code: 0x04, umask: 0x0f, counters: 0b1111, filters: "CtrCtrl[55:32]", experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC", code: 0x04, umask: 0x0f, counters: 0b1111, filters: "CtrCtrl[55:32]", umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.NCB", code: 0x05, umask: 0x0e, counters: 0b1111, filters: "CtrCtrl[55:32]", experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC", code: 0x05, umask: 0x0e, counters: 0b1111, filters: "CtrCtrl[55:32]", umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.NCS", code: 0x05, umask: 0x0f, counters: 0b1111, filters: "CtrCtrl[55:32]", experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC", code: 0x05, umask: 0x0f, counters: 0b1111, filters: "CtrCtrl[55:32]", umask_ext: 0x1, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_CRC_LLR_REQ_TRANSMIT", code: 0x08, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_CRC_ERRORS", code: 0x0b, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_DIRECT_ATTEMPTS.D2C", code: 0x12, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_DIRECT_ATTEMPTS.D2K", code: 0x12, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AD_VNA_LE2", code: 0x14, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_BYP_BLOCKED.FLOWQ_BL_VNA_EQ0", code: 0x14, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AK_VNA_LE3", code: 0x14, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_BYP_BLOCKED.BGF_CRD", code: 0x14, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_BYP_BLOCKED.GV_BLOCK", code: 0x14, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_LE2", code: 0x15, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_BTW_2_THRESH", code: 0x15, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_EQ0", code: 0x15, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_BTW_0_THRESH", code: 0x15, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AK_VNA_LE3", code: 0x15, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_RXQ_BLOCKED.BGF_CRD", code: 0x15, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_RXQ_BLOCKED.GV_BLOCK", code: 0x15, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_M3_CRD_RETURN_BLOCKED", code: 0x16, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ0", code: 0x18, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ1", code: 0x18, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ2", code: 0x18, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_FLOWQ_NO_VNA_CRD.BL_VNA_EQ0", code: 0x18, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ0", code: 0x18, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ1", code: 0x18, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ2", code: 0x18, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ3", code: 0x18, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_PHY_INIT_CYCLES", code: 0x20, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_POWER_L1_REQ", code: 0x22, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_POWER_L1_NACK", code: 0x23, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL0_POWER_CYCLES", code: 0x24, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL0P_POWER_CYCLES", code: 0x25, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0_POWER_CYCLES", code: 0x26, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_POWER_CYCLES", code: 0x27, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER", code: 0x28, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT", code: 0x29, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_CLK_ACTIVE.CFG_CTL", code: 0x2a, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_CLK_ACTIVE.RXQ", code: 0x2a, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_BYPASS", code: 0x2a, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_CRED", code: 0x2a, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_CLK_ACTIVE.TXQ", code: 0x2a, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_CLK_ACTIVE.RETRY", code: 0x2a, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_CLK_ACTIVE.DFX", code: 0x2a, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL0P_CLK_ACTIVE.SPARE", code: 0x2a, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_INSERTS.SLOT0", code: 0x30, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_INSERTS.SLOT1", code: 0x30, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_INSERTS.SLOT2", code: 0x30, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BYPASSED.SLOT0", code: 0x31, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BYPASSED.SLOT1", code: 0x31, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_BYPASSED.SLOT2", code: 0x31, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_OCCUPANCY.SLOT0", code: 0x32, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_OCCUPANCY.SLOT1", code: 0x32, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_OCCUPANCY.SLOT2", code: 0x32, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ1", code: 0x33, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ2", code: 0x33, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ0", code: 0x33, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ2", code: 0x33, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ0", code: 0x33, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ1", code: 0x33, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_CREDITS_CONSUMED_VN0", code: 0x39, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_CREDITS_CONSUMED_VN1", code: 0x3a, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_INSERTS", code: 0x40, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_BYPASSED", code: 0x41, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_OCCUPANCY", code: 0x42, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_VNA_CREDIT_RETURN_OCCUPANCY", code: 0x44, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_VNA_CREDIT_RETURN_BLOCKED_VN01", code: 0x45, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_REQ_SLOT2_FROM_M3.VNA", code: 0x46, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_REQ_SLOT2_FROM_M3.VN0", code: 0x46, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_REQ_SLOT2_FROM_M3.VN1", code: 0x46, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_REQ_SLOT2_FROM_M3.ACK", code: 0x46, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_ANY_FLITS.SLOT0", code: 0x4a, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_ANY_FLITS.SLOT1", code: 0x4a, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_ANY_FLITS.SLOT2", code: 0x4a, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_ANY_FLITS.DATA", code: 0x4a, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_ANY_FLITS.LLCRD", code: 0x4a, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_ANY_FLITS.NULL", code: 0x4a, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_ANY_FLITS.LLCTRL", code: 0x4a, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_ANY_FLITS.PROTHDR", code: 0x4a, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_ANY_FLITS.SLOT0", code: 0x4b, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_ANY_FLITS.SLOT1", code: 0x4b, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_ANY_FLITS.SLOT2", code: 0x4b, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_ANY_FLITS.DATA", code: 0x4b, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_ANY_FLITS.LLCRD", code: 0x4b, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_ANY_FLITS.NULL", code: 0x4b, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_ANY_FLITS.LLCTRL", code: 0x4b, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_ANY_FLITS.PROTHDR", code: 0x4b, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_RxL_CREDITS_CONSUMED_VNA", code: 0x38, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_PROTHDR", code: 0x02, umask: 0x87, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_LLCTRL", code: 0x02, umask: 0x47, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_LLCRD", code: 0x02, umask: 0x17, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl UpiCtl {
     /// This value set to count `event`: its event select and umask; its unit-mask extension.

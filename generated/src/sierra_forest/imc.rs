@@ -307,9 +307,15 @@ pub(crate) static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -321,382 +327,103 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M_CLOCKTICKS`: event select 0x01, umask 0x01, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x01, ext_sel: false, row: 0 };
-    /// `UNC_M_ACT_COUNT.ALL`: event select 0x02, umask 0xf7, counters 0b1111.
-    pub const ACT_COUNT_ALL: Event = Event { code: 0x02, umask: 0xf7, ext_sel: false, row: 1 };
-    /// `UNC_M_PRE_COUNT.PGT`: event select 0x03, umask 0xf8, counters 0b1111.
-    pub const PRE_COUNT_PGT: Event = Event { code: 0x03, umask: 0xf8, ext_sel: false, row: 2 };
-    /// `UNC_M_CAS_COUNT_SCH0.RD_REG`: event select 0x05, umask 0xc1, counters 0b1111.
-    pub const CAS_COUNT_SCH0_RD_REG: Event = Event { code: 0x05, umask: 0xc1, ext_sel: false, row: 3 };
-    /// `UNC_M_CAS_COUNT_SCH0.RD_PRE_REG`: event select 0x05, umask 0xc2, counters 0b1111.
-    pub const CAS_COUNT_SCH0_RD_PRE_REG: Event = Event { code: 0x05, umask: 0xc2, ext_sel: false, row: 4 };
-    /// `UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL`: event select 0x05, umask 0xc4, counters 0b1111.
-    pub const CAS_COUNT_SCH0_RD_UNDERFILL: Event = Event { code: 0x05, umask: 0xc4, ext_sel: false, row: 5 };
-    /// `UNC_M_CAS_COUNT_SCH0.RD_PRE_UNDERFILL`: event select 0x05, umask 0xc8, counters 0b1111.
-    pub const CAS_COUNT_SCH0_RD_PRE_UNDERFILL: Event = Event { code: 0x05, umask: 0xc8, ext_sel: false, row: 6 };
-    /// `UNC_M_CAS_COUNT_SCH0.RD`: event select 0x05, umask 0xcf, counters 0b1111.
-    pub const CAS_COUNT_SCH0_RD: Event = Event { code: 0x05, umask: 0xcf, ext_sel: false, row: 7 };
-    /// `UNC_M_CAS_COUNT_SCH0.WR`: event select 0x05, umask 0xf0, counters 0b1111.
-    pub const CAS_COUNT_SCH0_WR: Event = Event { code: 0x05, umask: 0xf0, ext_sel: false, row: 8 };
-    /// `UNC_M_CAS_COUNT_SCH0.ALL`: event select 0x05, umask 0xff, counters 0b1111.
-    pub const CAS_COUNT_SCH0_ALL: Event = Event { code: 0x05, umask: 0xff, ext_sel: false, row: 9 };
-    /// `UNC_M_CAS_COUNT_SCH1.RD_REG`: event select 0x06, umask 0xc1, counters 0b1111.
-    pub const CAS_COUNT_SCH1_RD_REG: Event = Event { code: 0x06, umask: 0xc1, ext_sel: false, row: 10 };
-    /// `UNC_M_CAS_COUNT_SCH1.RD_PRE_REG`: event select 0x06, umask 0xc2, counters 0b1111.
-    pub const CAS_COUNT_SCH1_RD_PRE_REG: Event = Event { code: 0x06, umask: 0xc2, ext_sel: false, row: 11 };
-    /// `UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL`: event select 0x06, umask 0xc4, counters 0b1111.
-    pub const CAS_COUNT_SCH1_RD_UNDERFILL: Event = Event { code: 0x06, umask: 0xc4, ext_sel: false, row: 12 };
-    /// `UNC_M_CAS_COUNT_SCH1.RD_PRE_UNDERFILL`: event select 0x06, umask 0xc8, counters 0b1111.
-    pub const CAS_COUNT_SCH1_RD_PRE_UNDERFILL: Event = Event { code: 0x06, umask: 0xc8, ext_sel: false, row: 13 };
-    /// `UNC_M_CAS_COUNT_SCH1.RD`: event select 0x06, umask 0xcf, counters 0b1111.
-    pub const CAS_COUNT_SCH1_RD: Event = Event { code: 0x06, umask: 0xcf, ext_sel: false, row: 14 };
-    /// `UNC_M_CAS_COUNT_SCH1.WR`: event select 0x06, umask 0xf0, counters 0b1111.
-    pub const CAS_COUNT_SCH1_WR: Event = Event { code: 0x06, umask: 0xf0, ext_sel: false, row: 15 };
-    /// `UNC_M_CAS_COUNT_SCH1.ALL`: event select 0x06, umask 0xff, counters 0b1111.
-    pub const CAS_COUNT_SCH1_ALL: Event = Event { code: 0x06, umask: 0xff, ext_sel: false, row: 16 };
-    /// `UNC_M_RDB_OCCUPANCY_SCH0`: event select 0x1a, umask 0x00, counters 0b1111.
-    pub const RDB_OCCUPANCY_SCH0: Event = Event { code: 0x1a, umask: 0x00, ext_sel: false, row: 17 };
-    /// `UNC_M_RDB_OCCUPANCY_SCH1`: event select 0x1b, umask 0x00, counters 0b1111.
-    pub const RDB_OCCUPANCY_SCH1: Event = Event { code: 0x1b, umask: 0x00, ext_sel: false, row: 18 };
-    /// `UNC_M_RPQ_OCCUPANCY_SCH0_PCH0`: event select 0x80, umask 0x00, counters 0b1111.
-    pub const RPQ_OCCUPANCY_SCH0_PCH0: Event = Event { code: 0x80, umask: 0x00, ext_sel: false, row: 19 };
-    /// `UNC_M_RPQ_OCCUPANCY_SCH0_PCH1`: event select 0x81, umask 0x00, counters 0b1111.
-    pub const RPQ_OCCUPANCY_SCH0_PCH1: Event = Event { code: 0x81, umask: 0x00, ext_sel: false, row: 20 };
-    /// `UNC_M_RPQ_OCCUPANCY_SCH1_PCH0`: event select 0x82, umask 0x00, counters 0b1111.
-    pub const RPQ_OCCUPANCY_SCH1_PCH0: Event = Event { code: 0x82, umask: 0x00, ext_sel: false, row: 21 };
-    /// `UNC_M_RPQ_OCCUPANCY_SCH1_PCH1`: event select 0x83, umask 0x00, counters 0b1111.
-    pub const RPQ_OCCUPANCY_SCH1_PCH1: Event = Event { code: 0x83, umask: 0x00, ext_sel: false, row: 22 };
-    /// `UNC_M_WPQ_OCCUPANCY_SCH0_PCH0`: event select 0x84, umask 0x00, counters 0b1111.
-    pub const WPQ_OCCUPANCY_SCH0_PCH0: Event = Event { code: 0x84, umask: 0x00, ext_sel: false, row: 23 };
-    /// `UNC_M_WPQ_OCCUPANCY_SCH0_PCH1`: event select 0x85, umask 0x00, counters 0b1111.
-    pub const WPQ_OCCUPANCY_SCH0_PCH1: Event = Event { code: 0x85, umask: 0x00, ext_sel: false, row: 24 };
-    /// `UNC_M_WPQ_OCCUPANCY_SCH1_PCH0`: event select 0x86, umask 0x00, counters 0b1111.
-    pub const WPQ_OCCUPANCY_SCH1_PCH0: Event = Event { code: 0x86, umask: 0x00, ext_sel: false, row: 25 };
-    /// `UNC_M_WPQ_OCCUPANCY_SCH1_PCH1`: event select 0x87, umask 0x00, counters 0b1111.
-    pub const WPQ_OCCUPANCY_SCH1_PCH1: Event = Event { code: 0x87, umask: 0x00, ext_sel: false, row: 26 };
-    /// `UNC_M_PRE_COUNT.ALL`: event select 0x03, umask 0xff, counters 0b1111.
-    pub const PRE_COUNT_ALL: Event = Event { code: 0x03, umask: 0xff, ext_sel: false, row: 27 };
-    /// `UNC_M_RPQ_INSERTS.SCH0_PCH0`: event select 0x10, umask 0x10, counters 0b1111.
-    pub const RPQ_INSERTS_SCH0_PCH0: Event = Event { code: 0x10, umask: 0x10, ext_sel: false, row: 28 };
-    /// `UNC_M_RPQ_INSERTS.SCH0_PCH1`: event select 0x10, umask 0x20, counters 0b1111.
-    pub const RPQ_INSERTS_SCH0_PCH1: Event = Event { code: 0x10, umask: 0x20, ext_sel: false, row: 29 };
-    /// `UNC_M_RPQ_INSERTS.SCH1_PCH0`: event select 0x10, umask 0x40, counters 0b1111.
-    pub const RPQ_INSERTS_SCH1_PCH0: Event = Event { code: 0x10, umask: 0x40, ext_sel: false, row: 30 };
-    /// `UNC_M_RPQ_INSERTS.SCH1_PCH1`: event select 0x10, umask 0x80, counters 0b1111.
-    pub const RPQ_INSERTS_SCH1_PCH1: Event = Event { code: 0x10, umask: 0x80, ext_sel: false, row: 31 };
-    /// `UNC_M_WPQ_INSERTS.SCH0_PCH0`: event select 0x22, umask 0x10, counters 0b1111.
-    pub const WPQ_INSERTS_SCH0_PCH0: Event = Event { code: 0x22, umask: 0x10, ext_sel: false, row: 32 };
-    /// `UNC_M_WPQ_INSERTS.SCH0_PCH1`: event select 0x22, umask 0x20, counters 0b1111.
-    pub const WPQ_INSERTS_SCH0_PCH1: Event = Event { code: 0x22, umask: 0x20, ext_sel: false, row: 33 };
-    /// `UNC_M_WPQ_INSERTS.SCH1_PCH0`: event select 0x22, umask 0x40, counters 0b1111.
-    pub const WPQ_INSERTS_SCH1_PCH0: Event = Event { code: 0x22, umask: 0x40, ext_sel: false, row: 34 };
-    /// `UNC_M_WPQ_INSERTS.SCH1_PCH1`: event select 0x22, umask 0x80, counters 0b1111.
-    pub const WPQ_INSERTS_SCH1_PCH1: Event = Event { code: 0x22, umask: 0x80, ext_sel: false, row: 35 };
-    /// `UNC_M_CAS_COUNT_SCH0.RD_NON_UNDERFILL`: event select 0x05, umask 0xc3, counters 0b1111.
-    pub const CAS_COUNT_SCH0_RD_NON_UNDERFILL: Event = Event { code: 0x05, umask: 0xc3, ext_sel: false, row: 36 };
-    /// `UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL_ALL`: event select 0x05, umask 0xcc, counters 0b1111.
-    pub const CAS_COUNT_SCH0_RD_UNDERFILL_ALL: Event = Event { code: 0x05, umask: 0xcc, ext_sel: false, row: 37 };
-    /// `UNC_M_CAS_COUNT_SCH1.RD_NON_UNDERFILL`: event select 0x06, umask 0xc3, counters 0b1111.
-    pub const CAS_COUNT_SCH1_RD_NON_UNDERFILL: Event = Event { code: 0x06, umask: 0xc3, ext_sel: false, row: 38 };
-    /// `UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL_ALL`: event select 0x06, umask 0xcc, counters 0b1111.
-    pub const CAS_COUNT_SCH1_RD_UNDERFILL_ALL: Event = Event { code: 0x06, umask: 0xcc, ext_sel: false, row: 39 };
-    /// `UNC_M_HCLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HCLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 40 };
-    /// `UNC_M_ACT_COUNT.RD`: event select 0x02, umask 0xf1, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const ACT_COUNT_RD: Event = Event { code: 0x02, umask: 0xf1, ext_sel: false, row: 41 };
-    /// `UNC_M_ACT_COUNT.WR`: event select 0x02, umask 0xf2, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const ACT_COUNT_WR: Event = Event { code: 0x02, umask: 0xf2, ext_sel: false, row: 42 };
-    /// `UNC_M_ACT_COUNT.UFILL`: event select 0x02, umask 0xf4, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const ACT_COUNT_UFILL: Event = Event { code: 0x02, umask: 0xf4, ext_sel: false, row: 43 };
-    /// `UNC_M_PRE_COUNT.RD`: event select 0x03, umask 0xf1, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PRE_COUNT_RD: Event = Event { code: 0x03, umask: 0xf1, ext_sel: false, row: 44 };
-    /// `UNC_M_PRE_COUNT.WR`: event select 0x03, umask 0xf2, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PRE_COUNT_WR: Event = Event { code: 0x03, umask: 0xf2, ext_sel: false, row: 45 };
-    /// `UNC_M_PRE_COUNT.UFILL`: event select 0x03, umask 0xf4, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PRE_COUNT_UFILL: Event = Event { code: 0x03, umask: 0xf4, ext_sel: false, row: 46 };
-    /// `UNC_M_CAS_COUNT_SCH0.WR_PRE`: event select 0x05, umask 0xe0, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_COUNT_SCH0_WR_PRE: Event = Event { code: 0x05, umask: 0xe0, ext_sel: false, row: 47 };
-    /// `UNC_M_CAS_COUNT_SCH0.WR_NONPRE`: event select 0x05, umask 0xd0, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_COUNT_SCH0_WR_NONPRE: Event = Event { code: 0x05, umask: 0xd0, ext_sel: false, row: 48 };
-    /// `UNC_M_CAS_COUNT_SCH1.WR_PRE`: event select 0x06, umask 0xe0, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_COUNT_SCH1_WR_PRE: Event = Event { code: 0x06, umask: 0xe0, ext_sel: false, row: 49 };
-    /// `UNC_M_CAS_COUNT_SCH1.WR_NONPRE`: event select 0x06, umask 0xd0, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CAS_COUNT_SCH1_WR_NONPRE: Event = Event { code: 0x06, umask: 0xd0, ext_sel: false, row: 50 };
-    /// `UNC_M_RPQ_INSERTS.PCH0`: event select 0x10, umask 0x50, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RPQ_INSERTS_PCH0: Event = Event { code: 0x10, umask: 0x50, ext_sel: false, row: 51 };
-    /// `UNC_M_RPQ_INSERTS.PCH1`: event select 0x10, umask 0xa0, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RPQ_INSERTS_PCH1: Event = Event { code: 0x10, umask: 0xa0, ext_sel: false, row: 52 };
-    /// `UNC_M_WPQ_INSERTS.PCH0`: event select 0x22, umask 0x50, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WPQ_INSERTS_PCH0: Event = Event { code: 0x22, umask: 0x50, ext_sel: false, row: 53 };
-    /// `UNC_M_WPQ_INSERTS.PCH1`: event select 0x22, umask 0xa0, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WPQ_INSERTS_PCH1: Event = Event { code: 0x22, umask: 0xa0, ext_sel: false, row: 54 };
-    /// `UNC_M_RDB_INSERTS.SCH0`: event select 0x17, umask 0x40, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RDB_INSERTS_SCH0: Event = Event { code: 0x17, umask: 0x40, ext_sel: false, row: 55 };
-    /// `UNC_M_RDB_INSERTS.SCH1`: event select 0x17, umask 0x80, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RDB_INSERTS_SCH1: Event = Event { code: 0x17, umask: 0x80, ext_sel: false, row: 56 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT0`: event select 0x46, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_THROTTLE_CYCLES_BW_SLOT0: Event = Event { code: 0x46, umask: 0x01, ext_sel: false, row: 57 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT1`: event select 0x46, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_THROTTLE_CYCLES_BW_SLOT1: Event = Event { code: 0x46, umask: 0x02, ext_sel: false, row: 58 };
-    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK0`: event select 0x47, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWERDOWN_CYCLES_SCH0_RANK0: Event = Event { code: 0x47, umask: 0x01, ext_sel: false, row: 59 };
-    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK1`: event select 0x47, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWERDOWN_CYCLES_SCH0_RANK1: Event = Event { code: 0x47, umask: 0x02, ext_sel: false, row: 60 };
-    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK2`: event select 0x47, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWERDOWN_CYCLES_SCH0_RANK2: Event = Event { code: 0x47, umask: 0x04, ext_sel: false, row: 61 };
-    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK3`: event select 0x47, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWERDOWN_CYCLES_SCH0_RANK3: Event = Event { code: 0x47, umask: 0x08, ext_sel: false, row: 62 };
-    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK0`: event select 0x47, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWERDOWN_CYCLES_SCH1_RANK0: Event = Event { code: 0x47, umask: 0x10, ext_sel: false, row: 63 };
-    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK1`: event select 0x47, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWERDOWN_CYCLES_SCH1_RANK1: Event = Event { code: 0x47, umask: 0x20, ext_sel: false, row: 64 };
-    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK2`: event select 0x47, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWERDOWN_CYCLES_SCH1_RANK2: Event = Event { code: 0x47, umask: 0x40, ext_sel: false, row: 65 };
-    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK3`: event select 0x47, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWERDOWN_CYCLES_SCH1_RANK3: Event = Event { code: 0x47, umask: 0x80, ext_sel: false, row: 66 };
-    /// `UNC_M_POWER_CHANNEL_PPD_CYCLES`: event select 0x88, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_CHANNEL_PPD_CYCLES: Event = Event { code: 0x88, umask: 0x00, ext_sel: false, row: 67 };
-    /// `UNC_M_SELF_REFRESH.ENTER_SUCCESS_CYCLES`: event select 0x43, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SELF_REFRESH_ENTER_SUCCESS_CYCLES: Event = Event { code: 0x43, umask: 0x01, ext_sel: false, row: 68 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RAPLBLK`: event select 0x46, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_THROTTLE_CYCLES_RAPLBLK: Event = Event { code: 0x46, umask: 0x04, ext_sel: false, row: 69 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.MR4BLKEN`: event select 0x46, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_THROTTLE_CYCLES_MR4BLKEN: Event = Event { code: 0x46, umask: 0x08, ext_sel: false, row: 70 };
-    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT0`: event select 0x89, umask 0x01, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_CRITICAL_THROTTLE_CYCLES_SLOT0: Event = Event { code: 0x89, umask: 0x01, ext_sel: false, row: 71 };
-    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT1`: event select 0x89, umask 0x02, counters
-    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
-    /// validated.
-    #[cfg(feature = "experimental-events")]
-    pub const POWER_CRITICAL_THROTTLE_CYCLES_SLOT1: Event = Event { code: 0x89, umask: 0x02, ext_sel: false, row: 72 };
-    /// `UNC_M_THROTTLE_LOW_CYCLES.SLOT0`: event select 0x8b, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const THROTTLE_LOW_CYCLES_SLOT0: Event = Event { code: 0x8b, umask: 0x01, ext_sel: false, row: 73 };
-    /// `UNC_M_THROTTLE_LOW_CYCLES.SLOT1`: event select 0x8b, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const THROTTLE_LOW_CYCLES_SLOT1: Event = Event { code: 0x8b, umask: 0x02, ext_sel: false, row: 74 };
-    /// `UNC_M_THROTTLE_MID_CYCLES.SLOT0`: event select 0x8c, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const THROTTLE_MID_CYCLES_SLOT0: Event = Event { code: 0x8c, umask: 0x01, ext_sel: false, row: 75 };
-    /// `UNC_M_THROTTLE_MID_CYCLES.SLOT1`: event select 0x8c, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const THROTTLE_MID_CYCLES_SLOT1: Event = Event { code: 0x8c, umask: 0x02, ext_sel: false, row: 76 };
-    /// `UNC_M_THROTTLE_HIGH_CYCLES.SLOT0`: event select 0x8d, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const THROTTLE_HIGH_CYCLES_SLOT0: Event = Event { code: 0x8d, umask: 0x01, ext_sel: false, row: 77 };
-    /// `UNC_M_THROTTLE_HIGH_CYCLES.SLOT1`: event select 0x8d, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const THROTTLE_HIGH_CYCLES_SLOT1: Event = Event { code: 0x8d, umask: 0x02, ext_sel: false, row: 78 };
-    /// `UNC_M_THROTTLE_CRIT_CYCLES.SLOT0`: event select 0x8e, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const THROTTLE_CRIT_CYCLES_SLOT0: Event = Event { code: 0x8e, umask: 0x01, ext_sel: false, row: 79 };
-    /// `UNC_M_THROTTLE_CRIT_CYCLES.SLOT1`: event select 0x8e, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const THROTTLE_CRIT_CYCLES_SLOT1: Event = Event { code: 0x8e, umask: 0x02, ext_sel: false, row: 80 };
-    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM0`: event select 0xa6, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PDC_MR4ACTIVE_CYCLES_SCH0_DIMM0: Event = Event { code: 0xa6, umask: 0x01, ext_sel: false, row: 81 };
-    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM1`: event select 0xa6, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PDC_MR4ACTIVE_CYCLES_SCH0_DIMM1: Event = Event { code: 0xa6, umask: 0x02, ext_sel: false, row: 82 };
-    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM0`: event select 0xa6, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PDC_MR4ACTIVE_CYCLES_SCH1_DIMM0: Event = Event { code: 0xa6, umask: 0x04, ext_sel: false, row: 83 };
-    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM1`: event select 0xa6, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PDC_MR4ACTIVE_CYCLES_SCH1_DIMM1: Event = Event { code: 0xa6, umask: 0x08, ext_sel: false, row: 84 };
-    /// `UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM0`: event select 0xa7, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MR4_2XREF_CYCLES_SCH0_DIMM0: Event = Event { code: 0xa7, umask: 0x01, ext_sel: false, row: 85 };
-    /// `UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM1`: event select 0xa7, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MR4_2XREF_CYCLES_SCH0_DIMM1: Event = Event { code: 0xa7, umask: 0x02, ext_sel: false, row: 86 };
-    /// `UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM0`: event select 0xa7, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MR4_2XREF_CYCLES_SCH1_DIMM0: Event = Event { code: 0xa7, umask: 0x04, ext_sel: false, row: 87 };
-    /// `UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM1`: event select 0xa7, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MR4_2XREF_CYCLES_SCH1_DIMM1: Event = Event { code: 0xa7, umask: 0x08, ext_sel: false, row: 88 };
-    /// `UNC_M_SELF_REFRESH.ENTER_SUCCESS`: event select 0x43, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SELF_REFRESH_ENTER_SUCCESS: Event = Event { code: 0x43, umask: 0x02, ext_sel: false, row: 89 };
+    /// `UNC_M_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_M_ACT_COUNT.ALL`.
+    pub const ACT_COUNT_ALL: Event = Event::row(1);
+    /// `UNC_M_PRE_COUNT.PGT`.
+    pub const PRE_COUNT_PGT: Event = Event::row(2);
+    /// `UNC_M_CAS_COUNT_SCH0.RD_REG`.
+    pub const CAS_COUNT_SCH0_RD_REG: Event = Event::row(3);
+    /// `UNC_M_CAS_COUNT_SCH0.RD_PRE_REG`.
+    pub const CAS_COUNT_SCH0_RD_PRE_REG: Event = Event::row(4);
+    /// `UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL`.
+    pub const CAS_COUNT_SCH0_RD_UNDERFILL: Event = Event::row(5);
+    /// `UNC_M_CAS_COUNT_SCH0.RD_PRE_UNDERFILL`.
+    pub const CAS_COUNT_SCH0_RD_PRE_UNDERFILL: Event = Event::row(6);
+    /// `UNC_M_CAS_COUNT_SCH0.RD`.
+    pub const CAS_COUNT_SCH0_RD: Event = Event::row(7);
+    /// `UNC_M_CAS_COUNT_SCH0.WR`.
+    pub const CAS_COUNT_SCH0_WR: Event = Event::row(8);
+    /// `UNC_M_CAS_COUNT_SCH0.ALL`.
+    pub const CAS_COUNT_SCH0_ALL: Event = Event::row(9);
+    /// `UNC_M_CAS_COUNT_SCH1.RD_REG`.
+    pub const CAS_COUNT_SCH1_RD_REG: Event = Event::row(10);
+    /// `UNC_M_CAS_COUNT_SCH1.RD_PRE_REG`.
+    pub const CAS_COUNT_SCH1_RD_PRE_REG: Event = Event::row(11);
+    /// `UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL`.
+    pub const CAS_COUNT_SCH1_RD_UNDERFILL: Event = Event::row(12);
+    /// `UNC_M_CAS_COUNT_SCH1.RD_PRE_UNDERFILL`.
+    pub const CAS_COUNT_SCH1_RD_PRE_UNDERFILL: Event = Event::row(13);
+    /// `UNC_M_CAS_COUNT_SCH1.RD`.
+    pub const CAS_COUNT_SCH1_RD: Event = Event::row(14);
+    /// `UNC_M_CAS_COUNT_SCH1.WR`.
+    pub const CAS_COUNT_SCH1_WR: Event = Event::row(15);
+    /// `UNC_M_CAS_COUNT_SCH1.ALL`.
+    pub const CAS_COUNT_SCH1_ALL: Event = Event::row(16);
+    /// `UNC_M_RDB_OCCUPANCY_SCH0`.
+    pub const RDB_OCCUPANCY_SCH0: Event = Event::row(17);
+    /// `UNC_M_RDB_OCCUPANCY_SCH1`.
+    pub const RDB_OCCUPANCY_SCH1: Event = Event::row(18);
+    /// `UNC_M_RPQ_OCCUPANCY_SCH0_PCH0`.
+    pub const RPQ_OCCUPANCY_SCH0_PCH0: Event = Event::row(19);
+    /// `UNC_M_RPQ_OCCUPANCY_SCH0_PCH1`.
+    pub const RPQ_OCCUPANCY_SCH0_PCH1: Event = Event::row(20);
+    /// `UNC_M_RPQ_OCCUPANCY_SCH1_PCH0`.
+    pub const RPQ_OCCUPANCY_SCH1_PCH0: Event = Event::row(21);
+    /// `UNC_M_RPQ_OCCUPANCY_SCH1_PCH1`.
+    pub const RPQ_OCCUPANCY_SCH1_PCH1: Event = Event::row(22);
+    /// `UNC_M_WPQ_OCCUPANCY_SCH0_PCH0`.
+    pub const WPQ_OCCUPANCY_SCH0_PCH0: Event = Event::row(23);
+    /// `UNC_M_WPQ_OCCUPANCY_SCH0_PCH1`.
+    pub const WPQ_OCCUPANCY_SCH0_PCH1: Event = Event::row(24);
+    /// `UNC_M_WPQ_OCCUPANCY_SCH1_PCH0`.
+    pub const WPQ_OCCUPANCY_SCH1_PCH0: Event = Event::row(25);
+    /// `UNC_M_WPQ_OCCUPANCY_SCH1_PCH1`.
+    pub const WPQ_OCCUPANCY_SCH1_PCH1: Event = Event::row(26);
+    /// `UNC_M_PRE_COUNT.ALL`.
+    pub const PRE_COUNT_ALL: Event = Event::row(27);
+    /// `UNC_M_RPQ_INSERTS.SCH0_PCH0`.
+    pub const RPQ_INSERTS_SCH0_PCH0: Event = Event::row(28);
+    /// `UNC_M_RPQ_INSERTS.SCH0_PCH1`.
+    pub const RPQ_INSERTS_SCH0_PCH1: Event = Event::row(29);
+    /// `UNC_M_RPQ_INSERTS.SCH1_PCH0`.
+    pub const RPQ_INSERTS_SCH1_PCH0: Event = Event::row(30);
+    /// `UNC_M_RPQ_INSERTS.SCH1_PCH1`.
+    pub const RPQ_INSERTS_SCH1_PCH1: Event = Event::row(31);
+    /// `UNC_M_WPQ_INSERTS.SCH0_PCH0`.
+    pub const WPQ_INSERTS_SCH0_PCH0: Event = Event::row(32);
+    /// `UNC_M_WPQ_INSERTS.SCH0_PCH1`.
+    pub const WPQ_INSERTS_SCH0_PCH1: Event = Event::row(33);
+    /// `UNC_M_WPQ_INSERTS.SCH1_PCH0`.
+    pub const WPQ_INSERTS_SCH1_PCH0: Event = Event::row(34);
+    /// `UNC_M_WPQ_INSERTS.SCH1_PCH1`.
+    pub const WPQ_INSERTS_SCH1_PCH1: Event = Event::row(35);
+    /// `UNC_M_CAS_COUNT_SCH0.RD_NON_UNDERFILL`.
+    pub const CAS_COUNT_SCH0_RD_NON_UNDERFILL: Event = Event::row(36);
+    /// `UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL_ALL`.
+    pub const CAS_COUNT_SCH0_RD_UNDERFILL_ALL: Event = Event::row(37);
+    /// `UNC_M_CAS_COUNT_SCH1.RD_NON_UNDERFILL`.
+    pub const CAS_COUNT_SCH1_RD_NON_UNDERFILL: Event = Event::row(38);
+    /// `UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL_ALL`.
+    pub const CAS_COUNT_SCH1_RD_UNDERFILL_ALL: Event = Event::row(39);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::ACT_COUNT_ALL,
-        Event::PRE_COUNT_PGT,
-        Event::CAS_COUNT_SCH0_RD_REG,
-        Event::CAS_COUNT_SCH0_RD_PRE_REG,
-        Event::CAS_COUNT_SCH0_RD_UNDERFILL,
-        Event::CAS_COUNT_SCH0_RD_PRE_UNDERFILL,
-        Event::CAS_COUNT_SCH0_RD,
-        Event::CAS_COUNT_SCH0_WR,
-        Event::CAS_COUNT_SCH0_ALL,
-        Event::CAS_COUNT_SCH1_RD_REG,
-        Event::CAS_COUNT_SCH1_RD_PRE_REG,
-        Event::CAS_COUNT_SCH1_RD_UNDERFILL,
-        Event::CAS_COUNT_SCH1_RD_PRE_UNDERFILL,
-        Event::CAS_COUNT_SCH1_RD,
-        Event::CAS_COUNT_SCH1_WR,
-        Event::CAS_COUNT_SCH1_ALL,
-        Event::RDB_OCCUPANCY_SCH0,
-        Event::RDB_OCCUPANCY_SCH1,
-        Event::RPQ_OCCUPANCY_SCH0_PCH0,
-        Event::RPQ_OCCUPANCY_SCH0_PCH1,
-        Event::RPQ_OCCUPANCY_SCH1_PCH0,
-        Event::RPQ_OCCUPANCY_SCH1_PCH1,
-        Event::WPQ_OCCUPANCY_SCH0_PCH0,
-        Event::WPQ_OCCUPANCY_SCH0_PCH1,
-        Event::WPQ_OCCUPANCY_SCH1_PCH0,
-        Event::WPQ_OCCUPANCY_SCH1_PCH1,
-        Event::PRE_COUNT_ALL,
-        Event::RPQ_INSERTS_SCH0_PCH0,
-        Event::RPQ_INSERTS_SCH0_PCH1,
-        Event::RPQ_INSERTS_SCH1_PCH0,
-        Event::RPQ_INSERTS_SCH1_PCH1,
-        Event::WPQ_INSERTS_SCH0_PCH0,
-        Event::WPQ_INSERTS_SCH0_PCH1,
-        Event::WPQ_INSERTS_SCH1_PCH0,
-        Event::WPQ_INSERTS_SCH1_PCH1,
-        Event::CAS_COUNT_SCH0_RD_NON_UNDERFILL,
-        Event::CAS_COUNT_SCH0_RD_UNDERFILL_ALL,
-        Event::CAS_COUNT_SCH1_RD_NON_UNDERFILL,
-        Event::CAS_COUNT_SCH1_RD_UNDERFILL_ALL,
-        #[cfg(feature = "experimental-events")] Event::HCLOCKTICKS,
-        #[cfg(feature = "experimental-events")] Event::ACT_COUNT_RD,
-        #[cfg(feature = "experimental-events")] Event::ACT_COUNT_WR,
-        #[cfg(feature = "experimental-events")] Event::ACT_COUNT_UFILL,
-        #[cfg(feature = "experimental-events")] Event::PRE_COUNT_RD,
-        #[cfg(feature = "experimental-events")] Event::PRE_COUNT_WR,
-        #[cfg(feature = "experimental-events")] Event::PRE_COUNT_UFILL,
-        #[cfg(feature = "experimental-events")] Event::CAS_COUNT_SCH0_WR_PRE,
-        #[cfg(feature = "experimental-events")] Event::CAS_COUNT_SCH0_WR_NONPRE,
-        #[cfg(feature = "experimental-events")] Event::CAS_COUNT_SCH1_WR_PRE,
-        #[cfg(feature = "experimental-events")] Event::CAS_COUNT_SCH1_WR_NONPRE,
-        #[cfg(feature = "experimental-events")] Event::RPQ_INSERTS_PCH0,
-        #[cfg(feature = "experimental-events")] Event::RPQ_INSERTS_PCH1,
-        #[cfg(feature = "experimental-events")] Event::WPQ_INSERTS_PCH0,
-        #[cfg(feature = "experimental-events")] Event::WPQ_INSERTS_PCH1,
-        #[cfg(feature = "experimental-events")] Event::RDB_INSERTS_SCH0,
-        #[cfg(feature = "experimental-events")] Event::RDB_INSERTS_SCH1,
-        #[cfg(feature = "experimental-events")] Event::POWER_THROTTLE_CYCLES_BW_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::POWER_THROTTLE_CYCLES_BW_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH0_RANK0,
-        #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH0_RANK1,
-        #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH0_RANK2,
-        #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH0_RANK3,
-        #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH1_RANK0,
-        #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH1_RANK1,
-        #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH1_RANK2,
-        #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH1_RANK3,
-        #[cfg(feature = "experimental-events")] Event::POWER_CHANNEL_PPD_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::SELF_REFRESH_ENTER_SUCCESS_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::POWER_THROTTLE_CYCLES_RAPLBLK,
-        #[cfg(feature = "experimental-events")] Event::POWER_THROTTLE_CYCLES_MR4BLKEN,
-        #[cfg(feature = "experimental-events")] Event::POWER_CRITICAL_THROTTLE_CYCLES_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::POWER_CRITICAL_THROTTLE_CYCLES_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::THROTTLE_LOW_CYCLES_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::THROTTLE_LOW_CYCLES_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::THROTTLE_MID_CYCLES_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::THROTTLE_MID_CYCLES_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::THROTTLE_HIGH_CYCLES_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::THROTTLE_HIGH_CYCLES_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::THROTTLE_CRIT_CYCLES_SLOT0,
-        #[cfg(feature = "experimental-events")] Event::THROTTLE_CRIT_CYCLES_SLOT1,
-        #[cfg(feature = "experimental-events")] Event::PDC_MR4ACTIVE_CYCLES_SCH0_DIMM0,
-        #[cfg(feature = "experimental-events")] Event::PDC_MR4ACTIVE_CYCLES_SCH0_DIMM1,
-        #[cfg(feature = "experimental-events")] Event::PDC_MR4ACTIVE_CYCLES_SCH1_DIMM0,
-        #[cfg(feature = "experimental-events")] Event::PDC_MR4ACTIVE_CYCLES_SCH1_DIMM1,
-        #[cfg(feature = "experimental-events")] Event::MR4_2XREF_CYCLES_SCH0_DIMM0,
-        #[cfg(feature = "experimental-events")] Event::MR4_2XREF_CYCLES_SCH0_DIMM1,
-        #[cfg(feature = "experimental-events")] Event::MR4_2XREF_CYCLES_SCH1_DIMM0,
-        #[cfg(feature = "experimental-events")] Event::MR4_2XREF_CYCLES_SCH1_DIMM1,
-        #[cfg(feature = "experimental-events")] Event::SELF_REFRESH_ENTER_SUCCESS,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -714,6 +441,112 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_M_HCLOCKTICKS` (experimental).
+    pub const HCLOCKTICKS: Event = Event::row(40);
+    /// `UNC_M_ACT_COUNT.RD` (experimental).
+    pub const ACT_COUNT_RD: Event = Event::row(41);
+    /// `UNC_M_ACT_COUNT.WR` (experimental).
+    pub const ACT_COUNT_WR: Event = Event::row(42);
+    /// `UNC_M_ACT_COUNT.UFILL` (experimental).
+    pub const ACT_COUNT_UFILL: Event = Event::row(43);
+    /// `UNC_M_PRE_COUNT.RD` (experimental).
+    pub const PRE_COUNT_RD: Event = Event::row(44);
+    /// `UNC_M_PRE_COUNT.WR` (experimental).
+    pub const PRE_COUNT_WR: Event = Event::row(45);
+    /// `UNC_M_PRE_COUNT.UFILL` (experimental).
+    pub const PRE_COUNT_UFILL: Event = Event::row(46);
+    /// `UNC_M_CAS_COUNT_SCH0.WR_PRE` (experimental).
+    pub const CAS_COUNT_SCH0_WR_PRE: Event = Event::row(47);
+    /// `UNC_M_CAS_COUNT_SCH0.WR_NONPRE` (experimental).
+    pub const CAS_COUNT_SCH0_WR_NONPRE: Event = Event::row(48);
+    /// `UNC_M_CAS_COUNT_SCH1.WR_PRE` (experimental).
+    pub const CAS_COUNT_SCH1_WR_PRE: Event = Event::row(49);
+    /// `UNC_M_CAS_COUNT_SCH1.WR_NONPRE` (experimental).
+    pub const CAS_COUNT_SCH1_WR_NONPRE: Event = Event::row(50);
+    /// `UNC_M_RPQ_INSERTS.PCH0` (experimental).
+    pub const RPQ_INSERTS_PCH0: Event = Event::row(51);
+    /// `UNC_M_RPQ_INSERTS.PCH1` (experimental).
+    pub const RPQ_INSERTS_PCH1: Event = Event::row(52);
+    /// `UNC_M_WPQ_INSERTS.PCH0` (experimental).
+    pub const WPQ_INSERTS_PCH0: Event = Event::row(53);
+    /// `UNC_M_WPQ_INSERTS.PCH1` (experimental).
+    pub const WPQ_INSERTS_PCH1: Event = Event::row(54);
+    /// `UNC_M_RDB_INSERTS.SCH0` (experimental).
+    pub const RDB_INSERTS_SCH0: Event = Event::row(55);
+    /// `UNC_M_RDB_INSERTS.SCH1` (experimental).
+    pub const RDB_INSERTS_SCH1: Event = Event::row(56);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT0` (experimental).
+    pub const POWER_THROTTLE_CYCLES_BW_SLOT0: Event = Event::row(57);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT1` (experimental).
+    pub const POWER_THROTTLE_CYCLES_BW_SLOT1: Event = Event::row(58);
+    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK0` (experimental).
+    pub const POWERDOWN_CYCLES_SCH0_RANK0: Event = Event::row(59);
+    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK1` (experimental).
+    pub const POWERDOWN_CYCLES_SCH0_RANK1: Event = Event::row(60);
+    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK2` (experimental).
+    pub const POWERDOWN_CYCLES_SCH0_RANK2: Event = Event::row(61);
+    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK3` (experimental).
+    pub const POWERDOWN_CYCLES_SCH0_RANK3: Event = Event::row(62);
+    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK0` (experimental).
+    pub const POWERDOWN_CYCLES_SCH1_RANK0: Event = Event::row(63);
+    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK1` (experimental).
+    pub const POWERDOWN_CYCLES_SCH1_RANK1: Event = Event::row(64);
+    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK2` (experimental).
+    pub const POWERDOWN_CYCLES_SCH1_RANK2: Event = Event::row(65);
+    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK3` (experimental).
+    pub const POWERDOWN_CYCLES_SCH1_RANK3: Event = Event::row(66);
+    /// `UNC_M_POWER_CHANNEL_PPD_CYCLES` (experimental).
+    pub const POWER_CHANNEL_PPD_CYCLES: Event = Event::row(67);
+    /// `UNC_M_SELF_REFRESH.ENTER_SUCCESS_CYCLES` (experimental).
+    pub const SELF_REFRESH_ENTER_SUCCESS_CYCLES: Event = Event::row(68);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RAPLBLK` (experimental).
+    pub const POWER_THROTTLE_CYCLES_RAPLBLK: Event = Event::row(69);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.MR4BLKEN` (experimental).
+    pub const POWER_THROTTLE_CYCLES_MR4BLKEN: Event = Event::row(70);
+    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT0` (experimental).
+    pub const POWER_CRITICAL_THROTTLE_CYCLES_SLOT0: Event = Event::row(71);
+    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT1` (experimental).
+    pub const POWER_CRITICAL_THROTTLE_CYCLES_SLOT1: Event = Event::row(72);
+    /// `UNC_M_THROTTLE_LOW_CYCLES.SLOT0` (experimental).
+    pub const THROTTLE_LOW_CYCLES_SLOT0: Event = Event::row(73);
+    /// `UNC_M_THROTTLE_LOW_CYCLES.SLOT1` (experimental).
+    pub const THROTTLE_LOW_CYCLES_SLOT1: Event = Event::row(74);
+    /// `UNC_M_THROTTLE_MID_CYCLES.SLOT0` (experimental).
+    pub const THROTTLE_MID_CYCLES_SLOT0: Event = Event::row(75);
+    /// `UNC_M_THROTTLE_MID_CYCLES.SLOT1` (experimental).
+    pub const THROTTLE_MID_CYCLES_SLOT1: Event = Event::row(76);
+    /// `UNC_M_THROTTLE_HIGH_CYCLES.SLOT0` (experimental).
+    pub const THROTTLE_HIGH_CYCLES_SLOT0: Event = Event::row(77);
+    /// `UNC_M_THROTTLE_HIGH_CYCLES.SLOT1` (experimental).
+    pub const THROTTLE_HIGH_CYCLES_SLOT1: Event = Event::row(78);
+    /// `UNC_M_THROTTLE_CRIT_CYCLES.SLOT0` (experimental).
+    pub const THROTTLE_CRIT_CYCLES_SLOT0: Event = Event::row(79);
+    /// `UNC_M_THROTTLE_CRIT_CYCLES.SLOT1` (experimental).
+    pub const THROTTLE_CRIT_CYCLES_SLOT1: Event = Event::row(80);
+    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM0` (experimental).
+    pub const PDC_MR4ACTIVE_CYCLES_SCH0_DIMM0: Event = Event::row(81);
+    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM1` (experimental).
+    pub const PDC_MR4ACTIVE_CYCLES_SCH0_DIMM1: Event = Event::row(82);
+    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM0` (experimental).
+    pub const PDC_MR4ACTIVE_CYCLES_SCH1_DIMM0: Event = Event::row(83);
+    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM1` (experimental).
+    pub const PDC_MR4ACTIVE_CYCLES_SCH1_DIMM1: Event = Event::row(84);
+    /// `UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM0` (experimental).
+    pub const MR4_2XREF_CYCLES_SCH0_DIMM0: Event = Event::row(85);
+    /// `UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM1` (experimental).
+    pub const MR4_2XREF_CYCLES_SCH0_DIMM1: Event = Event::row(86);
+    /// `UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM0` (experimental).
+    pub const MR4_2XREF_CYCLES_SCH1_DIMM0: Event = Event::row(87);
+    /// `UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM1` (experimental).
+    pub const MR4_2XREF_CYCLES_SCH1_DIMM1: Event = Event::row(88);
+    /// `UNC_M_SELF_REFRESH.ENTER_SUCCESS` (experimental).
+    pub const SELF_REFRESH_ENTER_SUCCESS: Event = Event::row(89);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -727,101 +560,119 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_M_CLOCKTICKS", 0x01, 0x01, 0b1111),
+    ev("UNC_M_ACT_COUNT.ALL", 0x02, 0xf7, 0b1111),
+    ev("UNC_M_PRE_COUNT.PGT", 0x03, 0xf8, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH0.RD_REG", 0x05, 0xc1, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH0.RD_PRE_REG", 0x05, 0xc2, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL", 0x05, 0xc4, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH0.RD_PRE_UNDERFILL", 0x05, 0xc8, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH0.RD", 0x05, 0xcf, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH0.WR", 0x05, 0xf0, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH0.ALL", 0x05, 0xff, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH1.RD_REG", 0x06, 0xc1, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH1.RD_PRE_REG", 0x06, 0xc2, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL", 0x06, 0xc4, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH1.RD_PRE_UNDERFILL", 0x06, 0xc8, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH1.RD", 0x06, 0xcf, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH1.WR", 0x06, 0xf0, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH1.ALL", 0x06, 0xff, 0b1111),
+    ev("UNC_M_RDB_OCCUPANCY_SCH0", 0x1a, 0x00, 0b1111),
+    ev("UNC_M_RDB_OCCUPANCY_SCH1", 0x1b, 0x00, 0b1111),
+    ev("UNC_M_RPQ_OCCUPANCY_SCH0_PCH0", 0x80, 0x00, 0b1111),
+    ev("UNC_M_RPQ_OCCUPANCY_SCH0_PCH1", 0x81, 0x00, 0b1111),
+    ev("UNC_M_RPQ_OCCUPANCY_SCH1_PCH0", 0x82, 0x00, 0b1111),
+    ev("UNC_M_RPQ_OCCUPANCY_SCH1_PCH1", 0x83, 0x00, 0b1111),
+    ev("UNC_M_WPQ_OCCUPANCY_SCH0_PCH0", 0x84, 0x00, 0b1111),
+    ev("UNC_M_WPQ_OCCUPANCY_SCH0_PCH1", 0x85, 0x00, 0b1111),
+    ev("UNC_M_WPQ_OCCUPANCY_SCH1_PCH0", 0x86, 0x00, 0b1111),
+    ev("UNC_M_WPQ_OCCUPANCY_SCH1_PCH1", 0x87, 0x00, 0b1111),
+    ev("UNC_M_PRE_COUNT.ALL", 0x03, 0xff, 0b1111),
+    ev("UNC_M_RPQ_INSERTS.SCH0_PCH0", 0x10, 0x10, 0b1111),
+    ev("UNC_M_RPQ_INSERTS.SCH0_PCH1", 0x10, 0x20, 0b1111),
+    ev("UNC_M_RPQ_INSERTS.SCH1_PCH0", 0x10, 0x40, 0b1111),
+    ev("UNC_M_RPQ_INSERTS.SCH1_PCH1", 0x10, 0x80, 0b1111),
+    ev("UNC_M_WPQ_INSERTS.SCH0_PCH0", 0x22, 0x10, 0b1111),
+    ev("UNC_M_WPQ_INSERTS.SCH0_PCH1", 0x22, 0x20, 0b1111),
+    ev("UNC_M_WPQ_INSERTS.SCH1_PCH0", 0x22, 0x40, 0b1111),
+    ev("UNC_M_WPQ_INSERTS.SCH1_PCH1", 0x22, 0x80, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH0.RD_NON_UNDERFILL", 0x05, 0xc3, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL_ALL", 0x05, 0xcc, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH1.RD_NON_UNDERFILL", 0x06, 0xc3, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL_ALL", 0x06, 0xcc, 0b1111),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_M_HCLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_M_ACT_COUNT.RD", 0x02, 0xf1, 0b1111),
+    ev("UNC_M_ACT_COUNT.WR", 0x02, 0xf2, 0b1111),
+    ev("UNC_M_ACT_COUNT.UFILL", 0x02, 0xf4, 0b1111),
+    ev("UNC_M_PRE_COUNT.RD", 0x03, 0xf1, 0b1111),
+    ev("UNC_M_PRE_COUNT.WR", 0x03, 0xf2, 0b1111),
+    ev("UNC_M_PRE_COUNT.UFILL", 0x03, 0xf4, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH0.WR_PRE", 0x05, 0xe0, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH0.WR_NONPRE", 0x05, 0xd0, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH1.WR_PRE", 0x06, 0xe0, 0b1111),
+    ev("UNC_M_CAS_COUNT_SCH1.WR_NONPRE", 0x06, 0xd0, 0b1111),
+    ev("UNC_M_RPQ_INSERTS.PCH0", 0x10, 0x50, 0b1111),
+    ev("UNC_M_RPQ_INSERTS.PCH1", 0x10, 0xa0, 0b1111),
+    ev("UNC_M_WPQ_INSERTS.PCH0", 0x22, 0x50, 0b1111),
+    ev("UNC_M_WPQ_INSERTS.PCH1", 0x22, 0xa0, 0b1111),
+    ev("UNC_M_RDB_INSERTS.SCH0", 0x17, 0x40, 0b1111),
+    ev("UNC_M_RDB_INSERTS.SCH1", 0x17, 0x80, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT0", 0x46, 0x01, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT1", 0x46, 0x02, 0b1111),
+    ev("UNC_M_POWERDOWN_CYCLES.SCH0_RANK0", 0x47, 0x01, 0b1111),
+    ev("UNC_M_POWERDOWN_CYCLES.SCH0_RANK1", 0x47, 0x02, 0b1111),
+    ev("UNC_M_POWERDOWN_CYCLES.SCH0_RANK2", 0x47, 0x04, 0b1111),
+    ev("UNC_M_POWERDOWN_CYCLES.SCH0_RANK3", 0x47, 0x08, 0b1111),
+    ev("UNC_M_POWERDOWN_CYCLES.SCH1_RANK0", 0x47, 0x10, 0b1111),
+    ev("UNC_M_POWERDOWN_CYCLES.SCH1_RANK1", 0x47, 0x20, 0b1111),
+    ev("UNC_M_POWERDOWN_CYCLES.SCH1_RANK2", 0x47, 0x40, 0b1111),
+    ev("UNC_M_POWERDOWN_CYCLES.SCH1_RANK3", 0x47, 0x80, 0b1111),
+    ev("UNC_M_POWER_CHANNEL_PPD_CYCLES", 0x88, 0x00, 0b1111),
+    ev("UNC_M_SELF_REFRESH.ENTER_SUCCESS_CYCLES", 0x43, 0x01, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RAPLBLK", 0x46, 0x04, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.MR4BLKEN", 0x46, 0x08, 0b1111),
+    ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT0", 0x89, 0x01, 0b1111),
+    ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT1", 0x89, 0x02, 0b1111),
+    ev("UNC_M_THROTTLE_LOW_CYCLES.SLOT0", 0x8b, 0x01, 0b1111),
+    ev("UNC_M_THROTTLE_LOW_CYCLES.SLOT1", 0x8b, 0x02, 0b1111),
+    ev("UNC_M_THROTTLE_MID_CYCLES.SLOT0", 0x8c, 0x01, 0b1111),
+    ev("UNC_M_THROTTLE_MID_CYCLES.SLOT1", 0x8c, 0x02, 0b1111),
+    ev("UNC_M_THROTTLE_HIGH_CYCLES.SLOT0", 0x8d, 0x01, 0b1111),
+    ev("UNC_M_THROTTLE_HIGH_CYCLES.SLOT1", 0x8d, 0x02, 0b1111),
+    ev("UNC_M_THROTTLE_CRIT_CYCLES.SLOT0", 0x8e, 0x01, 0b1111),
+    ev("UNC_M_THROTTLE_CRIT_CYCLES.SLOT1", 0x8e, 0x02, 0b1111),
+    ev("UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM0", 0xa6, 0x01, 0b1111),
+    ev("UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM1", 0xa6, 0x02, 0b1111),
+    ev("UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM0", 0xa6, 0x04, 0b1111),
+    ev("UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM1", 0xa6, 0x08, 0b1111),
+    ev("UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM0", 0xa7, 0x01, 0b1111),
+    ev("UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM1", 0xa7, 0x02, 0b1111),
+    ev("UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM0", 0xa7, 0x04, 0b1111),
+    ev("UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM1", 0xa7, 0x08, 0b1111),
+    ev("UNC_M_SELF_REFRESH.ENTER_SUCCESS", 0x43, 0x02, 0b1111),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<40>(EVENT_ROWS, 0, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<50>(EXPERIMENTAL_ROWS, 0, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x01, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_ACT_COUNT.ALL", code: 0x02, umask: 0xf7, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.PGT", code: 0x03, umask: 0xf8, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_REG", code: 0x05, umask: 0xc1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_PRE_REG", code: 0x05, umask: 0xc2, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL", code: 0x05, umask: 0xc4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_PRE_UNDERFILL", code: 0x05, umask: 0xc8, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD", code: 0x05, umask: 0xcf, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.WR", code: 0x05, umask: 0xf0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.ALL", code: 0x05, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_REG", code: 0x06, umask: 0xc1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_PRE_REG", code: 0x06, umask: 0xc2, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL", code: 0x06, umask: 0xc4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_PRE_UNDERFILL", code: 0x06, umask: 0xc8, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD", code: 0x06, umask: 0xcf, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.WR", code: 0x06, umask: 0xf0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.ALL", code: 0x06, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RDB_OCCUPANCY_SCH0", code: 0x1a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RDB_OCCUPANCY_SCH1", code: 0x1b, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH0_PCH0", code: 0x80, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH0_PCH1", code: 0x81, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH1_PCH0", code: 0x82, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH1_PCH1", code: 0x83, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH0_PCH0", code: 0x84, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH0_PCH1", code: 0x85, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH1_PCH0", code: 0x86, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH1_PCH1", code: 0x87, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.ALL", code: 0x03, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH0_PCH0", code: 0x10, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH0_PCH1", code: 0x10, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH1_PCH0", code: 0x10, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH1_PCH1", code: 0x10, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH0_PCH0", code: 0x22, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH0_PCH1", code: 0x22, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH1_PCH0", code: 0x22, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH1_PCH1", code: 0x22, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_NON_UNDERFILL", code: 0x05, umask: 0xc3, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL_ALL", code: 0x05, umask: 0xcc, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_NON_UNDERFILL", code: 0x06, umask: 0xc3, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL_ALL", code: 0x06, umask: 0xcc, counters: 0b1111, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_HCLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_ACT_COUNT.RD", code: 0x02, umask: 0xf1, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_ACT_COUNT.WR", code: 0x02, umask: 0xf2, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_ACT_COUNT.UFILL", code: 0x02, umask: 0xf4, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.RD", code: 0x03, umask: 0xf1, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.WR", code: 0x03, umask: 0xf2, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.UFILL", code: 0x03, umask: 0xf4, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.WR_PRE", code: 0x05, umask: 0xe0, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.WR_NONPRE", code: 0x05, umask: 0xd0, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.WR_PRE", code: 0x06, umask: 0xe0, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.WR_NONPRE", code: 0x06, umask: 0xd0, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RPQ_INSERTS.PCH0", code: 0x10, umask: 0x50, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RPQ_INSERTS.PCH1", code: 0x10, umask: 0xa0, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_WPQ_INSERTS.PCH0", code: 0x22, umask: 0x50, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_WPQ_INSERTS.PCH1", code: 0x22, umask: 0xa0, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RDB_INSERTS.SCH0", code: 0x17, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RDB_INSERTS.SCH1", code: 0x17, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT0", code: 0x46, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT1", code: 0x46, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH0_RANK0", code: 0x47, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH0_RANK1", code: 0x47, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH0_RANK2", code: 0x47, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH0_RANK3", code: 0x47, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH1_RANK0", code: 0x47, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH1_RANK1", code: 0x47, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH1_RANK2", code: 0x47, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH1_RANK3", code: 0x47, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CHANNEL_PPD_CYCLES", code: 0x88, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SELF_REFRESH.ENTER_SUCCESS_CYCLES", code: 0x43, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RAPLBLK", code: 0x46, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.MR4BLKEN", code: 0x46, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT0", code: 0x89, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT1", code: 0x89, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_LOW_CYCLES.SLOT0", code: 0x8b, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_LOW_CYCLES.SLOT1", code: 0x8b, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_MID_CYCLES.SLOT0", code: 0x8c, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_MID_CYCLES.SLOT1", code: 0x8c, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_HIGH_CYCLES.SLOT0", code: 0x8d, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_HIGH_CYCLES.SLOT1", code: 0x8d, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_CRIT_CYCLES.SLOT0", code: 0x8e, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_CRIT_CYCLES.SLOT1", code: 0x8e, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM0", code: 0xa6, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM1", code: 0xa6, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM0", code: 0xa6, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM1", code: 0xa6, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM0", code: 0xa7, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM1", code: 0xa7, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM0", code: 0xa7, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM1", code: 0xa7, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SELF_REFRESH.ENTER_SUCCESS", code: 0x43, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl Event {
     /// `ctl` set to count this event: its event select and umask. (`ImcCtl::with_event` takes the

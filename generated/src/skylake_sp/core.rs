@@ -9,1794 +9,928 @@ use crate::core_events::CoreEventsInfo;
 #[cfg(feature = "metadata")]
 use crate::support::EventInfo;
 
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
 pub enum List {}
 
 /// An event of this list. Any core event list's events go into the core PMU's counter
-/// control (`with_event`); an uncore event does not compile there. Each constant's doc gives
-/// the counters that may count it (bit n: counter n).
+/// control (`with_event`); an uncore event does not compile there. Each constant is a row
+/// of the list's event table, which gives its event select, umask, settings and the
+/// counters that may count it (bit n: counter n).
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event { code: 0x03, umask: 0x02, row: 0, ..Event::BASE };
-    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LD_BLOCKS_NO_SR: Event = Event { code: 0x03, umask: 0x08, row: 1, ..Event::BASE };
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event { code: 0x07, umask: 0x01, row: 2, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`: event select 0x08, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x08, umask: 0x01, row: 3, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`: event select 0x08, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x08, umask: 0x02, row: 4, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`: event select 0x08, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x08, umask: 0x04, row: 5, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`: event select 0x08, umask 0x08, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x08, umask: 0x08, row: 6, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x0e, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x0e, row: 7, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_PENDING`: event select 0x08, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_PENDING: Event = Event { code: 0x08, umask: 0x10, row: 8, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_ACTIVE`: event select 0x08, umask 0x10, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_ACTIVE: Event = Event { code: 0x08, umask: 0x10, threshold: 1, row: 9, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event { code: 0x08, umask: 0x20, row: 10, ..Event::BASE };
-    /// `MEMORY_DISAMBIGUATION.HISTORY_RESET`: event select 0x09, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const MEMORY_DISAMBIGUATION_HISTORY_RESET: Event = Event { code: 0x09, umask: 0x01, row: 11, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_CYCLES`: event select 0x0d, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const INT_MISC_RECOVERY_CYCLES: Event = Event { code: 0x0d, umask: 0x01, row: 12, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_CYCLES_ANY`: event select 0x0d, umask 0x01, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event { code: 0x0d, umask: 0x01, any_thread: true, row: 13, ..Event::BASE };
-    /// `INT_MISC.CLEARS_COUNT`: event select 0x0d, umask 0x01, counter mask 1, edge, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const INT_MISC_CLEARS_COUNT: Event = Event { code: 0x0d, umask: 0x01, threshold: 1, edge: true, row: 14, ..Event::BASE };
-    /// `INT_MISC.CLEAR_RESTEER_CYCLES`: event select 0x0d, umask 0x80, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const INT_MISC_CLEAR_RESTEER_CYCLES: Event = Event { code: 0x0d, umask: 0x80, row: 15, ..Event::BASE };
-    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_ISSUED_ANY: Event = Event { code: 0x0e, umask: 0x01, row: 16, ..Event::BASE };
-    /// `UOPS_ISSUED.STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, row: 17, ..Event::BASE };
-    /// `UOPS_ISSUED.VECTOR_WIDTH_MISMATCH`: event select 0x0e, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const UOPS_ISSUED_VECTOR_WIDTH_MISMATCH: Event = Event { code: 0x0e, umask: 0x02, row: 18, ..Event::BASE };
-    /// `UOPS_ISSUED.SLOW_LEA`: event select 0x0e, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_ISSUED_SLOW_LEA: Event = Event { code: 0x0e, umask: 0x20, row: 19, ..Event::BASE };
-    /// `ARITH.DIVIDER_ACTIVE`: event select 0x14, umask 0x01, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const ARITH_DIVIDER_ACTIVE: Event = Event { code: 0x14, umask: 0x01, threshold: 1, row: 20, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`: event select 0x24, umask 0x21, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event { code: 0x24, umask: 0x21, row: 21, ..Event::BASE };
-    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x22, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_RFO_MISS: Event = Event { code: 0x24, umask: 0x22, row: 22, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x24, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_CODE_RD_MISS: Event = Event { code: 0x24, umask: 0x24, row: 23, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_MISS`: event select 0x24, umask 0x27, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event { code: 0x24, umask: 0x27, row: 24, ..Event::BASE };
-    /// `L2_RQSTS.PF_MISS`: event select 0x24, umask 0x38, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_PF_MISS: Event = Event { code: 0x24, umask: 0x38, row: 25, ..Event::BASE };
-    /// `L2_RQSTS.MISS`: event select 0x24, umask 0x3f, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_MISS: Event = Event { code: 0x24, umask: 0x3f, row: 26, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0xc1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event { code: 0x24, umask: 0xc1, row: 27, ..Event::BASE };
-    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0xc2, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_RFO_HIT: Event = Event { code: 0x24, umask: 0xc2, row: 28, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0xc4, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_CODE_RD_HIT: Event = Event { code: 0x24, umask: 0xc4, row: 29, ..Event::BASE };
-    /// `L2_RQSTS.PF_HIT`: event select 0x24, umask 0xd8, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_PF_HIT: Event = Event { code: 0x24, umask: 0xd8, row: 30, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0xe1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event { code: 0x24, umask: 0xe1, row: 31, ..Event::BASE };
-    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0xe2, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_ALL_RFO: Event = Event { code: 0x24, umask: 0xe2, row: 32, ..Event::BASE };
-    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0xe4, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_ALL_CODE_RD: Event = Event { code: 0x24, umask: 0xe4, row: 33, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`: event select 0x24, umask 0xe7, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_RQSTS_ALL_DEMAND_REFERENCES: Event = Event { code: 0x24, umask: 0xe7, row: 34, ..Event::BASE };
-    /// `L2_RQSTS.ALL_PF`: event select 0x24, umask 0xf8, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_ALL_PF: Event = Event { code: 0x24, umask: 0xf8, row: 35, ..Event::BASE };
-    /// `L2_RQSTS.REFERENCES`: event select 0x24, umask 0xff, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_REFERENCES: Event = Event { code: 0x24, umask: 0xff, row: 36, ..Event::BASE };
-    /// `CORE_POWER.LVL0_TURBO_LICENSE`: event select 0x28, umask 0x07, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CORE_POWER_LVL0_TURBO_LICENSE: Event = Event { code: 0x28, umask: 0x07, row: 37, ..Event::BASE };
-    /// `CORE_POWER.LVL1_TURBO_LICENSE`: event select 0x28, umask 0x18, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CORE_POWER_LVL1_TURBO_LICENSE: Event = Event { code: 0x28, umask: 0x18, row: 38, ..Event::BASE };
-    /// `CORE_POWER.LVL2_TURBO_LICENSE`: event select 0x28, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CORE_POWER_LVL2_TURBO_LICENSE: Event = Event { code: 0x28, umask: 0x20, row: 39, ..Event::BASE };
-    /// `CORE_POWER.THROTTLE`: event select 0x28, umask 0x40, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const CORE_POWER_THROTTLE: Event = Event { code: 0x28, umask: 0x40, row: 40, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event { code: 0x2e, umask: 0x41, row: 41, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 42, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.NTA`: event select 0x32, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const SW_PREFETCH_ACCESS_NTA: Event = Event { code: 0x32, umask: 0x01, row: 43, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.T0`: event select 0x32, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const SW_PREFETCH_ACCESS_T0: Event = Event { code: 0x32, umask: 0x02, row: 44, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.T1_T2`: event select 0x32, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const SW_PREFETCH_ACCESS_T1_T2: Event = Event { code: 0x32, umask: 0x04, row: 45, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.PREFETCHW`: event select 0x32, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const SW_PREFETCH_ACCESS_PREFETCHW: Event = Event { code: 0x32, umask: 0x08, row: 46, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.ANY`: event select 0x32, umask 0x0f, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const SW_PREFETCH_ACCESS_ANY: Event = Event { code: 0x32, umask: 0x0f, row: 47, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event { code: 0x3c, umask: 0x00, row: 48, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`: event select 0x3c, umask 0x00, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event { code: 0x3c, umask: 0x00, any_thread: true, row: 49, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.RING0_TRANS`: event select 0x3c, umask 0x00, counter mask 1, edge,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_RING0_TRANS: Event = Event { code: 0x3c, umask: 0x00, threshold: 1, edge: true, row: 50, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 51, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 52, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 53, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 54, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 55, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 56, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING`: event select 0x48, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L1D_PEND_MISS_PENDING: Event = Event { code: 0x48, umask: 0x01, row: 57, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING_CYCLES`: event select 0x48, umask 0x01, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event { code: 0x48, umask: 0x01, threshold: 1, row: 58, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`: event select 0x48, umask 0x01, counter mask 1, any
-    /// thread, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event { code: 0x48, umask: 0x01, threshold: 1, any_thread: true, row: 59, ..Event::BASE };
-    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L1D_PEND_MISS_FB_FULL: Event = Event { code: 0x48, umask: 0x02, row: 60, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`: event select 0x49, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x49, umask: 0x01, row: 61, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`: event select 0x49, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x49, umask: 0x02, row: 62, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`: event select 0x49, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x49, umask: 0x04, row: 63, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`: event select 0x49, umask 0x08, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x49, umask: 0x08, row: 64, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x0e, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event { code: 0x49, umask: 0x0e, row: 65, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_PENDING`: event select 0x49, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_PENDING: Event = Event { code: 0x49, umask: 0x10, row: 66, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_ACTIVE`: event select 0x49, umask 0x10, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_ACTIVE: Event = Event { code: 0x49, umask: 0x10, threshold: 1, row: 67, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event { code: 0x49, umask: 0x20, row: 68, ..Event::BASE };
-    /// `LOAD_HIT_PRE.SW_PF`: event select 0x4c, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LOAD_HIT_PRE_SW_PF: Event = Event { code: 0x4c, umask: 0x01, row: 69, ..Event::BASE };
-    /// `EPT.WALK_PENDING`: event select 0x4f, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const EPT_WALK_PENDING: Event = Event { code: 0x4f, umask: 0x10, row: 70, ..Event::BASE };
-    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L1D_REPLACEMENT: Event = Event { code: 0x51, umask: 0x01, row: 71, ..Event::BASE };
-    /// `TX_MEM.ABORT_CONFLICT`: event select 0x54, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_MEM_ABORT_CONFLICT: Event = Event { code: 0x54, umask: 0x01, row: 72, ..Event::BASE };
-    /// `TX_MEM.ABORT_CAPACITY`: event select 0x54, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_MEM_ABORT_CAPACITY: Event = Event { code: 0x54, umask: 0x02, row: 73, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK`: event select 0x54, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK: Event = Event { code: 0x54, umask: 0x04, row: 74, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY`: event select 0x54, umask 0x08, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY: Event = Event { code: 0x54, umask: 0x08, row: 75, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH`: event select 0x54, umask 0x10, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH: Event = Event { code: 0x54, umask: 0x10, row: 76, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT`: event select 0x54, umask 0x20,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT: Event = Event { code: 0x54, umask: 0x20, row: 77, ..Event::BASE };
-    /// `TX_MEM.HLE_ELISION_BUFFER_FULL`: event select 0x54, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const TX_MEM_HLE_ELISION_BUFFER_FULL: Event = Event { code: 0x54, umask: 0x40, row: 78, ..Event::BASE };
-    /// `INST_DECODED.DECODERS`: event select 0x55, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const INST_DECODED_DECODERS: Event = Event { code: 0x55, umask: 0x01, row: 79, ..Event::BASE };
-    /// `PARTIAL_RAT_STALLS.SCOREBOARD`: event select 0x59, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const PARTIAL_RAT_STALLS_SCOREBOARD: Event = Event { code: 0x59, umask: 0x01, row: 80, ..Event::BASE };
-    /// `TX_EXEC.MISC1`: event select 0x5d, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_EXEC_MISC1: Event = Event { code: 0x5d, umask: 0x01, row: 81, ..Event::BASE };
-    /// `TX_EXEC.MISC2`: event select 0x5d, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_EXEC_MISC2: Event = Event { code: 0x5d, umask: 0x02, row: 82, ..Event::BASE };
-    /// `TX_EXEC.MISC3`: event select 0x5d, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_EXEC_MISC3: Event = Event { code: 0x5d, umask: 0x04, row: 83, ..Event::BASE };
-    /// `TX_EXEC.MISC4`: event select 0x5d, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_EXEC_MISC4: Event = Event { code: 0x5d, umask: 0x08, row: 84, ..Event::BASE };
-    /// `TX_EXEC.MISC5`: event select 0x5d, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_EXEC_MISC5: Event = Event { code: 0x5d, umask: 0x10, row: 85, ..Event::BASE };
-    /// `RS_EVENTS.EMPTY_CYCLES`: event select 0x5e, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event { code: 0x5e, umask: 0x01, row: 86, ..Event::BASE };
-    /// `RS_EVENTS.EMPTY_END`: event select 0x5e, umask 0x01, counter mask 1, invert, edge, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const RS_EVENTS_EMPTY_END: Event = Event { code: 0x5e, umask: 0x01, threshold: 1, invert: true, edge: true, row: 87, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`: event select 0x60, umask 0x01, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, row: 88, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`: event select 0x60, umask 0x01,
-    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, threshold: 1, row: 89, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6`: event select 0x60, umask 0x01, counter
-    /// mask 6, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6: Event = Event { code: 0x60, umask: 0x01, threshold: 6, row: 90, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`: event select 0x60, umask 0x02, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event { code: 0x60, umask: 0x02, row: 91, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`: event select 0x60, umask 0x02,
-    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = Event { code: 0x60, umask: 0x02, threshold: 1, row: 92, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`: event select 0x60, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, row: 93, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`: event select 0x60, umask 0x04,
-    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, threshold: 1, row: 94, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`: event select 0x60, umask 0x08, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event { code: 0x60, umask: 0x08, row: 95, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`: event select 0x60, umask 0x08, counter
-    /// mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event { code: 0x60, umask: 0x08, threshold: 1, row: 96, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD`: event select 0x60, umask 0x10,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x10, row: 97, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD`: event select 0x60, umask
-    /// 0x10, counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x10, threshold: 1, row: 98, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6`: event select 0x60, umask 0x10,
-    /// counter mask 6, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6: Event = Event { code: 0x60, umask: 0x10, threshold: 6, row: 99, ..Event::BASE };
-    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MITE_UOPS: Event = Event { code: 0x79, umask: 0x04, row: 100, ..Event::BASE };
-    /// `IDQ.MITE_CYCLES`: event select 0x79, umask 0x04, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_MITE_CYCLES: Event = Event { code: 0x79, umask: 0x04, threshold: 1, row: 101, ..Event::BASE };
-    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_DSB_UOPS: Event = Event { code: 0x79, umask: 0x08, row: 102, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES`: event select 0x79, umask 0x08, counter mask 1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const IDQ_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x08, threshold: 1, row: 103, ..Event::BASE };
-    /// `IDQ.MS_DSB_CYCLES`: event select 0x79, umask 0x10, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_MS_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x10, threshold: 1, row: 104, ..Event::BASE };
-    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 4, row: 105, ..Event::BASE };
-    /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`: event select 0x79, umask 0x18, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 1, row: 106, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES_OK`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_DSB_CYCLES_OK: Event = Event { code: 0x79, umask: 0x18, threshold: 4, row: 107, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES_ANY`: event select 0x79, umask 0x18, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_DSB_CYCLES_ANY: Event = Event { code: 0x79, umask: 0x18, threshold: 1, row: 108, ..Event::BASE };
-    /// `IDQ.MS_MITE_UOPS`: event select 0x79, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MS_MITE_UOPS: Event = Event { code: 0x79, umask: 0x20, row: 109, ..Event::BASE };
-    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`: event select 0x79, umask 0x24, counter mask 4, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 4, row: 110, ..Event::BASE };
-    /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`: event select 0x79, umask 0x24, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 1, row: 111, ..Event::BASE };
-    /// `IDQ.MS_CYCLES`: event select 0x79, umask 0x30, counter mask 1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const IDQ_MS_CYCLES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, row: 112, ..Event::BASE };
-    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x30, counter mask 1, edge, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_MS_SWITCHES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, edge: true, row: 113, ..Event::BASE };
-    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x30, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MS_UOPS: Event = Event { code: 0x79, umask: 0x30, row: 114, ..Event::BASE };
-    /// `ICACHE_16B.IFDATA_STALL`: event select 0x80, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ICACHE_16B_IFDATA_STALL: Event = Event { code: 0x80, umask: 0x04, row: 115, ..Event::BASE };
-    /// `ICACHE_64B.IFTAG_HIT`: event select 0x83, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ICACHE_64B_IFTAG_HIT: Event = Event { code: 0x83, umask: 0x01, row: 116, ..Event::BASE };
-    /// `ICACHE_64B.IFTAG_MISS`: event select 0x83, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ICACHE_64B_IFTAG_MISS: Event = Event { code: 0x83, umask: 0x02, row: 117, ..Event::BASE };
-    /// `ICACHE_64B.IFTAG_STALL`: event select 0x83, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ICACHE_64B_IFTAG_STALL: Event = Event { code: 0x83, umask: 0x04, row: 118, ..Event::BASE };
-    /// `ICACHE_TAG.STALLS`: event select 0x83, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ICACHE_TAG_STALLS: Event = Event { code: 0x83, umask: 0x04, row: 119, ..Event::BASE };
-    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`: event select 0x85, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x85, umask: 0x01, row: 120, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`: event select 0x85, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x85, umask: 0x02, row: 121, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`: event select 0x85, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x85, umask: 0x04, row: 122, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_1G`: event select 0x85, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x85, umask: 0x08, row: 123, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x0e, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x85, umask: 0x0e, row: 124, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_PENDING`: event select 0x85, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_PENDING: Event = Event { code: 0x85, umask: 0x10, row: 125, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_ACTIVE`: event select 0x85, umask 0x10, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_ACTIVE: Event = Event { code: 0x85, umask: 0x10, threshold: 1, row: 126, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ITLB_MISSES_STLB_HIT: Event = Event { code: 0x85, umask: 0x20, row: 127, ..Event::BASE };
-    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ILD_STALL_LCP: Event = Event { code: 0x87, umask: 0x01, row: 128, ..Event::BASE };
-    /// `DECODE.LCP`: event select 0x87, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const DECODE_LCP: Event = Event { code: 0x87, umask: 0x01, row: 129, ..Event::BASE };
-    /// `BR_MISP_EXEC.INDIRECT`: event select 0x89, umask 0xe4, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const BR_MISP_EXEC_INDIRECT: Event = Event { code: 0x89, umask: 0xe4, row: 130, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_BRANCHES`: event select 0x89, umask 0xff, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event { code: 0x89, umask: 0xff, row: 131, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`: event select 0x9c, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event { code: 0x9c, umask: 0x01, row: 132, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 4, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 4, row: 133, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 3, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 3, row: 134, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 2, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 2, row: 135, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, row: 136, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`: event select 0x9c, umask 0x01, counter mask 1,
-    /// invert, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, invert: true, row: 137, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event { code: 0xa1, umask: 0x01, row: 138, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event { code: 0xa1, umask: 0x02, row: 139, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_2`: event select 0xa1, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event { code: 0xa1, umask: 0x04, row: 140, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_3`: event select 0xa1, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event { code: 0xa1, umask: 0x08, row: 141, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_4`: event select 0xa1, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event { code: 0xa1, umask: 0x10, row: 142, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_5`: event select 0xa1, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event { code: 0xa1, umask: 0x20, row: 143, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_6`: event select 0xa1, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_6: Event = Event { code: 0xa1, umask: 0x40, row: 144, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_7`: event select 0xa1, umask 0x80, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_7: Event = Event { code: 0xa1, umask: 0x80, row: 145, ..Event::BASE };
-    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_ANY: Event = Event { code: 0xa2, umask: 0x01, row: 146, ..Event::BASE };
-    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_SB: Event = Event { code: 0xa2, umask: 0x08, row: 147, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`: event select 0xa3, umask 0x01, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event { code: 0xa3, umask: 0x01, threshold: 1, row: 148, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_L3_MISS`: event select 0xa3, umask 0x02, counter mask 2, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CYCLE_ACTIVITY_CYCLES_L3_MISS: Event = Event { code: 0xa3, umask: 0x02, threshold: 2, row: 149, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_TOTAL`: event select 0xa3, umask 0x04, counter mask 4, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event { code: 0xa3, umask: 0x04, threshold: 4, row: 150, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L2_MISS`: event select 0xa3, umask 0x05, counter mask 5, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event { code: 0xa3, umask: 0x05, threshold: 5, row: 151, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L3_MISS`: event select 0xa3, umask 0x06, counter mask 6, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CYCLE_ACTIVITY_STALLS_L3_MISS: Event = Event { code: 0xa3, umask: 0x06, threshold: 6, row: 152, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`: event select 0xa3, umask 0x08, counter mask 8, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = Event { code: 0xa3, umask: 0x08, threshold: 8, row: 153, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`: event select 0xa3, umask 0x0c, counter mask 12, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event { code: 0xa3, umask: 0x0c, threshold: 12, row: 154, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`: event select 0xa3, umask 0x10, counter mask 16, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = Event { code: 0xa3, umask: 0x10, threshold: 16, row: 155, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_MEM_ANY`: event select 0xa3, umask 0x14, counter mask 20, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_STALLS_MEM_ANY: Event = Event { code: 0xa3, umask: 0x14, threshold: 20, row: 156, ..Event::BASE };
-    /// `EXE_ACTIVITY.EXE_BOUND_0_PORTS`: event select 0xa6, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const EXE_ACTIVITY_EXE_BOUND_0_PORTS: Event = Event { code: 0xa6, umask: 0x01, row: 157, ..Event::BASE };
-    /// `EXE_ACTIVITY.1_PORTS_UTIL`: event select 0xa6, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const EXE_ACTIVITY_1_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x02, row: 158, ..Event::BASE };
-    /// `EXE_ACTIVITY.2_PORTS_UTIL`: event select 0xa6, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const EXE_ACTIVITY_2_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x04, row: 159, ..Event::BASE };
-    /// `EXE_ACTIVITY.3_PORTS_UTIL`: event select 0xa6, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const EXE_ACTIVITY_3_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x08, row: 160, ..Event::BASE };
-    /// `EXE_ACTIVITY.4_PORTS_UTIL`: event select 0xa6, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const EXE_ACTIVITY_4_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x10, row: 161, ..Event::BASE };
-    /// `EXE_ACTIVITY.BOUND_ON_STORES`: event select 0xa6, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const EXE_ACTIVITY_BOUND_ON_STORES: Event = Event { code: 0xa6, umask: 0x40, row: 162, ..Event::BASE };
-    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LSD_UOPS: Event = Event { code: 0xa8, umask: 0x01, row: 163, ..Event::BASE };
-    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LSD_CYCLES_ACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, row: 164, ..Event::BASE };
-    /// `LSD.CYCLES_4_UOPS`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LSD_CYCLES_4_UOPS: Event = Event { code: 0xa8, umask: 0x01, threshold: 4, row: 165, ..Event::BASE };
-    /// `LSD.CYCLES_OK`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const LSD_CYCLES_OK: Event = Event { code: 0xa8, umask: 0x01, threshold: 4, row: 166, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.COUNT`: event select 0xab, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DSB2MITE_SWITCHES_COUNT: Event = Event { code: 0xab, umask: 0x01, row: 167, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0xab, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event { code: 0xab, umask: 0x02, row: 168, ..Event::BASE };
-    /// `ITLB.ITLB_FLUSH`: event select 0xae, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ITLB_ITLB_FLUSH: Event = Event { code: 0xae, umask: 0x01, row: 169, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0xb0, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event { code: 0xb0, umask: 0x01, row: 170, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0xb0, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event { code: 0xb0, umask: 0x02, row: 171, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0xb0, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event { code: 0xb0, umask: 0x04, row: 172, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`: event select 0xb0, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event { code: 0xb0, umask: 0x08, row: 173, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD`: event select 0xb0, umask 0x10, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD: Event = Event { code: 0xb0, umask: 0x10, row: 174, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.ALL_REQUESTS`: event select 0xb0, umask 0x80, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_ALL_REQUESTS: Event = Event { code: 0xb0, umask: 0x80, row: 175, ..Event::BASE };
-    /// `UOPS_EXECUTED.THREAD`: event select 0xb1, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_EXECUTED_THREAD: Event = Event { code: 0xb1, umask: 0x01, row: 176, ..Event::BASE };
-    /// `UOPS_EXECUTED.STALL_CYCLES`: event select 0xb1, umask 0x01, counter mask 1, invert,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_STALL_CYCLES: Event = Event { code: 0xb1, umask: 0x01, threshold: 1, invert: true, row: 177, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC`: event select 0xb1, umask 0x01, counter mask 1,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 1, row: 178, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 2,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 2, row: 179, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 3,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 3, row: 180, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 4,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 4, row: 181, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE`: event select 0xb1, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE: Event = Event { code: 0xb1, umask: 0x02, row: 182, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`: event select 0xb1, umask 0x02, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event { code: 0xb1, umask: 0x02, threshold: 1, row: 183, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`: event select 0xb1, umask 0x02, counter mask 2, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event { code: 0xb1, umask: 0x02, threshold: 2, row: 184, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`: event select 0xb1, umask 0x02, counter mask 3, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event { code: 0xb1, umask: 0x02, threshold: 3, row: 185, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`: event select 0xb1, umask 0x02, counter mask 4, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event { code: 0xb1, umask: 0x02, threshold: 4, row: 186, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`: event select 0xb1, umask 0x02, counter mask 1, invert,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event { code: 0xb1, umask: 0x02, threshold: 1, invert: true, row: 187, ..Event::BASE };
-    /// `UOPS_EXECUTED.X87`: event select 0xb1, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_EXECUTED_X87: Event = Event { code: 0xb1, umask: 0x10, row: 188, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`: event select 0xb2, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event { code: 0xb2, umask: 0x01, row: 189, ..Event::BASE };
-    /// `TLB_FLUSH.DTLB_THREAD`: event select 0xbd, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TLB_FLUSH_DTLB_THREAD: Event = Event { code: 0xbd, umask: 0x01, row: 190, ..Event::BASE };
-    /// `TLB_FLUSH.STLB_ANY`: event select 0xbd, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TLB_FLUSH_STLB_ANY: Event = Event { code: 0xbd, umask: 0x20, row: 191, ..Event::BASE };
-    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const INST_RETIRED_ANY_P: Event = Event { code: 0xc0, umask: 0x00, row: 192, ..Event::BASE };
-    /// `INST_RETIRED.NOP`: event select 0xc0, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const INST_RETIRED_NOP: Event = Event { code: 0xc0, umask: 0x02, row: 193, ..Event::BASE };
-    /// `OTHER_ASSISTS.ANY`: event select 0xc1, umask 0x3f, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const OTHER_ASSISTS_ANY: Event = Event { code: 0xc1, umask: 0x3f, row: 194, ..Event::BASE };
-    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event { code: 0xc2, umask: 0x02, row: 195, ..Event::BASE };
-    /// `UOPS_RETIRED.STALL_CYCLES`: event select 0xc2, umask 0x02, counter mask 1, invert, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event { code: 0xc2, umask: 0x02, threshold: 1, invert: true, row: 196, ..Event::BASE };
-    /// `UOPS_RETIRED.TOTAL_CYCLES`: event select 0xc2, umask 0x02, counter mask 16, invert,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event { code: 0xc2, umask: 0x02, threshold: 16, invert: true, row: 197, ..Event::BASE };
-    /// `UOPS_RETIRED.MACRO_FUSED`: event select 0xc2, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_RETIRED_MACRO_FUSED: Event = Event { code: 0xc2, umask: 0x04, row: 198, ..Event::BASE };
-    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, edge, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const MACHINE_CLEARS_COUNT: Event = Event { code: 0xc3, umask: 0x01, threshold: 1, edge: true, row: 199, ..Event::BASE };
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event { code: 0xc3, umask: 0x02, row: 200, ..Event::BASE };
-    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const MACHINE_CLEARS_SMC: Event = Event { code: 0xc3, umask: 0x04, row: 201, ..Event::BASE };
-    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc4, umask: 0x00, row: 202, ..Event::BASE };
-    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event { code: 0xc4, umask: 0x01, row: 203, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND`: event select 0xc4, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const BR_INST_RETIRED_COND: Event = Event { code: 0xc4, umask: 0x01, row: 204, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event { code: 0xc4, umask: 0x02, row: 205, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event { code: 0xc4, umask: 0x08, row: 206, ..Event::BASE };
-    /// `BR_INST_RETIRED.NOT_TAKEN`: event select 0xc4, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event { code: 0xc4, umask: 0x10, row: 207, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND_NTAKEN`: event select 0xc4, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event { code: 0xc4, umask: 0x10, row: 208, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc4, umask: 0x20, row: 209, ..Event::BASE };
-    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event { code: 0xc4, umask: 0x40, row: 210, ..Event::BASE };
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc5, umask: 0x00, row: 211, ..Event::BASE };
-    /// `BR_MISP_RETIRED.CONDITIONAL`: event select 0xc5, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event { code: 0xc5, umask: 0x01, row: 212, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_CALL`: event select 0xc5, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event { code: 0xc5, umask: 0x02, row: 213, ..Event::BASE };
-    /// `BR_MISP_RETIRED.RET`: event select 0xc5, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const BR_MISP_RETIRED_RET: Event = Event { code: 0xc5, umask: 0x08, row: 214, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_TAKEN`: event select 0xc5, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc5, umask: 0x20, row: 215, ..Event::BASE };
-    /// `FRONTEND_RETIRED.DSB_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x11,
-    /// counters 0b1111.
-    pub const FRONTEND_RETIRED_DSB_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x11 }), row: 216, ..Event::BASE };
-    /// `FRONTEND_RETIRED.L1I_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x12,
-    /// counters 0b1111.
-    pub const FRONTEND_RETIRED_L1I_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x12 }), row: 217, ..Event::BASE };
-    /// `FRONTEND_RETIRED.L2_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x13,
-    /// counters 0b1111.
-    pub const FRONTEND_RETIRED_L2_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x13 }), row: 218, ..Event::BASE };
-    /// `FRONTEND_RETIRED.ITLB_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x14,
-    /// counters 0b1111.
-    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x14 }), row: 219, ..Event::BASE };
-    /// `FRONTEND_RETIRED.STLB_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x15,
-    /// counters 0b1111.
-    pub const FRONTEND_RETIRED_STLB_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x15 }), row: 220, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_2`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x400206, counters 0b1111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x400206 }), row: 221, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_2`: event select 0xc6, umask 0x01,
-    /// MSR_PEBS_FRONTEND = 0x200206, counters 0b1111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_2: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x200206 }), row: 222, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_4`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x400406, counters 0b1111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_4: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x400406 }), row: 223, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_8`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x400806, counters 0b1111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_8: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x400806 }), row: 224, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_16`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x401006, counters 0b1111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_16: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x401006 }), row: 225, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_32`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x402006, counters 0b1111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_32: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x402006 }), row: 226, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_64`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x404006, counters 0b1111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_64: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x404006 }), row: 227, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_128`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x408006, counters 0b1111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_128: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x408006 }), row: 228, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_256`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x410006, counters 0b1111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_256: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x410006 }), row: 229, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_512`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND =
-    /// 0x420006, counters 0b1111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_512: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x420006 }), row: 230, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1`: event select 0xc6, umask 0x01,
-    /// MSR_PEBS_FRONTEND = 0x100206, counters 0b1111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x100206 }), row: 231, ..Event::BASE };
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_3`: event select 0xc6, umask 0x01,
-    /// MSR_PEBS_FRONTEND = 0x300206, counters 0b1111.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_3: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x300206 }), row: 232, ..Event::BASE };
-    /// `FRONTEND_RETIRED.ANY_DSB_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x1,
-    /// counters 0b1111.
-    pub const FRONTEND_RETIRED_ANY_DSB_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x1 }), row: 233, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`: event select 0xc7, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const FP_ARITH_INST_RETIRED_SCALAR_DOUBLE: Event = Event { code: 0xc7, umask: 0x01, row: 234, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.SCALAR_SINGLE`: event select 0xc7, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const FP_ARITH_INST_RETIRED_SCALAR_SINGLE: Event = Event { code: 0xc7, umask: 0x02, row: 235, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.SCALAR`: event select 0xc7, umask 0x03, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const FP_ARITH_INST_RETIRED_SCALAR: Event = Event { code: 0xc7, umask: 0x03, row: 236, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE`: event select 0xc7, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x04, row: 237, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE`: event select 0xc7, umask 0x08, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x08, row: 238, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE`: event select 0xc7, umask 0x10, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x10, row: 239, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.4_FLOPS`: event select 0xc7, umask 0x18, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const FP_ARITH_INST_RETIRED_4_FLOPS: Event = Event { code: 0xc7, umask: 0x18, row: 240, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.8_FLOPS`: event select 0xc7, umask 0x18, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const FP_ARITH_INST_RETIRED_8_FLOPS: Event = Event { code: 0xc7, umask: 0x18, row: 241, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE`: event select 0xc7, umask 0x20, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x20, row: 242, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE`: event select 0xc7, umask 0x40, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x40, row: 243, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE`: event select 0xc7, umask 0x80, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x80, row: 244, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.VECTOR`: event select 0xc7, umask 0xfc, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const FP_ARITH_INST_RETIRED_VECTOR: Event = Event { code: 0xc7, umask: 0xfc, row: 245, ..Event::BASE };
-    /// `HLE_RETIRED.START`: event select 0xc8, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const HLE_RETIRED_START: Event = Event { code: 0xc8, umask: 0x01, row: 246, ..Event::BASE };
-    /// `HLE_RETIRED.COMMIT`: event select 0xc8, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const HLE_RETIRED_COMMIT: Event = Event { code: 0xc8, umask: 0x02, row: 247, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED`: event select 0xc8, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const HLE_RETIRED_ABORTED: Event = Event { code: 0xc8, umask: 0x04, row: 248, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MEM`: event select 0xc8, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const HLE_RETIRED_ABORTED_MEM: Event = Event { code: 0xc8, umask: 0x08, row: 249, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_TIMER`: event select 0xc8, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const HLE_RETIRED_ABORTED_TIMER: Event = Event { code: 0xc8, umask: 0x10, row: 250, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_UNFRIENDLY`: event select 0xc8, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const HLE_RETIRED_ABORTED_UNFRIENDLY: Event = Event { code: 0xc8, umask: 0x20, row: 251, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MEMTYPE`: event select 0xc8, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const HLE_RETIRED_ABORTED_MEMTYPE: Event = Event { code: 0xc8, umask: 0x40, row: 252, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_EVENTS`: event select 0xc8, umask 0x80, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const HLE_RETIRED_ABORTED_EVENTS: Event = Event { code: 0xc8, umask: 0x80, row: 253, ..Event::BASE };
-    /// `RTM_RETIRED.START`: event select 0xc9, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RTM_RETIRED_START: Event = Event { code: 0xc9, umask: 0x01, row: 254, ..Event::BASE };
-    /// `RTM_RETIRED.COMMIT`: event select 0xc9, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RTM_RETIRED_COMMIT: Event = Event { code: 0xc9, umask: 0x02, row: 255, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MEM`: event select 0xc9, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const RTM_RETIRED_ABORTED_MEM: Event = Event { code: 0xc9, umask: 0x08, row: 256, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_TIMER`: event select 0xc9, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const RTM_RETIRED_ABORTED_TIMER: Event = Event { code: 0xc9, umask: 0x10, row: 257, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_UNFRIENDLY`: event select 0xc9, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const RTM_RETIRED_ABORTED_UNFRIENDLY: Event = Event { code: 0xc9, umask: 0x20, row: 258, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MEMTYPE`: event select 0xc9, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const RTM_RETIRED_ABORTED_MEMTYPE: Event = Event { code: 0xc9, umask: 0x40, row: 259, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_EVENTS`: event select 0xc9, umask 0x80, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const RTM_RETIRED_ABORTED_EVENTS: Event = Event { code: 0xc9, umask: 0x80, row: 260, ..Event::BASE };
-    /// `FP_ASSIST.ANY`: event select 0xca, umask 0x1e, counter mask 1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const FP_ASSIST_ANY: Event = Event { code: 0xca, umask: 0x1e, threshold: 1, row: 261, ..Event::BASE };
-    /// `HW_INTERRUPTS.RECEIVED`: event select 0xcb, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const HW_INTERRUPTS_RECEIVED: Event = Event { code: 0xcb, umask: 0x01, row: 262, ..Event::BASE };
-    /// `ROB_MISC_EVENTS.LBR_INSERTS`: event select 0xcc, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event { code: 0xcc, umask: 0x20, row: 263, ..Event::BASE };
-    /// `ROB_MISC_EVENTS.PAUSE_INST`: event select 0xcc, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ROB_MISC_EVENTS_PAUSE_INST: Event = Event { code: 0xcc, umask: 0x40, row: 264, ..Event::BASE };
-    /// `MEM_INST_RETIRED.STLB_MISS_LOADS`: event select 0xd0, umask 0x11, counters 0b1111.
-    pub const MEM_INST_RETIRED_STLB_MISS_LOADS: Event = Event { code: 0xd0, umask: 0x11, row: 265, ..Event::BASE };
-    /// `MEM_INST_RETIRED.STLB_MISS_STORES`: event select 0xd0, umask 0x12, counters 0b1111.
-    pub const MEM_INST_RETIRED_STLB_MISS_STORES: Event = Event { code: 0xd0, umask: 0x12, row: 266, ..Event::BASE };
-    /// `MEM_INST_RETIRED.LOCK_LOADS`: event select 0xd0, umask 0x21, counters 0b1111.
-    pub const MEM_INST_RETIRED_LOCK_LOADS: Event = Event { code: 0xd0, umask: 0x21, row: 267, ..Event::BASE };
-    /// `MEM_INST_RETIRED.SPLIT_LOADS`: event select 0xd0, umask 0x41, counters 0b1111.
-    pub const MEM_INST_RETIRED_SPLIT_LOADS: Event = Event { code: 0xd0, umask: 0x41, row: 268, ..Event::BASE };
-    /// `MEM_INST_RETIRED.SPLIT_STORES`: event select 0xd0, umask 0x42, counters 0b1111.
-    pub const MEM_INST_RETIRED_SPLIT_STORES: Event = Event { code: 0xd0, umask: 0x42, row: 269, ..Event::BASE };
-    /// `MEM_INST_RETIRED.ALL_LOADS`: event select 0xd0, umask 0x81, counters 0b1111.
-    pub const MEM_INST_RETIRED_ALL_LOADS: Event = Event { code: 0xd0, umask: 0x81, row: 270, ..Event::BASE };
-    /// `MEM_INST_RETIRED.ALL_STORES`: event select 0xd0, umask 0x82, counters 0b1111.
-    pub const MEM_INST_RETIRED_ALL_STORES: Event = Event { code: 0xd0, umask: 0x82, row: 271, ..Event::BASE };
-    /// `MEM_INST_RETIRED.ANY`: event select 0xd0, umask 0x83, counters 0b1111.
-    pub const MEM_INST_RETIRED_ANY: Event = Event { code: 0xd0, umask: 0x83, row: 272, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L1_HIT`: event select 0xd1, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L1_HIT: Event = Event { code: 0xd1, umask: 0x01, row: 273, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L2_HIT`: event select 0xd1, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event { code: 0xd1, umask: 0x02, row: 274, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L3_HIT`: event select 0xd1, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L3_HIT: Event = Event { code: 0xd1, umask: 0x04, row: 275, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L1_MISS`: event select 0xd1, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L1_MISS: Event = Event { code: 0xd1, umask: 0x08, row: 276, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L2_MISS`: event select 0xd1, umask 0x10, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L2_MISS: Event = Event { code: 0xd1, umask: 0x10, row: 277, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L3_MISS`: event select 0xd1, umask 0x20, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L3_MISS: Event = Event { code: 0xd1, umask: 0x20, row: 278, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.FB_HIT`: event select 0xd1, umask 0x40, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_FB_HIT: Event = Event { code: 0xd1, umask: 0x40, row: 279, ..Event::BASE };
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS`: event select 0xd2, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS: Event = Event { code: 0xd2, umask: 0x01, row: 280, ..Event::BASE };
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_HIT`: event select 0xd2, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_HIT: Event = Event { code: 0xd2, umask: 0x02, row: 281, ..Event::BASE };
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_HITM`: event select 0xd2, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_HITM: Event = Event { code: 0xd2, umask: 0x04, row: 282, ..Event::BASE };
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE`: event select 0xd2, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE: Event = Event { code: 0xd2, umask: 0x08, row: 283, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM`: event select 0xd3, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event { code: 0xd3, umask: 0x01, row: 284, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM`: event select 0xd3, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event { code: 0xd3, umask: 0x02, row: 285, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM`: event select 0xd3, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM: Event = Event { code: 0xd3, umask: 0x04, row: 286, ..Event::BASE };
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD`: event select 0xd3, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD: Event = Event { code: 0xd3, umask: 0x08, row: 287, ..Event::BASE };
-    /// `MEM_LOAD_MISC_RETIRED.UC`: event select 0xd4, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_MISC_RETIRED_UC: Event = Event { code: 0xd4, umask: 0x04, row: 288, ..Event::BASE };
-    /// `BACLEARS.ANY`: event select 0xe6, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const BACLEARS_ANY: Event = Event { code: 0xe6, umask: 0x01, row: 289, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_IHITI`: event select 0xef, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CORE_SNOOP_RESPONSE_RSP_IHITI: Event = Event { code: 0xef, umask: 0x01, row: 290, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_IHITFSE`: event select 0xef, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CORE_SNOOP_RESPONSE_RSP_IHITFSE: Event = Event { code: 0xef, umask: 0x02, row: 291, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_SHITFSE`: event select 0xef, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CORE_SNOOP_RESPONSE_RSP_SHITFSE: Event = Event { code: 0xef, umask: 0x04, row: 292, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_SFWDM`: event select 0xef, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CORE_SNOOP_RESPONSE_RSP_SFWDM: Event = Event { code: 0xef, umask: 0x08, row: 293, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_IFWDM`: event select 0xef, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CORE_SNOOP_RESPONSE_RSP_IFWDM: Event = Event { code: 0xef, umask: 0x10, row: 294, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_IFWDFE`: event select 0xef, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CORE_SNOOP_RESPONSE_RSP_IFWDFE: Event = Event { code: 0xef, umask: 0x20, row: 295, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_SFWDFE`: event select 0xef, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CORE_SNOOP_RESPONSE_RSP_SFWDFE: Event = Event { code: 0xef, umask: 0x40, row: 296, ..Event::BASE };
-    /// `L2_TRANS.L2_WB`: event select 0xf0, umask 0x40, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_L2_WB: Event = Event { code: 0xf0, umask: 0x40, row: 297, ..Event::BASE };
-    /// `L2_LINES_IN.ALL`: event select 0xf1, umask 0x1f, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_IN_ALL: Event = Event { code: 0xf1, umask: 0x1f, row: 298, ..Event::BASE };
-    /// `L2_LINES_OUT.SILENT`: event select 0xf2, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_OUT_SILENT: Event = Event { code: 0xf2, umask: 0x01, row: 299, ..Event::BASE };
-    /// `L2_LINES_OUT.NON_SILENT`: event select 0xf2, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_LINES_OUT_NON_SILENT: Event = Event { code: 0xf2, umask: 0x02, row: 300, ..Event::BASE };
-    /// `L2_LINES_OUT.USELESS_HWPF`: event select 0xf2, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_LINES_OUT_USELESS_HWPF: Event = Event { code: 0xf2, umask: 0x04, row: 301, ..Event::BASE };
-    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const SQ_MISC_SPLIT_LOCK: Event = Event { code: 0xf4, umask: 0x10, row: 302, ..Event::BASE };
-    /// `IDI_MISC.WB_UPGRADE`: event select 0xfe, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDI_MISC_WB_UPGRADE: Event = Event { code: 0xfe, umask: 0x02, row: 303, ..Event::BASE };
-    /// `IDI_MISC.WB_DOWNGRADE`: event select 0xfe, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDI_MISC_WB_DOWNGRADE: Event = Event { code: 0xfe, umask: 0x04, row: 304, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10001 }), row: 305, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0001 }), row: 306, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x4003c0001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0001 }), row: 307, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0001 }), row: 308, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0001 }), row: 309, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbc000001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000001 }), row: 310, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00001 }), row: 311, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00001 }), row: 312, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x63fc00001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00001 }), row: 313, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`: event select
-    /// 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x63b800001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800001 }), row: 314, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`: event select
-    /// 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x604000001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000001 }), row: 315, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x10002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10002 }), row: 316, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0002 }), row: 317, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0002 }), row: 318, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0002 }), row: 319, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0002 }), row: 320, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbc000002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000002 }), row: 321, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00002 }), row: 322, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00002 }), row: 323, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x63fc00002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00002 }), row: 324, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x63b800002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800002 }), row: 325, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x604000002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000002 }), row: 326, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10004 }), row: 327, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0004 }), row: 328, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x4003c0004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0004 }), row: 329, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0004 }), row: 330, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0004 }), row: 331, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbc000004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000004 }), row: 332, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00004 }), row: 333, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00004 }), row: 334, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x63fc00004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00004 }), row: 335, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`: event select
-    /// 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x63b800004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800004 }), row: 336, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`: event select
-    /// 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x604000004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000004 }), row: 337, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10010 }), row: 338, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0010 }), row: 339, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x4003c0010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0010 }), row: 340, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0010 }), row: 341, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0010 }), row: 342, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbc000010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000010 }), row: 343, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00010 }), row: 344, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00010 }), row: 345, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x63fc00010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00010 }), row: 346, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`: event select
-    /// 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x63b800010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800010 }), row: 347, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x604000010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000010 }), row: 348, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x10020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10020 }), row: 349, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0020 }), row: 350, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0020 }), row: 351, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0020 }), row: 352, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0020 }), row: 353, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbc000020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000020 }), row: 354, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00020 }), row: 355, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00020 }), row: 356, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x63fc00020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00020 }), row: 357, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x63b800020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800020 }), row: 358, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x604000020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000020 }), row: 359, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10080 }), row: 360, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0080 }), row: 361, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x4003c0080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0080 }), row: 362, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0080 }), row: 363, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0080 }), row: 364, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbc000080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000080 }), row: 365, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00080 }), row: 366, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00080 }), row: 367, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x63fc00080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00080 }), row: 368, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`: event select
-    /// 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x63b800080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800080 }), row: 369, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x604000080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000080 }), row: 370, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x10100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10100 }), row: 371, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0100 }), row: 372, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0100 }), row: 373, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0100 }), row: 374, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0100 }), row: 375, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbc000100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000100 }), row: 376, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00100 }), row: 377, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00100 }), row: 378, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x63fc00100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00100 }), row: 379, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x63b800100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800100 }), row: 380, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x604000100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000100 }), row: 381, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10400 }), row: 382, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0400 }), row: 383, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x4003c0400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0400 }), row: 384, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0400 }), row: 385, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0400 }), row: 386, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbc000400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000400 }), row: 387, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00400 }), row: 388, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00400 }), row: 389, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x63fc00400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00400 }), row: 390, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`: event select
-    /// 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x63b800400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800400 }), row: 391, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x604000400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000400 }), row: 392, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10490, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10490 }), row: 393, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0490, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0490 }), row: 394, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x4003c0490, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0490 }), row: 395, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0490, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0490 }), row: 396, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0490, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0490 }), row: 397, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbc000490, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000490 }), row: 398, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00490, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00490 }), row: 399, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00490, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00490 }), row: 400, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x63fc00490, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00490 }), row: 401, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`: event select
-    /// 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x63b800490, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800490 }), row: 402, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`: event select
-    /// 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x604000490, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000490 }), row: 403, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x10120, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10120 }), row: 404, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0120, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0120 }), row: 405, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0120, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0120 }), row: 406, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0120, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0120 }), row: 407, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0120, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0120 }), row: 408, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbc000120, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000120 }), row: 409, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00120, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00120 }), row: 410, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00120, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00120 }), row: 411, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x63fc00120, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00120 }), row: 412, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x63b800120, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800120 }), row: 413, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x604000120, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000120 }), row: 414, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10491, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10491 }), row: 415, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0491, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0491 }), row: 416, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0491, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0491 }), row: 417, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0491, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0491 }), row: 418, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0491, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0491 }), row: 419, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbc000491, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000491 }), row: 420, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00491, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00491 }), row: 421, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00491, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00491 }), row: 422, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x63fc00491, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00491 }), row: 423, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x63b800491, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800491 }), row: 424, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x604000491, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000491 }), row: 425, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10122 }), row: 426, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0122 }), row: 427, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0122 }), row: 428, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0122 }), row: 429, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0122 }), row: 430, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS.ANY_SNOOP`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbc000122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_ANY_SNOOP: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000122 }), row: 431, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00122 }), row: 432, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00122 }), row: 433, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x63fc00122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00122 }), row: 434, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7,
-    /// umask 0x01, MSR_OFFCORE_RSP_0 = 0x63b800122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800122 }), row: 435, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x604000122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000122 }), row: 436, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0001 }), row: 437, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0002 }), row: 438, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0004 }), row: 439, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0010 }), row: 440, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0020 }), row: 441, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0080 }), row: 442, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0100 }), row: 443, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0400 }), row: 444, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0490, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0490 }), row: 445, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0120, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0120 }), row: 446, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0491, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0491 }), row: 447, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c0122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0122 }), row: 448, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.L3_HIT.HIT_OTHER_CORE_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003c07f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c07f7 }), row: 449, ..Event::BASE };
+    /// `LD_BLOCKS.STORE_FORWARD`.
+    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(0);
+    /// `LD_BLOCKS.NO_SR`.
+    pub const LD_BLOCKS_NO_SR: Event = Event::row(1);
+    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`.
+    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event::row(2);
+    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`.
+    pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(3);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event::row(4);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(5);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event::row(6);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(7);
+    /// `DTLB_LOAD_MISSES.WALK_PENDING`.
+    pub const DTLB_LOAD_MISSES_WALK_PENDING: Event = Event::row(8);
+    /// `DTLB_LOAD_MISSES.WALK_ACTIVE`.
+    pub const DTLB_LOAD_MISSES_WALK_ACTIVE: Event = Event::row(9);
+    /// `DTLB_LOAD_MISSES.STLB_HIT`.
+    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(10);
+    /// `MEMORY_DISAMBIGUATION.HISTORY_RESET`.
+    pub const MEMORY_DISAMBIGUATION_HISTORY_RESET: Event = Event::row(11);
+    /// `INT_MISC.RECOVERY_CYCLES`.
+    pub const INT_MISC_RECOVERY_CYCLES: Event = Event::row(12);
+    /// `INT_MISC.RECOVERY_CYCLES_ANY`.
+    pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event::row(13);
+    /// `INT_MISC.CLEARS_COUNT`.
+    pub const INT_MISC_CLEARS_COUNT: Event = Event::row(14);
+    /// `INT_MISC.CLEAR_RESTEER_CYCLES`.
+    pub const INT_MISC_CLEAR_RESTEER_CYCLES: Event = Event::row(15);
+    /// `UOPS_ISSUED.ANY`.
+    pub const UOPS_ISSUED_ANY: Event = Event::row(16);
+    /// `UOPS_ISSUED.STALL_CYCLES`.
+    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event::row(17);
+    /// `UOPS_ISSUED.VECTOR_WIDTH_MISMATCH`.
+    pub const UOPS_ISSUED_VECTOR_WIDTH_MISMATCH: Event = Event::row(18);
+    /// `UOPS_ISSUED.SLOW_LEA`.
+    pub const UOPS_ISSUED_SLOW_LEA: Event = Event::row(19);
+    /// `ARITH.DIVIDER_ACTIVE`.
+    pub const ARITH_DIVIDER_ACTIVE: Event = Event::row(20);
+    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`.
+    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event::row(21);
+    /// `L2_RQSTS.RFO_MISS`.
+    pub const L2_RQSTS_RFO_MISS: Event = Event::row(22);
+    /// `L2_RQSTS.CODE_RD_MISS`.
+    pub const L2_RQSTS_CODE_RD_MISS: Event = Event::row(23);
+    /// `L2_RQSTS.ALL_DEMAND_MISS`.
+    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event::row(24);
+    /// `L2_RQSTS.PF_MISS`.
+    pub const L2_RQSTS_PF_MISS: Event = Event::row(25);
+    /// `L2_RQSTS.MISS`.
+    pub const L2_RQSTS_MISS: Event = Event::row(26);
+    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`.
+    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event::row(27);
+    /// `L2_RQSTS.RFO_HIT`.
+    pub const L2_RQSTS_RFO_HIT: Event = Event::row(28);
+    /// `L2_RQSTS.CODE_RD_HIT`.
+    pub const L2_RQSTS_CODE_RD_HIT: Event = Event::row(29);
+    /// `L2_RQSTS.PF_HIT`.
+    pub const L2_RQSTS_PF_HIT: Event = Event::row(30);
+    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`.
+    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event::row(31);
+    /// `L2_RQSTS.ALL_RFO`.
+    pub const L2_RQSTS_ALL_RFO: Event = Event::row(32);
+    /// `L2_RQSTS.ALL_CODE_RD`.
+    pub const L2_RQSTS_ALL_CODE_RD: Event = Event::row(33);
+    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`.
+    pub const L2_RQSTS_ALL_DEMAND_REFERENCES: Event = Event::row(34);
+    /// `L2_RQSTS.ALL_PF`.
+    pub const L2_RQSTS_ALL_PF: Event = Event::row(35);
+    /// `L2_RQSTS.REFERENCES`.
+    pub const L2_RQSTS_REFERENCES: Event = Event::row(36);
+    /// `CORE_POWER.LVL0_TURBO_LICENSE`.
+    pub const CORE_POWER_LVL0_TURBO_LICENSE: Event = Event::row(37);
+    /// `CORE_POWER.LVL1_TURBO_LICENSE`.
+    pub const CORE_POWER_LVL1_TURBO_LICENSE: Event = Event::row(38);
+    /// `CORE_POWER.LVL2_TURBO_LICENSE`.
+    pub const CORE_POWER_LVL2_TURBO_LICENSE: Event = Event::row(39);
+    /// `CORE_POWER.THROTTLE`.
+    pub const CORE_POWER_THROTTLE: Event = Event::row(40);
+    /// `LONGEST_LAT_CACHE.MISS`.
+    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(41);
+    /// `LONGEST_LAT_CACHE.REFERENCE`.
+    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(42);
+    /// `SW_PREFETCH_ACCESS.NTA`.
+    pub const SW_PREFETCH_ACCESS_NTA: Event = Event::row(43);
+    /// `SW_PREFETCH_ACCESS.T0`.
+    pub const SW_PREFETCH_ACCESS_T0: Event = Event::row(44);
+    /// `SW_PREFETCH_ACCESS.T1_T2`.
+    pub const SW_PREFETCH_ACCESS_T1_T2: Event = Event::row(45);
+    /// `SW_PREFETCH_ACCESS.PREFETCHW`.
+    pub const SW_PREFETCH_ACCESS_PREFETCHW: Event = Event::row(46);
+    /// `SW_PREFETCH_ACCESS.ANY`.
+    pub const SW_PREFETCH_ACCESS_ANY: Event = Event::row(47);
+    /// `CPU_CLK_UNHALTED.THREAD_P`.
+    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(48);
+    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`.
+    pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event::row(49);
+    /// `CPU_CLK_UNHALTED.RING0_TRANS`.
+    pub const CPU_CLK_UNHALTED_RING0_TRANS: Event = Event::row(50);
+    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`.
+    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event::row(51);
+    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`.
+    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event::row(52);
+    /// `CPU_CLK_UNHALTED.REF_XCLK`.
+    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event::row(53);
+    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`.
+    pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event::row(54);
+    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`.
+    pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(55);
+    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`.
+    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(56);
+    /// `L1D_PEND_MISS.PENDING`.
+    pub const L1D_PEND_MISS_PENDING: Event = Event::row(57);
+    /// `L1D_PEND_MISS.PENDING_CYCLES`.
+    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event::row(58);
+    /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`.
+    pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event::row(59);
+    /// `L1D_PEND_MISS.FB_FULL`.
+    pub const L1D_PEND_MISS_FB_FULL: Event = Event::row(60);
+    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`.
+    pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(61);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event::row(62);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(63);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event::row(64);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(65);
+    /// `DTLB_STORE_MISSES.WALK_PENDING`.
+    pub const DTLB_STORE_MISSES_WALK_PENDING: Event = Event::row(66);
+    /// `DTLB_STORE_MISSES.WALK_ACTIVE`.
+    pub const DTLB_STORE_MISSES_WALK_ACTIVE: Event = Event::row(67);
+    /// `DTLB_STORE_MISSES.STLB_HIT`.
+    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(68);
+    /// `LOAD_HIT_PRE.SW_PF`.
+    pub const LOAD_HIT_PRE_SW_PF: Event = Event::row(69);
+    /// `EPT.WALK_PENDING`.
+    pub const EPT_WALK_PENDING: Event = Event::row(70);
+    /// `L1D.REPLACEMENT`.
+    pub const L1D_REPLACEMENT: Event = Event::row(71);
+    /// `TX_MEM.ABORT_CONFLICT`.
+    pub const TX_MEM_ABORT_CONFLICT: Event = Event::row(72);
+    /// `TX_MEM.ABORT_CAPACITY`.
+    pub const TX_MEM_ABORT_CAPACITY: Event = Event::row(73);
+    /// `TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK`.
+    pub const TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK: Event = Event::row(74);
+    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY`.
+    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY: Event = Event::row(75);
+    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH`.
+    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH: Event = Event::row(76);
+    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT`.
+    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT: Event = Event::row(77);
+    /// `TX_MEM.HLE_ELISION_BUFFER_FULL`.
+    pub const TX_MEM_HLE_ELISION_BUFFER_FULL: Event = Event::row(78);
+    /// `INST_DECODED.DECODERS`.
+    pub const INST_DECODED_DECODERS: Event = Event::row(79);
+    /// `PARTIAL_RAT_STALLS.SCOREBOARD`.
+    pub const PARTIAL_RAT_STALLS_SCOREBOARD: Event = Event::row(80);
+    /// `TX_EXEC.MISC1`.
+    pub const TX_EXEC_MISC1: Event = Event::row(81);
+    /// `TX_EXEC.MISC2`.
+    pub const TX_EXEC_MISC2: Event = Event::row(82);
+    /// `TX_EXEC.MISC3`.
+    pub const TX_EXEC_MISC3: Event = Event::row(83);
+    /// `TX_EXEC.MISC4`.
+    pub const TX_EXEC_MISC4: Event = Event::row(84);
+    /// `TX_EXEC.MISC5`.
+    pub const TX_EXEC_MISC5: Event = Event::row(85);
+    /// `RS_EVENTS.EMPTY_CYCLES`.
+    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event::row(86);
+    /// `RS_EVENTS.EMPTY_END`.
+    pub const RS_EVENTS_EMPTY_END: Event = Event::row(87);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event::row(88);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event::row(89);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6: Event = Event::row(90);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event::row(91);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = Event::row(92);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event::row(93);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event::row(94);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event::row(95);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event::row(96);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD: Event = Event::row(97);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD: Event = Event::row(98);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6: Event = Event::row(99);
+    /// `IDQ.MITE_UOPS`.
+    pub const IDQ_MITE_UOPS: Event = Event::row(100);
+    /// `IDQ.MITE_CYCLES`.
+    pub const IDQ_MITE_CYCLES: Event = Event::row(101);
+    /// `IDQ.DSB_UOPS`.
+    pub const IDQ_DSB_UOPS: Event = Event::row(102);
+    /// `IDQ.DSB_CYCLES`.
+    pub const IDQ_DSB_CYCLES: Event = Event::row(103);
+    /// `IDQ.MS_DSB_CYCLES`.
+    pub const IDQ_MS_DSB_CYCLES: Event = Event::row(104);
+    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`.
+    pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event::row(105);
+    /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`.
+    pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event::row(106);
+    /// `IDQ.DSB_CYCLES_OK`.
+    pub const IDQ_DSB_CYCLES_OK: Event = Event::row(107);
+    /// `IDQ.DSB_CYCLES_ANY`.
+    pub const IDQ_DSB_CYCLES_ANY: Event = Event::row(108);
+    /// `IDQ.MS_MITE_UOPS`.
+    pub const IDQ_MS_MITE_UOPS: Event = Event::row(109);
+    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`.
+    pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event::row(110);
+    /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`.
+    pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event::row(111);
+    /// `IDQ.MS_CYCLES`.
+    pub const IDQ_MS_CYCLES: Event = Event::row(112);
+    /// `IDQ.MS_SWITCHES`.
+    pub const IDQ_MS_SWITCHES: Event = Event::row(113);
+    /// `IDQ.MS_UOPS`.
+    pub const IDQ_MS_UOPS: Event = Event::row(114);
+    /// `ICACHE_16B.IFDATA_STALL`.
+    pub const ICACHE_16B_IFDATA_STALL: Event = Event::row(115);
+    /// `ICACHE_64B.IFTAG_HIT`.
+    pub const ICACHE_64B_IFTAG_HIT: Event = Event::row(116);
+    /// `ICACHE_64B.IFTAG_MISS`.
+    pub const ICACHE_64B_IFTAG_MISS: Event = Event::row(117);
+    /// `ICACHE_64B.IFTAG_STALL`.
+    pub const ICACHE_64B_IFTAG_STALL: Event = Event::row(118);
+    /// `ICACHE_TAG.STALLS`.
+    pub const ICACHE_TAG_STALLS: Event = Event::row(119);
+    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`.
+    pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(120);
+    /// `ITLB_MISSES.WALK_COMPLETED_4K`.
+    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event::row(121);
+    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`.
+    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(122);
+    /// `ITLB_MISSES.WALK_COMPLETED_1G`.
+    pub const ITLB_MISSES_WALK_COMPLETED_1G: Event = Event::row(123);
+    /// `ITLB_MISSES.WALK_COMPLETED`.
+    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(124);
+    /// `ITLB_MISSES.WALK_PENDING`.
+    pub const ITLB_MISSES_WALK_PENDING: Event = Event::row(125);
+    /// `ITLB_MISSES.WALK_ACTIVE`.
+    pub const ITLB_MISSES_WALK_ACTIVE: Event = Event::row(126);
+    /// `ITLB_MISSES.STLB_HIT`.
+    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(127);
+    /// `ILD_STALL.LCP`.
+    pub const ILD_STALL_LCP: Event = Event::row(128);
+    /// `DECODE.LCP`.
+    pub const DECODE_LCP: Event = Event::row(129);
+    /// `BR_MISP_EXEC.INDIRECT`.
+    pub const BR_MISP_EXEC_INDIRECT: Event = Event::row(130);
+    /// `BR_MISP_EXEC.ALL_BRANCHES`.
+    pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event::row(131);
+    /// `IDQ_UOPS_NOT_DELIVERED.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event::row(132);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(133);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event::row(134);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = Event::row(135);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event::row(136);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event::row(137);
+    /// `UOPS_DISPATCHED_PORT.PORT_0`.
+    pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event::row(138);
+    /// `UOPS_DISPATCHED_PORT.PORT_1`.
+    pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event::row(139);
+    /// `UOPS_DISPATCHED_PORT.PORT_2`.
+    pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event::row(140);
+    /// `UOPS_DISPATCHED_PORT.PORT_3`.
+    pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event::row(141);
+    /// `UOPS_DISPATCHED_PORT.PORT_4`.
+    pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event::row(142);
+    /// `UOPS_DISPATCHED_PORT.PORT_5`.
+    pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event::row(143);
+    /// `UOPS_DISPATCHED_PORT.PORT_6`.
+    pub const UOPS_DISPATCHED_PORT_PORT_6: Event = Event::row(144);
+    /// `UOPS_DISPATCHED_PORT.PORT_7`.
+    pub const UOPS_DISPATCHED_PORT_PORT_7: Event = Event::row(145);
+    /// `RESOURCE_STALLS.ANY`.
+    pub const RESOURCE_STALLS_ANY: Event = Event::row(146);
+    /// `RESOURCE_STALLS.SB`.
+    pub const RESOURCE_STALLS_SB: Event = Event::row(147);
+    /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`.
+    pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event::row(148);
+    /// `CYCLE_ACTIVITY.CYCLES_L3_MISS`.
+    pub const CYCLE_ACTIVITY_CYCLES_L3_MISS: Event = Event::row(149);
+    /// `CYCLE_ACTIVITY.STALLS_TOTAL`.
+    pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event::row(150);
+    /// `CYCLE_ACTIVITY.STALLS_L2_MISS`.
+    pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event::row(151);
+    /// `CYCLE_ACTIVITY.STALLS_L3_MISS`.
+    pub const CYCLE_ACTIVITY_STALLS_L3_MISS: Event = Event::row(152);
+    /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`.
+    pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = Event::row(153);
+    /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`.
+    pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event::row(154);
+    /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`.
+    pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = Event::row(155);
+    /// `CYCLE_ACTIVITY.STALLS_MEM_ANY`.
+    pub const CYCLE_ACTIVITY_STALLS_MEM_ANY: Event = Event::row(156);
+    /// `EXE_ACTIVITY.EXE_BOUND_0_PORTS`.
+    pub const EXE_ACTIVITY_EXE_BOUND_0_PORTS: Event = Event::row(157);
+    /// `EXE_ACTIVITY.1_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_1_PORTS_UTIL: Event = Event::row(158);
+    /// `EXE_ACTIVITY.2_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_2_PORTS_UTIL: Event = Event::row(159);
+    /// `EXE_ACTIVITY.3_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_3_PORTS_UTIL: Event = Event::row(160);
+    /// `EXE_ACTIVITY.4_PORTS_UTIL`.
+    pub const EXE_ACTIVITY_4_PORTS_UTIL: Event = Event::row(161);
+    /// `EXE_ACTIVITY.BOUND_ON_STORES`.
+    pub const EXE_ACTIVITY_BOUND_ON_STORES: Event = Event::row(162);
+    /// `LSD.UOPS`.
+    pub const LSD_UOPS: Event = Event::row(163);
+    /// `LSD.CYCLES_ACTIVE`.
+    pub const LSD_CYCLES_ACTIVE: Event = Event::row(164);
+    /// `LSD.CYCLES_4_UOPS`.
+    pub const LSD_CYCLES_4_UOPS: Event = Event::row(165);
+    /// `LSD.CYCLES_OK`.
+    pub const LSD_CYCLES_OK: Event = Event::row(166);
+    /// `DSB2MITE_SWITCHES.COUNT`.
+    pub const DSB2MITE_SWITCHES_COUNT: Event = Event::row(167);
+    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`.
+    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event::row(168);
+    /// `ITLB.ITLB_FLUSH`.
+    pub const ITLB_ITLB_FLUSH: Event = Event::row(169);
+    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event::row(170);
+    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`.
+    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event::row(171);
+    /// `OFFCORE_REQUESTS.DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event::row(172);
+    /// `OFFCORE_REQUESTS.ALL_DATA_RD`.
+    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event::row(173);
+    /// `OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD: Event = Event::row(174);
+    /// `OFFCORE_REQUESTS.ALL_REQUESTS`.
+    pub const OFFCORE_REQUESTS_ALL_REQUESTS: Event = Event::row(175);
+    /// `UOPS_EXECUTED.THREAD`.
+    pub const UOPS_EXECUTED_THREAD: Event = Event::row(176);
+    /// `UOPS_EXECUTED.STALL_CYCLES`.
+    pub const UOPS_EXECUTED_STALL_CYCLES: Event = Event::row(177);
+    /// `UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC`.
+    pub const UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC: Event = Event::row(178);
+    /// `UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC`.
+    pub const UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC: Event = Event::row(179);
+    /// `UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC`.
+    pub const UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC: Event = Event::row(180);
+    /// `UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC`.
+    pub const UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC: Event = Event::row(181);
+    /// `UOPS_EXECUTED.CORE`.
+    pub const UOPS_EXECUTED_CORE: Event = Event::row(182);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event::row(183);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event::row(184);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event::row(185);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event::row(186);
+    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event::row(187);
+    /// `UOPS_EXECUTED.X87`.
+    pub const UOPS_EXECUTED_X87: Event = Event::row(188);
+    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`.
+    pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event::row(189);
+    /// `TLB_FLUSH.DTLB_THREAD`.
+    pub const TLB_FLUSH_DTLB_THREAD: Event = Event::row(190);
+    /// `TLB_FLUSH.STLB_ANY`.
+    pub const TLB_FLUSH_STLB_ANY: Event = Event::row(191);
+    /// `INST_RETIRED.ANY_P`.
+    pub const INST_RETIRED_ANY_P: Event = Event::row(192);
+    /// `INST_RETIRED.NOP`.
+    pub const INST_RETIRED_NOP: Event = Event::row(193);
+    /// `OTHER_ASSISTS.ANY`.
+    pub const OTHER_ASSISTS_ANY: Event = Event::row(194);
+    /// `UOPS_RETIRED.RETIRE_SLOTS`.
+    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event::row(195);
+    /// `UOPS_RETIRED.STALL_CYCLES`.
+    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event::row(196);
+    /// `UOPS_RETIRED.TOTAL_CYCLES`.
+    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event::row(197);
+    /// `UOPS_RETIRED.MACRO_FUSED`.
+    pub const UOPS_RETIRED_MACRO_FUSED: Event = Event::row(198);
+    /// `MACHINE_CLEARS.COUNT`.
+    pub const MACHINE_CLEARS_COUNT: Event = Event::row(199);
+    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
+    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(200);
+    /// `MACHINE_CLEARS.SMC`.
+    pub const MACHINE_CLEARS_SMC: Event = Event::row(201);
+    /// `BR_INST_RETIRED.ALL_BRANCHES`.
+    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(202);
+    /// `BR_INST_RETIRED.CONDITIONAL`.
+    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event::row(203);
+    /// `BR_INST_RETIRED.COND`.
+    pub const BR_INST_RETIRED_COND: Event = Event::row(204);
+    /// `BR_INST_RETIRED.NEAR_CALL`.
+    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(205);
+    /// `BR_INST_RETIRED.NEAR_RETURN`.
+    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(206);
+    /// `BR_INST_RETIRED.NOT_TAKEN`.
+    pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event::row(207);
+    /// `BR_INST_RETIRED.COND_NTAKEN`.
+    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event::row(208);
+    /// `BR_INST_RETIRED.NEAR_TAKEN`.
+    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(209);
+    /// `BR_INST_RETIRED.FAR_BRANCH`.
+    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event::row(210);
+    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
+    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(211);
+    /// `BR_MISP_RETIRED.CONDITIONAL`.
+    pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event::row(212);
+    /// `BR_MISP_RETIRED.NEAR_CALL`.
+    pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event::row(213);
+    /// `BR_MISP_RETIRED.RET`.
+    pub const BR_MISP_RETIRED_RET: Event = Event::row(214);
+    /// `BR_MISP_RETIRED.NEAR_TAKEN`.
+    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event::row(215);
+    /// `FRONTEND_RETIRED.DSB_MISS`.
+    pub const FRONTEND_RETIRED_DSB_MISS: Event = Event::row(216);
+    /// `FRONTEND_RETIRED.L1I_MISS`.
+    pub const FRONTEND_RETIRED_L1I_MISS: Event = Event::row(217);
+    /// `FRONTEND_RETIRED.L2_MISS`.
+    pub const FRONTEND_RETIRED_L2_MISS: Event = Event::row(218);
+    /// `FRONTEND_RETIRED.ITLB_MISS`.
+    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event::row(219);
+    /// `FRONTEND_RETIRED.STLB_MISS`.
+    pub const FRONTEND_RETIRED_STLB_MISS: Event = Event::row(220);
+    /// `FRONTEND_RETIRED.LATENCY_GE_2`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_2: Event = Event::row(221);
+    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_2`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_2: Event = Event::row(222);
+    /// `FRONTEND_RETIRED.LATENCY_GE_4`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_4: Event = Event::row(223);
+    /// `FRONTEND_RETIRED.LATENCY_GE_8`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_8: Event = Event::row(224);
+    /// `FRONTEND_RETIRED.LATENCY_GE_16`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_16: Event = Event::row(225);
+    /// `FRONTEND_RETIRED.LATENCY_GE_32`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_32: Event = Event::row(226);
+    /// `FRONTEND_RETIRED.LATENCY_GE_64`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_64: Event = Event::row(227);
+    /// `FRONTEND_RETIRED.LATENCY_GE_128`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_128: Event = Event::row(228);
+    /// `FRONTEND_RETIRED.LATENCY_GE_256`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_256: Event = Event::row(229);
+    /// `FRONTEND_RETIRED.LATENCY_GE_512`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_512: Event = Event::row(230);
+    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1: Event = Event::row(231);
+    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_3`.
+    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_3: Event = Event::row(232);
+    /// `FRONTEND_RETIRED.ANY_DSB_MISS`.
+    pub const FRONTEND_RETIRED_ANY_DSB_MISS: Event = Event::row(233);
+    /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`.
+    pub const FP_ARITH_INST_RETIRED_SCALAR_DOUBLE: Event = Event::row(234);
+    /// `FP_ARITH_INST_RETIRED.SCALAR_SINGLE`.
+    pub const FP_ARITH_INST_RETIRED_SCALAR_SINGLE: Event = Event::row(235);
+    /// `FP_ARITH_INST_RETIRED.SCALAR`.
+    pub const FP_ARITH_INST_RETIRED_SCALAR: Event = Event::row(236);
+    /// `FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE`.
+    pub const FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE: Event = Event::row(237);
+    /// `FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE`.
+    pub const FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE: Event = Event::row(238);
+    /// `FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE`.
+    pub const FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE: Event = Event::row(239);
+    /// `FP_ARITH_INST_RETIRED.4_FLOPS`.
+    pub const FP_ARITH_INST_RETIRED_4_FLOPS: Event = Event::row(240);
+    /// `FP_ARITH_INST_RETIRED.8_FLOPS`.
+    pub const FP_ARITH_INST_RETIRED_8_FLOPS: Event = Event::row(241);
+    /// `FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE`.
+    pub const FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE: Event = Event::row(242);
+    /// `FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE`.
+    pub const FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE: Event = Event::row(243);
+    /// `FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE`.
+    pub const FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE: Event = Event::row(244);
+    /// `FP_ARITH_INST_RETIRED.VECTOR`.
+    pub const FP_ARITH_INST_RETIRED_VECTOR: Event = Event::row(245);
+    /// `HLE_RETIRED.START`.
+    pub const HLE_RETIRED_START: Event = Event::row(246);
+    /// `HLE_RETIRED.COMMIT`.
+    pub const HLE_RETIRED_COMMIT: Event = Event::row(247);
+    /// `HLE_RETIRED.ABORTED`.
+    pub const HLE_RETIRED_ABORTED: Event = Event::row(248);
+    /// `HLE_RETIRED.ABORTED_MEM`.
+    pub const HLE_RETIRED_ABORTED_MEM: Event = Event::row(249);
+    /// `HLE_RETIRED.ABORTED_TIMER`.
+    pub const HLE_RETIRED_ABORTED_TIMER: Event = Event::row(250);
+    /// `HLE_RETIRED.ABORTED_UNFRIENDLY`.
+    pub const HLE_RETIRED_ABORTED_UNFRIENDLY: Event = Event::row(251);
+    /// `HLE_RETIRED.ABORTED_MEMTYPE`.
+    pub const HLE_RETIRED_ABORTED_MEMTYPE: Event = Event::row(252);
+    /// `HLE_RETIRED.ABORTED_EVENTS`.
+    pub const HLE_RETIRED_ABORTED_EVENTS: Event = Event::row(253);
+    /// `RTM_RETIRED.START`.
+    pub const RTM_RETIRED_START: Event = Event::row(254);
+    /// `RTM_RETIRED.COMMIT`.
+    pub const RTM_RETIRED_COMMIT: Event = Event::row(255);
+    /// `RTM_RETIRED.ABORTED_MEM`.
+    pub const RTM_RETIRED_ABORTED_MEM: Event = Event::row(256);
+    /// `RTM_RETIRED.ABORTED_TIMER`.
+    pub const RTM_RETIRED_ABORTED_TIMER: Event = Event::row(257);
+    /// `RTM_RETIRED.ABORTED_UNFRIENDLY`.
+    pub const RTM_RETIRED_ABORTED_UNFRIENDLY: Event = Event::row(258);
+    /// `RTM_RETIRED.ABORTED_MEMTYPE`.
+    pub const RTM_RETIRED_ABORTED_MEMTYPE: Event = Event::row(259);
+    /// `RTM_RETIRED.ABORTED_EVENTS`.
+    pub const RTM_RETIRED_ABORTED_EVENTS: Event = Event::row(260);
+    /// `FP_ASSIST.ANY`.
+    pub const FP_ASSIST_ANY: Event = Event::row(261);
+    /// `HW_INTERRUPTS.RECEIVED`.
+    pub const HW_INTERRUPTS_RECEIVED: Event = Event::row(262);
+    /// `ROB_MISC_EVENTS.LBR_INSERTS`.
+    pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event::row(263);
+    /// `ROB_MISC_EVENTS.PAUSE_INST`.
+    pub const ROB_MISC_EVENTS_PAUSE_INST: Event = Event::row(264);
+    /// `MEM_INST_RETIRED.STLB_MISS_LOADS`.
+    pub const MEM_INST_RETIRED_STLB_MISS_LOADS: Event = Event::row(265);
+    /// `MEM_INST_RETIRED.STLB_MISS_STORES`.
+    pub const MEM_INST_RETIRED_STLB_MISS_STORES: Event = Event::row(266);
+    /// `MEM_INST_RETIRED.LOCK_LOADS`.
+    pub const MEM_INST_RETIRED_LOCK_LOADS: Event = Event::row(267);
+    /// `MEM_INST_RETIRED.SPLIT_LOADS`.
+    pub const MEM_INST_RETIRED_SPLIT_LOADS: Event = Event::row(268);
+    /// `MEM_INST_RETIRED.SPLIT_STORES`.
+    pub const MEM_INST_RETIRED_SPLIT_STORES: Event = Event::row(269);
+    /// `MEM_INST_RETIRED.ALL_LOADS`.
+    pub const MEM_INST_RETIRED_ALL_LOADS: Event = Event::row(270);
+    /// `MEM_INST_RETIRED.ALL_STORES`.
+    pub const MEM_INST_RETIRED_ALL_STORES: Event = Event::row(271);
+    /// `MEM_INST_RETIRED.ANY`.
+    pub const MEM_INST_RETIRED_ANY: Event = Event::row(272);
+    /// `MEM_LOAD_RETIRED.L1_HIT`.
+    pub const MEM_LOAD_RETIRED_L1_HIT: Event = Event::row(273);
+    /// `MEM_LOAD_RETIRED.L2_HIT`.
+    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event::row(274);
+    /// `MEM_LOAD_RETIRED.L3_HIT`.
+    pub const MEM_LOAD_RETIRED_L3_HIT: Event = Event::row(275);
+    /// `MEM_LOAD_RETIRED.L1_MISS`.
+    pub const MEM_LOAD_RETIRED_L1_MISS: Event = Event::row(276);
+    /// `MEM_LOAD_RETIRED.L2_MISS`.
+    pub const MEM_LOAD_RETIRED_L2_MISS: Event = Event::row(277);
+    /// `MEM_LOAD_RETIRED.L3_MISS`.
+    pub const MEM_LOAD_RETIRED_L3_MISS: Event = Event::row(278);
+    /// `MEM_LOAD_RETIRED.FB_HIT`.
+    pub const MEM_LOAD_RETIRED_FB_HIT: Event = Event::row(279);
+    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS`.
+    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS: Event = Event::row(280);
+    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_HIT`.
+    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_HIT: Event = Event::row(281);
+    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_HITM`.
+    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_HITM: Event = Event::row(282);
+    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE`.
+    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE: Event = Event::row(283);
+    /// `MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(284);
+    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event::row(285);
+    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM: Event = Event::row(286);
+    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD`.
+    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD: Event = Event::row(287);
+    /// `MEM_LOAD_MISC_RETIRED.UC`.
+    pub const MEM_LOAD_MISC_RETIRED_UC: Event = Event::row(288);
+    /// `BACLEARS.ANY`.
+    pub const BACLEARS_ANY: Event = Event::row(289);
+    /// `CORE_SNOOP_RESPONSE.RSP_IHITI`.
+    pub const CORE_SNOOP_RESPONSE_RSP_IHITI: Event = Event::row(290);
+    /// `CORE_SNOOP_RESPONSE.RSP_IHITFSE`.
+    pub const CORE_SNOOP_RESPONSE_RSP_IHITFSE: Event = Event::row(291);
+    /// `CORE_SNOOP_RESPONSE.RSP_SHITFSE`.
+    pub const CORE_SNOOP_RESPONSE_RSP_SHITFSE: Event = Event::row(292);
+    /// `CORE_SNOOP_RESPONSE.RSP_SFWDM`.
+    pub const CORE_SNOOP_RESPONSE_RSP_SFWDM: Event = Event::row(293);
+    /// `CORE_SNOOP_RESPONSE.RSP_IFWDM`.
+    pub const CORE_SNOOP_RESPONSE_RSP_IFWDM: Event = Event::row(294);
+    /// `CORE_SNOOP_RESPONSE.RSP_IFWDFE`.
+    pub const CORE_SNOOP_RESPONSE_RSP_IFWDFE: Event = Event::row(295);
+    /// `CORE_SNOOP_RESPONSE.RSP_SFWDFE`.
+    pub const CORE_SNOOP_RESPONSE_RSP_SFWDFE: Event = Event::row(296);
+    /// `L2_TRANS.L2_WB`.
+    pub const L2_TRANS_L2_WB: Event = Event::row(297);
+    /// `L2_LINES_IN.ALL`.
+    pub const L2_LINES_IN_ALL: Event = Event::row(298);
+    /// `L2_LINES_OUT.SILENT`.
+    pub const L2_LINES_OUT_SILENT: Event = Event::row(299);
+    /// `L2_LINES_OUT.NON_SILENT`.
+    pub const L2_LINES_OUT_NON_SILENT: Event = Event::row(300);
+    /// `L2_LINES_OUT.USELESS_HWPF`.
+    pub const L2_LINES_OUT_USELESS_HWPF: Event = Event::row(301);
+    /// `SQ_MISC.SPLIT_LOCK`.
+    pub const SQ_MISC_SPLIT_LOCK: Event = Event::row(302);
+    /// `IDI_MISC.WB_UPGRADE`.
+    pub const IDI_MISC_WB_UPGRADE: Event = Event::row(303);
+    /// `IDI_MISC.WB_DOWNGRADE`.
+    pub const IDI_MISC_WB_DOWNGRADE: Event = Event::row(304);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event::row(305);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(306);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(307);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(308);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(309);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(310);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(311);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(312);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(313);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(314);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(315);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_ANY_RESPONSE: Event = Event::row(316);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(317);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(318);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(319);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(320);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(321);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(322);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(323);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(324);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(325);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(326);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event::row(327);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(328);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(329);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(330);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_ANY_SNOOP: Event = Event::row(331);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_ANY_SNOOP: Event = Event::row(332);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(333);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_HITM: Event = Event::row(334);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(335);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(336);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(337);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_ANY_RESPONSE: Event = Event::row(338);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(339);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(340);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(341);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(342);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(343);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(344);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(345);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(346);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(347);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(348);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_ANY_RESPONSE: Event = Event::row(349);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(350);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(351);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(352);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(353);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(354);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(355);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(356);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(357);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(358);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(359);
+    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_ANY_RESPONSE: Event = Event::row(360);
+    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(361);
+    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(362);
+    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(363);
+    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(364);
+    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(365);
+    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(366);
+    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(367);
+    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(368);
+    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(369);
+    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(370);
+    /// `OFFCORE_RESPONSE.PF_L3_RFO.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L3_RFO_ANY_RESPONSE: Event = Event::row(371);
+    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(372);
+    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(373);
+    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(374);
+    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(375);
+    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(376);
+    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(377);
+    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(378);
+    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(379);
+    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(380);
+    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(381);
+    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_ANY_RESPONSE: Event = Event::row(382);
+    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(383);
+    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(384);
+    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_HITM_OTHER_CORE: Event = Event::row(385);
+    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_ANY_SNOOP: Event = Event::row(386);
+    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_ANY_SNOOP: Event = Event::row(387);
+    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(388);
+    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_HITM: Event = Event::row(389);
+    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(390);
+    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(391);
+    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(392);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_ANY_RESPONSE: Event = Event::row(393);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(394);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(395);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(396);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(397);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(398);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(399);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(400);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(401);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(402);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(403);
+    /// `OFFCORE_RESPONSE.ALL_PF_RFO.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_PF_RFO_ANY_RESPONSE: Event = Event::row(404);
+    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(405);
+    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(406);
+    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(407);
+    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(408);
+    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(409);
+    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(410);
+    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(411);
+    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(412);
+    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(413);
+    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(414);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_ANY_RESPONSE: Event = Event::row(415);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(416);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(417);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(418);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(419);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(420);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(421);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(422);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(423);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(424);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(425);
+    /// `OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_ANY_RESPONSE: Event = Event::row(426);
+    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(427);
+    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(428);
+    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(429);
+    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(430);
+    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS.ANY_SNOOP`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(431);
+    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(432);
+    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(433);
+    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(434);
+    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(435);
+    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(436);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(437);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(438);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(439);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(440);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(441);
+    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(442);
+    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(443);
+    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(444);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(445);
+    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(446);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(447);
+    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(448);
+    /// `OFFCORE_RESPONSE.ALL_READS.L3_HIT.HIT_OTHER_CORE_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_READS_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(449);
     /// Every event of the list.
-    pub const ALL: &'static [Event] = &[
-        Event::LD_BLOCKS_STORE_FORWARD,
-        Event::LD_BLOCKS_NO_SR,
-        Event::LD_BLOCKS_PARTIAL_ADDRESS_ALIAS,
-        Event::DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_4K,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_1G,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED,
-        Event::DTLB_LOAD_MISSES_WALK_PENDING,
-        Event::DTLB_LOAD_MISSES_WALK_ACTIVE,
-        Event::DTLB_LOAD_MISSES_STLB_HIT,
-        Event::MEMORY_DISAMBIGUATION_HISTORY_RESET,
-        Event::INT_MISC_RECOVERY_CYCLES,
-        Event::INT_MISC_RECOVERY_CYCLES_ANY,
-        Event::INT_MISC_CLEARS_COUNT,
-        Event::INT_MISC_CLEAR_RESTEER_CYCLES,
-        Event::UOPS_ISSUED_ANY,
-        Event::UOPS_ISSUED_STALL_CYCLES,
-        Event::UOPS_ISSUED_VECTOR_WIDTH_MISMATCH,
-        Event::UOPS_ISSUED_SLOW_LEA,
-        Event::ARITH_DIVIDER_ACTIVE,
-        Event::L2_RQSTS_DEMAND_DATA_RD_MISS,
-        Event::L2_RQSTS_RFO_MISS,
-        Event::L2_RQSTS_CODE_RD_MISS,
-        Event::L2_RQSTS_ALL_DEMAND_MISS,
-        Event::L2_RQSTS_PF_MISS,
-        Event::L2_RQSTS_MISS,
-        Event::L2_RQSTS_DEMAND_DATA_RD_HIT,
-        Event::L2_RQSTS_RFO_HIT,
-        Event::L2_RQSTS_CODE_RD_HIT,
-        Event::L2_RQSTS_PF_HIT,
-        Event::L2_RQSTS_ALL_DEMAND_DATA_RD,
-        Event::L2_RQSTS_ALL_RFO,
-        Event::L2_RQSTS_ALL_CODE_RD,
-        Event::L2_RQSTS_ALL_DEMAND_REFERENCES,
-        Event::L2_RQSTS_ALL_PF,
-        Event::L2_RQSTS_REFERENCES,
-        Event::CORE_POWER_LVL0_TURBO_LICENSE,
-        Event::CORE_POWER_LVL1_TURBO_LICENSE,
-        Event::CORE_POWER_LVL2_TURBO_LICENSE,
-        Event::CORE_POWER_THROTTLE,
-        Event::LONGEST_LAT_CACHE_MISS,
-        Event::LONGEST_LAT_CACHE_REFERENCE,
-        Event::SW_PREFETCH_ACCESS_NTA,
-        Event::SW_PREFETCH_ACCESS_T0,
-        Event::SW_PREFETCH_ACCESS_T1_T2,
-        Event::SW_PREFETCH_ACCESS_PREFETCHW,
-        Event::SW_PREFETCH_ACCESS_ANY,
-        Event::CPU_CLK_UNHALTED_THREAD_P,
-        Event::CPU_CLK_UNHALTED_THREAD_P_ANY,
-        Event::CPU_CLK_UNHALTED_RING0_TRANS,
-        Event::CPU_CLK_THREAD_UNHALTED_REF_XCLK,
-        Event::CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY,
-        Event::CPU_CLK_UNHALTED_REF_XCLK,
-        Event::CPU_CLK_UNHALTED_REF_XCLK_ANY,
-        Event::CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE,
-        Event::CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE,
-        Event::L1D_PEND_MISS_PENDING,
-        Event::L1D_PEND_MISS_PENDING_CYCLES,
-        Event::L1D_PEND_MISS_PENDING_CYCLES_ANY,
-        Event::L1D_PEND_MISS_FB_FULL,
-        Event::DTLB_STORE_MISSES_MISS_CAUSES_A_WALK,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_4K,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_1G,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED,
-        Event::DTLB_STORE_MISSES_WALK_PENDING,
-        Event::DTLB_STORE_MISSES_WALK_ACTIVE,
-        Event::DTLB_STORE_MISSES_STLB_HIT,
-        Event::LOAD_HIT_PRE_SW_PF,
-        Event::EPT_WALK_PENDING,
-        Event::L1D_REPLACEMENT,
-        Event::TX_MEM_ABORT_CONFLICT,
-        Event::TX_MEM_ABORT_CAPACITY,
-        Event::TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK,
-        Event::TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY,
-        Event::TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH,
-        Event::TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT,
-        Event::TX_MEM_HLE_ELISION_BUFFER_FULL,
-        Event::INST_DECODED_DECODERS,
-        Event::PARTIAL_RAT_STALLS_SCOREBOARD,
-        Event::TX_EXEC_MISC1,
-        Event::TX_EXEC_MISC2,
-        Event::TX_EXEC_MISC3,
-        Event::TX_EXEC_MISC4,
-        Event::TX_EXEC_MISC5,
-        Event::RS_EVENTS_EMPTY_CYCLES,
-        Event::RS_EVENTS_EMPTY_END,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6,
-        Event::IDQ_MITE_UOPS,
-        Event::IDQ_MITE_CYCLES,
-        Event::IDQ_DSB_UOPS,
-        Event::IDQ_DSB_CYCLES,
-        Event::IDQ_MS_DSB_CYCLES,
-        Event::IDQ_ALL_DSB_CYCLES_4_UOPS,
-        Event::IDQ_ALL_DSB_CYCLES_ANY_UOPS,
-        Event::IDQ_DSB_CYCLES_OK,
-        Event::IDQ_DSB_CYCLES_ANY,
-        Event::IDQ_MS_MITE_UOPS,
-        Event::IDQ_ALL_MITE_CYCLES_4_UOPS,
-        Event::IDQ_ALL_MITE_CYCLES_ANY_UOPS,
-        Event::IDQ_MS_CYCLES,
-        Event::IDQ_MS_SWITCHES,
-        Event::IDQ_MS_UOPS,
-        Event::ICACHE_16B_IFDATA_STALL,
-        Event::ICACHE_64B_IFTAG_HIT,
-        Event::ICACHE_64B_IFTAG_MISS,
-        Event::ICACHE_64B_IFTAG_STALL,
-        Event::ICACHE_TAG_STALLS,
-        Event::ITLB_MISSES_MISS_CAUSES_A_WALK,
-        Event::ITLB_MISSES_WALK_COMPLETED_4K,
-        Event::ITLB_MISSES_WALK_COMPLETED_2M_4M,
-        Event::ITLB_MISSES_WALK_COMPLETED_1G,
-        Event::ITLB_MISSES_WALK_COMPLETED,
-        Event::ITLB_MISSES_WALK_PENDING,
-        Event::ITLB_MISSES_WALK_ACTIVE,
-        Event::ITLB_MISSES_STLB_HIT,
-        Event::ILD_STALL_LCP,
-        Event::DECODE_LCP,
-        Event::BR_MISP_EXEC_INDIRECT,
-        Event::BR_MISP_EXEC_ALL_BRANCHES,
-        Event::IDQ_UOPS_NOT_DELIVERED_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK,
-        Event::UOPS_DISPATCHED_PORT_PORT_0,
-        Event::UOPS_DISPATCHED_PORT_PORT_1,
-        Event::UOPS_DISPATCHED_PORT_PORT_2,
-        Event::UOPS_DISPATCHED_PORT_PORT_3,
-        Event::UOPS_DISPATCHED_PORT_PORT_4,
-        Event::UOPS_DISPATCHED_PORT_PORT_5,
-        Event::UOPS_DISPATCHED_PORT_PORT_6,
-        Event::UOPS_DISPATCHED_PORT_PORT_7,
-        Event::RESOURCE_STALLS_ANY,
-        Event::RESOURCE_STALLS_SB,
-        Event::CYCLE_ACTIVITY_CYCLES_L2_MISS,
-        Event::CYCLE_ACTIVITY_CYCLES_L3_MISS,
-        Event::CYCLE_ACTIVITY_STALLS_TOTAL,
-        Event::CYCLE_ACTIVITY_STALLS_L2_MISS,
-        Event::CYCLE_ACTIVITY_STALLS_L3_MISS,
-        Event::CYCLE_ACTIVITY_CYCLES_L1D_MISS,
-        Event::CYCLE_ACTIVITY_STALLS_L1D_MISS,
-        Event::CYCLE_ACTIVITY_CYCLES_MEM_ANY,
-        Event::CYCLE_ACTIVITY_STALLS_MEM_ANY,
-        Event::EXE_ACTIVITY_EXE_BOUND_0_PORTS,
-        Event::EXE_ACTIVITY_1_PORTS_UTIL,
-        Event::EXE_ACTIVITY_2_PORTS_UTIL,
-        Event::EXE_ACTIVITY_3_PORTS_UTIL,
-        Event::EXE_ACTIVITY_4_PORTS_UTIL,
-        Event::EXE_ACTIVITY_BOUND_ON_STORES,
-        Event::LSD_UOPS,
-        Event::LSD_CYCLES_ACTIVE,
-        Event::LSD_CYCLES_4_UOPS,
-        Event::LSD_CYCLES_OK,
-        Event::DSB2MITE_SWITCHES_COUNT,
-        Event::DSB2MITE_SWITCHES_PENALTY_CYCLES,
-        Event::ITLB_ITLB_FLUSH,
-        Event::OFFCORE_REQUESTS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_DEMAND_CODE_RD,
-        Event::OFFCORE_REQUESTS_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_ALL_DATA_RD,
-        Event::OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_ALL_REQUESTS,
-        Event::UOPS_EXECUTED_THREAD,
-        Event::UOPS_EXECUTED_STALL_CYCLES,
-        Event::UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC,
-        Event::UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC,
-        Event::UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC,
-        Event::UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC,
-        Event::UOPS_EXECUTED_CORE,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_1,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_2,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_3,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_4,
-        Event::UOPS_EXECUTED_CORE_CYCLES_NONE,
-        Event::UOPS_EXECUTED_X87,
-        Event::OFFCORE_REQUESTS_BUFFER_SQ_FULL,
-        Event::TLB_FLUSH_DTLB_THREAD,
-        Event::TLB_FLUSH_STLB_ANY,
-        Event::INST_RETIRED_ANY_P,
-        Event::INST_RETIRED_NOP,
-        Event::OTHER_ASSISTS_ANY,
-        Event::UOPS_RETIRED_RETIRE_SLOTS,
-        Event::UOPS_RETIRED_STALL_CYCLES,
-        Event::UOPS_RETIRED_TOTAL_CYCLES,
-        Event::UOPS_RETIRED_MACRO_FUSED,
-        Event::MACHINE_CLEARS_COUNT,
-        Event::MACHINE_CLEARS_MEMORY_ORDERING,
-        Event::MACHINE_CLEARS_SMC,
-        Event::BR_INST_RETIRED_ALL_BRANCHES,
-        Event::BR_INST_RETIRED_CONDITIONAL,
-        Event::BR_INST_RETIRED_COND,
-        Event::BR_INST_RETIRED_NEAR_CALL,
-        Event::BR_INST_RETIRED_NEAR_RETURN,
-        Event::BR_INST_RETIRED_NOT_TAKEN,
-        Event::BR_INST_RETIRED_COND_NTAKEN,
-        Event::BR_INST_RETIRED_NEAR_TAKEN,
-        Event::BR_INST_RETIRED_FAR_BRANCH,
-        Event::BR_MISP_RETIRED_ALL_BRANCHES,
-        Event::BR_MISP_RETIRED_CONDITIONAL,
-        Event::BR_MISP_RETIRED_NEAR_CALL,
-        Event::BR_MISP_RETIRED_RET,
-        Event::BR_MISP_RETIRED_NEAR_TAKEN,
-        Event::FRONTEND_RETIRED_DSB_MISS,
-        Event::FRONTEND_RETIRED_L1I_MISS,
-        Event::FRONTEND_RETIRED_L2_MISS,
-        Event::FRONTEND_RETIRED_ITLB_MISS,
-        Event::FRONTEND_RETIRED_STLB_MISS,
-        Event::FRONTEND_RETIRED_LATENCY_GE_2,
-        Event::FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_2,
-        Event::FRONTEND_RETIRED_LATENCY_GE_4,
-        Event::FRONTEND_RETIRED_LATENCY_GE_8,
-        Event::FRONTEND_RETIRED_LATENCY_GE_16,
-        Event::FRONTEND_RETIRED_LATENCY_GE_32,
-        Event::FRONTEND_RETIRED_LATENCY_GE_64,
-        Event::FRONTEND_RETIRED_LATENCY_GE_128,
-        Event::FRONTEND_RETIRED_LATENCY_GE_256,
-        Event::FRONTEND_RETIRED_LATENCY_GE_512,
-        Event::FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1,
-        Event::FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_3,
-        Event::FRONTEND_RETIRED_ANY_DSB_MISS,
-        Event::FP_ARITH_INST_RETIRED_SCALAR_DOUBLE,
-        Event::FP_ARITH_INST_RETIRED_SCALAR_SINGLE,
-        Event::FP_ARITH_INST_RETIRED_SCALAR,
-        Event::FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE,
-        Event::FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE,
-        Event::FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE,
-        Event::FP_ARITH_INST_RETIRED_4_FLOPS,
-        Event::FP_ARITH_INST_RETIRED_8_FLOPS,
-        Event::FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE,
-        Event::FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE,
-        Event::FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE,
-        Event::FP_ARITH_INST_RETIRED_VECTOR,
-        Event::HLE_RETIRED_START,
-        Event::HLE_RETIRED_COMMIT,
-        Event::HLE_RETIRED_ABORTED,
-        Event::HLE_RETIRED_ABORTED_MEM,
-        Event::HLE_RETIRED_ABORTED_TIMER,
-        Event::HLE_RETIRED_ABORTED_UNFRIENDLY,
-        Event::HLE_RETIRED_ABORTED_MEMTYPE,
-        Event::HLE_RETIRED_ABORTED_EVENTS,
-        Event::RTM_RETIRED_START,
-        Event::RTM_RETIRED_COMMIT,
-        Event::RTM_RETIRED_ABORTED_MEM,
-        Event::RTM_RETIRED_ABORTED_TIMER,
-        Event::RTM_RETIRED_ABORTED_UNFRIENDLY,
-        Event::RTM_RETIRED_ABORTED_MEMTYPE,
-        Event::RTM_RETIRED_ABORTED_EVENTS,
-        Event::FP_ASSIST_ANY,
-        Event::HW_INTERRUPTS_RECEIVED,
-        Event::ROB_MISC_EVENTS_LBR_INSERTS,
-        Event::ROB_MISC_EVENTS_PAUSE_INST,
-        Event::MEM_INST_RETIRED_STLB_MISS_LOADS,
-        Event::MEM_INST_RETIRED_STLB_MISS_STORES,
-        Event::MEM_INST_RETIRED_LOCK_LOADS,
-        Event::MEM_INST_RETIRED_SPLIT_LOADS,
-        Event::MEM_INST_RETIRED_SPLIT_STORES,
-        Event::MEM_INST_RETIRED_ALL_LOADS,
-        Event::MEM_INST_RETIRED_ALL_STORES,
-        Event::MEM_INST_RETIRED_ANY,
-        Event::MEM_LOAD_RETIRED_L1_HIT,
-        Event::MEM_LOAD_RETIRED_L2_HIT,
-        Event::MEM_LOAD_RETIRED_L3_HIT,
-        Event::MEM_LOAD_RETIRED_L1_MISS,
-        Event::MEM_LOAD_RETIRED_L2_MISS,
-        Event::MEM_LOAD_RETIRED_L3_MISS,
-        Event::MEM_LOAD_RETIRED_FB_HIT,
-        Event::MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS,
-        Event::MEM_LOAD_L3_HIT_RETIRED_XSNP_HIT,
-        Event::MEM_LOAD_L3_HIT_RETIRED_XSNP_HITM,
-        Event::MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE,
-        Event::MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM,
-        Event::MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM,
-        Event::MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM,
-        Event::MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD,
-        Event::MEM_LOAD_MISC_RETIRED_UC,
-        Event::BACLEARS_ANY,
-        Event::CORE_SNOOP_RESPONSE_RSP_IHITI,
-        Event::CORE_SNOOP_RESPONSE_RSP_IHITFSE,
-        Event::CORE_SNOOP_RESPONSE_RSP_SHITFSE,
-        Event::CORE_SNOOP_RESPONSE_RSP_SFWDM,
-        Event::CORE_SNOOP_RESPONSE_RSP_IFWDM,
-        Event::CORE_SNOOP_RESPONSE_RSP_IFWDFE,
-        Event::CORE_SNOOP_RESPONSE_RSP_SFWDFE,
-        Event::L2_TRANS_L2_WB,
-        Event::L2_LINES_IN_ALL,
-        Event::L2_LINES_OUT_SILENT,
-        Event::L2_LINES_OUT_NON_SILENT,
-        Event::L2_LINES_OUT_USELESS_HWPF,
-        Event::SQ_MISC_SPLIT_LOCK,
-        Event::IDI_MISC_WB_UPGRADE,
-        Event::IDI_MISC_WB_DOWNGRADE,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L3_DATA_RD_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L3_RFO_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L1D_AND_SW_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_PF_RFO_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_RFO_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_RFO_L3_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_ALL_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_RFO_L3_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_ALL_RFO_L3_HIT_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_ALL_RFO_L3_MISS_ANY_SNOOP,
-        Event::OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_ALL_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OFFCORE_RESPONSE_ALL_RFO_L3_HIT_SNOOP_HIT_WITH_FWD,
-        Event::OFFCORE_RESPONSE_ALL_READS_L3_HIT_HIT_OTHER_CORE_FWD,
-    ];
+    pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
+
+    /// The event of row `n` of the list's table.
+    const fn row(n: u16) -> Event {
+        Event::from_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n)
+    }
 }
 
 #[cfg(feature = "metadata")]
@@ -1804,460 +938,484 @@ impl crate::core_events::EventList for List {
     const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;
 }
 
+/// `MSR_PEBS_FRONTEND`, as the rows that need it name it (each with its value).
+const AUX_MSR_PEBS_FRONTEND: AuxMsr = AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0 };
+/// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
+const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02, 0b1111).ht_off(0b11111111),
+    ev("LD_BLOCKS.NO_SR", 0x03, 0x08, 0b1111).ht_off(0b11111111),
+    ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", 0x08, 0x01, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x08, 0x04, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x08, 0x08, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_PENDING", 0x08, 0x10, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_ACTIVE", 0x08, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20, 0b1111).ht_off(0b11111111),
+    ev("MEMORY_DISAMBIGUATION.HISTORY_RESET", 0x09, 0x01, 0b1111).ht_off(0b11111111),
+    ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x01, 0b1111).ht_off(0b11111111),
+    ev("INT_MISC.RECOVERY_CYCLES_ANY", 0x0d, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("INT_MISC.CLEARS_COUNT", 0x0d, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("INT_MISC.CLEAR_RESTEER_CYCLES", 0x0d, 0x80, 0b1111).ht_off(0b11111111),
+    ev("UOPS_ISSUED.ANY", 0x0e, 0x01, 0b1111).ht_off(0b11111111),
+    ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert(),
+    ev("UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", 0x0e, 0x02, 0b1111).ht_off(0b11111111),
+    ev("UOPS_ISSUED.SLOW_LEA", 0x0e, 0x20, 0b1111).ht_off(0b11111111),
+    ev("ARITH.DIVIDER_ACTIVE", 0x14, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.RFO_MISS", 0x24, 0x22, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.PF_MISS", 0x24, 0x38, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.MISS", 0x24, 0x3f, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.PF_HIT", 0x24, 0xd8, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_DEMAND_REFERENCES", 0x24, 0xe7, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_PF", 0x24, 0xf8, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.REFERENCES", 0x24, 0xff, 0b1111).ht_off(0b11111111),
+    ev("CORE_POWER.LVL0_TURBO_LICENSE", 0x28, 0x07, 0b1111).ht_off(0b11111111),
+    ev("CORE_POWER.LVL1_TURBO_LICENSE", 0x28, 0x18, 0b1111).ht_off(0b11111111),
+    ev("CORE_POWER.LVL2_TURBO_LICENSE", 0x28, 0x20, 0b1111).ht_off(0b11111111),
+    ev("CORE_POWER.THROTTLE", 0x28, 0x40, 0b1111).ht_off(0b11111111),
+    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b1111).ht_off(0b11111111),
+    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b1111).ht_off(0b11111111),
+    ev("SW_PREFETCH_ACCESS.NTA", 0x32, 0x01, 0b1111).ht_off(0b11111111),
+    ev("SW_PREFETCH_ACCESS.T0", 0x32, 0x02, 0b1111).ht_off(0b11111111),
+    ev("SW_PREFETCH_ACCESS.T1_T2", 0x32, 0x04, 0b1111).ht_off(0b11111111),
+    ev("SW_PREFETCH_ACCESS.PREFETCHW", 0x32, 0x08, 0b1111).ht_off(0b11111111),
+    ev("SW_PREFETCH_ACCESS.ANY", 0x32, 0x0f, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_UNHALTED.THREAD_P_ANY", 0x3c, 0x00, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("CPU_CLK_UNHALTED.RING0_TRANS", 0x3c, 0x00, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111).ht_off(0b11111111),
+    ev("L1D_PEND_MISS.PENDING", 0x48, 0x01, 0b1111).ht_off(0b11111111),
+    ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("L1D_PEND_MISS.PENDING_CYCLES_ANY", 0x48, 0x01, 0b1111).ht_off(0b11111111).threshold(1).any_thread(),
+    ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", 0x49, 0x01, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x49, 0x04, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x49, 0x08, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_PENDING", 0x49, 0x10, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_ACTIVE", 0x49, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x20, 0b1111).ht_off(0b11111111),
+    ev("LOAD_HIT_PRE.SW_PF", 0x4c, 0x01, 0b1111).ht_off(0b11111111),
+    ev("EPT.WALK_PENDING", 0x4f, 0x10, 0b1111).ht_off(0b11111111),
+    ev("L1D.REPLACEMENT", 0x51, 0x01, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.ABORT_CAPACITY", 0x54, 0x02, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", 0x54, 0x04, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", 0x54, 0x08, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", 0x54, 0x10, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", 0x54, 0x20, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.HLE_ELISION_BUFFER_FULL", 0x54, 0x40, 0b1111).ht_off(0b11111111),
+    ev("INST_DECODED.DECODERS", 0x55, 0x01, 0b1111).ht_off(0b11111111),
+    ev("PARTIAL_RAT_STALLS.SCOREBOARD", 0x59, 0x01, 0b1111).ht_off(0b11111111),
+    ev("TX_EXEC.MISC1", 0x5d, 0x01, 0b1111).ht_off(0b11111111),
+    ev("TX_EXEC.MISC2", 0x5d, 0x02, 0b1111).ht_off(0b11111111),
+    ev("TX_EXEC.MISC3", 0x5d, 0x04, 0b1111).ht_off(0b11111111),
+    ev("TX_EXEC.MISC4", 0x5d, 0x08, 0b1111).ht_off(0b11111111),
+    ev("TX_EXEC.MISC5", 0x5d, 0x10, 0b1111).ht_off(0b11111111),
+    ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01, 0b1111).ht_off(0b11111111),
+    ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert().edge(),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(6),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x60, 0x02, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", 0x60, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", 0x60, 0x10, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", 0x60, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6", 0x60, 0x10, 0b1111).ht_off(0b11111111).threshold(6),
+    ev("IDQ.MITE_UOPS", 0x79, 0x04, 0b1111).ht_off(0b11111111),
+    ev("IDQ.MITE_CYCLES", 0x79, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.DSB_UOPS", 0x79, 0x08, 0b1111).ht_off(0b11111111),
+    ev("IDQ.DSB_CYCLES", 0x79, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.MS_DSB_CYCLES", 0x79, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.ALL_DSB_CYCLES_4_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("IDQ.ALL_DSB_CYCLES_ANY_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.DSB_CYCLES_OK", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("IDQ.DSB_CYCLES_ANY", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.MS_MITE_UOPS", 0x79, 0x20, 0b1111).ht_off(0b11111111),
+    ev("IDQ.ALL_MITE_CYCLES_4_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("IDQ.ALL_MITE_CYCLES_ANY_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.MS_CYCLES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.MS_SWITCHES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("IDQ.MS_UOPS", 0x79, 0x30, 0b1111).ht_off(0b11111111),
+    ev("ICACHE_16B.IFDATA_STALL", 0x80, 0x04, 0b1111).ht_off(0b11111111),
+    ev("ICACHE_64B.IFTAG_HIT", 0x83, 0x01, 0b1111).ht_off(0b11111111),
+    ev("ICACHE_64B.IFTAG_MISS", 0x83, 0x02, 0b1111).ht_off(0b11111111),
+    ev("ICACHE_64B.IFTAG_STALL", 0x83, 0x04, 0b1111).ht_off(0b11111111),
+    ev("ICACHE_TAG.STALLS", 0x83, 0x04, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.MISS_CAUSES_A_WALK", 0x85, 0x01, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x85, 0x04, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_COMPLETED_1G", 0x85, 0x08, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_PENDING", 0x85, 0x10, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_ACTIVE", 0x85, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("ITLB_MISSES.STLB_HIT", 0x85, 0x20, 0b1111).ht_off(0b11111111),
+    ev("ILD_STALL.LCP", 0x87, 0x01, 0b1111).ht_off(0b11111111),
+    ev("DECODE.LCP", 0x87, 0x01, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.INDIRECT", 0x89, 0xe4, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.ALL_BRANCHES", 0x89, 0xff, 0b1111).ht_off(0b11111111),
+    ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(3),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(2),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert(),
+    ev("UOPS_DISPATCHED_PORT.PORT_0", 0xa1, 0x01, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED_PORT.PORT_1", 0xa1, 0x02, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED_PORT.PORT_2", 0xa1, 0x04, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED_PORT.PORT_3", 0xa1, 0x08, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED_PORT.PORT_4", 0xa1, 0x10, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED_PORT.PORT_5", 0xa1, 0x20, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED_PORT.PORT_6", 0xa1, 0x40, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED_PORT.PORT_7", 0xa1, 0x80, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.ANY", 0xa2, 0x01, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.SB", 0xa2, 0x08, 0b1111).ht_off(0b11111111),
+    ev("CYCLE_ACTIVITY.CYCLES_L2_MISS", 0xa3, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("CYCLE_ACTIVITY.CYCLES_L3_MISS", 0xa3, 0x02, 0b1111).ht_off(0b11111111).threshold(2),
+    ev("CYCLE_ACTIVITY.STALLS_TOTAL", 0xa3, 0x04, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("CYCLE_ACTIVITY.STALLS_L2_MISS", 0xa3, 0x05, 0b1111).ht_off(0b11111111).threshold(5),
+    ev("CYCLE_ACTIVITY.STALLS_L3_MISS", 0xa3, 0x06, 0b1111).ht_off(0b11111111).threshold(6),
+    ev("CYCLE_ACTIVITY.CYCLES_L1D_MISS", 0xa3, 0x08, 0b1111).ht_off(0b11111111).threshold(8),
+    ev("CYCLE_ACTIVITY.STALLS_L1D_MISS", 0xa3, 0x0c, 0b1111).ht_off(0b11111111).threshold(12),
+    ev("CYCLE_ACTIVITY.CYCLES_MEM_ANY", 0xa3, 0x10, 0b1111).ht_off(0b11111111).threshold(16),
+    ev("CYCLE_ACTIVITY.STALLS_MEM_ANY", 0xa3, 0x14, 0b1111).threshold(20),
+    ev("EXE_ACTIVITY.EXE_BOUND_0_PORTS", 0xa6, 0x01, 0b1111).ht_off(0b11111111),
+    ev("EXE_ACTIVITY.1_PORTS_UTIL", 0xa6, 0x02, 0b1111).ht_off(0b11111111),
+    ev("EXE_ACTIVITY.2_PORTS_UTIL", 0xa6, 0x04, 0b1111).ht_off(0b11111111),
+    ev("EXE_ACTIVITY.3_PORTS_UTIL", 0xa6, 0x08, 0b1111).ht_off(0b11111111),
+    ev("EXE_ACTIVITY.4_PORTS_UTIL", 0xa6, 0x10, 0b1111).ht_off(0b11111111),
+    ev("EXE_ACTIVITY.BOUND_ON_STORES", 0xa6, 0x40, 0b1111).ht_off(0b11111111),
+    ev("LSD.UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111),
+    ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("LSD.CYCLES_4_UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("LSD.CYCLES_OK", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("DSB2MITE_SWITCHES.COUNT", 0xab, 0x01, 0b1111).ht_off(0b11111111),
+    ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02, 0b1111).ht_off(0b11111111),
+    ev("ITLB.ITLB_FLUSH", 0xae, 0x01, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", 0xb0, 0x10, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.ALL_REQUESTS", 0xb0, 0x80, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED.THREAD", 0xb1, 0x01, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED.STALL_CYCLES", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert(),
+    ev("UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(2),
+    ev("UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(3),
+    ev("UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("UOPS_EXECUTED.CORE", 0xb1, 0x02, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(2),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(3),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("UOPS_EXECUTED.CORE_CYCLES_NONE", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(1).invert(),
+    ev("UOPS_EXECUTED.X87", 0xb1, 0x10, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_BUFFER.SQ_FULL", 0xb2, 0x01, 0b1111).ht_off(0b11111111),
+    ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01, 0b1111).ht_off(0b11111111),
+    ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20, 0b1111).ht_off(0b11111111),
+    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b1111).ht_off(0b11111111),
+    ev("INST_RETIRED.NOP", 0xc0, 0x02, 0b1111).ht_off(0b11111111),
+    ev("OTHER_ASSISTS.ANY", 0xc1, 0x3f, 0b1111).ht_off(0b11111111),
+    ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02, 0b1111).ht_off(0b11111111),
+    ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x02, 0b1111).ht_off(0b11111111).threshold(1).invert(),
+    ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x02, 0b1111).ht_off(0b11111111).threshold(16).invert(),
+    ev("UOPS_RETIRED.MACRO_FUSED", 0xc2, 0x04, 0b1111).ht_off(0b11111111),
+    ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b1111).ht_off(0b11111111),
+    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.COND", 0xc4, 0x01, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NOT_TAKEN", 0xc4, 0x10, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x10, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.CONDITIONAL", 0xc5, 0x01, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.NEAR_CALL", 0xc5, 0x02, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.RET", 0xc5, 0x08, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20, 0b1111).ht_off(0b11111111),
+    ev("FRONTEND_RETIRED.DSB_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x11),
+    ev("FRONTEND_RETIRED.L1I_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x12),
+    ev("FRONTEND_RETIRED.L2_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x13),
+    ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x14),
+    ev("FRONTEND_RETIRED.STLB_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x15),
+    ev("FRONTEND_RETIRED.LATENCY_GE_2", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x400206),
+    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_2", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x200206),
+    ev("FRONTEND_RETIRED.LATENCY_GE_4", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x400406),
+    ev("FRONTEND_RETIRED.LATENCY_GE_8", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x400806),
+    ev("FRONTEND_RETIRED.LATENCY_GE_16", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x401006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_32", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x402006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_64", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x404006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_128", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x408006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_256", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x410006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_512", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x420006),
+    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x100206),
+    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_3", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x300206),
+    ev("FRONTEND_RETIRED.ANY_DSB_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x1),
+    ev("FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", 0xc7, 0x01, 0b1111).ht_off(0b11111111),
+    ev("FP_ARITH_INST_RETIRED.SCALAR_SINGLE", 0xc7, 0x02, 0b1111).ht_off(0b11111111),
+    ev("FP_ARITH_INST_RETIRED.SCALAR", 0xc7, 0x03, 0b1111).ht_off(0b11111111),
+    ev("FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", 0xc7, 0x04, 0b1111).ht_off(0b11111111),
+    ev("FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", 0xc7, 0x08, 0b1111).ht_off(0b11111111),
+    ev("FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", 0xc7, 0x10, 0b1111).ht_off(0b11111111),
+    ev("FP_ARITH_INST_RETIRED.4_FLOPS", 0xc7, 0x18, 0b1111).ht_off(0b11111111),
+    ev("FP_ARITH_INST_RETIRED.8_FLOPS", 0xc7, 0x18, 0b1111).ht_off(0b11111111),
+    ev("FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", 0xc7, 0x20, 0b1111).ht_off(0b11111111),
+    ev("FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", 0xc7, 0x40, 0b1111).ht_off(0b11111111),
+    ev("FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", 0xc7, 0x80, 0b1111).ht_off(0b11111111),
+    ev("FP_ARITH_INST_RETIRED.VECTOR", 0xc7, 0xfc, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.START", 0xc8, 0x01, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.COMMIT", 0xc8, 0x02, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.ABORTED", 0xc8, 0x04, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.ABORTED_MEM", 0xc8, 0x08, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.ABORTED_TIMER", 0xc8, 0x10, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.ABORTED_UNFRIENDLY", 0xc8, 0x20, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.ABORTED_MEMTYPE", 0xc8, 0x40, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.ABORTED_EVENTS", 0xc8, 0x80, 0b1111).ht_off(0b11111111),
+    ev("RTM_RETIRED.START", 0xc9, 0x01, 0b1111).ht_off(0b11111111),
+    ev("RTM_RETIRED.COMMIT", 0xc9, 0x02, 0b1111).ht_off(0b11111111),
+    ev("RTM_RETIRED.ABORTED_MEM", 0xc9, 0x08, 0b1111).ht_off(0b11111111),
+    ev("RTM_RETIRED.ABORTED_TIMER", 0xc9, 0x10, 0b1111).ht_off(0b11111111),
+    ev("RTM_RETIRED.ABORTED_UNFRIENDLY", 0xc9, 0x20, 0b1111).ht_off(0b11111111),
+    ev("RTM_RETIRED.ABORTED_MEMTYPE", 0xc9, 0x40, 0b1111).ht_off(0b11111111),
+    ev("RTM_RETIRED.ABORTED_EVENTS", 0xc9, 0x80, 0b1111).ht_off(0b11111111),
+    ev("FP_ASSIST.ANY", 0xca, 0x1e, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("HW_INTERRUPTS.RECEIVED", 0xcb, 0x01, 0b1111).ht_off(0b11111111),
+    ev("ROB_MISC_EVENTS.LBR_INSERTS", 0xcc, 0x20, 0b1111).ht_off(0b11111111),
+    ev("ROB_MISC_EVENTS.PAUSE_INST", 0xcc, 0x40, 0b1111).ht_off(0b11111111),
+    ev("MEM_INST_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b1111),
+    ev("MEM_INST_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b1111),
+    ev("MEM_INST_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b1111),
+    ev("MEM_INST_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b1111),
+    ev("MEM_INST_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b1111),
+    ev("MEM_INST_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b1111),
+    ev("MEM_INST_RETIRED.ALL_STORES", 0xd0, 0x82, 0b1111),
+    ev("MEM_INST_RETIRED.ANY", 0xd0, 0x83, 0b1111),
+    ev("MEM_LOAD_RETIRED.L1_HIT", 0xd1, 0x01, 0b1111),
+    ev("MEM_LOAD_RETIRED.L2_HIT", 0xd1, 0x02, 0b1111),
+    ev("MEM_LOAD_RETIRED.L3_HIT", 0xd1, 0x04, 0b1111),
+    ev("MEM_LOAD_RETIRED.L1_MISS", 0xd1, 0x08, 0b1111),
+    ev("MEM_LOAD_RETIRED.L2_MISS", 0xd1, 0x10, 0b1111),
+    ev("MEM_LOAD_RETIRED.L3_MISS", 0xd1, 0x20, 0b1111),
+    ev("MEM_LOAD_RETIRED.FB_HIT", 0xd1, 0x40, 0b1111),
+    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01, 0b1111),
+    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_HIT", 0xd2, 0x02, 0b1111),
+    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_HITM", 0xd2, 0x04, 0b1111),
+    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x02, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x04, 0b1111),
+    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x08, 0b1111),
+    ev("MEM_LOAD_MISC_RETIRED.UC", 0xd4, 0x04, 0b1111),
+    ev("BACLEARS.ANY", 0xe6, 0x01, 0b1111).ht_off(0b11111111),
+    ev("CORE_SNOOP_RESPONSE.RSP_IHITI", 0xef, 0x01, 0b1111).ht_off(0b11111111),
+    ev("CORE_SNOOP_RESPONSE.RSP_IHITFSE", 0xef, 0x02, 0b1111).ht_off(0b11111111),
+    ev("CORE_SNOOP_RESPONSE.RSP_SHITFSE", 0xef, 0x04, 0b1111).ht_off(0b11111111),
+    ev("CORE_SNOOP_RESPONSE.RSP_SFWDM", 0xef, 0x08, 0b1111).ht_off(0b11111111),
+    ev("CORE_SNOOP_RESPONSE.RSP_IFWDM", 0xef, 0x10, 0b1111).ht_off(0b11111111),
+    ev("CORE_SNOOP_RESPONSE.RSP_IFWDFE", 0xef, 0x20, 0b1111).ht_off(0b11111111),
+    ev("CORE_SNOOP_RESPONSE.RSP_SFWDFE", 0xef, 0x40, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.L2_WB", 0xf0, 0x40, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_IN.ALL", 0xf1, 0x1f, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_OUT.SILENT", 0xf2, 0x01, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_OUT.NON_SILENT", 0xf2, 0x02, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_OUT.USELESS_HWPF", 0xf2, 0x04, 0b1111).ht_off(0b11111111),
+    ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10, 0b1111).ht_off(0b11111111),
+    ev("IDI_MISC.WB_UPGRADE", 0xfe, 0x02, 0b1111).ht_off(0b11111111),
+    ev("IDI_MISC.WB_DOWNGRADE", 0xfe, 0x04, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000001),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000002),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000004),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000010),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10020),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0020),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0020),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0020),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0020),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000020),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00020),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00020),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00020),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800020),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000020),
+    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10080),
+    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0080),
+    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0080),
+    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0080),
+    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0080),
+    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000080),
+    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00080),
+    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00080),
+    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00080),
+    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800080),
+    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000080),
+    ev("OFFCORE_RESPONSE.PF_L3_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10100),
+    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0100),
+    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0100),
+    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0100),
+    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0100),
+    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000100),
+    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00100),
+    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00100),
+    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00100),
+    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800100),
+    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000100),
+    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10400),
+    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0400),
+    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0400),
+    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0400),
+    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0400),
+    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000400),
+    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00400),
+    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00400),
+    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00400),
+    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800400),
+    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000400),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10490),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0490),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0490),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0490),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0490),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000490),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00490),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00490),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00490),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800490),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000490),
+    ev("OFFCORE_RESPONSE.ALL_PF_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10120),
+    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0120),
+    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0120),
+    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0120),
+    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0120),
+    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000120),
+    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00120),
+    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00120),
+    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00120),
+    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800120),
+    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000120),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10491),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0491),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0491),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0491),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0491),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000491),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00491),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00491),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00491),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800491),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000491),
+    ev("OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000122),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0001),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0002),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0004),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0010),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0020),
+    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0080),
+    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0100),
+    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0400),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0490),
+    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0120),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0491),
+    ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0122),
+    ev("OFFCORE_RESPONSE.ALL_READS.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c07f7),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<64>(EVENT_ROWS, 192, false),
+    &event_infos::<64>(EVENT_ROWS, 256, false),
+    &event_infos::<64>(EVENT_ROWS, 320, false),
+    &event_infos::<64>(EVENT_ROWS, 384, false),
+    &event_infos::<2>(EVENT_ROWS, 448, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", code: 0x07, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", code: 0x08, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", code: 0x08, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", code: 0x08, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", code: 0x08, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_PENDING", code: 0x08, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_ACTIVE", code: 0x08, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEMORY_DISAMBIGUATION.HISTORY_RESET", code: 0x09, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0x0d, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES_ANY", code: 0x0d, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.CLEARS_COUNT", code: 0x0d, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.CLEAR_RESTEER_CYCLES", code: 0x0d, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", code: 0x0e, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.SLOW_LEA", code: 0x0e, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.DIVIDER_ACTIVE", code: 0x14, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_MISS", code: 0x24, umask: 0x21, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x22, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_MISS", code: 0x24, umask: 0x27, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.PF_MISS", code: 0x24, umask: 0x38, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.MISS", code: 0x24, umask: 0x3f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0xc1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0xc2, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0xc4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.PF_HIT", code: 0x24, umask: 0xd8, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0xe1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0xe2, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0xe4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_REFERENCES", code: 0x24, umask: 0xe7, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_PF", code: 0x24, umask: 0xf8, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.REFERENCES", code: 0x24, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_POWER.LVL0_TURBO_LICENSE", code: 0x28, umask: 0x07, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_POWER.LVL1_TURBO_LICENSE", code: 0x28, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_POWER.LVL2_TURBO_LICENSE", code: 0x28, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_POWER.THROTTLE", code: 0x28, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.NTA", code: 0x32, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.T0", code: 0x32, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.T1_T2", code: 0x32, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.PREFETCHW", code: 0x32, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.ANY", code: 0x32, umask: 0x0f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P_ANY", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.RING0_TRANS", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING", code: 0x48, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES", code: 0x48, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES_ANY", code: 0x48, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", code: 0x49, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", code: 0x49, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", code: 0x49, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", code: 0x49, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_PENDING", code: 0x49, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_ACTIVE", code: 0x49, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PRE.SW_PF", code: 0x4c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EPT.WALK_PENDING", code: 0x4f, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CONFLICT", code: 0x54, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CAPACITY", code: 0x54, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", code: 0x54, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", code: 0x54, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", code: 0x54, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", code: 0x54, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.HLE_ELISION_BUFFER_FULL", code: 0x54, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_DECODED.DECODERS", code: 0x55, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "PARTIAL_RAT_STALLS.SCOREBOARD", code: 0x59, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC1", code: 0x5d, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC2", code: 0x5d, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC3", code: 0x5d, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC4", code: 0x5d, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC5", code: 0x5d, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_CYCLES", code: 0x5e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_END", code: 0x5e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", code: 0x60, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", code: 0x60, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", code: 0x60, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", code: 0x60, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6", code: 0x60, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_CYCLES", code: 0x79, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES", code: 0x79, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_CYCLES", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_4_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES_OK", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES_ANY", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_MITE_UOPS", code: 0x79, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_4_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_CYCLES", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_16B.IFDATA_STALL", code: 0x80, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_64B.IFTAG_HIT", code: 0x83, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_64B.IFTAG_MISS", code: 0x83, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_64B.IFTAG_STALL", code: 0x83, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_TAG.STALLS", code: 0x83, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.MISS_CAUSES_A_WALK", code: 0x85, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_4K", code: 0x85, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", code: 0x85, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_1G", code: 0x85, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_PENDING", code: 0x85, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_ACTIVE", code: 0x85, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DECODE.LCP", code: 0x87, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.INDIRECT", code: 0x89, umask: 0xe4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_BRANCHES", code: 0x89, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", code: 0x9c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0", code: 0xa1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1", code: 0xa1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2", code: 0xa1, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3", code: 0xa1, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4", code: 0xa1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5", code: 0xa1, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_6", code: 0xa1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_7", code: 0xa1, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_MISS", code: 0xa3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L3_MISS", code: 0xa3, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_TOTAL", code: 0xa3, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_MISS", code: 0xa3, umask: 0x05, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L3_MISS", code: 0xa3, umask: 0x06, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", code: 0xa3, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 8, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", code: 0xa3, umask: 0x0c, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 12, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", code: 0xa3, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 16, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", code: 0xa3, umask: 0x14, counters: 0b1111, threshold: 20, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", code: 0xa6, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.1_PORTS_UTIL", code: 0xa6, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.2_PORTS_UTIL", code: 0xa6, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.3_PORTS_UTIL", code: 0xa6, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.4_PORTS_UTIL", code: 0xa6, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.BOUND_ON_STORES", code: 0xa6, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_4_UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_OK", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.COUNT", code: 0xab, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0xab, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB.ITLB_FLUSH", code: 0xae, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0xb0, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0xb0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0xb0, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.ALL_DATA_RD", code: 0xb0, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", code: 0xb0, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.ALL_REQUESTS", code: 0xb0, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.THREAD", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.STALL_CYCLES", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_NONE", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.X87", code: 0xb1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", code: 0xb2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.DTLB_THREAD", code: 0xbd, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.STLB_ANY", code: 0xbd, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.NOP", code: 0xc0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.ANY", code: 0xc1, umask: 0x3f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 16, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.MACRO_FUSED", code: 0xc2, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND", code: 0xc4, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NOT_TAKEN", code: 0xc4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND_NTAKEN", code: 0xc4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.CONDITIONAL", code: 0xc5, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_CALL", code: 0xc5, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.RET", code: 0xc5, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_TAKEN", code: 0xc5, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.DSB_MISS", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x11 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.L1I_MISS", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x12 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.L2_MISS", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x13 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.ITLB_MISS", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x14 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.STLB_MISS", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x15 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_2", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x400206 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_2", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x200206 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_4", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x400406 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_8", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x400806 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_16", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x401006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_32", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x402006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_64", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x404006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_128", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x408006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_256", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x410006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_512", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x420006 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x100206 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_3", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x300206 }), ..EventInfo::BASE },
-    &EventInfo { name: "FRONTEND_RETIRED.ANY_DSB_MISS", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x1 }), ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", code: 0xc7, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", code: 0xc7, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR", code: 0xc7, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", code: 0xc7, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", code: 0xc7, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", code: 0xc7, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.4_FLOPS", code: 0xc7, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.8_FLOPS", code: 0xc7, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", code: 0xc7, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", code: 0xc7, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", code: 0xc7, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.VECTOR", code: 0xc7, umask: 0xfc, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.START", code: 0xc8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.COMMIT", code: 0xc8, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED", code: 0xc8, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MEM", code: 0xc8, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_TIMER", code: 0xc8, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_UNFRIENDLY", code: 0xc8, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MEMTYPE", code: 0xc8, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_EVENTS", code: 0xc8, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.START", code: 0xc9, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.COMMIT", code: 0xc9, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MEM", code: 0xc9, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_TIMER", code: 0xc9, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_UNFRIENDLY", code: 0xc9, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MEMTYPE", code: 0xc9, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_EVENTS", code: 0xc9, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.ANY", code: 0xca, umask: 0x1e, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "HW_INTERRUPTS.RECEIVED", code: 0xcb, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ROB_MISC_EVENTS.LBR_INSERTS", code: 0xcc, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ROB_MISC_EVENTS.PAUSE_INST", code: 0xcc, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.STLB_MISS_LOADS", code: 0xd0, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.STLB_MISS_STORES", code: 0xd0, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.LOCK_LOADS", code: 0xd0, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.SPLIT_LOADS", code: 0xd0, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.SPLIT_STORES", code: 0xd0, umask: 0x42, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.ALL_LOADS", code: 0xd0, umask: 0x81, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.ALL_STORES", code: 0xd0, umask: 0x82, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.ANY", code: 0xd0, umask: 0x83, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L1_HIT", code: 0xd1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L2_HIT", code: 0xd1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L3_HIT", code: 0xd1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L1_MISS", code: 0xd1, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L2_MISS", code: 0xd1, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L3_MISS", code: 0xd1, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.FB_HIT", code: 0xd1, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", code: 0xd2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_HIT_RETIRED.XSNP_HIT", code: 0xd2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_HIT_RETIRED.XSNP_HITM", code: 0xd2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", code: 0xd2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", code: 0xd3, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", code: 0xd3, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", code: 0xd3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", code: 0xd3, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_MISC_RETIRED.UC", code: 0xd4, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_IHITI", code: 0xef, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_IHITFSE", code: 0xef, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_SHITFSE", code: 0xef, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_SFWDM", code: 0xef, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_IFWDM", code: 0xef, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_IFWDFE", code: 0xef, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_SFWDFE", code: 0xef, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L2_WB", code: 0xf0, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.ALL", code: 0xf1, umask: 0x1f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.SILENT", code: 0xf2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.NON_SILENT", code: 0xf2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.USELESS_HWPF", code: 0xf2, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDI_MISC.WB_UPGRADE", code: 0xfe, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDI_MISC.WB_DOWNGRADE", code: 0xfe, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_DATA_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_RFO.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L1D_AND_SW.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10490 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0490 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0490 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0490 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0490 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000490 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00490 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00490 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00490 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800490 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000490 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_RFO.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10491 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0491 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0491 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0491 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0491 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000491 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00491 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00491 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00491 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800491 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000491 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.L3_HIT.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.L3_MISS.ANY_SNOOP", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbc000122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63fc00122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63b800122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x604000122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0490 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0491 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c0122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.L3_HIT.HIT_OTHER_CORE_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003c07f7 }), ..EventInfo::BASE },
-];
+const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 /// This processor's core event list.
 #[cfg(feature = "metadata")]

@@ -457,9 +457,15 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -471,378 +477,35 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.MEM`: event select 0x0f, umask 0x04, counters 0b11.
-    pub const CACHE_TOTAL_OCCUPANCY_MEM: Event = Event { code: 0x0f, umask: 0x04, ext_sel: false, row: 0 };
-    /// `UNC_I_COHERENT_OPS.RFO`: event select 0x10, umask 0x08, counters 0b11.
-    pub const COHERENT_OPS_RFO: Event = Event { code: 0x10, umask: 0x08, ext_sel: false, row: 1 };
-    /// `UNC_I_COHERENT_OPS.PCITOM`: event select 0x10, umask 0x10, counters 0b11.
-    pub const COHERENT_OPS_PCITOM: Event = Event { code: 0x10, umask: 0x10, ext_sel: false, row: 2 };
-    /// `UNC_I_FAF_INSERTS`: event select 0x18, umask 0x00, counters 0b11.
-    pub const FAF_INSERTS: Event = Event { code: 0x18, umask: 0x00, ext_sel: false, row: 3 };
-    /// `UNC_I_FAF_OCCUPANCY`: event select 0x19, umask 0x00, counters 0b11.
-    pub const FAF_OCCUPANCY: Event = Event { code: 0x19, umask: 0x00, ext_sel: false, row: 4 };
-    /// `UNC_I_TRANSACTIONS.WR_PREF`: event select 0x11, umask 0x08, counters 0b11.
-    pub const TRANSACTIONS_WR_PREF: Event = Event { code: 0x11, umask: 0x08, ext_sel: false, row: 5 };
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY`: event select 0x0f, umask 0x01, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event { code: 0x0f, umask: 0x01, ext_sel: false, row: 6 };
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.IV_Q`: event select 0x0f, umask 0x02, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CACHE_TOTAL_OCCUPANCY_IV_Q: Event = Event { code: 0x0f, umask: 0x02, ext_sel: false, row: 7 };
-    /// `UNC_I_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 8 };
-    /// `UNC_I_COHERENT_OPS.PCIRDCUR`: event select 0x10, umask 0x01, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COHERENT_OPS_PCIRDCUR: Event = Event { code: 0x10, umask: 0x01, ext_sel: false, row: 9 };
-    /// `UNC_I_COHERENT_OPS.CRD`: event select 0x10, umask 0x02, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COHERENT_OPS_CRD: Event = Event { code: 0x10, umask: 0x02, ext_sel: false, row: 10 };
-    /// `UNC_I_COHERENT_OPS.DRD`: event select 0x10, umask 0x04, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COHERENT_OPS_DRD: Event = Event { code: 0x10, umask: 0x04, ext_sel: false, row: 11 };
-    /// `UNC_I_COHERENT_OPS.PCIDCAHINT`: event select 0x10, umask 0x20, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COHERENT_OPS_PCIDCAHINT: Event = Event { code: 0x10, umask: 0x20, ext_sel: false, row: 12 };
-    /// `UNC_I_COHERENT_OPS.WBMTOI`: event select 0x10, umask 0x40, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COHERENT_OPS_WBMTOI: Event = Event { code: 0x10, umask: 0x40, ext_sel: false, row: 13 };
-    /// `UNC_I_COHERENT_OPS.CLFLUSH`: event select 0x10, umask 0x80, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const COHERENT_OPS_CLFLUSH: Event = Event { code: 0x10, umask: 0x80, ext_sel: false, row: 14 };
-    /// `UNC_I_FAF_FULL`: event select 0x17, umask 0x00, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FAF_FULL: Event = Event { code: 0x17, umask: 0x00, ext_sel: false, row: 15 };
-    /// `UNC_I_FAF_TRANSACTIONS`: event select 0x16, umask 0x00, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FAF_TRANSACTIONS: Event = Event { code: 0x16, umask: 0x00, ext_sel: false, row: 16 };
-    /// `UNC_I_IRP_ALL.INBOUND_INSERTS`: event select 0x1e, umask 0x01, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IRP_ALL_INBOUND_INSERTS: Event = Event { code: 0x1e, umask: 0x01, ext_sel: false, row: 17 };
-    /// `UNC_I_IRP_ALL.OUTBOUND_INSERTS`: event select 0x1e, umask 0x02, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IRP_ALL_OUTBOUND_INSERTS: Event = Event { code: 0x1e, umask: 0x02, ext_sel: false, row: 18 };
-    /// `UNC_I_MISC0.FAST_REQ`: event select 0x1c, umask 0x01, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_FAST_REQ: Event = Event { code: 0x1c, umask: 0x01, ext_sel: false, row: 19 };
-    /// `UNC_I_MISC0.FAST_REJ`: event select 0x1c, umask 0x02, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_FAST_REJ: Event = Event { code: 0x1c, umask: 0x02, ext_sel: false, row: 20 };
-    /// `UNC_I_MISC0.2ND_RD_INSERT`: event select 0x1c, umask 0x04, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_2ND_RD_INSERT: Event = Event { code: 0x1c, umask: 0x04, ext_sel: false, row: 21 };
-    /// `UNC_I_MISC0.2ND_WR_INSERT`: event select 0x1c, umask 0x08, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_2ND_WR_INSERT: Event = Event { code: 0x1c, umask: 0x08, ext_sel: false, row: 22 };
-    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT`: event select 0x1c, umask 0x10, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event { code: 0x1c, umask: 0x10, ext_sel: false, row: 23 };
-    /// `UNC_I_MISC0.FAST_XFER`: event select 0x1c, umask 0x20, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_FAST_XFER: Event = Event { code: 0x1c, umask: 0x20, ext_sel: false, row: 24 };
-    /// `UNC_I_MISC0.PF_ACK_HINT`: event select 0x1c, umask 0x40, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_PF_ACK_HINT: Event = Event { code: 0x1c, umask: 0x40, ext_sel: false, row: 25 };
-    /// `UNC_I_MISC0.UNKNOWN`: event select 0x1c, umask 0x80, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC0_UNKNOWN: Event = Event { code: 0x1c, umask: 0x80, ext_sel: false, row: 26 };
-    /// `UNC_I_MISC1.SLOW_I`: event select 0x1d, umask 0x01, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_SLOW_I: Event = Event { code: 0x1d, umask: 0x01, ext_sel: false, row: 27 };
-    /// `UNC_I_MISC1.SLOW_S`: event select 0x1d, umask 0x02, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_SLOW_S: Event = Event { code: 0x1d, umask: 0x02, ext_sel: false, row: 28 };
-    /// `UNC_I_MISC1.SLOW_E`: event select 0x1d, umask 0x04, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_SLOW_E: Event = Event { code: 0x1d, umask: 0x04, ext_sel: false, row: 29 };
-    /// `UNC_I_MISC1.SLOW_M`: event select 0x1d, umask 0x08, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_SLOW_M: Event = Event { code: 0x1d, umask: 0x08, ext_sel: false, row: 30 };
-    /// `UNC_I_MISC1.LOST_FWD`: event select 0x1d, umask 0x10, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_LOST_FWD: Event = Event { code: 0x1d, umask: 0x10, ext_sel: false, row: 31 };
-    /// `UNC_I_MISC1.SEC_RCVD_INVLD`: event select 0x1d, umask 0x20, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_SEC_RCVD_INVLD: Event = Event { code: 0x1d, umask: 0x20, ext_sel: false, row: 32 };
-    /// `UNC_I_MISC1.SEC_RCVD_VLD`: event select 0x1d, umask 0x40, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MISC1_SEC_RCVD_VLD: Event = Event { code: 0x1d, umask: 0x40, ext_sel: false, row: 33 };
-    /// `UNC_I_P2P_INSERTS`: event select 0x14, umask 0x00, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const P2P_INSERTS: Event = Event { code: 0x14, umask: 0x00, ext_sel: false, row: 34 };
-    /// `UNC_I_P2P_OCCUPANCY`: event select 0x15, umask 0x00, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const P2P_OCCUPANCY: Event = Event { code: 0x15, umask: 0x00, ext_sel: false, row: 35 };
-    /// `UNC_I_P2P_TRANSACTIONS.RD`: event select 0x13, umask 0x01, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const P2P_TRANSACTIONS_RD: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, row: 36 };
-    /// `UNC_I_P2P_TRANSACTIONS.WR`: event select 0x13, umask 0x02, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const P2P_TRANSACTIONS_WR: Event = Event { code: 0x13, umask: 0x02, ext_sel: false, row: 37 };
-    /// `UNC_I_P2P_TRANSACTIONS.MSG`: event select 0x13, umask 0x04, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const P2P_TRANSACTIONS_MSG: Event = Event { code: 0x13, umask: 0x04, ext_sel: false, row: 38 };
-    /// `UNC_I_P2P_TRANSACTIONS.CMPL`: event select 0x13, umask 0x08, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const P2P_TRANSACTIONS_CMPL: Event = Event { code: 0x13, umask: 0x08, ext_sel: false, row: 39 };
-    /// `UNC_I_P2P_TRANSACTIONS.REM`: event select 0x13, umask 0x10, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const P2P_TRANSACTIONS_REM: Event = Event { code: 0x13, umask: 0x10, ext_sel: false, row: 40 };
-    /// `UNC_I_P2P_TRANSACTIONS.REM_AND_TGT_MATCH`: event select 0x13, umask 0x20, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const P2P_TRANSACTIONS_REM_AND_TGT_MATCH: Event = Event { code: 0x13, umask: 0x20, ext_sel: false, row: 41 };
-    /// `UNC_I_P2P_TRANSACTIONS.LOC`: event select 0x13, umask 0x40, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const P2P_TRANSACTIONS_LOC: Event = Event { code: 0x13, umask: 0x40, ext_sel: false, row: 42 };
-    /// `UNC_I_P2P_TRANSACTIONS.LOC_AND_TGT_MATCH`: event select 0x13, umask 0x80, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const P2P_TRANSACTIONS_LOC_AND_TGT_MATCH: Event = Event { code: 0x13, umask: 0x80, ext_sel: false, row: 43 };
-    /// `UNC_I_SNOOP_RESP.MISS`: event select 0x12, umask 0x01, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_MISS: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, row: 44 };
-    /// `UNC_I_SNOOP_RESP.HIT_I`: event select 0x12, umask 0x02, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_HIT_I: Event = Event { code: 0x12, umask: 0x02, ext_sel: false, row: 45 };
-    /// `UNC_I_SNOOP_RESP.HIT_ES`: event select 0x12, umask 0x04, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_HIT_ES: Event = Event { code: 0x12, umask: 0x04, ext_sel: false, row: 46 };
-    /// `UNC_I_SNOOP_RESP.HIT_M`: event select 0x12, umask 0x08, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_HIT_M: Event = Event { code: 0x12, umask: 0x08, ext_sel: false, row: 47 };
-    /// `UNC_I_SNOOP_RESP.SNPCODE`: event select 0x12, umask 0x10, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_SNPCODE: Event = Event { code: 0x12, umask: 0x10, ext_sel: false, row: 48 };
-    /// `UNC_I_SNOOP_RESP.SNPDATA`: event select 0x12, umask 0x20, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_SNPDATA: Event = Event { code: 0x12, umask: 0x20, ext_sel: false, row: 49 };
-    /// `UNC_I_SNOOP_RESP.SNPINV`: event select 0x12, umask 0x40, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_SNPINV: Event = Event { code: 0x12, umask: 0x40, ext_sel: false, row: 50 };
-    /// `UNC_I_TRANSACTIONS.READS`: event select 0x11, umask 0x01, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRANSACTIONS_READS: Event = Event { code: 0x11, umask: 0x01, ext_sel: false, row: 51 };
-    /// `UNC_I_TRANSACTIONS.WRITES`: event select 0x11, umask 0x02, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRANSACTIONS_WRITES: Event = Event { code: 0x11, umask: 0x02, ext_sel: false, row: 52 };
-    /// `UNC_I_TRANSACTIONS.RD_PREF`: event select 0x11, umask 0x04, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRANSACTIONS_RD_PREF: Event = Event { code: 0x11, umask: 0x04, ext_sel: false, row: 53 };
-    /// `UNC_I_TRANSACTIONS.ATOMIC`: event select 0x11, umask 0x10, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRANSACTIONS_ATOMIC: Event = Event { code: 0x11, umask: 0x10, ext_sel: false, row: 54 };
-    /// `UNC_I_TRANSACTIONS.OTHER`: event select 0x11, umask 0x20, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRANSACTIONS_OTHER: Event = Event { code: 0x11, umask: 0x20, ext_sel: false, row: 55 };
-    /// `UNC_I_TxR2_AD_STALL_CREDIT_CYCLES`: event select 0x1a, umask 0x00, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR2_AD_STALL_CREDIT_CYCLES: Event = Event { code: 0x1a, umask: 0x00, ext_sel: false, row: 56 };
-    /// `UNC_I_TxC_AK_INSERTS`: event select 0x0b, umask 0x00, counters 0b11. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_INSERTS: Event = Event { code: 0x0b, umask: 0x00, ext_sel: false, row: 57 };
-    /// `UNC_I_TxC_BL_DRS_CYCLES_FULL`: event select 0x05, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_DRS_CYCLES_FULL: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 58 };
-    /// `UNC_I_TxC_BL_DRS_INSERTS`: event select 0x02, umask 0x00, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_DRS_INSERTS: Event = Event { code: 0x02, umask: 0x00, ext_sel: false, row: 59 };
-    /// `UNC_I_TxC_BL_DRS_OCCUPANCY`: event select 0x08, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_DRS_OCCUPANCY: Event = Event { code: 0x08, umask: 0x00, ext_sel: false, row: 60 };
-    /// `UNC_I_TxC_BL_NCB_CYCLES_FULL`: event select 0x06, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NCB_CYCLES_FULL: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 61 };
-    /// `UNC_I_TxC_BL_NCB_INSERTS`: event select 0x03, umask 0x00, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NCB_INSERTS: Event = Event { code: 0x03, umask: 0x00, ext_sel: false, row: 62 };
-    /// `UNC_I_TxC_BL_NCB_OCCUPANCY`: event select 0x09, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NCB_OCCUPANCY: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 63 };
-    /// `UNC_I_TxC_BL_NCS_CYCLES_FULL`: event select 0x07, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NCS_CYCLES_FULL: Event = Event { code: 0x07, umask: 0x00, ext_sel: false, row: 64 };
-    /// `UNC_I_TxC_BL_NCS_INSERTS`: event select 0x04, umask 0x00, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NCS_INSERTS: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 65 };
-    /// `UNC_I_TxC_BL_NCS_OCCUPANCY`: event select 0x0a, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NCS_OCCUPANCY: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 66 };
-    /// `UNC_I_TxR2_BL_STALL_CREDIT_CYCLES`: event select 0x1b, umask 0x00, counters 0b11.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR2_BL_STALL_CREDIT_CYCLES: Event = Event { code: 0x1b, umask: 0x00, ext_sel: false, row: 67 };
-    /// `UNC_I_TxS_DATA_INSERTS_NCB`: event select 0x0d, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXS_DATA_INSERTS_NCB: Event = Event { code: 0x0d, umask: 0x00, ext_sel: false, row: 68 };
-    /// `UNC_I_TxS_DATA_INSERTS_NCS`: event select 0x0e, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXS_DATA_INSERTS_NCS: Event = Event { code: 0x0e, umask: 0x00, ext_sel: false, row: 69 };
-    /// `UNC_I_TxS_REQUEST_OCCUPANCY`: event select 0x0c, umask 0x00, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXS_REQUEST_OCCUPANCY: Event = Event { code: 0x0c, umask: 0x00, ext_sel: false, row: 70 };
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_I`: event select 0x12, umask 0x72, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_ALL_HIT_I: Event = Event { code: 0x12, umask: 0x72, ext_sel: false, row: 71 };
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_ES`: event select 0x12, umask 0x74, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_ALL_HIT_ES: Event = Event { code: 0x12, umask: 0x74, ext_sel: false, row: 72 };
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_M`: event select 0x12, umask 0x78, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_ALL_HIT_M: Event = Event { code: 0x12, umask: 0x78, ext_sel: false, row: 73 };
-    /// `UNC_I_SNOOP_RESP.ALL_HIT`: event select 0x12, umask 0x7e, counters 0b11. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_ALL_HIT: Event = Event { code: 0x12, umask: 0x7e, ext_sel: false, row: 74 };
-    /// `UNC_I_SNOOP_RESP.ALL_MISS`: event select 0x12, umask 0x71, counters 0b11. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const SNOOP_RESP_ALL_MISS: Event = Event { code: 0x12, umask: 0x71, ext_sel: false, row: 75 };
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.MEM`.
+    pub const CACHE_TOTAL_OCCUPANCY_MEM: Event = Event::row(0);
+    /// `UNC_I_COHERENT_OPS.RFO`.
+    pub const COHERENT_OPS_RFO: Event = Event::row(1);
+    /// `UNC_I_COHERENT_OPS.PCITOM`.
+    pub const COHERENT_OPS_PCITOM: Event = Event::row(2);
+    /// `UNC_I_FAF_INSERTS`.
+    pub const FAF_INSERTS: Event = Event::row(3);
+    /// `UNC_I_FAF_OCCUPANCY`.
+    pub const FAF_OCCUPANCY: Event = Event::row(4);
+    /// `UNC_I_TRANSACTIONS.WR_PREF`.
+    pub const TRANSACTIONS_WR_PREF: Event = Event::row(5);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CACHE_TOTAL_OCCUPANCY_MEM,
-        Event::COHERENT_OPS_RFO,
-        Event::COHERENT_OPS_PCITOM,
-        Event::FAF_INSERTS,
-        Event::FAF_OCCUPANCY,
-        Event::TRANSACTIONS_WR_PREF,
-        #[cfg(feature = "experimental-events")] Event::CACHE_TOTAL_OCCUPANCY_ANY,
-        #[cfg(feature = "experimental-events")] Event::CACHE_TOTAL_OCCUPANCY_IV_Q,
-        #[cfg(feature = "experimental-events")] Event::CLOCKTICKS,
-        #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_PCIRDCUR,
-        #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_CRD,
-        #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_DRD,
-        #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_PCIDCAHINT,
-        #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_WBMTOI,
-        #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_CLFLUSH,
-        #[cfg(feature = "experimental-events")] Event::FAF_FULL,
-        #[cfg(feature = "experimental-events")] Event::FAF_TRANSACTIONS,
-        #[cfg(feature = "experimental-events")] Event::IRP_ALL_INBOUND_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::IRP_ALL_OUTBOUND_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REQ,
-        #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REJ,
-        #[cfg(feature = "experimental-events")] Event::MISC0_2ND_RD_INSERT,
-        #[cfg(feature = "experimental-events")] Event::MISC0_2ND_WR_INSERT,
-        #[cfg(feature = "experimental-events")] Event::MISC0_2ND_ATOMIC_INSERT,
-        #[cfg(feature = "experimental-events")] Event::MISC0_FAST_XFER,
-        #[cfg(feature = "experimental-events")] Event::MISC0_PF_ACK_HINT,
-        #[cfg(feature = "experimental-events")] Event::MISC0_UNKNOWN,
-        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_I,
-        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_S,
-        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_E,
-        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_M,
-        #[cfg(feature = "experimental-events")] Event::MISC1_LOST_FWD,
-        #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_INVLD,
-        #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_VLD,
-        #[cfg(feature = "experimental-events")] Event::P2P_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::P2P_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_RD,
-        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_WR,
-        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_MSG,
-        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_CMPL,
-        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_REM,
-        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_REM_AND_TGT_MATCH,
-        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_LOC,
-        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_LOC_AND_TGT_MATCH,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_MISS,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_I,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_ES,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_M,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPCODE,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPDATA,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPINV,
-        #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_READS,
-        #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_WRITES,
-        #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_RD_PREF,
-        #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_ATOMIC,
-        #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_OTHER,
-        #[cfg(feature = "experimental-events")] Event::TXR2_AD_STALL_CREDIT_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_CYCLES_FULL,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_CYCLES_FULL,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_CYCLES_FULL,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_INSERTS,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::TXR2_BL_STALL_CREDIT_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCB,
-        #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCS,
-        #[cfg(feature = "experimental-events")] Event::TXS_REQUEST_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_I,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_ES,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_M,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT,
-        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_MISS,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -860,6 +523,152 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY` (experimental).
+    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event::row(6);
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.IV_Q` (experimental).
+    pub const CACHE_TOTAL_OCCUPANCY_IV_Q: Event = Event::row(7);
+    /// `UNC_I_CLOCKTICKS` (experimental).
+    pub const CLOCKTICKS: Event = Event::row(8);
+    /// `UNC_I_COHERENT_OPS.PCIRDCUR` (experimental).
+    pub const COHERENT_OPS_PCIRDCUR: Event = Event::row(9);
+    /// `UNC_I_COHERENT_OPS.CRD` (experimental).
+    pub const COHERENT_OPS_CRD: Event = Event::row(10);
+    /// `UNC_I_COHERENT_OPS.DRD` (experimental).
+    pub const COHERENT_OPS_DRD: Event = Event::row(11);
+    /// `UNC_I_COHERENT_OPS.PCIDCAHINT` (experimental).
+    pub const COHERENT_OPS_PCIDCAHINT: Event = Event::row(12);
+    /// `UNC_I_COHERENT_OPS.WBMTOI` (experimental).
+    pub const COHERENT_OPS_WBMTOI: Event = Event::row(13);
+    /// `UNC_I_COHERENT_OPS.CLFLUSH` (experimental).
+    pub const COHERENT_OPS_CLFLUSH: Event = Event::row(14);
+    /// `UNC_I_FAF_FULL` (experimental).
+    pub const FAF_FULL: Event = Event::row(15);
+    /// `UNC_I_FAF_TRANSACTIONS` (experimental).
+    pub const FAF_TRANSACTIONS: Event = Event::row(16);
+    /// `UNC_I_IRP_ALL.INBOUND_INSERTS` (experimental).
+    pub const IRP_ALL_INBOUND_INSERTS: Event = Event::row(17);
+    /// `UNC_I_IRP_ALL.OUTBOUND_INSERTS` (experimental).
+    pub const IRP_ALL_OUTBOUND_INSERTS: Event = Event::row(18);
+    /// `UNC_I_MISC0.FAST_REQ` (experimental).
+    pub const MISC0_FAST_REQ: Event = Event::row(19);
+    /// `UNC_I_MISC0.FAST_REJ` (experimental).
+    pub const MISC0_FAST_REJ: Event = Event::row(20);
+    /// `UNC_I_MISC0.2ND_RD_INSERT` (experimental).
+    pub const MISC0_2ND_RD_INSERT: Event = Event::row(21);
+    /// `UNC_I_MISC0.2ND_WR_INSERT` (experimental).
+    pub const MISC0_2ND_WR_INSERT: Event = Event::row(22);
+    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT` (experimental).
+    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event::row(23);
+    /// `UNC_I_MISC0.FAST_XFER` (experimental).
+    pub const MISC0_FAST_XFER: Event = Event::row(24);
+    /// `UNC_I_MISC0.PF_ACK_HINT` (experimental).
+    pub const MISC0_PF_ACK_HINT: Event = Event::row(25);
+    /// `UNC_I_MISC0.UNKNOWN` (experimental).
+    pub const MISC0_UNKNOWN: Event = Event::row(26);
+    /// `UNC_I_MISC1.SLOW_I` (experimental).
+    pub const MISC1_SLOW_I: Event = Event::row(27);
+    /// `UNC_I_MISC1.SLOW_S` (experimental).
+    pub const MISC1_SLOW_S: Event = Event::row(28);
+    /// `UNC_I_MISC1.SLOW_E` (experimental).
+    pub const MISC1_SLOW_E: Event = Event::row(29);
+    /// `UNC_I_MISC1.SLOW_M` (experimental).
+    pub const MISC1_SLOW_M: Event = Event::row(30);
+    /// `UNC_I_MISC1.LOST_FWD` (experimental).
+    pub const MISC1_LOST_FWD: Event = Event::row(31);
+    /// `UNC_I_MISC1.SEC_RCVD_INVLD` (experimental).
+    pub const MISC1_SEC_RCVD_INVLD: Event = Event::row(32);
+    /// `UNC_I_MISC1.SEC_RCVD_VLD` (experimental).
+    pub const MISC1_SEC_RCVD_VLD: Event = Event::row(33);
+    /// `UNC_I_P2P_INSERTS` (experimental).
+    pub const P2P_INSERTS: Event = Event::row(34);
+    /// `UNC_I_P2P_OCCUPANCY` (experimental).
+    pub const P2P_OCCUPANCY: Event = Event::row(35);
+    /// `UNC_I_P2P_TRANSACTIONS.RD` (experimental).
+    pub const P2P_TRANSACTIONS_RD: Event = Event::row(36);
+    /// `UNC_I_P2P_TRANSACTIONS.WR` (experimental).
+    pub const P2P_TRANSACTIONS_WR: Event = Event::row(37);
+    /// `UNC_I_P2P_TRANSACTIONS.MSG` (experimental).
+    pub const P2P_TRANSACTIONS_MSG: Event = Event::row(38);
+    /// `UNC_I_P2P_TRANSACTIONS.CMPL` (experimental).
+    pub const P2P_TRANSACTIONS_CMPL: Event = Event::row(39);
+    /// `UNC_I_P2P_TRANSACTIONS.REM` (experimental).
+    pub const P2P_TRANSACTIONS_REM: Event = Event::row(40);
+    /// `UNC_I_P2P_TRANSACTIONS.REM_AND_TGT_MATCH` (experimental).
+    pub const P2P_TRANSACTIONS_REM_AND_TGT_MATCH: Event = Event::row(41);
+    /// `UNC_I_P2P_TRANSACTIONS.LOC` (experimental).
+    pub const P2P_TRANSACTIONS_LOC: Event = Event::row(42);
+    /// `UNC_I_P2P_TRANSACTIONS.LOC_AND_TGT_MATCH` (experimental).
+    pub const P2P_TRANSACTIONS_LOC_AND_TGT_MATCH: Event = Event::row(43);
+    /// `UNC_I_SNOOP_RESP.MISS` (experimental).
+    pub const SNOOP_RESP_MISS: Event = Event::row(44);
+    /// `UNC_I_SNOOP_RESP.HIT_I` (experimental).
+    pub const SNOOP_RESP_HIT_I: Event = Event::row(45);
+    /// `UNC_I_SNOOP_RESP.HIT_ES` (experimental).
+    pub const SNOOP_RESP_HIT_ES: Event = Event::row(46);
+    /// `UNC_I_SNOOP_RESP.HIT_M` (experimental).
+    pub const SNOOP_RESP_HIT_M: Event = Event::row(47);
+    /// `UNC_I_SNOOP_RESP.SNPCODE` (experimental).
+    pub const SNOOP_RESP_SNPCODE: Event = Event::row(48);
+    /// `UNC_I_SNOOP_RESP.SNPDATA` (experimental).
+    pub const SNOOP_RESP_SNPDATA: Event = Event::row(49);
+    /// `UNC_I_SNOOP_RESP.SNPINV` (experimental).
+    pub const SNOOP_RESP_SNPINV: Event = Event::row(50);
+    /// `UNC_I_TRANSACTIONS.READS` (experimental).
+    pub const TRANSACTIONS_READS: Event = Event::row(51);
+    /// `UNC_I_TRANSACTIONS.WRITES` (experimental).
+    pub const TRANSACTIONS_WRITES: Event = Event::row(52);
+    /// `UNC_I_TRANSACTIONS.RD_PREF` (experimental).
+    pub const TRANSACTIONS_RD_PREF: Event = Event::row(53);
+    /// `UNC_I_TRANSACTIONS.ATOMIC` (experimental).
+    pub const TRANSACTIONS_ATOMIC: Event = Event::row(54);
+    /// `UNC_I_TRANSACTIONS.OTHER` (experimental).
+    pub const TRANSACTIONS_OTHER: Event = Event::row(55);
+    /// `UNC_I_TxR2_AD_STALL_CREDIT_CYCLES` (experimental).
+    pub const TXR2_AD_STALL_CREDIT_CYCLES: Event = Event::row(56);
+    /// `UNC_I_TxC_AK_INSERTS` (experimental).
+    pub const TXC_AK_INSERTS: Event = Event::row(57);
+    /// `UNC_I_TxC_BL_DRS_CYCLES_FULL` (experimental).
+    pub const TXC_BL_DRS_CYCLES_FULL: Event = Event::row(58);
+    /// `UNC_I_TxC_BL_DRS_INSERTS` (experimental).
+    pub const TXC_BL_DRS_INSERTS: Event = Event::row(59);
+    /// `UNC_I_TxC_BL_DRS_OCCUPANCY` (experimental).
+    pub const TXC_BL_DRS_OCCUPANCY: Event = Event::row(60);
+    /// `UNC_I_TxC_BL_NCB_CYCLES_FULL` (experimental).
+    pub const TXC_BL_NCB_CYCLES_FULL: Event = Event::row(61);
+    /// `UNC_I_TxC_BL_NCB_INSERTS` (experimental).
+    pub const TXC_BL_NCB_INSERTS: Event = Event::row(62);
+    /// `UNC_I_TxC_BL_NCB_OCCUPANCY` (experimental).
+    pub const TXC_BL_NCB_OCCUPANCY: Event = Event::row(63);
+    /// `UNC_I_TxC_BL_NCS_CYCLES_FULL` (experimental).
+    pub const TXC_BL_NCS_CYCLES_FULL: Event = Event::row(64);
+    /// `UNC_I_TxC_BL_NCS_INSERTS` (experimental).
+    pub const TXC_BL_NCS_INSERTS: Event = Event::row(65);
+    /// `UNC_I_TxC_BL_NCS_OCCUPANCY` (experimental).
+    pub const TXC_BL_NCS_OCCUPANCY: Event = Event::row(66);
+    /// `UNC_I_TxR2_BL_STALL_CREDIT_CYCLES` (experimental).
+    pub const TXR2_BL_STALL_CREDIT_CYCLES: Event = Event::row(67);
+    /// `UNC_I_TxS_DATA_INSERTS_NCB` (experimental).
+    pub const TXS_DATA_INSERTS_NCB: Event = Event::row(68);
+    /// `UNC_I_TxS_DATA_INSERTS_NCS` (experimental).
+    pub const TXS_DATA_INSERTS_NCS: Event = Event::row(69);
+    /// `UNC_I_TxS_REQUEST_OCCUPANCY` (experimental).
+    pub const TXS_REQUEST_OCCUPANCY: Event = Event::row(70);
+    /// `UNC_I_SNOOP_RESP.ALL_HIT_I` (experimental).
+    pub const SNOOP_RESP_ALL_HIT_I: Event = Event::row(71);
+    /// `UNC_I_SNOOP_RESP.ALL_HIT_ES` (experimental).
+    pub const SNOOP_RESP_ALL_HIT_ES: Event = Event::row(72);
+    /// `UNC_I_SNOOP_RESP.ALL_HIT_M` (experimental).
+    pub const SNOOP_RESP_ALL_HIT_M: Event = Event::row(73);
+    /// `UNC_I_SNOOP_RESP.ALL_HIT` (experimental).
+    pub const SNOOP_RESP_ALL_HIT: Event = Event::row(74);
+    /// `UNC_I_SNOOP_RESP.ALL_MISS` (experimental).
+    pub const SNOOP_RESP_ALL_MISS: Event = Event::row(75);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -873,87 +682,107 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", 0x0f, 0x04, 0b11),
+    ev("UNC_I_COHERENT_OPS.RFO", 0x10, 0x08, 0b11),
+    ev("UNC_I_COHERENT_OPS.PCITOM", 0x10, 0x10, 0b11),
+    ev("UNC_I_FAF_INSERTS", 0x18, 0x00, 0b11),
+    ev("UNC_I_FAF_OCCUPANCY", 0x19, 0x00, 0b11),
+    ev("UNC_I_TRANSACTIONS.WR_PREF", 0x11, 0x08, 0b11),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", 0x0f, 0x01, 0b11),
+    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.IV_Q", 0x0f, 0x02, 0b11),
+    ev("UNC_I_CLOCKTICKS", 0x01, 0x00, 0b11),
+    ev("UNC_I_COHERENT_OPS.PCIRDCUR", 0x10, 0x01, 0b11),
+    ev("UNC_I_COHERENT_OPS.CRD", 0x10, 0x02, 0b11),
+    ev("UNC_I_COHERENT_OPS.DRD", 0x10, 0x04, 0b11),
+    ev("UNC_I_COHERENT_OPS.PCIDCAHINT", 0x10, 0x20, 0b11),
+    ev("UNC_I_COHERENT_OPS.WBMTOI", 0x10, 0x40, 0b11),
+    ev("UNC_I_COHERENT_OPS.CLFLUSH", 0x10, 0x80, 0b11),
+    ev("UNC_I_FAF_FULL", 0x17, 0x00, 0b11),
+    ev("UNC_I_FAF_TRANSACTIONS", 0x16, 0x00, 0b11),
+    ev("UNC_I_IRP_ALL.INBOUND_INSERTS", 0x1e, 0x01, 0b11),
+    ev("UNC_I_IRP_ALL.OUTBOUND_INSERTS", 0x1e, 0x02, 0b11),
+    ev("UNC_I_MISC0.FAST_REQ", 0x1c, 0x01, 0b11),
+    ev("UNC_I_MISC0.FAST_REJ", 0x1c, 0x02, 0b11),
+    ev("UNC_I_MISC0.2ND_RD_INSERT", 0x1c, 0x04, 0b11),
+    ev("UNC_I_MISC0.2ND_WR_INSERT", 0x1c, 0x08, 0b11),
+    ev("UNC_I_MISC0.2ND_ATOMIC_INSERT", 0x1c, 0x10, 0b11),
+    ev("UNC_I_MISC0.FAST_XFER", 0x1c, 0x20, 0b11),
+    ev("UNC_I_MISC0.PF_ACK_HINT", 0x1c, 0x40, 0b11),
+    ev("UNC_I_MISC0.UNKNOWN", 0x1c, 0x80, 0b11),
+    ev("UNC_I_MISC1.SLOW_I", 0x1d, 0x01, 0b11),
+    ev("UNC_I_MISC1.SLOW_S", 0x1d, 0x02, 0b11),
+    ev("UNC_I_MISC1.SLOW_E", 0x1d, 0x04, 0b11),
+    ev("UNC_I_MISC1.SLOW_M", 0x1d, 0x08, 0b11),
+    ev("UNC_I_MISC1.LOST_FWD", 0x1d, 0x10, 0b11),
+    ev("UNC_I_MISC1.SEC_RCVD_INVLD", 0x1d, 0x20, 0b11),
+    ev("UNC_I_MISC1.SEC_RCVD_VLD", 0x1d, 0x40, 0b11),
+    ev("UNC_I_P2P_INSERTS", 0x14, 0x00, 0b11),
+    ev("UNC_I_P2P_OCCUPANCY", 0x15, 0x00, 0b11),
+    ev("UNC_I_P2P_TRANSACTIONS.RD", 0x13, 0x01, 0b11),
+    ev("UNC_I_P2P_TRANSACTIONS.WR", 0x13, 0x02, 0b11),
+    ev("UNC_I_P2P_TRANSACTIONS.MSG", 0x13, 0x04, 0b11),
+    ev("UNC_I_P2P_TRANSACTIONS.CMPL", 0x13, 0x08, 0b11),
+    ev("UNC_I_P2P_TRANSACTIONS.REM", 0x13, 0x10, 0b11),
+    ev("UNC_I_P2P_TRANSACTIONS.REM_AND_TGT_MATCH", 0x13, 0x20, 0b11),
+    ev("UNC_I_P2P_TRANSACTIONS.LOC", 0x13, 0x40, 0b11),
+    ev("UNC_I_P2P_TRANSACTIONS.LOC_AND_TGT_MATCH", 0x13, 0x80, 0b11),
+    ev("UNC_I_SNOOP_RESP.MISS", 0x12, 0x01, 0b11),
+    ev("UNC_I_SNOOP_RESP.HIT_I", 0x12, 0x02, 0b11),
+    ev("UNC_I_SNOOP_RESP.HIT_ES", 0x12, 0x04, 0b11),
+    ev("UNC_I_SNOOP_RESP.HIT_M", 0x12, 0x08, 0b11),
+    ev("UNC_I_SNOOP_RESP.SNPCODE", 0x12, 0x10, 0b11),
+    ev("UNC_I_SNOOP_RESP.SNPDATA", 0x12, 0x20, 0b11),
+    ev("UNC_I_SNOOP_RESP.SNPINV", 0x12, 0x40, 0b11),
+    ev("UNC_I_TRANSACTIONS.READS", 0x11, 0x01, 0b11),
+    ev("UNC_I_TRANSACTIONS.WRITES", 0x11, 0x02, 0b11),
+    ev("UNC_I_TRANSACTIONS.RD_PREF", 0x11, 0x04, 0b11),
+    ev("UNC_I_TRANSACTIONS.ATOMIC", 0x11, 0x10, 0b11),
+    ev("UNC_I_TRANSACTIONS.OTHER", 0x11, 0x20, 0b11),
+    ev("UNC_I_TxR2_AD_STALL_CREDIT_CYCLES", 0x1a, 0x00, 0b11),
+    ev("UNC_I_TxC_AK_INSERTS", 0x0b, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_DRS_CYCLES_FULL", 0x05, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_DRS_INSERTS", 0x02, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_DRS_OCCUPANCY", 0x08, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_NCB_CYCLES_FULL", 0x06, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_NCB_INSERTS", 0x03, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_NCB_OCCUPANCY", 0x09, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_NCS_CYCLES_FULL", 0x07, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_NCS_INSERTS", 0x04, 0x00, 0b11),
+    ev("UNC_I_TxC_BL_NCS_OCCUPANCY", 0x0a, 0x00, 0b11),
+    ev("UNC_I_TxR2_BL_STALL_CREDIT_CYCLES", 0x1b, 0x00, 0b11),
+    ev("UNC_I_TxS_DATA_INSERTS_NCB", 0x0d, 0x00, 0b11),
+    ev("UNC_I_TxS_DATA_INSERTS_NCS", 0x0e, 0x00, 0b11),
+    ev("UNC_I_TxS_REQUEST_OCCUPANCY", 0x0c, 0x00, 0b11),
+    ev("UNC_I_SNOOP_RESP.ALL_HIT_I", 0x12, 0x72, 0b11),
+    ev("UNC_I_SNOOP_RESP.ALL_HIT_ES", 0x12, 0x74, 0b11),
+    ev("UNC_I_SNOOP_RESP.ALL_HIT_M", 0x12, 0x78, 0b11),
+    ev("UNC_I_SNOOP_RESP.ALL_HIT", 0x12, 0x7e, 0b11),
+    ev("UNC_I_SNOOP_RESP.ALL_MISS", 0x12, 0x71, 0b11),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<6>(EVENT_ROWS, 0, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 0, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<6>(EXPERIMENTAL_ROWS, 64, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", code: 0x0f, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.RFO", code: 0x10, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x10, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_FAF_INSERTS", code: 0x18, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_FAF_OCCUPANCY", code: 0x19, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x11, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", code: 0x0f, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.IV_Q", code: 0x0f, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_COHERENT_OPS.PCIRDCUR", code: 0x10, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_COHERENT_OPS.CRD", code: 0x10, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_COHERENT_OPS.DRD", code: 0x10, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_COHERENT_OPS.PCIDCAHINT", code: 0x10, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_COHERENT_OPS.WBMTOI", code: 0x10, umask: 0x40, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_COHERENT_OPS.CLFLUSH", code: 0x10, umask: 0x80, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_FAF_FULL", code: 0x17, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_FAF_TRANSACTIONS", code: 0x16, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_IRP_ALL.INBOUND_INSERTS", code: 0x1e, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_IRP_ALL.OUTBOUND_INSERTS", code: 0x1e, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.FAST_REQ", code: 0x1c, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.FAST_REJ", code: 0x1c, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.2ND_RD_INSERT", code: 0x1c, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.2ND_WR_INSERT", code: 0x1c, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.2ND_ATOMIC_INSERT", code: 0x1c, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.FAST_XFER", code: 0x1c, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.PF_ACK_HINT", code: 0x1c, umask: 0x40, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.UNKNOWN", code: 0x1c, umask: 0x80, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SLOW_I", code: 0x1d, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SLOW_S", code: 0x1d, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SLOW_E", code: 0x1d, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SLOW_M", code: 0x1d, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.LOST_FWD", code: 0x1d, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SEC_RCVD_INVLD", code: 0x1d, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SEC_RCVD_VLD", code: 0x1d, umask: 0x40, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_INSERTS", code: 0x14, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_OCCUPANCY", code: 0x15, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.RD", code: 0x13, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.WR", code: 0x13, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.MSG", code: 0x13, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.CMPL", code: 0x13, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.REM", code: 0x13, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.REM_AND_TGT_MATCH", code: 0x13, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.LOC", code: 0x13, umask: 0x40, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.LOC_AND_TGT_MATCH", code: 0x13, umask: 0x80, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.MISS", code: 0x12, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.HIT_I", code: 0x12, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.HIT_ES", code: 0x12, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.HIT_M", code: 0x12, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.SNPCODE", code: 0x12, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.SNPDATA", code: 0x12, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.SNPINV", code: 0x12, umask: 0x40, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TRANSACTIONS.READS", code: 0x11, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TRANSACTIONS.WRITES", code: 0x11, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TRANSACTIONS.RD_PREF", code: 0x11, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TRANSACTIONS.ATOMIC", code: 0x11, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TRANSACTIONS.OTHER", code: 0x11, umask: 0x20, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxR2_AD_STALL_CREDIT_CYCLES", code: 0x1a, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_AK_INSERTS", code: 0x0b, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_DRS_CYCLES_FULL", code: 0x05, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_DRS_INSERTS", code: 0x02, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_DRS_OCCUPANCY", code: 0x08, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCB_CYCLES_FULL", code: 0x06, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCB_INSERTS", code: 0x03, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCB_OCCUPANCY", code: 0x09, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCS_CYCLES_FULL", code: 0x07, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCS_INSERTS", code: 0x04, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCS_OCCUPANCY", code: 0x0a, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxR2_BL_STALL_CREDIT_CYCLES", code: 0x1b, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxS_DATA_INSERTS_NCB", code: 0x0d, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxS_DATA_INSERTS_NCS", code: 0x0e, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxS_REQUEST_OCCUPANCY", code: 0x0c, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_I", code: 0x12, umask: 0x72, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_ES", code: 0x12, umask: 0x74, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_M", code: 0x12, umask: 0x78, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT", code: 0x12, umask: 0x7e, counters: 0b11, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_MISS", code: 0x12, umask: 0x71, counters: 0b11, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl IrpCtl {
     /// This value set to count `event`: its event select and umask.

@@ -446,9 +446,15 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -460,2077 +466,91 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M2M_BYPASS_M2M_Egress.NOT_TAKEN`: event select 0x22, umask 0x02, counters 0b1111.
-    pub const BYPASS_M2M_EGRESS_NOT_TAKEN: Event = Event { code: 0x22, umask: 0x02, ext_sel: false, row: 0 };
-    /// `UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE`: event select 0x24, umask 0x00, counters 0b1111.
-    pub const DIRECT2CORE_NOT_TAKEN_DIRSTATE: Event = Event { code: 0x24, umask: 0x00, ext_sel: false, row: 1 };
-    /// `UNC_M2M_DIRECT2CORE_TAKEN`: event select 0x23, umask 0x00, counters 0b1111.
-    pub const DIRECT2CORE_TAKEN: Event = Event { code: 0x23, umask: 0x00, ext_sel: false, row: 2 };
-    /// `UNC_M2M_DIRECT2CORE_TXN_OVERRIDE`: event select 0x25, umask 0x00, counters 0b1111.
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event { code: 0x25, umask: 0x00, ext_sel: false, row: 3 };
-    /// `UNC_M2M_DIRECTORY_LOOKUP.ANY`: event select 0x2d, umask 0x01, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_ANY: Event = Event { code: 0x2d, umask: 0x01, ext_sel: false, row: 4 };
-    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_I`: event select 0x2d, umask 0x02, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event { code: 0x2d, umask: 0x02, ext_sel: false, row: 5 };
-    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_S`: event select 0x2d, umask 0x04, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event { code: 0x2d, umask: 0x04, ext_sel: false, row: 6 };
-    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_A`: event select 0x2d, umask 0x08, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event { code: 0x2d, umask: 0x08, ext_sel: false, row: 7 };
-    /// `UNC_M2M_DIRECTORY_UPDATE.ANY`: event select 0x2e, umask 0x01, counters 0b1111.
-    pub const DIRECTORY_UPDATE_ANY: Event = Event { code: 0x2e, umask: 0x01, ext_sel: false, row: 8 };
-    /// `UNC_M2M_DIRECTORY_UPDATE.I2S`: event select 0x2e, umask 0x02, counters 0b1111.
-    pub const DIRECTORY_UPDATE_I2S: Event = Event { code: 0x2e, umask: 0x02, ext_sel: false, row: 9 };
-    /// `UNC_M2M_DIRECTORY_UPDATE.I2A`: event select 0x2e, umask 0x04, counters 0b1111.
-    pub const DIRECTORY_UPDATE_I2A: Event = Event { code: 0x2e, umask: 0x04, ext_sel: false, row: 10 };
-    /// `UNC_M2M_DIRECTORY_UPDATE.S2I`: event select 0x2e, umask 0x08, counters 0b1111.
-    pub const DIRECTORY_UPDATE_S2I: Event = Event { code: 0x2e, umask: 0x08, ext_sel: false, row: 11 };
-    /// `UNC_M2M_DIRECTORY_UPDATE.S2A`: event select 0x2e, umask 0x10, counters 0b1111.
-    pub const DIRECTORY_UPDATE_S2A: Event = Event { code: 0x2e, umask: 0x10, ext_sel: false, row: 12 };
-    /// `UNC_M2M_DIRECTORY_UPDATE.A2I`: event select 0x2e, umask 0x20, counters 0b1111.
-    pub const DIRECTORY_UPDATE_A2I: Event = Event { code: 0x2e, umask: 0x20, ext_sel: false, row: 13 };
-    /// `UNC_M2M_DIRECTORY_UPDATE.A2S`: event select 0x2e, umask 0x40, counters 0b1111.
-    pub const DIRECTORY_UPDATE_A2S: Event = Event { code: 0x2e, umask: 0x40, ext_sel: false, row: 14 };
-    /// `UNC_M2M_IMC_READS.NORMAL`: event select 0x37, umask 0x01, counters 0b1111.
-    pub const IMC_READS_NORMAL: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, row: 15 };
-    /// `UNC_M2M_IMC_READS.ALL`: event select 0x37, umask 0x04, counters 0b1111.
-    pub const IMC_READS_ALL: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, row: 16 };
-    /// `UNC_M2M_IMC_WRITES.PARTIAL`: event select 0x38, umask 0x02, counters 0b1111.
-    pub const IMC_WRITES_PARTIAL: Event = Event { code: 0x38, umask: 0x02, ext_sel: false, row: 17 };
-    /// `UNC_M2M_IMC_WRITES.ALL`: event select 0x38, umask 0x10, counters 0b1111.
-    pub const IMC_WRITES_ALL: Event = Event { code: 0x38, umask: 0x10, ext_sel: false, row: 18 };
-    /// `UNC_M2M_IMC_WRITES.NI`: event select 0x38, umask 0x80, counters 0b1111.
-    pub const IMC_WRITES_NI: Event = Event { code: 0x38, umask: 0x80, ext_sel: false, row: 19 };
-    /// `UNC_M2M_PREFCAM_DEMAND_PROMOTIONS`: event select 0x56, umask 0x00, counters 0b1111.
-    pub const PREFCAM_DEMAND_PROMOTIONS: Event = Event { code: 0x56, umask: 0x00, ext_sel: false, row: 20 };
-    /// `UNC_M2M_PREFCAM_INSERTS`: event select 0x57, umask 0x00, counters 0b1111.
-    pub const PREFCAM_INSERTS: Event = Event { code: 0x57, umask: 0x00, ext_sel: false, row: 21 };
-    /// `UNC_M2M_RxC_AD_INSERTS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const RXC_AD_INSERTS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 22 };
-    /// `UNC_M2M_RxC_AD_OCCUPANCY`: event select 0x02, umask 0x00, counters 0b1111.
-    pub const RXC_AD_OCCUPANCY: Event = Event { code: 0x02, umask: 0x00, ext_sel: false, row: 23 };
-    /// `UNC_M2M_RxC_BL_INSERTS`: event select 0x05, umask 0x00, counters 0b1111.
-    pub const RXC_BL_INSERTS: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 24 };
-    /// `UNC_M2M_RxC_BL_OCCUPANCY`: event select 0x06, umask 0x00, counters 0b1111.
-    pub const RXC_BL_OCCUPANCY: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 25 };
-    /// `UNC_M2M_TxC_AD_INSERTS`: event select 0x09, umask 0x00, counters 0b1111.
-    pub const TXC_AD_INSERTS: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 26 };
-    /// `UNC_M2M_TxC_AD_OCCUPANCY`: event select 0x0a, umask 0x00, counters 0b1111.
-    pub const TXC_AD_OCCUPANCY: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 27 };
-    /// `UNC_M2M_TxC_BL_INSERTS.ALL`: event select 0x15, umask 0x03, counters 0b1111.
-    pub const TXC_BL_INSERTS_ALL: Event = Event { code: 0x15, umask: 0x03, ext_sel: false, row: 28 };
-    /// `UNC_M2M_TxC_BL_OCCUPANCY.ALL`: event select 0x16, umask 0x03, counters 0b1111.
-    pub const TXC_BL_OCCUPANCY_ALL: Event = Event { code: 0x16, umask: 0x03, ext_sel: false, row: 29 };
-    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS`: event select 0x28, umask 0x00, counters 0b1111.
-    pub const DIRECT2UPI_NOT_TAKEN_CREDITS: Event = Event { code: 0x28, umask: 0x00, ext_sel: false, row: 30 };
-    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE`: event select 0x27, umask 0x00, counters 0b1111.
-    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE: Event = Event { code: 0x27, umask: 0x00, ext_sel: false, row: 31 };
-    /// `UNC_M2M_DIRECT2UPI_TAKEN`: event select 0x26, umask 0x00, counters 0b1111.
-    pub const DIRECT2UPI_TAKEN: Event = Event { code: 0x26, umask: 0x00, ext_sel: false, row: 32 };
-    /// `UNC_M2M_DIRECT2UPI_TXN_OVERRIDE`: event select 0x29, umask 0x00, counters 0b1111.
-    pub const DIRECT2UPI_TXN_OVERRIDE: Event = Event { code: 0x29, umask: 0x00, ext_sel: false, row: 33 };
-    /// `UNC_M2M_BYPASS_M2M_Egress.TAKEN`: event select 0x22, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const BYPASS_M2M_EGRESS_TAKEN: Event = Event { code: 0x22, umask: 0x01, ext_sel: false, row: 34 };
-    /// `UNC_M2M_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 35 };
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_I`: event select 0x2a, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_DIRTY_I: Event = Event { code: 0x2a, umask: 0x01, ext_sel: false, row: 36 };
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_S`: event select 0x2a, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_DIRTY_S: Event = Event { code: 0x2a, umask: 0x02, ext_sel: false, row: 37 };
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_P`: event select 0x2a, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_DIRTY_P: Event = Event { code: 0x2a, umask: 0x04, ext_sel: false, row: 38 };
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_A`: event select 0x2a, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_DIRTY_A: Event = Event { code: 0x2a, umask: 0x08, ext_sel: false, row: 39 };
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_I`: event select 0x2a, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_CLEAN_I: Event = Event { code: 0x2a, umask: 0x10, ext_sel: false, row: 40 };
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_S`: event select 0x2a, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_CLEAN_S: Event = Event { code: 0x2a, umask: 0x20, ext_sel: false, row: 41 };
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_P`: event select 0x2a, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_CLEAN_P: Event = Event { code: 0x2a, umask: 0x40, ext_sel: false, row: 42 };
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_A`: event select 0x2a, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_HIT_CLEAN_A: Event = Event { code: 0x2a, umask: 0x80, ext_sel: false, row: 43 };
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_I`: event select 0x2b, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_DIRTY_I: Event = Event { code: 0x2b, umask: 0x01, ext_sel: false, row: 44 };
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_S`: event select 0x2b, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_DIRTY_S: Event = Event { code: 0x2b, umask: 0x02, ext_sel: false, row: 45 };
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_P`: event select 0x2b, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_DIRTY_P: Event = Event { code: 0x2b, umask: 0x04, ext_sel: false, row: 46 };
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_A`: event select 0x2b, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_DIRTY_A: Event = Event { code: 0x2b, umask: 0x08, ext_sel: false, row: 47 };
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_I`: event select 0x2b, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_CLEAN_I: Event = Event { code: 0x2b, umask: 0x10, ext_sel: false, row: 48 };
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_S`: event select 0x2b, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_CLEAN_S: Event = Event { code: 0x2b, umask: 0x20, ext_sel: false, row: 49 };
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_P`: event select 0x2b, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_CLEAN_P: Event = Event { code: 0x2b, umask: 0x40, ext_sel: false, row: 50 };
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_A`: event select 0x2b, umask 0x80, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DIRECTORY_MISS_CLEAN_A: Event = Event { code: 0x2b, umask: 0x80, ext_sel: false, row: 51 };
-    /// `UNC_M2M_IMC_READS.ISOCH`: event select 0x37, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_READS_ISOCH: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, row: 52 };
-    /// `UNC_M2M_IMC_READS.FROM_TRANSGRESS`: event select 0x37, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_READS_FROM_TRANSGRESS: Event = Event { code: 0x37, umask: 0x10, ext_sel: false, row: 53 };
-    /// `UNC_M2M_IMC_WRITES.FULL`: event select 0x38, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_FULL: Event = Event { code: 0x38, umask: 0x01, ext_sel: false, row: 54 };
-    /// `UNC_M2M_IMC_WRITES.FULL_ISOCH`: event select 0x38, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_FULL_ISOCH: Event = Event { code: 0x38, umask: 0x04, ext_sel: false, row: 55 };
-    /// `UNC_M2M_IMC_WRITES.PARTIAL_ISOCH`: event select 0x38, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event { code: 0x38, umask: 0x08, ext_sel: false, row: 56 };
-    /// `UNC_M2M_IMC_WRITES.FROM_TRANSGRESS`: event select 0x38, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const IMC_WRITES_FROM_TRANSGRESS: Event = Event { code: 0x38, umask: 0x40, ext_sel: false, row: 57 };
-    /// `UNC_M2M_PKT_MATCH.MESH`: event select 0x4c, umask 0x01, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PKT_MATCH_MESH: Event = Event { code: 0x4c, umask: 0x01, ext_sel: false, row: 58 };
-    /// `UNC_M2M_PKT_MATCH.MC`: event select 0x4c, umask 0x02, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PKT_MATCH_MC: Event = Event { code: 0x4c, umask: 0x02, ext_sel: false, row: 59 };
-    /// `UNC_M2M_PREFCAM_CYCLES_FULL`: event select 0x53, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PREFCAM_CYCLES_FULL: Event = Event { code: 0x53, umask: 0x00, ext_sel: false, row: 60 };
-    /// `UNC_M2M_PREFCAM_CYCLES_NE`: event select 0x54, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PREFCAM_CYCLES_NE: Event = Event { code: 0x54, umask: 0x00, ext_sel: false, row: 61 };
-    /// `UNC_M2M_PREFCAM_OCCUPANCY`: event select 0x55, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PREFCAM_OCCUPANCY: Event = Event { code: 0x55, umask: 0x00, ext_sel: false, row: 62 };
-    /// `UNC_M2M_TGR_AD_CREDITS`: event select 0x41, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TGR_AD_CREDITS: Event = Event { code: 0x41, umask: 0x00, ext_sel: false, row: 63 };
-    /// `UNC_M2M_TGR_BL_CREDITS`: event select 0x42, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TGR_BL_CREDITS: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, row: 64 };
-    /// `UNC_M2M_TRACKER_CYCLES_FULL.CH0`: event select 0x45, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_CYCLES_FULL_CH0: Event = Event { code: 0x45, umask: 0x01, ext_sel: false, row: 65 };
-    /// `UNC_M2M_TRACKER_CYCLES_FULL.CH1`: event select 0x45, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_CYCLES_FULL_CH1: Event = Event { code: 0x45, umask: 0x02, ext_sel: false, row: 66 };
-    /// `UNC_M2M_TRACKER_CYCLES_FULL.CH2`: event select 0x45, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_CYCLES_FULL_CH2: Event = Event { code: 0x45, umask: 0x04, ext_sel: false, row: 67 };
-    /// `UNC_M2M_TRACKER_CYCLES_NE.CH0`: event select 0x46, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_CYCLES_NE_CH0: Event = Event { code: 0x46, umask: 0x01, ext_sel: false, row: 68 };
-    /// `UNC_M2M_TRACKER_CYCLES_NE.CH1`: event select 0x46, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_CYCLES_NE_CH1: Event = Event { code: 0x46, umask: 0x02, ext_sel: false, row: 69 };
-    /// `UNC_M2M_TRACKER_CYCLES_NE.CH2`: event select 0x46, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_CYCLES_NE_CH2: Event = Event { code: 0x46, umask: 0x04, ext_sel: false, row: 70 };
-    /// `UNC_M2M_TRACKER_INSERTS.CH0`: event select 0x49, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_INSERTS_CH0: Event = Event { code: 0x49, umask: 0x01, ext_sel: false, row: 71 };
-    /// `UNC_M2M_TRACKER_INSERTS.CH1`: event select 0x49, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_INSERTS_CH1: Event = Event { code: 0x49, umask: 0x02, ext_sel: false, row: 72 };
-    /// `UNC_M2M_TRACKER_INSERTS.CH2`: event select 0x49, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_INSERTS_CH2: Event = Event { code: 0x49, umask: 0x04, ext_sel: false, row: 73 };
-    /// `UNC_M2M_TRACKER_OCCUPANCY.CH0`: event select 0x47, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_OCCUPANCY_CH0: Event = Event { code: 0x47, umask: 0x01, ext_sel: false, row: 74 };
-    /// `UNC_M2M_TRACKER_OCCUPANCY.CH1`: event select 0x47, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_OCCUPANCY_CH1: Event = Event { code: 0x47, umask: 0x02, ext_sel: false, row: 75 };
-    /// `UNC_M2M_TRACKER_OCCUPANCY.CH2`: event select 0x47, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_OCCUPANCY_CH2: Event = Event { code: 0x47, umask: 0x04, ext_sel: false, row: 76 };
-    /// `UNC_M2M_TRACKER_PENDING_OCCUPANCY`: event select 0x48, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TRACKER_PENDING_OCCUPANCY: Event = Event { code: 0x48, umask: 0x00, ext_sel: false, row: 77 };
-    /// `UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH0`: event select 0x4a, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_TRACKER_CYCLES_FULL_CH0: Event = Event { code: 0x4a, umask: 0x01, ext_sel: false, row: 78 };
-    /// `UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH1`: event select 0x4a, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_TRACKER_CYCLES_FULL_CH1: Event = Event { code: 0x4a, umask: 0x02, ext_sel: false, row: 79 };
-    /// `UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH2`: event select 0x4a, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_TRACKER_CYCLES_FULL_CH2: Event = Event { code: 0x4a, umask: 0x04, ext_sel: false, row: 80 };
-    /// `UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH0`: event select 0x4b, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_TRACKER_CYCLES_NE_CH0: Event = Event { code: 0x4b, umask: 0x01, ext_sel: false, row: 81 };
-    /// `UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH1`: event select 0x4b, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_TRACKER_CYCLES_NE_CH1: Event = Event { code: 0x4b, umask: 0x02, ext_sel: false, row: 82 };
-    /// `UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH2`: event select 0x4b, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_TRACKER_CYCLES_NE_CH2: Event = Event { code: 0x4b, umask: 0x04, ext_sel: false, row: 83 };
-    /// `UNC_M2M_WRITE_TRACKER_INSERTS.CH0`: event select 0x61, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_TRACKER_INSERTS_CH0: Event = Event { code: 0x61, umask: 0x01, ext_sel: false, row: 84 };
-    /// `UNC_M2M_WRITE_TRACKER_INSERTS.CH1`: event select 0x61, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_TRACKER_INSERTS_CH1: Event = Event { code: 0x61, umask: 0x02, ext_sel: false, row: 85 };
-    /// `UNC_M2M_WRITE_TRACKER_INSERTS.CH2`: event select 0x61, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_TRACKER_INSERTS_CH2: Event = Event { code: 0x61, umask: 0x04, ext_sel: false, row: 86 };
-    /// `UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH0`: event select 0x60, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_TRACKER_OCCUPANCY_CH0: Event = Event { code: 0x60, umask: 0x01, ext_sel: false, row: 87 };
-    /// `UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH1`: event select 0x60, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_TRACKER_OCCUPANCY_CH1: Event = Event { code: 0x60, umask: 0x02, ext_sel: false, row: 88 };
-    /// `UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH2`: event select 0x60, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WRITE_TRACKER_OCCUPANCY_CH2: Event = Event { code: 0x60, umask: 0x04, ext_sel: false, row: 89 };
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR0`: event select 0x80, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_AD_CRD_ACQUIRED_TGR0: Event = Event { code: 0x80, umask: 0x01, ext_sel: false, row: 90 };
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR1`: event select 0x80, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_AD_CRD_ACQUIRED_TGR1: Event = Event { code: 0x80, umask: 0x02, ext_sel: false, row: 91 };
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR2`: event select 0x80, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_AD_CRD_ACQUIRED_TGR2: Event = Event { code: 0x80, umask: 0x04, ext_sel: false, row: 92 };
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR3`: event select 0x80, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_AD_CRD_ACQUIRED_TGR3: Event = Event { code: 0x80, umask: 0x08, ext_sel: false, row: 93 };
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR4`: event select 0x80, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_AD_CRD_ACQUIRED_TGR4: Event = Event { code: 0x80, umask: 0x10, ext_sel: false, row: 94 };
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR5`: event select 0x80, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_AD_CRD_ACQUIRED_TGR5: Event = Event { code: 0x80, umask: 0x20, ext_sel: false, row: 95 };
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR0`: event select 0x82, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_AD_CRD_OCCUPANCY_TGR0: Event = Event { code: 0x82, umask: 0x01, ext_sel: false, row: 96 };
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR1`: event select 0x82, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_AD_CRD_OCCUPANCY_TGR1: Event = Event { code: 0x82, umask: 0x02, ext_sel: false, row: 97 };
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR2`: event select 0x82, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_AD_CRD_OCCUPANCY_TGR2: Event = Event { code: 0x82, umask: 0x04, ext_sel: false, row: 98 };
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR3`: event select 0x82, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_AD_CRD_OCCUPANCY_TGR3: Event = Event { code: 0x82, umask: 0x08, ext_sel: false, row: 99 };
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR4`: event select 0x82, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_AD_CRD_OCCUPANCY_TGR4: Event = Event { code: 0x82, umask: 0x10, ext_sel: false, row: 100 };
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR5`: event select 0x82, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_AD_CRD_OCCUPANCY_TGR5: Event = Event { code: 0x82, umask: 0x20, ext_sel: false, row: 101 };
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR0`: event select 0x88, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_BL_CRD_ACQUIRED_TGR0: Event = Event { code: 0x88, umask: 0x01, ext_sel: false, row: 102 };
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR1`: event select 0x88, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_BL_CRD_ACQUIRED_TGR1: Event = Event { code: 0x88, umask: 0x02, ext_sel: false, row: 103 };
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR2`: event select 0x88, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_BL_CRD_ACQUIRED_TGR2: Event = Event { code: 0x88, umask: 0x04, ext_sel: false, row: 104 };
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR3`: event select 0x88, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_BL_CRD_ACQUIRED_TGR3: Event = Event { code: 0x88, umask: 0x08, ext_sel: false, row: 105 };
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR4`: event select 0x88, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_BL_CRD_ACQUIRED_TGR4: Event = Event { code: 0x88, umask: 0x10, ext_sel: false, row: 106 };
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR5`: event select 0x88, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_BL_CRD_ACQUIRED_TGR5: Event = Event { code: 0x88, umask: 0x20, ext_sel: false, row: 107 };
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR0`: event select 0x8a, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_BL_CRD_OCCUPANCY_TGR0: Event = Event { code: 0x8a, umask: 0x01, ext_sel: false, row: 108 };
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR1`: event select 0x8a, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_BL_CRD_OCCUPANCY_TGR1: Event = Event { code: 0x8a, umask: 0x02, ext_sel: false, row: 109 };
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR2`: event select 0x8a, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_BL_CRD_OCCUPANCY_TGR2: Event = Event { code: 0x8a, umask: 0x04, ext_sel: false, row: 110 };
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR3`: event select 0x8a, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_BL_CRD_OCCUPANCY_TGR3: Event = Event { code: 0x8a, umask: 0x08, ext_sel: false, row: 111 };
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR4`: event select 0x8a, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_BL_CRD_OCCUPANCY_TGR4: Event = Event { code: 0x8a, umask: 0x10, ext_sel: false, row: 112 };
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR5`: event select 0x8a, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG0_BL_CRD_OCCUPANCY_TGR5: Event = Event { code: 0x8a, umask: 0x20, ext_sel: false, row: 113 };
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR0`: event select 0x84, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_AD_CRD_ACQUIRED_TGR0: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, row: 114 };
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR1`: event select 0x84, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_AD_CRD_ACQUIRED_TGR1: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, row: 115 };
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR2`: event select 0x84, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_AD_CRD_ACQUIRED_TGR2: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, row: 116 };
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR3`: event select 0x84, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_AD_CRD_ACQUIRED_TGR3: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, row: 117 };
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR4`: event select 0x84, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_AD_CRD_ACQUIRED_TGR4: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, row: 118 };
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR5`: event select 0x84, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_AD_CRD_ACQUIRED_TGR5: Event = Event { code: 0x84, umask: 0x20, ext_sel: false, row: 119 };
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR0`: event select 0x86, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_AD_CRD_OCCUPANCY_TGR0: Event = Event { code: 0x86, umask: 0x01, ext_sel: false, row: 120 };
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR1`: event select 0x86, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_AD_CRD_OCCUPANCY_TGR1: Event = Event { code: 0x86, umask: 0x02, ext_sel: false, row: 121 };
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR2`: event select 0x86, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_AD_CRD_OCCUPANCY_TGR2: Event = Event { code: 0x86, umask: 0x04, ext_sel: false, row: 122 };
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR3`: event select 0x86, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_AD_CRD_OCCUPANCY_TGR3: Event = Event { code: 0x86, umask: 0x08, ext_sel: false, row: 123 };
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR4`: event select 0x86, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_AD_CRD_OCCUPANCY_TGR4: Event = Event { code: 0x86, umask: 0x10, ext_sel: false, row: 124 };
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR5`: event select 0x86, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_AD_CRD_OCCUPANCY_TGR5: Event = Event { code: 0x86, umask: 0x20, ext_sel: false, row: 125 };
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR0`: event select 0x8e, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_BL_CRD_OCCUPANCY_TGR0: Event = Event { code: 0x8e, umask: 0x01, ext_sel: false, row: 126 };
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR1`: event select 0x8e, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_BL_CRD_OCCUPANCY_TGR1: Event = Event { code: 0x8e, umask: 0x02, ext_sel: false, row: 127 };
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR2`: event select 0x8e, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_BL_CRD_OCCUPANCY_TGR2: Event = Event { code: 0x8e, umask: 0x04, ext_sel: false, row: 128 };
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR3`: event select 0x8e, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_BL_CRD_OCCUPANCY_TGR3: Event = Event { code: 0x8e, umask: 0x08, ext_sel: false, row: 129 };
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR4`: event select 0x8e, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_BL_CRD_OCCUPANCY_TGR4: Event = Event { code: 0x8e, umask: 0x10, ext_sel: false, row: 130 };
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR5`: event select 0x8e, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_BL_CRD_OCCUPANCY_TGR5: Event = Event { code: 0x8e, umask: 0x20, ext_sel: false, row: 131 };
-    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR0`: event select 0x8c, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR0: Event = Event { code: 0x8c, umask: 0x01, ext_sel: false, row: 132 };
-    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR1`: event select 0x8c, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR1: Event = Event { code: 0x8c, umask: 0x02, ext_sel: false, row: 133 };
-    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR2`: event select 0x8c, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR2: Event = Event { code: 0x8c, umask: 0x04, ext_sel: false, row: 134 };
-    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR3`: event select 0x8c, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR3: Event = Event { code: 0x8c, umask: 0x08, ext_sel: false, row: 135 };
-    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR4`: event select 0x8c, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR4: Event = Event { code: 0x8c, umask: 0x10, ext_sel: false, row: 136 };
-    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR5`: event select 0x8c, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR5: Event = Event { code: 0x8c, umask: 0x20, ext_sel: false, row: 137 };
-    /// `UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN`: event select 0xae, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event { code: 0xae, umask: 0x04, ext_sel: false, row: 138 };
-    /// `UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP`: event select 0xae, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event { code: 0xae, umask: 0x01, ext_sel: false, row: 139 };
-    /// `UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_EVEN`: event select 0xa7, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_AD_IN_USE_LEFT_EVEN: Event = Event { code: 0xa7, umask: 0x01, ext_sel: false, row: 140 };
-    /// `UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_ODD`: event select 0xa7, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_AD_IN_USE_LEFT_ODD: Event = Event { code: 0xa7, umask: 0x02, ext_sel: false, row: 141 };
-    /// `UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_EVEN`: event select 0xa7, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_AD_IN_USE_RIGHT_EVEN: Event = Event { code: 0xa7, umask: 0x04, ext_sel: false, row: 142 };
-    /// `UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_ODD`: event select 0xa7, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_AD_IN_USE_RIGHT_ODD: Event = Event { code: 0xa7, umask: 0x08, ext_sel: false, row: 143 };
-    /// `UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_EVEN`: event select 0xa9, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_AK_IN_USE_LEFT_EVEN: Event = Event { code: 0xa9, umask: 0x01, ext_sel: false, row: 144 };
-    /// `UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_ODD`: event select 0xa9, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_AK_IN_USE_LEFT_ODD: Event = Event { code: 0xa9, umask: 0x02, ext_sel: false, row: 145 };
-    /// `UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_EVEN`: event select 0xa9, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_AK_IN_USE_RIGHT_EVEN: Event = Event { code: 0xa9, umask: 0x04, ext_sel: false, row: 146 };
-    /// `UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_ODD`: event select 0xa9, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_AK_IN_USE_RIGHT_ODD: Event = Event { code: 0xa9, umask: 0x08, ext_sel: false, row: 147 };
-    /// `UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_EVEN`: event select 0xab, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_BL_IN_USE_LEFT_EVEN: Event = Event { code: 0xab, umask: 0x01, ext_sel: false, row: 148 };
-    /// `UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_ODD`: event select 0xab, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_BL_IN_USE_LEFT_ODD: Event = Event { code: 0xab, umask: 0x02, ext_sel: false, row: 149 };
-    /// `UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_EVEN`: event select 0xab, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_BL_IN_USE_RIGHT_EVEN: Event = Event { code: 0xab, umask: 0x04, ext_sel: false, row: 150 };
-    /// `UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_ODD`: event select 0xab, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_BL_IN_USE_RIGHT_ODD: Event = Event { code: 0xab, umask: 0x08, ext_sel: false, row: 151 };
-    /// `UNC_M2M_HORZ_RING_IV_IN_USE.LEFT`: event select 0xad, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_IV_IN_USE_LEFT: Event = Event { code: 0xad, umask: 0x01, ext_sel: false, row: 152 };
-    /// `UNC_M2M_HORZ_RING_IV_IN_USE.RIGHT`: event select 0xad, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const HORZ_RING_IV_IN_USE_RIGHT: Event = Event { code: 0xad, umask: 0x04, ext_sel: false, row: 153 };
-    /// `UNC_M2M_RING_BOUNCES_HORZ.AD`: event select 0xa1, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_BOUNCES_HORZ_AD: Event = Event { code: 0xa1, umask: 0x01, ext_sel: false, row: 154 };
-    /// `UNC_M2M_RING_BOUNCES_HORZ.AK`: event select 0xa1, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_BOUNCES_HORZ_AK: Event = Event { code: 0xa1, umask: 0x02, ext_sel: false, row: 155 };
-    /// `UNC_M2M_RING_BOUNCES_HORZ.BL`: event select 0xa1, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_BOUNCES_HORZ_BL: Event = Event { code: 0xa1, umask: 0x04, ext_sel: false, row: 156 };
-    /// `UNC_M2M_RING_BOUNCES_HORZ.IV`: event select 0xa1, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_BOUNCES_HORZ_IV: Event = Event { code: 0xa1, umask: 0x08, ext_sel: false, row: 157 };
-    /// `UNC_M2M_RING_BOUNCES_VERT.AD`: event select 0xa0, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_BOUNCES_VERT_AD: Event = Event { code: 0xa0, umask: 0x01, ext_sel: false, row: 158 };
-    /// `UNC_M2M_RING_BOUNCES_VERT.AK`: event select 0xa0, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_BOUNCES_VERT_AK: Event = Event { code: 0xa0, umask: 0x02, ext_sel: false, row: 159 };
-    /// `UNC_M2M_RING_BOUNCES_VERT.BL`: event select 0xa0, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_BOUNCES_VERT_BL: Event = Event { code: 0xa0, umask: 0x04, ext_sel: false, row: 160 };
-    /// `UNC_M2M_RING_BOUNCES_VERT.IV`: event select 0xa0, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_BOUNCES_VERT_IV: Event = Event { code: 0xa0, umask: 0x08, ext_sel: false, row: 161 };
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.AD`: event select 0xa3, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_SINK_STARVED_HORZ_AD: Event = Event { code: 0xa3, umask: 0x01, ext_sel: false, row: 162 };
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.AK`: event select 0xa3, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_SINK_STARVED_HORZ_AK: Event = Event { code: 0xa3, umask: 0x02, ext_sel: false, row: 163 };
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.AK_AG1`: event select 0xa3, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_SINK_STARVED_HORZ_AK_AG1: Event = Event { code: 0xa3, umask: 0x20, ext_sel: false, row: 164 };
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.BL`: event select 0xa3, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_SINK_STARVED_HORZ_BL: Event = Event { code: 0xa3, umask: 0x04, ext_sel: false, row: 165 };
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.IV`: event select 0xa3, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_SINK_STARVED_HORZ_IV: Event = Event { code: 0xa3, umask: 0x08, ext_sel: false, row: 166 };
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.AD`: event select 0xa2, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_SINK_STARVED_VERT_AD: Event = Event { code: 0xa2, umask: 0x01, ext_sel: false, row: 167 };
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.AK`: event select 0xa2, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_SINK_STARVED_VERT_AK: Event = Event { code: 0xa2, umask: 0x02, ext_sel: false, row: 168 };
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.BL`: event select 0xa2, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_SINK_STARVED_VERT_BL: Event = Event { code: 0xa2, umask: 0x04, ext_sel: false, row: 169 };
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.IV`: event select 0xa2, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_SINK_STARVED_VERT_IV: Event = Event { code: 0xa2, umask: 0x08, ext_sel: false, row: 170 };
-    /// `UNC_M2M_RING_SRC_THRTL`: event select 0xa4, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RING_SRC_THRTL: Event = Event { code: 0xa4, umask: 0x00, ext_sel: false, row: 171 };
-    /// `UNC_M2M_RxC_AD_CYCLES_FULL`: event select 0x04, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_AD_CYCLES_FULL: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 172 };
-    /// `UNC_M2M_RxC_AD_CYCLES_NE`: event select 0x03, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_AD_CYCLES_NE: Event = Event { code: 0x03, umask: 0x00, ext_sel: false, row: 173 };
-    /// `UNC_M2M_RxC_BL_CYCLES_FULL`: event select 0x08, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_BL_CYCLES_FULL: Event = Event { code: 0x08, umask: 0x00, ext_sel: false, row: 174 };
-    /// `UNC_M2M_RxC_BL_CYCLES_NE`: event select 0x07, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXC_BL_CYCLES_NE: Event = Event { code: 0x07, umask: 0x00, ext_sel: false, row: 175 };
-    /// `UNC_M2M_RxR_BUSY_STARVED.AD_BNC`: event select 0xb4, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_BUSY_STARVED_AD_BNC: Event = Event { code: 0xb4, umask: 0x01, ext_sel: false, row: 176 };
-    /// `UNC_M2M_RxR_BUSY_STARVED.AD_CRD`: event select 0xb4, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event { code: 0xb4, umask: 0x10, ext_sel: false, row: 177 };
-    /// `UNC_M2M_RxR_BUSY_STARVED.BL_BNC`: event select 0xb4, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_BUSY_STARVED_BL_BNC: Event = Event { code: 0xb4, umask: 0x04, ext_sel: false, row: 178 };
-    /// `UNC_M2M_RxR_BUSY_STARVED.BL_CRD`: event select 0xb4, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event { code: 0xb4, umask: 0x40, ext_sel: false, row: 179 };
-    /// `UNC_M2M_RxR_BYPASS.AD_BNC`: event select 0xb2, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_BYPASS_AD_BNC: Event = Event { code: 0xb2, umask: 0x01, ext_sel: false, row: 180 };
-    /// `UNC_M2M_RxR_BYPASS.AD_CRD`: event select 0xb2, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_BYPASS_AD_CRD: Event = Event { code: 0xb2, umask: 0x10, ext_sel: false, row: 181 };
-    /// `UNC_M2M_RxR_BYPASS.AK_BNC`: event select 0xb2, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_BYPASS_AK_BNC: Event = Event { code: 0xb2, umask: 0x02, ext_sel: false, row: 182 };
-    /// `UNC_M2M_RxR_BYPASS.BL_BNC`: event select 0xb2, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_BYPASS_BL_BNC: Event = Event { code: 0xb2, umask: 0x04, ext_sel: false, row: 183 };
-    /// `UNC_M2M_RxR_BYPASS.BL_CRD`: event select 0xb2, umask 0x40, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_BYPASS_BL_CRD: Event = Event { code: 0xb2, umask: 0x40, ext_sel: false, row: 184 };
-    /// `UNC_M2M_RxR_BYPASS.IV_BNC`: event select 0xb2, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_BYPASS_IV_BNC: Event = Event { code: 0xb2, umask: 0x08, ext_sel: false, row: 185 };
-    /// `UNC_M2M_RxR_CRD_STARVED.AD_BNC`: event select 0xb3, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_CRD_STARVED_AD_BNC: Event = Event { code: 0xb3, umask: 0x01, ext_sel: false, row: 186 };
-    /// `UNC_M2M_RxR_CRD_STARVED.AD_CRD`: event select 0xb3, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_CRD_STARVED_AD_CRD: Event = Event { code: 0xb3, umask: 0x10, ext_sel: false, row: 187 };
-    /// `UNC_M2M_RxR_CRD_STARVED.AK_BNC`: event select 0xb3, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_CRD_STARVED_AK_BNC: Event = Event { code: 0xb3, umask: 0x02, ext_sel: false, row: 188 };
-    /// `UNC_M2M_RxR_CRD_STARVED.BL_BNC`: event select 0xb3, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_CRD_STARVED_BL_BNC: Event = Event { code: 0xb3, umask: 0x04, ext_sel: false, row: 189 };
-    /// `UNC_M2M_RxR_CRD_STARVED.BL_CRD`: event select 0xb3, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_CRD_STARVED_BL_CRD: Event = Event { code: 0xb3, umask: 0x40, ext_sel: false, row: 190 };
-    /// `UNC_M2M_RxR_CRD_STARVED.IFV`: event select 0xb3, umask 0x80, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_CRD_STARVED_IFV: Event = Event { code: 0xb3, umask: 0x80, ext_sel: false, row: 191 };
-    /// `UNC_M2M_RxR_CRD_STARVED.IV_BNC`: event select 0xb3, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_CRD_STARVED_IV_BNC: Event = Event { code: 0xb3, umask: 0x08, ext_sel: false, row: 192 };
-    /// `UNC_M2M_RxR_INSERTS.AD_BNC`: event select 0xb1, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_INSERTS_AD_BNC: Event = Event { code: 0xb1, umask: 0x01, ext_sel: false, row: 193 };
-    /// `UNC_M2M_RxR_INSERTS.AD_CRD`: event select 0xb1, umask 0x10, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_INSERTS_AD_CRD: Event = Event { code: 0xb1, umask: 0x10, ext_sel: false, row: 194 };
-    /// `UNC_M2M_RxR_INSERTS.AK_BNC`: event select 0xb1, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_INSERTS_AK_BNC: Event = Event { code: 0xb1, umask: 0x02, ext_sel: false, row: 195 };
-    /// `UNC_M2M_RxR_INSERTS.BL_BNC`: event select 0xb1, umask 0x04, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_INSERTS_BL_BNC: Event = Event { code: 0xb1, umask: 0x04, ext_sel: false, row: 196 };
-    /// `UNC_M2M_RxR_INSERTS.BL_CRD`: event select 0xb1, umask 0x40, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_INSERTS_BL_CRD: Event = Event { code: 0xb1, umask: 0x40, ext_sel: false, row: 197 };
-    /// `UNC_M2M_RxR_INSERTS.IV_BNC`: event select 0xb1, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_INSERTS_IV_BNC: Event = Event { code: 0xb1, umask: 0x08, ext_sel: false, row: 198 };
-    /// `UNC_M2M_RxR_OCCUPANCY.AD_BNC`: event select 0xb0, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_OCCUPANCY_AD_BNC: Event = Event { code: 0xb0, umask: 0x01, ext_sel: false, row: 199 };
-    /// `UNC_M2M_RxR_OCCUPANCY.AD_CRD`: event select 0xb0, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_OCCUPANCY_AD_CRD: Event = Event { code: 0xb0, umask: 0x10, ext_sel: false, row: 200 };
-    /// `UNC_M2M_RxR_OCCUPANCY.AK_BNC`: event select 0xb0, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_OCCUPANCY_AK_BNC: Event = Event { code: 0xb0, umask: 0x02, ext_sel: false, row: 201 };
-    /// `UNC_M2M_RxR_OCCUPANCY.BL_BNC`: event select 0xb0, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_OCCUPANCY_BL_BNC: Event = Event { code: 0xb0, umask: 0x04, ext_sel: false, row: 202 };
-    /// `UNC_M2M_RxR_OCCUPANCY.BL_CRD`: event select 0xb0, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_OCCUPANCY_BL_CRD: Event = Event { code: 0xb0, umask: 0x40, ext_sel: false, row: 203 };
-    /// `UNC_M2M_RxR_OCCUPANCY.IV_BNC`: event select 0xb0, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RXR_OCCUPANCY_IV_BNC: Event = Event { code: 0xb0, umask: 0x08, ext_sel: false, row: 204 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR0`: event select 0xd0, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR0: Event = Event { code: 0xd0, umask: 0x01, ext_sel: false, row: 205 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR1`: event select 0xd0, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR1: Event = Event { code: 0xd0, umask: 0x02, ext_sel: false, row: 206 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR2`: event select 0xd0, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR2: Event = Event { code: 0xd0, umask: 0x04, ext_sel: false, row: 207 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR3`: event select 0xd0, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR3: Event = Event { code: 0xd0, umask: 0x08, ext_sel: false, row: 208 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR4`: event select 0xd0, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR4: Event = Event { code: 0xd0, umask: 0x10, ext_sel: false, row: 209 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR5`: event select 0xd0, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR5: Event = Event { code: 0xd0, umask: 0x20, ext_sel: false, row: 210 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR0`: event select 0xd2, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR0: Event = Event { code: 0xd2, umask: 0x01, ext_sel: false, row: 211 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR1`: event select 0xd2, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR1: Event = Event { code: 0xd2, umask: 0x02, ext_sel: false, row: 212 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR2`: event select 0xd2, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR2: Event = Event { code: 0xd2, umask: 0x04, ext_sel: false, row: 213 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR3`: event select 0xd2, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR3: Event = Event { code: 0xd2, umask: 0x08, ext_sel: false, row: 214 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR4`: event select 0xd2, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR4: Event = Event { code: 0xd2, umask: 0x10, ext_sel: false, row: 215 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR5`: event select 0xd2, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR5: Event = Event { code: 0xd2, umask: 0x20, ext_sel: false, row: 216 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR0`: event select 0xd4, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR0: Event = Event { code: 0xd4, umask: 0x01, ext_sel: false, row: 217 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR1`: event select 0xd4, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR1: Event = Event { code: 0xd4, umask: 0x02, ext_sel: false, row: 218 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR2`: event select 0xd4, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR2: Event = Event { code: 0xd4, umask: 0x04, ext_sel: false, row: 219 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR3`: event select 0xd4, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR3: Event = Event { code: 0xd4, umask: 0x08, ext_sel: false, row: 220 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR4`: event select 0xd4, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR4: Event = Event { code: 0xd4, umask: 0x10, ext_sel: false, row: 221 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR5`: event select 0xd4, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR5: Event = Event { code: 0xd4, umask: 0x20, ext_sel: false, row: 222 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR0`: event select 0xd6, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR0: Event = Event { code: 0xd6, umask: 0x01, ext_sel: false, row: 223 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR1`: event select 0xd6, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR1: Event = Event { code: 0xd6, umask: 0x02, ext_sel: false, row: 224 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR2`: event select 0xd6, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR2: Event = Event { code: 0xd6, umask: 0x04, ext_sel: false, row: 225 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR3`: event select 0xd6, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR3: Event = Event { code: 0xd6, umask: 0x08, ext_sel: false, row: 226 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR4`: event select 0xd6, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR4: Event = Event { code: 0xd6, umask: 0x10, ext_sel: false, row: 227 };
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR5`: event select 0xd6, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR5: Event = Event { code: 0xd6, umask: 0x20, ext_sel: false, row: 228 };
-    /// `UNC_M2M_TxC_AD_CREDIT_OCCUPANCY`: event select 0x0e, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AD_CREDIT_OCCUPANCY: Event = Event { code: 0x0e, umask: 0x00, ext_sel: false, row: 229 };
-    /// `UNC_M2M_TxC_AD_CREDITS_ACQUIRED`: event select 0x0d, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AD_CREDITS_ACQUIRED: Event = Event { code: 0x0d, umask: 0x00, ext_sel: false, row: 230 };
-    /// `UNC_M2M_TxC_AD_CYCLES_FULL`: event select 0x0c, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AD_CYCLES_FULL: Event = Event { code: 0x0c, umask: 0x00, ext_sel: false, row: 231 };
-    /// `UNC_M2M_TxC_AD_CYCLES_NE`: event select 0x0b, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AD_CYCLES_NE: Event = Event { code: 0x0b, umask: 0x00, ext_sel: false, row: 232 };
-    /// `UNC_M2M_TxC_AD_NO_CREDIT_CYCLES`: event select 0x0f, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AD_NO_CREDIT_CYCLES: Event = Event { code: 0x0f, umask: 0x00, ext_sel: false, row: 233 };
-    /// `UNC_M2M_TxC_AD_NO_CREDIT_STALLED`: event select 0x10, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AD_NO_CREDIT_STALLED: Event = Event { code: 0x10, umask: 0x00, ext_sel: false, row: 234 };
-    /// `UNC_M2M_TxC_AK.CRD_CBO`: event select 0x39, umask 0x02, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CRD_CBO: Event = Event { code: 0x39, umask: 0x02, ext_sel: false, row: 235 };
-    /// `UNC_M2M_TxC_AK.NDR`: event select 0x39, umask 0x01, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_NDR: Event = Event { code: 0x39, umask: 0x01, ext_sel: false, row: 236 };
-    /// `UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS0`: event select 0x1e, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CREDIT_OCCUPANCY_CMS0: Event = Event { code: 0x1e, umask: 0x01, ext_sel: false, row: 237 };
-    /// `UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS1`: event select 0x1e, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CREDIT_OCCUPANCY_CMS1: Event = Event { code: 0x1e, umask: 0x02, ext_sel: false, row: 238 };
-    /// `UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS0`: event select 0x1d, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CREDITS_ACQUIRED_CMS0: Event = Event { code: 0x1d, umask: 0x01, ext_sel: false, row: 239 };
-    /// `UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS1`: event select 0x1d, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CREDITS_ACQUIRED_CMS1: Event = Event { code: 0x1d, umask: 0x02, ext_sel: false, row: 240 };
-    /// `UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS0`: event select 0x1f, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_NO_CREDIT_CYCLES_CMS0: Event = Event { code: 0x1f, umask: 0x01, ext_sel: false, row: 241 };
-    /// `UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS1`: event select 0x1f, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_NO_CREDIT_CYCLES_CMS1: Event = Event { code: 0x1f, umask: 0x02, ext_sel: false, row: 242 };
-    /// `UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS0`: event select 0x20, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_NO_CREDIT_STALLED_CMS0: Event = Event { code: 0x20, umask: 0x01, ext_sel: false, row: 243 };
-    /// `UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS1`: event select 0x20, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_NO_CREDIT_STALLED_CMS1: Event = Event { code: 0x20, umask: 0x02, ext_sel: false, row: 244 };
-    /// `UNC_M2M_TxC_BL.DRS_CACHE`: event select 0x40, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_DRS_CACHE: Event = Event { code: 0x40, umask: 0x01, ext_sel: false, row: 245 };
-    /// `UNC_M2M_TxC_BL.DRS_CORE`: event select 0x40, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_DRS_CORE: Event = Event { code: 0x40, umask: 0x02, ext_sel: false, row: 246 };
-    /// `UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS0`: event select 0x1a, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_CREDIT_OCCUPANCY_CMS0: Event = Event { code: 0x1a, umask: 0x01, ext_sel: false, row: 247 };
-    /// `UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS1`: event select 0x1a, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_CREDIT_OCCUPANCY_CMS1: Event = Event { code: 0x1a, umask: 0x02, ext_sel: false, row: 248 };
-    /// `UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS0`: event select 0x19, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_CREDITS_ACQUIRED_CMS0: Event = Event { code: 0x19, umask: 0x01, ext_sel: false, row: 249 };
-    /// `UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS1`: event select 0x19, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_CREDITS_ACQUIRED_CMS1: Event = Event { code: 0x19, umask: 0x02, ext_sel: false, row: 250 };
-    /// `UNC_M2M_TxC_BL_CYCLES_FULL.ALL`: event select 0x18, umask 0x03, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_CYCLES_FULL_ALL: Event = Event { code: 0x18, umask: 0x03, ext_sel: false, row: 251 };
-    /// `UNC_M2M_TxC_BL_CYCLES_FULL.CMS0`: event select 0x18, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_CYCLES_FULL_CMS0: Event = Event { code: 0x18, umask: 0x01, ext_sel: false, row: 252 };
-    /// `UNC_M2M_TxC_BL_CYCLES_FULL.CMS1`: event select 0x18, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_CYCLES_FULL_CMS1: Event = Event { code: 0x18, umask: 0x02, ext_sel: false, row: 253 };
-    /// `UNC_M2M_TxC_BL_CYCLES_NE.ALL`: event select 0x17, umask 0x03, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_CYCLES_NE_ALL: Event = Event { code: 0x17, umask: 0x03, ext_sel: false, row: 254 };
-    /// `UNC_M2M_TxC_BL_CYCLES_NE.CMS0`: event select 0x17, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_CYCLES_NE_CMS0: Event = Event { code: 0x17, umask: 0x01, ext_sel: false, row: 255 };
-    /// `UNC_M2M_TxC_BL_CYCLES_NE.CMS1`: event select 0x17, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_CYCLES_NE_CMS1: Event = Event { code: 0x17, umask: 0x02, ext_sel: false, row: 256 };
-    /// `UNC_M2M_TxC_BL_INSERTS.CMS0`: event select 0x15, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_INSERTS_CMS0: Event = Event { code: 0x15, umask: 0x01, ext_sel: false, row: 257 };
-    /// `UNC_M2M_TxC_BL_INSERTS.CMS1`: event select 0x15, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_INSERTS_CMS1: Event = Event { code: 0x15, umask: 0x02, ext_sel: false, row: 258 };
-    /// `UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS0`: event select 0x1b, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NO_CREDIT_CYCLES_CMS0: Event = Event { code: 0x1b, umask: 0x01, ext_sel: false, row: 259 };
-    /// `UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS1`: event select 0x1b, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NO_CREDIT_CYCLES_CMS1: Event = Event { code: 0x1b, umask: 0x02, ext_sel: false, row: 260 };
-    /// `UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS0`: event select 0x1c, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NO_CREDIT_STALLED_CMS0: Event = Event { code: 0x1c, umask: 0x01, ext_sel: false, row: 261 };
-    /// `UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS1`: event select 0x1c, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_NO_CREDIT_STALLED_CMS1: Event = Event { code: 0x1c, umask: 0x02, ext_sel: false, row: 262 };
-    /// `UNC_M2M_TxC_BL_OCCUPANCY.CMS0`: event select 0x16, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_OCCUPANCY_CMS0: Event = Event { code: 0x16, umask: 0x01, ext_sel: false, row: 263 };
-    /// `UNC_M2M_TxC_BL_OCCUPANCY.CMS1`: event select 0x16, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_OCCUPANCY_CMS1: Event = Event { code: 0x16, umask: 0x02, ext_sel: false, row: 264 };
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.AD_BNC`: event select 0x9d, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_ADS_USED_AD_BNC: Event = Event { code: 0x9d, umask: 0x01, ext_sel: false, row: 265 };
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.AD_CRD`: event select 0x9d, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_ADS_USED_AD_CRD: Event = Event { code: 0x9d, umask: 0x10, ext_sel: false, row: 266 };
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.AK_BNC`: event select 0x9d, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_ADS_USED_AK_BNC: Event = Event { code: 0x9d, umask: 0x02, ext_sel: false, row: 267 };
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.BL_BNC`: event select 0x9d, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_ADS_USED_BL_BNC: Event = Event { code: 0x9d, umask: 0x04, ext_sel: false, row: 268 };
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.BL_CRD`: event select 0x9d, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_ADS_USED_BL_CRD: Event = Event { code: 0x9d, umask: 0x40, ext_sel: false, row: 269 };
-    /// `UNC_M2M_TxR_HORZ_BYPASS.AD_BNC`: event select 0x9f, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_BYPASS_AD_BNC: Event = Event { code: 0x9f, umask: 0x01, ext_sel: false, row: 270 };
-    /// `UNC_M2M_TxR_HORZ_BYPASS.AD_CRD`: event select 0x9f, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_BYPASS_AD_CRD: Event = Event { code: 0x9f, umask: 0x10, ext_sel: false, row: 271 };
-    /// `UNC_M2M_TxR_HORZ_BYPASS.AK_BNC`: event select 0x9f, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_BYPASS_AK_BNC: Event = Event { code: 0x9f, umask: 0x02, ext_sel: false, row: 272 };
-    /// `UNC_M2M_TxR_HORZ_BYPASS.BL_BNC`: event select 0x9f, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_BYPASS_BL_BNC: Event = Event { code: 0x9f, umask: 0x04, ext_sel: false, row: 273 };
-    /// `UNC_M2M_TxR_HORZ_BYPASS.BL_CRD`: event select 0x9f, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_BYPASS_BL_CRD: Event = Event { code: 0x9f, umask: 0x40, ext_sel: false, row: 274 };
-    /// `UNC_M2M_TxR_HORZ_BYPASS.IV_BNC`: event select 0x9f, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_BYPASS_IV_BNC: Event = Event { code: 0x9f, umask: 0x08, ext_sel: false, row: 275 };
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_BNC`: event select 0x96, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_CYCLES_FULL_AD_BNC: Event = Event { code: 0x96, umask: 0x01, ext_sel: false, row: 276 };
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_CRD`: event select 0x96, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_CYCLES_FULL_AD_CRD: Event = Event { code: 0x96, umask: 0x10, ext_sel: false, row: 277 };
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AK_BNC`: event select 0x96, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_CYCLES_FULL_AK_BNC: Event = Event { code: 0x96, umask: 0x02, ext_sel: false, row: 278 };
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_BNC`: event select 0x96, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_CYCLES_FULL_BL_BNC: Event = Event { code: 0x96, umask: 0x04, ext_sel: false, row: 279 };
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_CRD`: event select 0x96, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_CYCLES_FULL_BL_CRD: Event = Event { code: 0x96, umask: 0x40, ext_sel: false, row: 280 };
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.IV_BNC`: event select 0x96, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_CYCLES_FULL_IV_BNC: Event = Event { code: 0x96, umask: 0x08, ext_sel: false, row: 281 };
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AD_BNC`: event select 0x97, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_CYCLES_NE_AD_BNC: Event = Event { code: 0x97, umask: 0x01, ext_sel: false, row: 282 };
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AD_CRD`: event select 0x97, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_CYCLES_NE_AD_CRD: Event = Event { code: 0x97, umask: 0x10, ext_sel: false, row: 283 };
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AK_BNC`: event select 0x97, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_CYCLES_NE_AK_BNC: Event = Event { code: 0x97, umask: 0x02, ext_sel: false, row: 284 };
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.BL_BNC`: event select 0x97, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_CYCLES_NE_BL_BNC: Event = Event { code: 0x97, umask: 0x04, ext_sel: false, row: 285 };
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.BL_CRD`: event select 0x97, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_CYCLES_NE_BL_CRD: Event = Event { code: 0x97, umask: 0x40, ext_sel: false, row: 286 };
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.IV_BNC`: event select 0x97, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_CYCLES_NE_IV_BNC: Event = Event { code: 0x97, umask: 0x08, ext_sel: false, row: 287 };
-    /// `UNC_M2M_TxR_HORZ_INSERTS.AD_BNC`: event select 0x95, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_INSERTS_AD_BNC: Event = Event { code: 0x95, umask: 0x01, ext_sel: false, row: 288 };
-    /// `UNC_M2M_TxR_HORZ_INSERTS.AD_CRD`: event select 0x95, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_INSERTS_AD_CRD: Event = Event { code: 0x95, umask: 0x10, ext_sel: false, row: 289 };
-    /// `UNC_M2M_TxR_HORZ_INSERTS.AK_BNC`: event select 0x95, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_INSERTS_AK_BNC: Event = Event { code: 0x95, umask: 0x02, ext_sel: false, row: 290 };
-    /// `UNC_M2M_TxR_HORZ_INSERTS.BL_BNC`: event select 0x95, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_INSERTS_BL_BNC: Event = Event { code: 0x95, umask: 0x04, ext_sel: false, row: 291 };
-    /// `UNC_M2M_TxR_HORZ_INSERTS.BL_CRD`: event select 0x95, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_INSERTS_BL_CRD: Event = Event { code: 0x95, umask: 0x40, ext_sel: false, row: 292 };
-    /// `UNC_M2M_TxR_HORZ_INSERTS.IV_BNC`: event select 0x95, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_INSERTS_IV_BNC: Event = Event { code: 0x95, umask: 0x08, ext_sel: false, row: 293 };
-    /// `UNC_M2M_TxR_HORZ_NACK.AD_BNC`: event select 0x99, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_NACK_AD_BNC: Event = Event { code: 0x99, umask: 0x01, ext_sel: false, row: 294 };
-    /// `UNC_M2M_TxR_HORZ_NACK.AD_CRD`: event select 0x99, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_NACK_AD_CRD: Event = Event { code: 0x99, umask: 0x20, ext_sel: false, row: 295 };
-    /// `UNC_M2M_TxR_HORZ_NACK.AK_BNC`: event select 0x99, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_NACK_AK_BNC: Event = Event { code: 0x99, umask: 0x02, ext_sel: false, row: 296 };
-    /// `UNC_M2M_TxR_HORZ_NACK.BL_BNC`: event select 0x99, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_NACK_BL_BNC: Event = Event { code: 0x99, umask: 0x04, ext_sel: false, row: 297 };
-    /// `UNC_M2M_TxR_HORZ_NACK.BL_CRD`: event select 0x99, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_NACK_BL_CRD: Event = Event { code: 0x99, umask: 0x40, ext_sel: false, row: 298 };
-    /// `UNC_M2M_TxR_HORZ_NACK.IV_BNC`: event select 0x99, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_NACK_IV_BNC: Event = Event { code: 0x99, umask: 0x08, ext_sel: false, row: 299 };
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AD_BNC`: event select 0x94, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_OCCUPANCY_AD_BNC: Event = Event { code: 0x94, umask: 0x01, ext_sel: false, row: 300 };
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AD_CRD`: event select 0x94, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_OCCUPANCY_AD_CRD: Event = Event { code: 0x94, umask: 0x10, ext_sel: false, row: 301 };
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AK_BNC`: event select 0x94, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_OCCUPANCY_AK_BNC: Event = Event { code: 0x94, umask: 0x02, ext_sel: false, row: 302 };
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.BL_BNC`: event select 0x94, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_OCCUPANCY_BL_BNC: Event = Event { code: 0x94, umask: 0x04, ext_sel: false, row: 303 };
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.BL_CRD`: event select 0x94, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_OCCUPANCY_BL_CRD: Event = Event { code: 0x94, umask: 0x40, ext_sel: false, row: 304 };
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.IV_BNC`: event select 0x94, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_OCCUPANCY_IV_BNC: Event = Event { code: 0x94, umask: 0x08, ext_sel: false, row: 305 };
-    /// `UNC_M2M_TxR_HORZ_STARVED.AD_BNC`: event select 0x9b, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_STARVED_AD_BNC: Event = Event { code: 0x9b, umask: 0x01, ext_sel: false, row: 306 };
-    /// `UNC_M2M_TxR_HORZ_STARVED.AK_BNC`: event select 0x9b, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_STARVED_AK_BNC: Event = Event { code: 0x9b, umask: 0x02, ext_sel: false, row: 307 };
-    /// `UNC_M2M_TxR_HORZ_STARVED.BL_BNC`: event select 0x9b, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_STARVED_BL_BNC: Event = Event { code: 0x9b, umask: 0x04, ext_sel: false, row: 308 };
-    /// `UNC_M2M_TxR_HORZ_STARVED.IV_BNC`: event select 0x9b, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_HORZ_STARVED_IV_BNC: Event = Event { code: 0x9b, umask: 0x08, ext_sel: false, row: 309 };
-    /// `UNC_M2M_TxR_VERT_ADS_USED.AD_AG0`: event select 0x9c, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_ADS_USED_AD_AG0: Event = Event { code: 0x9c, umask: 0x01, ext_sel: false, row: 310 };
-    /// `UNC_M2M_TxR_VERT_ADS_USED.AD_AG1`: event select 0x9c, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_ADS_USED_AD_AG1: Event = Event { code: 0x9c, umask: 0x10, ext_sel: false, row: 311 };
-    /// `UNC_M2M_TxR_VERT_ADS_USED.AK_AG0`: event select 0x9c, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_ADS_USED_AK_AG0: Event = Event { code: 0x9c, umask: 0x02, ext_sel: false, row: 312 };
-    /// `UNC_M2M_TxR_VERT_ADS_USED.AK_AG1`: event select 0x9c, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_ADS_USED_AK_AG1: Event = Event { code: 0x9c, umask: 0x20, ext_sel: false, row: 313 };
-    /// `UNC_M2M_TxR_VERT_ADS_USED.BL_AG0`: event select 0x9c, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_ADS_USED_BL_AG0: Event = Event { code: 0x9c, umask: 0x04, ext_sel: false, row: 314 };
-    /// `UNC_M2M_TxR_VERT_ADS_USED.BL_AG1`: event select 0x9c, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_ADS_USED_BL_AG1: Event = Event { code: 0x9c, umask: 0x40, ext_sel: false, row: 315 };
-    /// `UNC_M2M_TxR_VERT_BYPASS.AD_AG0`: event select 0x9e, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_BYPASS_AD_AG0: Event = Event { code: 0x9e, umask: 0x01, ext_sel: false, row: 316 };
-    /// `UNC_M2M_TxR_VERT_BYPASS.AD_AG1`: event select 0x9e, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_BYPASS_AD_AG1: Event = Event { code: 0x9e, umask: 0x10, ext_sel: false, row: 317 };
-    /// `UNC_M2M_TxR_VERT_BYPASS.AK_AG0`: event select 0x9e, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_BYPASS_AK_AG0: Event = Event { code: 0x9e, umask: 0x02, ext_sel: false, row: 318 };
-    /// `UNC_M2M_TxR_VERT_BYPASS.AK_AG1`: event select 0x9e, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_BYPASS_AK_AG1: Event = Event { code: 0x9e, umask: 0x20, ext_sel: false, row: 319 };
-    /// `UNC_M2M_TxR_VERT_BYPASS.BL_AG0`: event select 0x9e, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_BYPASS_BL_AG0: Event = Event { code: 0x9e, umask: 0x04, ext_sel: false, row: 320 };
-    /// `UNC_M2M_TxR_VERT_BYPASS.BL_AG1`: event select 0x9e, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_BYPASS_BL_AG1: Event = Event { code: 0x9e, umask: 0x40, ext_sel: false, row: 321 };
-    /// `UNC_M2M_TxR_VERT_BYPASS.IV`: event select 0x9e, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_BYPASS_IV: Event = Event { code: 0x9e, umask: 0x08, ext_sel: false, row: 322 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG0`: event select 0x92, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_FULL_AD_AG0: Event = Event { code: 0x92, umask: 0x01, ext_sel: false, row: 323 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG1`: event select 0x92, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_FULL_AD_AG1: Event = Event { code: 0x92, umask: 0x10, ext_sel: false, row: 324 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG0`: event select 0x92, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_FULL_AK_AG0: Event = Event { code: 0x92, umask: 0x02, ext_sel: false, row: 325 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG1`: event select 0x92, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_FULL_AK_AG1: Event = Event { code: 0x92, umask: 0x20, ext_sel: false, row: 326 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG0`: event select 0x92, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_FULL_BL_AG0: Event = Event { code: 0x92, umask: 0x04, ext_sel: false, row: 327 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG1`: event select 0x92, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_FULL_BL_AG1: Event = Event { code: 0x92, umask: 0x40, ext_sel: false, row: 328 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.IV`: event select 0x92, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_FULL_IV: Event = Event { code: 0x92, umask: 0x08, ext_sel: false, row: 329 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG0`: event select 0x93, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_NE_AD_AG0: Event = Event { code: 0x93, umask: 0x01, ext_sel: false, row: 330 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG1`: event select 0x93, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_NE_AD_AG1: Event = Event { code: 0x93, umask: 0x10, ext_sel: false, row: 331 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG0`: event select 0x93, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_NE_AK_AG0: Event = Event { code: 0x93, umask: 0x02, ext_sel: false, row: 332 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG1`: event select 0x93, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_NE_AK_AG1: Event = Event { code: 0x93, umask: 0x20, ext_sel: false, row: 333 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG0`: event select 0x93, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_NE_BL_AG0: Event = Event { code: 0x93, umask: 0x04, ext_sel: false, row: 334 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG1`: event select 0x93, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_NE_BL_AG1: Event = Event { code: 0x93, umask: 0x40, ext_sel: false, row: 335 };
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.IV`: event select 0x93, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_CYCLES_NE_IV: Event = Event { code: 0x93, umask: 0x08, ext_sel: false, row: 336 };
-    /// `UNC_M2M_TxR_VERT_INSERTS.AD_AG0`: event select 0x91, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_INSERTS_AD_AG0: Event = Event { code: 0x91, umask: 0x01, ext_sel: false, row: 337 };
-    /// `UNC_M2M_TxR_VERT_INSERTS.AD_AG1`: event select 0x91, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_INSERTS_AD_AG1: Event = Event { code: 0x91, umask: 0x10, ext_sel: false, row: 338 };
-    /// `UNC_M2M_TxR_VERT_INSERTS.AK_AG0`: event select 0x91, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_INSERTS_AK_AG0: Event = Event { code: 0x91, umask: 0x02, ext_sel: false, row: 339 };
-    /// `UNC_M2M_TxR_VERT_INSERTS.AK_AG1`: event select 0x91, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_INSERTS_AK_AG1: Event = Event { code: 0x91, umask: 0x20, ext_sel: false, row: 340 };
-    /// `UNC_M2M_TxR_VERT_INSERTS.BL_AG0`: event select 0x91, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_INSERTS_BL_AG0: Event = Event { code: 0x91, umask: 0x04, ext_sel: false, row: 341 };
-    /// `UNC_M2M_TxR_VERT_INSERTS.BL_AG1`: event select 0x91, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_INSERTS_BL_AG1: Event = Event { code: 0x91, umask: 0x40, ext_sel: false, row: 342 };
-    /// `UNC_M2M_TxR_VERT_INSERTS.IV`: event select 0x91, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_INSERTS_IV: Event = Event { code: 0x91, umask: 0x08, ext_sel: false, row: 343 };
-    /// `UNC_M2M_TxR_VERT_NACK.AD_AG0`: event select 0x98, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_NACK_AD_AG0: Event = Event { code: 0x98, umask: 0x01, ext_sel: false, row: 344 };
-    /// `UNC_M2M_TxR_VERT_NACK.AD_AG1`: event select 0x98, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_NACK_AD_AG1: Event = Event { code: 0x98, umask: 0x10, ext_sel: false, row: 345 };
-    /// `UNC_M2M_TxR_VERT_NACK.AK_AG0`: event select 0x98, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_NACK_AK_AG0: Event = Event { code: 0x98, umask: 0x02, ext_sel: false, row: 346 };
-    /// `UNC_M2M_TxR_VERT_NACK.AK_AG1`: event select 0x98, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_NACK_AK_AG1: Event = Event { code: 0x98, umask: 0x20, ext_sel: false, row: 347 };
-    /// `UNC_M2M_TxR_VERT_NACK.BL_AG0`: event select 0x98, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_NACK_BL_AG0: Event = Event { code: 0x98, umask: 0x04, ext_sel: false, row: 348 };
-    /// `UNC_M2M_TxR_VERT_NACK.BL_AG1`: event select 0x98, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_NACK_BL_AG1: Event = Event { code: 0x98, umask: 0x40, ext_sel: false, row: 349 };
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG0`: event select 0x90, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_OCCUPANCY_AD_AG0: Event = Event { code: 0x90, umask: 0x01, ext_sel: false, row: 350 };
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG1`: event select 0x90, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_OCCUPANCY_AD_AG1: Event = Event { code: 0x90, umask: 0x10, ext_sel: false, row: 351 };
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG0`: event select 0x90, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_OCCUPANCY_AK_AG0: Event = Event { code: 0x90, umask: 0x02, ext_sel: false, row: 352 };
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG1`: event select 0x90, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_OCCUPANCY_AK_AG1: Event = Event { code: 0x90, umask: 0x20, ext_sel: false, row: 353 };
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG0`: event select 0x90, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_OCCUPANCY_BL_AG0: Event = Event { code: 0x90, umask: 0x04, ext_sel: false, row: 354 };
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG1`: event select 0x90, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_OCCUPANCY_BL_AG1: Event = Event { code: 0x90, umask: 0x40, ext_sel: false, row: 355 };
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.IV`: event select 0x90, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_OCCUPANCY_IV: Event = Event { code: 0x90, umask: 0x08, ext_sel: false, row: 356 };
-    /// `UNC_M2M_TxR_VERT_STARVED.AD_AG0`: event select 0x9a, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_STARVED_AD_AG0: Event = Event { code: 0x9a, umask: 0x01, ext_sel: false, row: 357 };
-    /// `UNC_M2M_TxR_VERT_STARVED.AD_AG1`: event select 0x9a, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_STARVED_AD_AG1: Event = Event { code: 0x9a, umask: 0x10, ext_sel: false, row: 358 };
-    /// `UNC_M2M_TxR_VERT_STARVED.AK_AG0`: event select 0x9a, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_STARVED_AK_AG0: Event = Event { code: 0x9a, umask: 0x02, ext_sel: false, row: 359 };
-    /// `UNC_M2M_TxR_VERT_STARVED.AK_AG1`: event select 0x9a, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_STARVED_AK_AG1: Event = Event { code: 0x9a, umask: 0x20, ext_sel: false, row: 360 };
-    /// `UNC_M2M_TxR_VERT_STARVED.BL_AG0`: event select 0x9a, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_STARVED_BL_AG0: Event = Event { code: 0x9a, umask: 0x04, ext_sel: false, row: 361 };
-    /// `UNC_M2M_TxR_VERT_STARVED.BL_AG1`: event select 0x9a, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_STARVED_BL_AG1: Event = Event { code: 0x9a, umask: 0x40, ext_sel: false, row: 362 };
-    /// `UNC_M2M_VERT_RING_AD_IN_USE.DN_EVEN`: event select 0xa6, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_AD_IN_USE_DN_EVEN: Event = Event { code: 0xa6, umask: 0x04, ext_sel: false, row: 363 };
-    /// `UNC_M2M_VERT_RING_AD_IN_USE.DN_ODD`: event select 0xa6, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_AD_IN_USE_DN_ODD: Event = Event { code: 0xa6, umask: 0x08, ext_sel: false, row: 364 };
-    /// `UNC_M2M_VERT_RING_AD_IN_USE.UP_EVEN`: event select 0xa6, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_AD_IN_USE_UP_EVEN: Event = Event { code: 0xa6, umask: 0x01, ext_sel: false, row: 365 };
-    /// `UNC_M2M_VERT_RING_AD_IN_USE.UP_ODD`: event select 0xa6, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_AD_IN_USE_UP_ODD: Event = Event { code: 0xa6, umask: 0x02, ext_sel: false, row: 366 };
-    /// `UNC_M2M_VERT_RING_AK_IN_USE.DN_EVEN`: event select 0xa8, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_AK_IN_USE_DN_EVEN: Event = Event { code: 0xa8, umask: 0x04, ext_sel: false, row: 367 };
-    /// `UNC_M2M_VERT_RING_AK_IN_USE.DN_ODD`: event select 0xa8, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_AK_IN_USE_DN_ODD: Event = Event { code: 0xa8, umask: 0x08, ext_sel: false, row: 368 };
-    /// `UNC_M2M_VERT_RING_AK_IN_USE.UP_EVEN`: event select 0xa8, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_AK_IN_USE_UP_EVEN: Event = Event { code: 0xa8, umask: 0x01, ext_sel: false, row: 369 };
-    /// `UNC_M2M_VERT_RING_AK_IN_USE.UP_ODD`: event select 0xa8, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_AK_IN_USE_UP_ODD: Event = Event { code: 0xa8, umask: 0x02, ext_sel: false, row: 370 };
-    /// `UNC_M2M_VERT_RING_BL_IN_USE.DN_EVEN`: event select 0xaa, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_BL_IN_USE_DN_EVEN: Event = Event { code: 0xaa, umask: 0x04, ext_sel: false, row: 371 };
-    /// `UNC_M2M_VERT_RING_BL_IN_USE.DN_ODD`: event select 0xaa, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_BL_IN_USE_DN_ODD: Event = Event { code: 0xaa, umask: 0x08, ext_sel: false, row: 372 };
-    /// `UNC_M2M_VERT_RING_BL_IN_USE.UP_EVEN`: event select 0xaa, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_BL_IN_USE_UP_EVEN: Event = Event { code: 0xaa, umask: 0x01, ext_sel: false, row: 373 };
-    /// `UNC_M2M_VERT_RING_BL_IN_USE.UP_ODD`: event select 0xaa, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_BL_IN_USE_UP_ODD: Event = Event { code: 0xaa, umask: 0x02, ext_sel: false, row: 374 };
-    /// `UNC_M2M_VERT_RING_IV_IN_USE.DN`: event select 0xac, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_IV_IN_USE_DN: Event = Event { code: 0xac, umask: 0x04, ext_sel: false, row: 375 };
-    /// `UNC_M2M_VERT_RING_IV_IN_USE.UP`: event select 0xac, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VERT_RING_IV_IN_USE_UP: Event = Event { code: 0xac, umask: 0x01, ext_sel: false, row: 376 };
-    /// `UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN0`: event select 0x44, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RPQ_CYCLES_SPEC_CREDITS_CHN0: Event = Event { code: 0x44, umask: 0x01, ext_sel: false, row: 377 };
-    /// `UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN1`: event select 0x44, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RPQ_CYCLES_SPEC_CREDITS_CHN1: Event = Event { code: 0x44, umask: 0x02, ext_sel: false, row: 378 };
-    /// `UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN2`: event select 0x44, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RPQ_CYCLES_SPEC_CREDITS_CHN2: Event = Event { code: 0x44, umask: 0x04, ext_sel: false, row: 379 };
-    /// `UNC_M2M_TxC_BL.DRS_UPI`: event select 0x40, umask 0x04, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_BL_DRS_UPI: Event = Event { code: 0x40, umask: 0x04, ext_sel: false, row: 380 };
-    /// `UNC_M2M_TxR_VERT_NACK.IV`: event select 0x98, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_NACK_IV: Event = Event { code: 0x98, umask: 0x08, ext_sel: false, row: 381 };
-    /// `UNC_M2M_TxR_VERT_STARVED.IV`: event select 0x9a, umask 0x08, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXR_VERT_STARVED_IV: Event = Event { code: 0x9a, umask: 0x08, ext_sel: false, row: 382 };
-    /// `UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN0`: event select 0x4d, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WPQ_CYCLES_REG_CREDITS_CHN0: Event = Event { code: 0x4d, umask: 0x01, ext_sel: false, row: 383 };
-    /// `UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN1`: event select 0x4d, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WPQ_CYCLES_REG_CREDITS_CHN1: Event = Event { code: 0x4d, umask: 0x02, ext_sel: false, row: 384 };
-    /// `UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN2`: event select 0x4d, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WPQ_CYCLES_REG_CREDITS_CHN2: Event = Event { code: 0x4d, umask: 0x04, ext_sel: false, row: 385 };
-    /// `UNC_M2M_BYPASS_M2M_INGRESS.TAKEN`: event select 0x21, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const BYPASS_M2M_INGRESS_TAKEN: Event = Event { code: 0x21, umask: 0x01, ext_sel: false, row: 386 };
-    /// `UNC_M2M_BYPASS_M2M_INGRESS.NOT_TAKEN`: event select 0x21, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const BYPASS_M2M_INGRESS_NOT_TAKEN: Event = Event { code: 0x21, umask: 0x02, ext_sel: false, row: 387 };
-    /// `UNC_M2M_CMS_CLOCKTICKS`: event select 0xc0, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CMS_CLOCKTICKS: Event = Event { code: 0xc0, umask: 0x00, ext_sel: false, row: 388 };
-    /// `UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN0`: event select 0x4e, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WPQ_CYCLES_SPEC_CREDITS_CHN0: Event = Event { code: 0x4e, umask: 0x01, ext_sel: false, row: 389 };
-    /// `UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN1`: event select 0x4e, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WPQ_CYCLES_SPEC_CREDITS_CHN1: Event = Event { code: 0x4e, umask: 0x02, ext_sel: false, row: 390 };
-    /// `UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN2`: event select 0x4e, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const WPQ_CYCLES_SPEC_CREDITS_CHN2: Event = Event { code: 0x4e, umask: 0x04, ext_sel: false, row: 391 };
-    /// `UNC_M2M_FAST_ASSERTED.VERT`: event select 0xa5, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FAST_ASSERTED_VERT: Event = Event { code: 0xa5, umask: 0x01, ext_sel: false, row: 392 };
-    /// `UNC_M2M_FAST_ASSERTED.HORZ`: event select 0xa5, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FAST_ASSERTED_HORZ: Event = Event { code: 0xa5, umask: 0x02, ext_sel: false, row: 393 };
-    /// `UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN0`: event select 0x43, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RPQ_CYCLES_REG_CREDITS_CHN0: Event = Event { code: 0x43, umask: 0x01, ext_sel: false, row: 394 };
-    /// `UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN1`: event select 0x43, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RPQ_CYCLES_REG_CREDITS_CHN1: Event = Event { code: 0x43, umask: 0x02, ext_sel: false, row: 395 };
-    /// `UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN2`: event select 0x43, umask 0x04, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const RPQ_CYCLES_REG_CREDITS_CHN2: Event = Event { code: 0x43, umask: 0x04, ext_sel: false, row: 396 };
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.CMS0`: event select 0x14, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_FULL_CMS0: Event = Event { code: 0x14, umask: 0x01, ext_sel: false, row: 397 };
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.CMS1`: event select 0x14, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_FULL_CMS1: Event = Event { code: 0x14, umask: 0x02, ext_sel: false, row: 398 };
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD0`: event select 0x14, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_FULL_RDCRD0: Event = Event { code: 0x14, umask: 0x08, ext_sel: false, row: 399 };
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD0`: event select 0x14, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_FULL_WRCRD0: Event = Event { code: 0x14, umask: 0x10, ext_sel: false, row: 400 };
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP0`: event select 0x14, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_FULL_WRCMP0: Event = Event { code: 0x14, umask: 0x20, ext_sel: false, row: 401 };
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD1`: event select 0x14, umask 0x88, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_FULL_RDCRD1: Event = Event { code: 0x14, umask: 0x88, ext_sel: false, row: 402 };
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD1`: event select 0x14, umask 0x90, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_FULL_WRCRD1: Event = Event { code: 0x14, umask: 0x90, ext_sel: false, row: 403 };
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP1`: event select 0x14, umask 0xa0, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_FULL_WRCMP1: Event = Event { code: 0x14, umask: 0xa0, ext_sel: false, row: 404 };
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.ALL`: event select 0x14, umask 0x03, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_FULL_ALL: Event = Event { code: 0x14, umask: 0x03, ext_sel: false, row: 405 };
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.CMS0`: event select 0x13, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_NE_CMS0: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, row: 406 };
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.CMS1`: event select 0x13, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_NE_CMS1: Event = Event { code: 0x13, umask: 0x02, ext_sel: false, row: 407 };
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.RDCRD`: event select 0x13, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_NE_RDCRD: Event = Event { code: 0x13, umask: 0x08, ext_sel: false, row: 408 };
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.WRCRD`: event select 0x13, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_NE_WRCRD: Event = Event { code: 0x13, umask: 0x10, ext_sel: false, row: 409 };
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.WRCMP`: event select 0x13, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_NE_WRCMP: Event = Event { code: 0x13, umask: 0x20, ext_sel: false, row: 410 };
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.ALL`: event select 0x13, umask 0x03, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_CYCLES_NE_ALL: Event = Event { code: 0x13, umask: 0x03, ext_sel: false, row: 411 };
-    /// `UNC_M2M_TxC_AK_INSERTS.CMS0`: event select 0x11, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_INSERTS_CMS0: Event = Event { code: 0x11, umask: 0x01, ext_sel: false, row: 412 };
-    /// `UNC_M2M_TxC_AK_INSERTS.CMS1`: event select 0x11, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_INSERTS_CMS1: Event = Event { code: 0x11, umask: 0x02, ext_sel: false, row: 413 };
-    /// `UNC_M2M_TxC_AK_INSERTS.RDCRD`: event select 0x11, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_INSERTS_RDCRD: Event = Event { code: 0x11, umask: 0x08, ext_sel: false, row: 414 };
-    /// `UNC_M2M_TxC_AK_INSERTS.WRCRD`: event select 0x11, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_INSERTS_WRCRD: Event = Event { code: 0x11, umask: 0x10, ext_sel: false, row: 415 };
-    /// `UNC_M2M_TxC_AK_INSERTS.WRCMP`: event select 0x11, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_INSERTS_WRCMP: Event = Event { code: 0x11, umask: 0x20, ext_sel: false, row: 416 };
-    /// `UNC_M2M_TxC_AK_INSERTS.PREF_RD_CAM_HIT`: event select 0x11, umask 0x40, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_INSERTS_PREF_RD_CAM_HIT: Event = Event { code: 0x11, umask: 0x40, ext_sel: false, row: 417 };
-    /// `UNC_M2M_TxC_AK_INSERTS.ALL`: event select 0x11, umask 0x03, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_INSERTS_ALL: Event = Event { code: 0x11, umask: 0x03, ext_sel: false, row: 418 };
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.CMS0`: event select 0x12, umask 0x01, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_OCCUPANCY_CMS0: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, row: 419 };
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.CMS1`: event select 0x12, umask 0x02, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_OCCUPANCY_CMS1: Event = Event { code: 0x12, umask: 0x02, ext_sel: false, row: 420 };
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.RDCRD`: event select 0x12, umask 0x08, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_OCCUPANCY_RDCRD: Event = Event { code: 0x12, umask: 0x08, ext_sel: false, row: 421 };
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.WRCRD`: event select 0x12, umask 0x10, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_OCCUPANCY_WRCRD: Event = Event { code: 0x12, umask: 0x10, ext_sel: false, row: 422 };
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.WRCMP`: event select 0x12, umask 0x20, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_OCCUPANCY_WRCMP: Event = Event { code: 0x12, umask: 0x20, ext_sel: false, row: 423 };
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.ALL`: event select 0x12, umask 0x03, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_OCCUPANCY_ALL: Event = Event { code: 0x12, umask: 0x03, ext_sel: false, row: 424 };
-    /// `UNC_M2M_TxC_AK_SIDEBAND.RD`: event select 0x6b, umask 0x01, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_SIDEBAND_RD: Event = Event { code: 0x6b, umask: 0x01, ext_sel: false, row: 425 };
-    /// `UNC_M2M_TxC_AK_SIDEBAND.WR`: event select 0x6b, umask 0x02, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TXC_AK_SIDEBAND_WR: Event = Event { code: 0x6b, umask: 0x02, ext_sel: false, row: 426 };
+    /// `UNC_M2M_BYPASS_M2M_Egress.NOT_TAKEN`.
+    pub const BYPASS_M2M_EGRESS_NOT_TAKEN: Event = Event::row(0);
+    /// `UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE`.
+    pub const DIRECT2CORE_NOT_TAKEN_DIRSTATE: Event = Event::row(1);
+    /// `UNC_M2M_DIRECT2CORE_TAKEN`.
+    pub const DIRECT2CORE_TAKEN: Event = Event::row(2);
+    /// `UNC_M2M_DIRECT2CORE_TXN_OVERRIDE`.
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event::row(3);
+    /// `UNC_M2M_DIRECTORY_LOOKUP.ANY`.
+    pub const DIRECTORY_LOOKUP_ANY: Event = Event::row(4);
+    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_I`.
+    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event::row(5);
+    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_S`.
+    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event::row(6);
+    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_A`.
+    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event::row(7);
+    /// `UNC_M2M_DIRECTORY_UPDATE.ANY`.
+    pub const DIRECTORY_UPDATE_ANY: Event = Event::row(8);
+    /// `UNC_M2M_DIRECTORY_UPDATE.I2S`.
+    pub const DIRECTORY_UPDATE_I2S: Event = Event::row(9);
+    /// `UNC_M2M_DIRECTORY_UPDATE.I2A`.
+    pub const DIRECTORY_UPDATE_I2A: Event = Event::row(10);
+    /// `UNC_M2M_DIRECTORY_UPDATE.S2I`.
+    pub const DIRECTORY_UPDATE_S2I: Event = Event::row(11);
+    /// `UNC_M2M_DIRECTORY_UPDATE.S2A`.
+    pub const DIRECTORY_UPDATE_S2A: Event = Event::row(12);
+    /// `UNC_M2M_DIRECTORY_UPDATE.A2I`.
+    pub const DIRECTORY_UPDATE_A2I: Event = Event::row(13);
+    /// `UNC_M2M_DIRECTORY_UPDATE.A2S`.
+    pub const DIRECTORY_UPDATE_A2S: Event = Event::row(14);
+    /// `UNC_M2M_IMC_READS.NORMAL`.
+    pub const IMC_READS_NORMAL: Event = Event::row(15);
+    /// `UNC_M2M_IMC_READS.ALL`.
+    pub const IMC_READS_ALL: Event = Event::row(16);
+    /// `UNC_M2M_IMC_WRITES.PARTIAL`.
+    pub const IMC_WRITES_PARTIAL: Event = Event::row(17);
+    /// `UNC_M2M_IMC_WRITES.ALL`.
+    pub const IMC_WRITES_ALL: Event = Event::row(18);
+    /// `UNC_M2M_IMC_WRITES.NI`.
+    pub const IMC_WRITES_NI: Event = Event::row(19);
+    /// `UNC_M2M_PREFCAM_DEMAND_PROMOTIONS`.
+    pub const PREFCAM_DEMAND_PROMOTIONS: Event = Event::row(20);
+    /// `UNC_M2M_PREFCAM_INSERTS`.
+    pub const PREFCAM_INSERTS: Event = Event::row(21);
+    /// `UNC_M2M_RxC_AD_INSERTS`.
+    pub const RXC_AD_INSERTS: Event = Event::row(22);
+    /// `UNC_M2M_RxC_AD_OCCUPANCY`.
+    pub const RXC_AD_OCCUPANCY: Event = Event::row(23);
+    /// `UNC_M2M_RxC_BL_INSERTS`.
+    pub const RXC_BL_INSERTS: Event = Event::row(24);
+    /// `UNC_M2M_RxC_BL_OCCUPANCY`.
+    pub const RXC_BL_OCCUPANCY: Event = Event::row(25);
+    /// `UNC_M2M_TxC_AD_INSERTS`.
+    pub const TXC_AD_INSERTS: Event = Event::row(26);
+    /// `UNC_M2M_TxC_AD_OCCUPANCY`.
+    pub const TXC_AD_OCCUPANCY: Event = Event::row(27);
+    /// `UNC_M2M_TxC_BL_INSERTS.ALL`.
+    pub const TXC_BL_INSERTS_ALL: Event = Event::row(28);
+    /// `UNC_M2M_TxC_BL_OCCUPANCY.ALL`.
+    pub const TXC_BL_OCCUPANCY_ALL: Event = Event::row(29);
+    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS`.
+    pub const DIRECT2UPI_NOT_TAKEN_CREDITS: Event = Event::row(30);
+    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE`.
+    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE: Event = Event::row(31);
+    /// `UNC_M2M_DIRECT2UPI_TAKEN`.
+    pub const DIRECT2UPI_TAKEN: Event = Event::row(32);
+    /// `UNC_M2M_DIRECT2UPI_TXN_OVERRIDE`.
+    pub const DIRECT2UPI_TXN_OVERRIDE: Event = Event::row(33);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::BYPASS_M2M_EGRESS_NOT_TAKEN,
-        Event::DIRECT2CORE_NOT_TAKEN_DIRSTATE,
-        Event::DIRECT2CORE_TAKEN,
-        Event::DIRECT2CORE_TXN_OVERRIDE,
-        Event::DIRECTORY_LOOKUP_ANY,
-        Event::DIRECTORY_LOOKUP_STATE_I,
-        Event::DIRECTORY_LOOKUP_STATE_S,
-        Event::DIRECTORY_LOOKUP_STATE_A,
-        Event::DIRECTORY_UPDATE_ANY,
-        Event::DIRECTORY_UPDATE_I2S,
-        Event::DIRECTORY_UPDATE_I2A,
-        Event::DIRECTORY_UPDATE_S2I,
-        Event::DIRECTORY_UPDATE_S2A,
-        Event::DIRECTORY_UPDATE_A2I,
-        Event::DIRECTORY_UPDATE_A2S,
-        Event::IMC_READS_NORMAL,
-        Event::IMC_READS_ALL,
-        Event::IMC_WRITES_PARTIAL,
-        Event::IMC_WRITES_ALL,
-        Event::IMC_WRITES_NI,
-        Event::PREFCAM_DEMAND_PROMOTIONS,
-        Event::PREFCAM_INSERTS,
-        Event::RXC_AD_INSERTS,
-        Event::RXC_AD_OCCUPANCY,
-        Event::RXC_BL_INSERTS,
-        Event::RXC_BL_OCCUPANCY,
-        Event::TXC_AD_INSERTS,
-        Event::TXC_AD_OCCUPANCY,
-        Event::TXC_BL_INSERTS_ALL,
-        Event::TXC_BL_OCCUPANCY_ALL,
-        Event::DIRECT2UPI_NOT_TAKEN_CREDITS,
-        Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE,
-        Event::DIRECT2UPI_TAKEN,
-        Event::DIRECT2UPI_TXN_OVERRIDE,
-        #[cfg(feature = "experimental-events")] Event::BYPASS_M2M_EGRESS_TAKEN,
-        #[cfg(feature = "experimental-events")] Event::CLOCKTICKS,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_I,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_S,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_P,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_A,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_I,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_S,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_P,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_A,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_I,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_S,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_P,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_A,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_I,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_S,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_P,
-        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_A,
-        #[cfg(feature = "experimental-events")] Event::IMC_READS_ISOCH,
-        #[cfg(feature = "experimental-events")] Event::IMC_READS_FROM_TRANSGRESS,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_FULL,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_FULL_ISOCH,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_PARTIAL_ISOCH,
-        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_FROM_TRANSGRESS,
-        #[cfg(feature = "experimental-events")] Event::PKT_MATCH_MESH,
-        #[cfg(feature = "experimental-events")] Event::PKT_MATCH_MC,
-        #[cfg(feature = "experimental-events")] Event::PREFCAM_CYCLES_FULL,
-        #[cfg(feature = "experimental-events")] Event::PREFCAM_CYCLES_NE,
-        #[cfg(feature = "experimental-events")] Event::PREFCAM_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::TGR_AD_CREDITS,
-        #[cfg(feature = "experimental-events")] Event::TGR_BL_CREDITS,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_CYCLES_FULL_CH0,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_CYCLES_FULL_CH1,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_CYCLES_FULL_CH2,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_CYCLES_NE_CH0,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_CYCLES_NE_CH1,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_CYCLES_NE_CH2,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_INSERTS_CH0,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_INSERTS_CH1,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_INSERTS_CH2,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_OCCUPANCY_CH0,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_OCCUPANCY_CH1,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_OCCUPANCY_CH2,
-        #[cfg(feature = "experimental-events")] Event::TRACKER_PENDING_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::WRITE_TRACKER_CYCLES_FULL_CH0,
-        #[cfg(feature = "experimental-events")] Event::WRITE_TRACKER_CYCLES_FULL_CH1,
-        #[cfg(feature = "experimental-events")] Event::WRITE_TRACKER_CYCLES_FULL_CH2,
-        #[cfg(feature = "experimental-events")] Event::WRITE_TRACKER_CYCLES_NE_CH0,
-        #[cfg(feature = "experimental-events")] Event::WRITE_TRACKER_CYCLES_NE_CH1,
-        #[cfg(feature = "experimental-events")] Event::WRITE_TRACKER_CYCLES_NE_CH2,
-        #[cfg(feature = "experimental-events")] Event::WRITE_TRACKER_INSERTS_CH0,
-        #[cfg(feature = "experimental-events")] Event::WRITE_TRACKER_INSERTS_CH1,
-        #[cfg(feature = "experimental-events")] Event::WRITE_TRACKER_INSERTS_CH2,
-        #[cfg(feature = "experimental-events")] Event::WRITE_TRACKER_OCCUPANCY_CH0,
-        #[cfg(feature = "experimental-events")] Event::WRITE_TRACKER_OCCUPANCY_CH1,
-        #[cfg(feature = "experimental-events")] Event::WRITE_TRACKER_OCCUPANCY_CH2,
-        #[cfg(feature = "experimental-events")] Event::AG0_AD_CRD_ACQUIRED_TGR0,
-        #[cfg(feature = "experimental-events")] Event::AG0_AD_CRD_ACQUIRED_TGR1,
-        #[cfg(feature = "experimental-events")] Event::AG0_AD_CRD_ACQUIRED_TGR2,
-        #[cfg(feature = "experimental-events")] Event::AG0_AD_CRD_ACQUIRED_TGR3,
-        #[cfg(feature = "experimental-events")] Event::AG0_AD_CRD_ACQUIRED_TGR4,
-        #[cfg(feature = "experimental-events")] Event::AG0_AD_CRD_ACQUIRED_TGR5,
-        #[cfg(feature = "experimental-events")] Event::AG0_AD_CRD_OCCUPANCY_TGR0,
-        #[cfg(feature = "experimental-events")] Event::AG0_AD_CRD_OCCUPANCY_TGR1,
-        #[cfg(feature = "experimental-events")] Event::AG0_AD_CRD_OCCUPANCY_TGR2,
-        #[cfg(feature = "experimental-events")] Event::AG0_AD_CRD_OCCUPANCY_TGR3,
-        #[cfg(feature = "experimental-events")] Event::AG0_AD_CRD_OCCUPANCY_TGR4,
-        #[cfg(feature = "experimental-events")] Event::AG0_AD_CRD_OCCUPANCY_TGR5,
-        #[cfg(feature = "experimental-events")] Event::AG0_BL_CRD_ACQUIRED_TGR0,
-        #[cfg(feature = "experimental-events")] Event::AG0_BL_CRD_ACQUIRED_TGR1,
-        #[cfg(feature = "experimental-events")] Event::AG0_BL_CRD_ACQUIRED_TGR2,
-        #[cfg(feature = "experimental-events")] Event::AG0_BL_CRD_ACQUIRED_TGR3,
-        #[cfg(feature = "experimental-events")] Event::AG0_BL_CRD_ACQUIRED_TGR4,
-        #[cfg(feature = "experimental-events")] Event::AG0_BL_CRD_ACQUIRED_TGR5,
-        #[cfg(feature = "experimental-events")] Event::AG0_BL_CRD_OCCUPANCY_TGR0,
-        #[cfg(feature = "experimental-events")] Event::AG0_BL_CRD_OCCUPANCY_TGR1,
-        #[cfg(feature = "experimental-events")] Event::AG0_BL_CRD_OCCUPANCY_TGR2,
-        #[cfg(feature = "experimental-events")] Event::AG0_BL_CRD_OCCUPANCY_TGR3,
-        #[cfg(feature = "experimental-events")] Event::AG0_BL_CRD_OCCUPANCY_TGR4,
-        #[cfg(feature = "experimental-events")] Event::AG0_BL_CRD_OCCUPANCY_TGR5,
-        #[cfg(feature = "experimental-events")] Event::AG1_AD_CRD_ACQUIRED_TGR0,
-        #[cfg(feature = "experimental-events")] Event::AG1_AD_CRD_ACQUIRED_TGR1,
-        #[cfg(feature = "experimental-events")] Event::AG1_AD_CRD_ACQUIRED_TGR2,
-        #[cfg(feature = "experimental-events")] Event::AG1_AD_CRD_ACQUIRED_TGR3,
-        #[cfg(feature = "experimental-events")] Event::AG1_AD_CRD_ACQUIRED_TGR4,
-        #[cfg(feature = "experimental-events")] Event::AG1_AD_CRD_ACQUIRED_TGR5,
-        #[cfg(feature = "experimental-events")] Event::AG1_AD_CRD_OCCUPANCY_TGR0,
-        #[cfg(feature = "experimental-events")] Event::AG1_AD_CRD_OCCUPANCY_TGR1,
-        #[cfg(feature = "experimental-events")] Event::AG1_AD_CRD_OCCUPANCY_TGR2,
-        #[cfg(feature = "experimental-events")] Event::AG1_AD_CRD_OCCUPANCY_TGR3,
-        #[cfg(feature = "experimental-events")] Event::AG1_AD_CRD_OCCUPANCY_TGR4,
-        #[cfg(feature = "experimental-events")] Event::AG1_AD_CRD_OCCUPANCY_TGR5,
-        #[cfg(feature = "experimental-events")] Event::AG1_BL_CRD_OCCUPANCY_TGR0,
-        #[cfg(feature = "experimental-events")] Event::AG1_BL_CRD_OCCUPANCY_TGR1,
-        #[cfg(feature = "experimental-events")] Event::AG1_BL_CRD_OCCUPANCY_TGR2,
-        #[cfg(feature = "experimental-events")] Event::AG1_BL_CRD_OCCUPANCY_TGR3,
-        #[cfg(feature = "experimental-events")] Event::AG1_BL_CRD_OCCUPANCY_TGR4,
-        #[cfg(feature = "experimental-events")] Event::AG1_BL_CRD_OCCUPANCY_TGR5,
-        #[cfg(feature = "experimental-events")] Event::AG1_BL_CREDITS_ACQUIRED_TGR0,
-        #[cfg(feature = "experimental-events")] Event::AG1_BL_CREDITS_ACQUIRED_TGR1,
-        #[cfg(feature = "experimental-events")] Event::AG1_BL_CREDITS_ACQUIRED_TGR2,
-        #[cfg(feature = "experimental-events")] Event::AG1_BL_CREDITS_ACQUIRED_TGR3,
-        #[cfg(feature = "experimental-events")] Event::AG1_BL_CREDITS_ACQUIRED_TGR4,
-        #[cfg(feature = "experimental-events")] Event::AG1_BL_CREDITS_ACQUIRED_TGR5,
-        #[cfg(feature = "experimental-events")] Event::EGRESS_ORDERING_IV_SNOOPGO_DN,
-        #[cfg(feature = "experimental-events")] Event::EGRESS_ORDERING_IV_SNOOPGO_UP,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_AD_IN_USE_LEFT_EVEN,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_AD_IN_USE_LEFT_ODD,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_AD_IN_USE_RIGHT_EVEN,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_AD_IN_USE_RIGHT_ODD,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_AK_IN_USE_LEFT_EVEN,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_AK_IN_USE_LEFT_ODD,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_AK_IN_USE_RIGHT_EVEN,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_AK_IN_USE_RIGHT_ODD,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_BL_IN_USE_LEFT_EVEN,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_BL_IN_USE_LEFT_ODD,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_BL_IN_USE_RIGHT_EVEN,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_BL_IN_USE_RIGHT_ODD,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_IV_IN_USE_LEFT,
-        #[cfg(feature = "experimental-events")] Event::HORZ_RING_IV_IN_USE_RIGHT,
-        #[cfg(feature = "experimental-events")] Event::RING_BOUNCES_HORZ_AD,
-        #[cfg(feature = "experimental-events")] Event::RING_BOUNCES_HORZ_AK,
-        #[cfg(feature = "experimental-events")] Event::RING_BOUNCES_HORZ_BL,
-        #[cfg(feature = "experimental-events")] Event::RING_BOUNCES_HORZ_IV,
-        #[cfg(feature = "experimental-events")] Event::RING_BOUNCES_VERT_AD,
-        #[cfg(feature = "experimental-events")] Event::RING_BOUNCES_VERT_AK,
-        #[cfg(feature = "experimental-events")] Event::RING_BOUNCES_VERT_BL,
-        #[cfg(feature = "experimental-events")] Event::RING_BOUNCES_VERT_IV,
-        #[cfg(feature = "experimental-events")] Event::RING_SINK_STARVED_HORZ_AD,
-        #[cfg(feature = "experimental-events")] Event::RING_SINK_STARVED_HORZ_AK,
-        #[cfg(feature = "experimental-events")] Event::RING_SINK_STARVED_HORZ_AK_AG1,
-        #[cfg(feature = "experimental-events")] Event::RING_SINK_STARVED_HORZ_BL,
-        #[cfg(feature = "experimental-events")] Event::RING_SINK_STARVED_HORZ_IV,
-        #[cfg(feature = "experimental-events")] Event::RING_SINK_STARVED_VERT_AD,
-        #[cfg(feature = "experimental-events")] Event::RING_SINK_STARVED_VERT_AK,
-        #[cfg(feature = "experimental-events")] Event::RING_SINK_STARVED_VERT_BL,
-        #[cfg(feature = "experimental-events")] Event::RING_SINK_STARVED_VERT_IV,
-        #[cfg(feature = "experimental-events")] Event::RING_SRC_THRTL,
-        #[cfg(feature = "experimental-events")] Event::RXC_AD_CYCLES_FULL,
-        #[cfg(feature = "experimental-events")] Event::RXC_AD_CYCLES_NE,
-        #[cfg(feature = "experimental-events")] Event::RXC_BL_CYCLES_FULL,
-        #[cfg(feature = "experimental-events")] Event::RXC_BL_CYCLES_NE,
-        #[cfg(feature = "experimental-events")] Event::RXR_BUSY_STARVED_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_BUSY_STARVED_AD_CRD,
-        #[cfg(feature = "experimental-events")] Event::RXR_BUSY_STARVED_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_BUSY_STARVED_BL_CRD,
-        #[cfg(feature = "experimental-events")] Event::RXR_BYPASS_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_BYPASS_AD_CRD,
-        #[cfg(feature = "experimental-events")] Event::RXR_BYPASS_AK_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_BYPASS_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_BYPASS_BL_CRD,
-        #[cfg(feature = "experimental-events")] Event::RXR_BYPASS_IV_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_CRD_STARVED_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_CRD_STARVED_AD_CRD,
-        #[cfg(feature = "experimental-events")] Event::RXR_CRD_STARVED_AK_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_CRD_STARVED_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_CRD_STARVED_BL_CRD,
-        #[cfg(feature = "experimental-events")] Event::RXR_CRD_STARVED_IFV,
-        #[cfg(feature = "experimental-events")] Event::RXR_CRD_STARVED_IV_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_INSERTS_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_INSERTS_AD_CRD,
-        #[cfg(feature = "experimental-events")] Event::RXR_INSERTS_AK_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_INSERTS_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_INSERTS_BL_CRD,
-        #[cfg(feature = "experimental-events")] Event::RXR_INSERTS_IV_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_OCCUPANCY_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_OCCUPANCY_AD_CRD,
-        #[cfg(feature = "experimental-events")] Event::RXR_OCCUPANCY_AK_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_OCCUPANCY_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::RXR_OCCUPANCY_BL_CRD,
-        #[cfg(feature = "experimental-events")] Event::RXR_OCCUPANCY_IV_BNC,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR0,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR1,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR2,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR3,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR4,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR5,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR0,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR1,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR2,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR3,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR4,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR5,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR0,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR1,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR2,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR3,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR4,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR5,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR0,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR1,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR2,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR3,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR4,
-        #[cfg(feature = "experimental-events")] Event::STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR5,
-        #[cfg(feature = "experimental-events")] Event::TXC_AD_CREDIT_OCCUPANCY,
-        #[cfg(feature = "experimental-events")] Event::TXC_AD_CREDITS_ACQUIRED,
-        #[cfg(feature = "experimental-events")] Event::TXC_AD_CYCLES_FULL,
-        #[cfg(feature = "experimental-events")] Event::TXC_AD_CYCLES_NE,
-        #[cfg(feature = "experimental-events")] Event::TXC_AD_NO_CREDIT_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TXC_AD_NO_CREDIT_STALLED,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CRD_CBO,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_NDR,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CREDIT_OCCUPANCY_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CREDIT_OCCUPANCY_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CREDITS_ACQUIRED_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CREDITS_ACQUIRED_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_NO_CREDIT_CYCLES_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_NO_CREDIT_CYCLES_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_NO_CREDIT_STALLED_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_NO_CREDIT_STALLED_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_CACHE,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_CORE,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_CREDIT_OCCUPANCY_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_CREDIT_OCCUPANCY_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_CREDITS_ACQUIRED_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_CREDITS_ACQUIRED_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_CYCLES_FULL_ALL,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_CYCLES_FULL_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_CYCLES_FULL_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_CYCLES_NE_ALL,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_CYCLES_NE_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_CYCLES_NE_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_INSERTS_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_INSERTS_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NO_CREDIT_CYCLES_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NO_CREDIT_CYCLES_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NO_CREDIT_STALLED_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_NO_CREDIT_STALLED_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_OCCUPANCY_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_OCCUPANCY_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_ADS_USED_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_ADS_USED_AD_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_ADS_USED_AK_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_ADS_USED_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_ADS_USED_BL_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_BYPASS_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_BYPASS_AD_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_BYPASS_AK_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_BYPASS_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_BYPASS_BL_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_BYPASS_IV_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_CYCLES_FULL_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_CYCLES_FULL_AD_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_CYCLES_FULL_AK_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_CYCLES_FULL_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_CYCLES_FULL_BL_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_CYCLES_FULL_IV_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_CYCLES_NE_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_CYCLES_NE_AD_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_CYCLES_NE_AK_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_CYCLES_NE_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_CYCLES_NE_BL_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_CYCLES_NE_IV_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_INSERTS_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_INSERTS_AD_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_INSERTS_AK_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_INSERTS_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_INSERTS_BL_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_INSERTS_IV_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_NACK_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_NACK_AD_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_NACK_AK_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_NACK_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_NACK_BL_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_NACK_IV_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_OCCUPANCY_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_OCCUPANCY_AD_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_OCCUPANCY_AK_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_OCCUPANCY_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_OCCUPANCY_BL_CRD,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_OCCUPANCY_IV_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_STARVED_AD_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_STARVED_AK_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_STARVED_BL_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_HORZ_STARVED_IV_BNC,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_ADS_USED_AD_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_ADS_USED_AD_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_ADS_USED_AK_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_ADS_USED_AK_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_ADS_USED_BL_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_ADS_USED_BL_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_BYPASS_AD_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_BYPASS_AD_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_BYPASS_AK_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_BYPASS_AK_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_BYPASS_BL_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_BYPASS_BL_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_BYPASS_IV,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_FULL_AD_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_FULL_AD_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_FULL_AK_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_FULL_AK_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_FULL_BL_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_FULL_BL_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_FULL_IV,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_NE_AD_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_NE_AD_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_NE_AK_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_NE_AK_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_NE_BL_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_NE_BL_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_CYCLES_NE_IV,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_INSERTS_AD_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_INSERTS_AD_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_INSERTS_AK_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_INSERTS_AK_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_INSERTS_BL_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_INSERTS_BL_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_INSERTS_IV,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_NACK_AD_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_NACK_AD_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_NACK_AK_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_NACK_AK_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_NACK_BL_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_NACK_BL_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_OCCUPANCY_AD_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_OCCUPANCY_AD_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_OCCUPANCY_AK_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_OCCUPANCY_AK_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_OCCUPANCY_BL_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_OCCUPANCY_BL_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_OCCUPANCY_IV,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_STARVED_AD_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_STARVED_AD_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_STARVED_AK_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_STARVED_AK_AG1,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_STARVED_BL_AG0,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_STARVED_BL_AG1,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_AD_IN_USE_DN_EVEN,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_AD_IN_USE_DN_ODD,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_AD_IN_USE_UP_EVEN,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_AD_IN_USE_UP_ODD,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_AK_IN_USE_DN_EVEN,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_AK_IN_USE_DN_ODD,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_AK_IN_USE_UP_EVEN,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_AK_IN_USE_UP_ODD,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_BL_IN_USE_DN_EVEN,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_BL_IN_USE_DN_ODD,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_BL_IN_USE_UP_EVEN,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_BL_IN_USE_UP_ODD,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_IV_IN_USE_DN,
-        #[cfg(feature = "experimental-events")] Event::VERT_RING_IV_IN_USE_UP,
-        #[cfg(feature = "experimental-events")] Event::RPQ_CYCLES_SPEC_CREDITS_CHN0,
-        #[cfg(feature = "experimental-events")] Event::RPQ_CYCLES_SPEC_CREDITS_CHN1,
-        #[cfg(feature = "experimental-events")] Event::RPQ_CYCLES_SPEC_CREDITS_CHN2,
-        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_UPI,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_NACK_IV,
-        #[cfg(feature = "experimental-events")] Event::TXR_VERT_STARVED_IV,
-        #[cfg(feature = "experimental-events")] Event::WPQ_CYCLES_REG_CREDITS_CHN0,
-        #[cfg(feature = "experimental-events")] Event::WPQ_CYCLES_REG_CREDITS_CHN1,
-        #[cfg(feature = "experimental-events")] Event::WPQ_CYCLES_REG_CREDITS_CHN2,
-        #[cfg(feature = "experimental-events")] Event::BYPASS_M2M_INGRESS_TAKEN,
-        #[cfg(feature = "experimental-events")] Event::BYPASS_M2M_INGRESS_NOT_TAKEN,
-        #[cfg(feature = "experimental-events")] Event::CMS_CLOCKTICKS,
-        #[cfg(feature = "experimental-events")] Event::WPQ_CYCLES_SPEC_CREDITS_CHN0,
-        #[cfg(feature = "experimental-events")] Event::WPQ_CYCLES_SPEC_CREDITS_CHN1,
-        #[cfg(feature = "experimental-events")] Event::WPQ_CYCLES_SPEC_CREDITS_CHN2,
-        #[cfg(feature = "experimental-events")] Event::FAST_ASSERTED_VERT,
-        #[cfg(feature = "experimental-events")] Event::FAST_ASSERTED_HORZ,
-        #[cfg(feature = "experimental-events")] Event::RPQ_CYCLES_REG_CREDITS_CHN0,
-        #[cfg(feature = "experimental-events")] Event::RPQ_CYCLES_REG_CREDITS_CHN1,
-        #[cfg(feature = "experimental-events")] Event::RPQ_CYCLES_REG_CREDITS_CHN2,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_FULL_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_FULL_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_FULL_RDCRD0,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_FULL_WRCRD0,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_FULL_WRCMP0,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_FULL_RDCRD1,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_FULL_WRCRD1,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_FULL_WRCMP1,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_FULL_ALL,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_NE_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_NE_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_NE_RDCRD,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_NE_WRCRD,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_NE_WRCMP,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_CYCLES_NE_ALL,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS_RDCRD,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS_WRCRD,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS_WRCMP,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS_PREF_RD_CAM_HIT,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS_ALL,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_OCCUPANCY_CMS0,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_OCCUPANCY_CMS1,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_OCCUPANCY_RDCRD,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_OCCUPANCY_WRCRD,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_OCCUPANCY_WRCMP,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_OCCUPANCY_ALL,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_SIDEBAND_RD,
-        #[cfg(feature = "experimental-events")] Event::TXC_AK_SIDEBAND_WR,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -2548,6 +568,798 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_M2M_BYPASS_M2M_Egress.TAKEN` (experimental).
+    pub const BYPASS_M2M_EGRESS_TAKEN: Event = Event::row(34);
+    /// `UNC_M2M_CLOCKTICKS` (experimental).
+    pub const CLOCKTICKS: Event = Event::row(35);
+    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_I` (experimental).
+    pub const DIRECTORY_HIT_DIRTY_I: Event = Event::row(36);
+    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_S` (experimental).
+    pub const DIRECTORY_HIT_DIRTY_S: Event = Event::row(37);
+    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_P` (experimental).
+    pub const DIRECTORY_HIT_DIRTY_P: Event = Event::row(38);
+    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_A` (experimental).
+    pub const DIRECTORY_HIT_DIRTY_A: Event = Event::row(39);
+    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_I` (experimental).
+    pub const DIRECTORY_HIT_CLEAN_I: Event = Event::row(40);
+    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_S` (experimental).
+    pub const DIRECTORY_HIT_CLEAN_S: Event = Event::row(41);
+    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_P` (experimental).
+    pub const DIRECTORY_HIT_CLEAN_P: Event = Event::row(42);
+    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_A` (experimental).
+    pub const DIRECTORY_HIT_CLEAN_A: Event = Event::row(43);
+    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_I` (experimental).
+    pub const DIRECTORY_MISS_DIRTY_I: Event = Event::row(44);
+    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_S` (experimental).
+    pub const DIRECTORY_MISS_DIRTY_S: Event = Event::row(45);
+    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_P` (experimental).
+    pub const DIRECTORY_MISS_DIRTY_P: Event = Event::row(46);
+    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_A` (experimental).
+    pub const DIRECTORY_MISS_DIRTY_A: Event = Event::row(47);
+    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_I` (experimental).
+    pub const DIRECTORY_MISS_CLEAN_I: Event = Event::row(48);
+    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_S` (experimental).
+    pub const DIRECTORY_MISS_CLEAN_S: Event = Event::row(49);
+    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_P` (experimental).
+    pub const DIRECTORY_MISS_CLEAN_P: Event = Event::row(50);
+    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_A` (experimental).
+    pub const DIRECTORY_MISS_CLEAN_A: Event = Event::row(51);
+    /// `UNC_M2M_IMC_READS.ISOCH` (experimental).
+    pub const IMC_READS_ISOCH: Event = Event::row(52);
+    /// `UNC_M2M_IMC_READS.FROM_TRANSGRESS` (experimental).
+    pub const IMC_READS_FROM_TRANSGRESS: Event = Event::row(53);
+    /// `UNC_M2M_IMC_WRITES.FULL` (experimental).
+    pub const IMC_WRITES_FULL: Event = Event::row(54);
+    /// `UNC_M2M_IMC_WRITES.FULL_ISOCH` (experimental).
+    pub const IMC_WRITES_FULL_ISOCH: Event = Event::row(55);
+    /// `UNC_M2M_IMC_WRITES.PARTIAL_ISOCH` (experimental).
+    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event::row(56);
+    /// `UNC_M2M_IMC_WRITES.FROM_TRANSGRESS` (experimental).
+    pub const IMC_WRITES_FROM_TRANSGRESS: Event = Event::row(57);
+    /// `UNC_M2M_PKT_MATCH.MESH` (experimental).
+    pub const PKT_MATCH_MESH: Event = Event::row(58);
+    /// `UNC_M2M_PKT_MATCH.MC` (experimental).
+    pub const PKT_MATCH_MC: Event = Event::row(59);
+    /// `UNC_M2M_PREFCAM_CYCLES_FULL` (experimental).
+    pub const PREFCAM_CYCLES_FULL: Event = Event::row(60);
+    /// `UNC_M2M_PREFCAM_CYCLES_NE` (experimental).
+    pub const PREFCAM_CYCLES_NE: Event = Event::row(61);
+    /// `UNC_M2M_PREFCAM_OCCUPANCY` (experimental).
+    pub const PREFCAM_OCCUPANCY: Event = Event::row(62);
+    /// `UNC_M2M_TGR_AD_CREDITS` (experimental).
+    pub const TGR_AD_CREDITS: Event = Event::row(63);
+    /// `UNC_M2M_TGR_BL_CREDITS` (experimental).
+    pub const TGR_BL_CREDITS: Event = Event::row(64);
+    /// `UNC_M2M_TRACKER_CYCLES_FULL.CH0` (experimental).
+    pub const TRACKER_CYCLES_FULL_CH0: Event = Event::row(65);
+    /// `UNC_M2M_TRACKER_CYCLES_FULL.CH1` (experimental).
+    pub const TRACKER_CYCLES_FULL_CH1: Event = Event::row(66);
+    /// `UNC_M2M_TRACKER_CYCLES_FULL.CH2` (experimental).
+    pub const TRACKER_CYCLES_FULL_CH2: Event = Event::row(67);
+    /// `UNC_M2M_TRACKER_CYCLES_NE.CH0` (experimental).
+    pub const TRACKER_CYCLES_NE_CH0: Event = Event::row(68);
+    /// `UNC_M2M_TRACKER_CYCLES_NE.CH1` (experimental).
+    pub const TRACKER_CYCLES_NE_CH1: Event = Event::row(69);
+    /// `UNC_M2M_TRACKER_CYCLES_NE.CH2` (experimental).
+    pub const TRACKER_CYCLES_NE_CH2: Event = Event::row(70);
+    /// `UNC_M2M_TRACKER_INSERTS.CH0` (experimental).
+    pub const TRACKER_INSERTS_CH0: Event = Event::row(71);
+    /// `UNC_M2M_TRACKER_INSERTS.CH1` (experimental).
+    pub const TRACKER_INSERTS_CH1: Event = Event::row(72);
+    /// `UNC_M2M_TRACKER_INSERTS.CH2` (experimental).
+    pub const TRACKER_INSERTS_CH2: Event = Event::row(73);
+    /// `UNC_M2M_TRACKER_OCCUPANCY.CH0` (experimental).
+    pub const TRACKER_OCCUPANCY_CH0: Event = Event::row(74);
+    /// `UNC_M2M_TRACKER_OCCUPANCY.CH1` (experimental).
+    pub const TRACKER_OCCUPANCY_CH1: Event = Event::row(75);
+    /// `UNC_M2M_TRACKER_OCCUPANCY.CH2` (experimental).
+    pub const TRACKER_OCCUPANCY_CH2: Event = Event::row(76);
+    /// `UNC_M2M_TRACKER_PENDING_OCCUPANCY` (experimental).
+    pub const TRACKER_PENDING_OCCUPANCY: Event = Event::row(77);
+    /// `UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH0` (experimental).
+    pub const WRITE_TRACKER_CYCLES_FULL_CH0: Event = Event::row(78);
+    /// `UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH1` (experimental).
+    pub const WRITE_TRACKER_CYCLES_FULL_CH1: Event = Event::row(79);
+    /// `UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH2` (experimental).
+    pub const WRITE_TRACKER_CYCLES_FULL_CH2: Event = Event::row(80);
+    /// `UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH0` (experimental).
+    pub const WRITE_TRACKER_CYCLES_NE_CH0: Event = Event::row(81);
+    /// `UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH1` (experimental).
+    pub const WRITE_TRACKER_CYCLES_NE_CH1: Event = Event::row(82);
+    /// `UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH2` (experimental).
+    pub const WRITE_TRACKER_CYCLES_NE_CH2: Event = Event::row(83);
+    /// `UNC_M2M_WRITE_TRACKER_INSERTS.CH0` (experimental).
+    pub const WRITE_TRACKER_INSERTS_CH0: Event = Event::row(84);
+    /// `UNC_M2M_WRITE_TRACKER_INSERTS.CH1` (experimental).
+    pub const WRITE_TRACKER_INSERTS_CH1: Event = Event::row(85);
+    /// `UNC_M2M_WRITE_TRACKER_INSERTS.CH2` (experimental).
+    pub const WRITE_TRACKER_INSERTS_CH2: Event = Event::row(86);
+    /// `UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH0` (experimental).
+    pub const WRITE_TRACKER_OCCUPANCY_CH0: Event = Event::row(87);
+    /// `UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH1` (experimental).
+    pub const WRITE_TRACKER_OCCUPANCY_CH1: Event = Event::row(88);
+    /// `UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH2` (experimental).
+    pub const WRITE_TRACKER_OCCUPANCY_CH2: Event = Event::row(89);
+    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR0` (experimental).
+    pub const AG0_AD_CRD_ACQUIRED_TGR0: Event = Event::row(90);
+    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR1` (experimental).
+    pub const AG0_AD_CRD_ACQUIRED_TGR1: Event = Event::row(91);
+    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR2` (experimental).
+    pub const AG0_AD_CRD_ACQUIRED_TGR2: Event = Event::row(92);
+    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR3` (experimental).
+    pub const AG0_AD_CRD_ACQUIRED_TGR3: Event = Event::row(93);
+    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR4` (experimental).
+    pub const AG0_AD_CRD_ACQUIRED_TGR4: Event = Event::row(94);
+    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR5` (experimental).
+    pub const AG0_AD_CRD_ACQUIRED_TGR5: Event = Event::row(95);
+    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR0` (experimental).
+    pub const AG0_AD_CRD_OCCUPANCY_TGR0: Event = Event::row(96);
+    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR1` (experimental).
+    pub const AG0_AD_CRD_OCCUPANCY_TGR1: Event = Event::row(97);
+    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR2` (experimental).
+    pub const AG0_AD_CRD_OCCUPANCY_TGR2: Event = Event::row(98);
+    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR3` (experimental).
+    pub const AG0_AD_CRD_OCCUPANCY_TGR3: Event = Event::row(99);
+    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR4` (experimental).
+    pub const AG0_AD_CRD_OCCUPANCY_TGR4: Event = Event::row(100);
+    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR5` (experimental).
+    pub const AG0_AD_CRD_OCCUPANCY_TGR5: Event = Event::row(101);
+    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR0` (experimental).
+    pub const AG0_BL_CRD_ACQUIRED_TGR0: Event = Event::row(102);
+    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR1` (experimental).
+    pub const AG0_BL_CRD_ACQUIRED_TGR1: Event = Event::row(103);
+    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR2` (experimental).
+    pub const AG0_BL_CRD_ACQUIRED_TGR2: Event = Event::row(104);
+    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR3` (experimental).
+    pub const AG0_BL_CRD_ACQUIRED_TGR3: Event = Event::row(105);
+    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR4` (experimental).
+    pub const AG0_BL_CRD_ACQUIRED_TGR4: Event = Event::row(106);
+    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR5` (experimental).
+    pub const AG0_BL_CRD_ACQUIRED_TGR5: Event = Event::row(107);
+    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR0` (experimental).
+    pub const AG0_BL_CRD_OCCUPANCY_TGR0: Event = Event::row(108);
+    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR1` (experimental).
+    pub const AG0_BL_CRD_OCCUPANCY_TGR1: Event = Event::row(109);
+    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR2` (experimental).
+    pub const AG0_BL_CRD_OCCUPANCY_TGR2: Event = Event::row(110);
+    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR3` (experimental).
+    pub const AG0_BL_CRD_OCCUPANCY_TGR3: Event = Event::row(111);
+    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR4` (experimental).
+    pub const AG0_BL_CRD_OCCUPANCY_TGR4: Event = Event::row(112);
+    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR5` (experimental).
+    pub const AG0_BL_CRD_OCCUPANCY_TGR5: Event = Event::row(113);
+    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR0` (experimental).
+    pub const AG1_AD_CRD_ACQUIRED_TGR0: Event = Event::row(114);
+    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR1` (experimental).
+    pub const AG1_AD_CRD_ACQUIRED_TGR1: Event = Event::row(115);
+    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR2` (experimental).
+    pub const AG1_AD_CRD_ACQUIRED_TGR2: Event = Event::row(116);
+    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR3` (experimental).
+    pub const AG1_AD_CRD_ACQUIRED_TGR3: Event = Event::row(117);
+    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR4` (experimental).
+    pub const AG1_AD_CRD_ACQUIRED_TGR4: Event = Event::row(118);
+    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR5` (experimental).
+    pub const AG1_AD_CRD_ACQUIRED_TGR5: Event = Event::row(119);
+    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR0` (experimental).
+    pub const AG1_AD_CRD_OCCUPANCY_TGR0: Event = Event::row(120);
+    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR1` (experimental).
+    pub const AG1_AD_CRD_OCCUPANCY_TGR1: Event = Event::row(121);
+    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR2` (experimental).
+    pub const AG1_AD_CRD_OCCUPANCY_TGR2: Event = Event::row(122);
+    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR3` (experimental).
+    pub const AG1_AD_CRD_OCCUPANCY_TGR3: Event = Event::row(123);
+    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR4` (experimental).
+    pub const AG1_AD_CRD_OCCUPANCY_TGR4: Event = Event::row(124);
+    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR5` (experimental).
+    pub const AG1_AD_CRD_OCCUPANCY_TGR5: Event = Event::row(125);
+    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR0` (experimental).
+    pub const AG1_BL_CRD_OCCUPANCY_TGR0: Event = Event::row(126);
+    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR1` (experimental).
+    pub const AG1_BL_CRD_OCCUPANCY_TGR1: Event = Event::row(127);
+    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR2` (experimental).
+    pub const AG1_BL_CRD_OCCUPANCY_TGR2: Event = Event::row(128);
+    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR3` (experimental).
+    pub const AG1_BL_CRD_OCCUPANCY_TGR3: Event = Event::row(129);
+    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR4` (experimental).
+    pub const AG1_BL_CRD_OCCUPANCY_TGR4: Event = Event::row(130);
+    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR5` (experimental).
+    pub const AG1_BL_CRD_OCCUPANCY_TGR5: Event = Event::row(131);
+    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR0` (experimental).
+    pub const AG1_BL_CREDITS_ACQUIRED_TGR0: Event = Event::row(132);
+    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR1` (experimental).
+    pub const AG1_BL_CREDITS_ACQUIRED_TGR1: Event = Event::row(133);
+    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR2` (experimental).
+    pub const AG1_BL_CREDITS_ACQUIRED_TGR2: Event = Event::row(134);
+    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR3` (experimental).
+    pub const AG1_BL_CREDITS_ACQUIRED_TGR3: Event = Event::row(135);
+    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR4` (experimental).
+    pub const AG1_BL_CREDITS_ACQUIRED_TGR4: Event = Event::row(136);
+    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR5` (experimental).
+    pub const AG1_BL_CREDITS_ACQUIRED_TGR5: Event = Event::row(137);
+    /// `UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
+    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(138);
+    /// `UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
+    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(139);
+    /// `UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_EVEN` (experimental).
+    pub const HORZ_RING_AD_IN_USE_LEFT_EVEN: Event = Event::row(140);
+    /// `UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_ODD` (experimental).
+    pub const HORZ_RING_AD_IN_USE_LEFT_ODD: Event = Event::row(141);
+    /// `UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_EVEN` (experimental).
+    pub const HORZ_RING_AD_IN_USE_RIGHT_EVEN: Event = Event::row(142);
+    /// `UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_ODD` (experimental).
+    pub const HORZ_RING_AD_IN_USE_RIGHT_ODD: Event = Event::row(143);
+    /// `UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_EVEN` (experimental).
+    pub const HORZ_RING_AK_IN_USE_LEFT_EVEN: Event = Event::row(144);
+    /// `UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_ODD` (experimental).
+    pub const HORZ_RING_AK_IN_USE_LEFT_ODD: Event = Event::row(145);
+    /// `UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_EVEN` (experimental).
+    pub const HORZ_RING_AK_IN_USE_RIGHT_EVEN: Event = Event::row(146);
+    /// `UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_ODD` (experimental).
+    pub const HORZ_RING_AK_IN_USE_RIGHT_ODD: Event = Event::row(147);
+    /// `UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_EVEN` (experimental).
+    pub const HORZ_RING_BL_IN_USE_LEFT_EVEN: Event = Event::row(148);
+    /// `UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_ODD` (experimental).
+    pub const HORZ_RING_BL_IN_USE_LEFT_ODD: Event = Event::row(149);
+    /// `UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_EVEN` (experimental).
+    pub const HORZ_RING_BL_IN_USE_RIGHT_EVEN: Event = Event::row(150);
+    /// `UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_ODD` (experimental).
+    pub const HORZ_RING_BL_IN_USE_RIGHT_ODD: Event = Event::row(151);
+    /// `UNC_M2M_HORZ_RING_IV_IN_USE.LEFT` (experimental).
+    pub const HORZ_RING_IV_IN_USE_LEFT: Event = Event::row(152);
+    /// `UNC_M2M_HORZ_RING_IV_IN_USE.RIGHT` (experimental).
+    pub const HORZ_RING_IV_IN_USE_RIGHT: Event = Event::row(153);
+    /// `UNC_M2M_RING_BOUNCES_HORZ.AD` (experimental).
+    pub const RING_BOUNCES_HORZ_AD: Event = Event::row(154);
+    /// `UNC_M2M_RING_BOUNCES_HORZ.AK` (experimental).
+    pub const RING_BOUNCES_HORZ_AK: Event = Event::row(155);
+    /// `UNC_M2M_RING_BOUNCES_HORZ.BL` (experimental).
+    pub const RING_BOUNCES_HORZ_BL: Event = Event::row(156);
+    /// `UNC_M2M_RING_BOUNCES_HORZ.IV` (experimental).
+    pub const RING_BOUNCES_HORZ_IV: Event = Event::row(157);
+    /// `UNC_M2M_RING_BOUNCES_VERT.AD` (experimental).
+    pub const RING_BOUNCES_VERT_AD: Event = Event::row(158);
+    /// `UNC_M2M_RING_BOUNCES_VERT.AK` (experimental).
+    pub const RING_BOUNCES_VERT_AK: Event = Event::row(159);
+    /// `UNC_M2M_RING_BOUNCES_VERT.BL` (experimental).
+    pub const RING_BOUNCES_VERT_BL: Event = Event::row(160);
+    /// `UNC_M2M_RING_BOUNCES_VERT.IV` (experimental).
+    pub const RING_BOUNCES_VERT_IV: Event = Event::row(161);
+    /// `UNC_M2M_RING_SINK_STARVED_HORZ.AD` (experimental).
+    pub const RING_SINK_STARVED_HORZ_AD: Event = Event::row(162);
+    /// `UNC_M2M_RING_SINK_STARVED_HORZ.AK` (experimental).
+    pub const RING_SINK_STARVED_HORZ_AK: Event = Event::row(163);
+    /// `UNC_M2M_RING_SINK_STARVED_HORZ.AK_AG1` (experimental).
+    pub const RING_SINK_STARVED_HORZ_AK_AG1: Event = Event::row(164);
+    /// `UNC_M2M_RING_SINK_STARVED_HORZ.BL` (experimental).
+    pub const RING_SINK_STARVED_HORZ_BL: Event = Event::row(165);
+    /// `UNC_M2M_RING_SINK_STARVED_HORZ.IV` (experimental).
+    pub const RING_SINK_STARVED_HORZ_IV: Event = Event::row(166);
+    /// `UNC_M2M_RING_SINK_STARVED_VERT.AD` (experimental).
+    pub const RING_SINK_STARVED_VERT_AD: Event = Event::row(167);
+    /// `UNC_M2M_RING_SINK_STARVED_VERT.AK` (experimental).
+    pub const RING_SINK_STARVED_VERT_AK: Event = Event::row(168);
+    /// `UNC_M2M_RING_SINK_STARVED_VERT.BL` (experimental).
+    pub const RING_SINK_STARVED_VERT_BL: Event = Event::row(169);
+    /// `UNC_M2M_RING_SINK_STARVED_VERT.IV` (experimental).
+    pub const RING_SINK_STARVED_VERT_IV: Event = Event::row(170);
+    /// `UNC_M2M_RING_SRC_THRTL` (experimental).
+    pub const RING_SRC_THRTL: Event = Event::row(171);
+    /// `UNC_M2M_RxC_AD_CYCLES_FULL` (experimental).
+    pub const RXC_AD_CYCLES_FULL: Event = Event::row(172);
+    /// `UNC_M2M_RxC_AD_CYCLES_NE` (experimental).
+    pub const RXC_AD_CYCLES_NE: Event = Event::row(173);
+    /// `UNC_M2M_RxC_BL_CYCLES_FULL` (experimental).
+    pub const RXC_BL_CYCLES_FULL: Event = Event::row(174);
+    /// `UNC_M2M_RxC_BL_CYCLES_NE` (experimental).
+    pub const RXC_BL_CYCLES_NE: Event = Event::row(175);
+    /// `UNC_M2M_RxR_BUSY_STARVED.AD_BNC` (experimental).
+    pub const RXR_BUSY_STARVED_AD_BNC: Event = Event::row(176);
+    /// `UNC_M2M_RxR_BUSY_STARVED.AD_CRD` (experimental).
+    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event::row(177);
+    /// `UNC_M2M_RxR_BUSY_STARVED.BL_BNC` (experimental).
+    pub const RXR_BUSY_STARVED_BL_BNC: Event = Event::row(178);
+    /// `UNC_M2M_RxR_BUSY_STARVED.BL_CRD` (experimental).
+    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event::row(179);
+    /// `UNC_M2M_RxR_BYPASS.AD_BNC` (experimental).
+    pub const RXR_BYPASS_AD_BNC: Event = Event::row(180);
+    /// `UNC_M2M_RxR_BYPASS.AD_CRD` (experimental).
+    pub const RXR_BYPASS_AD_CRD: Event = Event::row(181);
+    /// `UNC_M2M_RxR_BYPASS.AK_BNC` (experimental).
+    pub const RXR_BYPASS_AK_BNC: Event = Event::row(182);
+    /// `UNC_M2M_RxR_BYPASS.BL_BNC` (experimental).
+    pub const RXR_BYPASS_BL_BNC: Event = Event::row(183);
+    /// `UNC_M2M_RxR_BYPASS.BL_CRD` (experimental).
+    pub const RXR_BYPASS_BL_CRD: Event = Event::row(184);
+    /// `UNC_M2M_RxR_BYPASS.IV_BNC` (experimental).
+    pub const RXR_BYPASS_IV_BNC: Event = Event::row(185);
+    /// `UNC_M2M_RxR_CRD_STARVED.AD_BNC` (experimental).
+    pub const RXR_CRD_STARVED_AD_BNC: Event = Event::row(186);
+    /// `UNC_M2M_RxR_CRD_STARVED.AD_CRD` (experimental).
+    pub const RXR_CRD_STARVED_AD_CRD: Event = Event::row(187);
+    /// `UNC_M2M_RxR_CRD_STARVED.AK_BNC` (experimental).
+    pub const RXR_CRD_STARVED_AK_BNC: Event = Event::row(188);
+    /// `UNC_M2M_RxR_CRD_STARVED.BL_BNC` (experimental).
+    pub const RXR_CRD_STARVED_BL_BNC: Event = Event::row(189);
+    /// `UNC_M2M_RxR_CRD_STARVED.BL_CRD` (experimental).
+    pub const RXR_CRD_STARVED_BL_CRD: Event = Event::row(190);
+    /// `UNC_M2M_RxR_CRD_STARVED.IFV` (experimental).
+    pub const RXR_CRD_STARVED_IFV: Event = Event::row(191);
+    /// `UNC_M2M_RxR_CRD_STARVED.IV_BNC` (experimental).
+    pub const RXR_CRD_STARVED_IV_BNC: Event = Event::row(192);
+    /// `UNC_M2M_RxR_INSERTS.AD_BNC` (experimental).
+    pub const RXR_INSERTS_AD_BNC: Event = Event::row(193);
+    /// `UNC_M2M_RxR_INSERTS.AD_CRD` (experimental).
+    pub const RXR_INSERTS_AD_CRD: Event = Event::row(194);
+    /// `UNC_M2M_RxR_INSERTS.AK_BNC` (experimental).
+    pub const RXR_INSERTS_AK_BNC: Event = Event::row(195);
+    /// `UNC_M2M_RxR_INSERTS.BL_BNC` (experimental).
+    pub const RXR_INSERTS_BL_BNC: Event = Event::row(196);
+    /// `UNC_M2M_RxR_INSERTS.BL_CRD` (experimental).
+    pub const RXR_INSERTS_BL_CRD: Event = Event::row(197);
+    /// `UNC_M2M_RxR_INSERTS.IV_BNC` (experimental).
+    pub const RXR_INSERTS_IV_BNC: Event = Event::row(198);
+    /// `UNC_M2M_RxR_OCCUPANCY.AD_BNC` (experimental).
+    pub const RXR_OCCUPANCY_AD_BNC: Event = Event::row(199);
+    /// `UNC_M2M_RxR_OCCUPANCY.AD_CRD` (experimental).
+    pub const RXR_OCCUPANCY_AD_CRD: Event = Event::row(200);
+    /// `UNC_M2M_RxR_OCCUPANCY.AK_BNC` (experimental).
+    pub const RXR_OCCUPANCY_AK_BNC: Event = Event::row(201);
+    /// `UNC_M2M_RxR_OCCUPANCY.BL_BNC` (experimental).
+    pub const RXR_OCCUPANCY_BL_BNC: Event = Event::row(202);
+    /// `UNC_M2M_RxR_OCCUPANCY.BL_CRD` (experimental).
+    pub const RXR_OCCUPANCY_BL_CRD: Event = Event::row(203);
+    /// `UNC_M2M_RxR_OCCUPANCY.IV_BNC` (experimental).
+    pub const RXR_OCCUPANCY_IV_BNC: Event = Event::row(204);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR0` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR0: Event = Event::row(205);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR1` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR1: Event = Event::row(206);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR2` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR2: Event = Event::row(207);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR3` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR3: Event = Event::row(208);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR4` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR4: Event = Event::row(209);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR5` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR5: Event = Event::row(210);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR0` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR0: Event = Event::row(211);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR1` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR1: Event = Event::row(212);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR2` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR2: Event = Event::row(213);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR3` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR3: Event = Event::row(214);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR4` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR4: Event = Event::row(215);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR5` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR5: Event = Event::row(216);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR0` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR0: Event = Event::row(217);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR1` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR1: Event = Event::row(218);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR2` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR2: Event = Event::row(219);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR3` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR3: Event = Event::row(220);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR4` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR4: Event = Event::row(221);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR5` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR5: Event = Event::row(222);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR0` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR0: Event = Event::row(223);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR1` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR1: Event = Event::row(224);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR2` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR2: Event = Event::row(225);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR3` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR3: Event = Event::row(226);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR4` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR4: Event = Event::row(227);
+    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR5` (experimental).
+    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR5: Event = Event::row(228);
+    /// `UNC_M2M_TxC_AD_CREDIT_OCCUPANCY` (experimental).
+    pub const TXC_AD_CREDIT_OCCUPANCY: Event = Event::row(229);
+    /// `UNC_M2M_TxC_AD_CREDITS_ACQUIRED` (experimental).
+    pub const TXC_AD_CREDITS_ACQUIRED: Event = Event::row(230);
+    /// `UNC_M2M_TxC_AD_CYCLES_FULL` (experimental).
+    pub const TXC_AD_CYCLES_FULL: Event = Event::row(231);
+    /// `UNC_M2M_TxC_AD_CYCLES_NE` (experimental).
+    pub const TXC_AD_CYCLES_NE: Event = Event::row(232);
+    /// `UNC_M2M_TxC_AD_NO_CREDIT_CYCLES` (experimental).
+    pub const TXC_AD_NO_CREDIT_CYCLES: Event = Event::row(233);
+    /// `UNC_M2M_TxC_AD_NO_CREDIT_STALLED` (experimental).
+    pub const TXC_AD_NO_CREDIT_STALLED: Event = Event::row(234);
+    /// `UNC_M2M_TxC_AK.CRD_CBO` (experimental).
+    pub const TXC_AK_CRD_CBO: Event = Event::row(235);
+    /// `UNC_M2M_TxC_AK.NDR` (experimental).
+    pub const TXC_AK_NDR: Event = Event::row(236);
+    /// `UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS0` (experimental).
+    pub const TXC_AK_CREDIT_OCCUPANCY_CMS0: Event = Event::row(237);
+    /// `UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS1` (experimental).
+    pub const TXC_AK_CREDIT_OCCUPANCY_CMS1: Event = Event::row(238);
+    /// `UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS0` (experimental).
+    pub const TXC_AK_CREDITS_ACQUIRED_CMS0: Event = Event::row(239);
+    /// `UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS1` (experimental).
+    pub const TXC_AK_CREDITS_ACQUIRED_CMS1: Event = Event::row(240);
+    /// `UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS0` (experimental).
+    pub const TXC_AK_NO_CREDIT_CYCLES_CMS0: Event = Event::row(241);
+    /// `UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS1` (experimental).
+    pub const TXC_AK_NO_CREDIT_CYCLES_CMS1: Event = Event::row(242);
+    /// `UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS0` (experimental).
+    pub const TXC_AK_NO_CREDIT_STALLED_CMS0: Event = Event::row(243);
+    /// `UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS1` (experimental).
+    pub const TXC_AK_NO_CREDIT_STALLED_CMS1: Event = Event::row(244);
+    /// `UNC_M2M_TxC_BL.DRS_CACHE` (experimental).
+    pub const TXC_BL_DRS_CACHE: Event = Event::row(245);
+    /// `UNC_M2M_TxC_BL.DRS_CORE` (experimental).
+    pub const TXC_BL_DRS_CORE: Event = Event::row(246);
+    /// `UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS0` (experimental).
+    pub const TXC_BL_CREDIT_OCCUPANCY_CMS0: Event = Event::row(247);
+    /// `UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS1` (experimental).
+    pub const TXC_BL_CREDIT_OCCUPANCY_CMS1: Event = Event::row(248);
+    /// `UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS0` (experimental).
+    pub const TXC_BL_CREDITS_ACQUIRED_CMS0: Event = Event::row(249);
+    /// `UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS1` (experimental).
+    pub const TXC_BL_CREDITS_ACQUIRED_CMS1: Event = Event::row(250);
+    /// `UNC_M2M_TxC_BL_CYCLES_FULL.ALL` (experimental).
+    pub const TXC_BL_CYCLES_FULL_ALL: Event = Event::row(251);
+    /// `UNC_M2M_TxC_BL_CYCLES_FULL.CMS0` (experimental).
+    pub const TXC_BL_CYCLES_FULL_CMS0: Event = Event::row(252);
+    /// `UNC_M2M_TxC_BL_CYCLES_FULL.CMS1` (experimental).
+    pub const TXC_BL_CYCLES_FULL_CMS1: Event = Event::row(253);
+    /// `UNC_M2M_TxC_BL_CYCLES_NE.ALL` (experimental).
+    pub const TXC_BL_CYCLES_NE_ALL: Event = Event::row(254);
+    /// `UNC_M2M_TxC_BL_CYCLES_NE.CMS0` (experimental).
+    pub const TXC_BL_CYCLES_NE_CMS0: Event = Event::row(255);
+    /// `UNC_M2M_TxC_BL_CYCLES_NE.CMS1` (experimental).
+    pub const TXC_BL_CYCLES_NE_CMS1: Event = Event::row(256);
+    /// `UNC_M2M_TxC_BL_INSERTS.CMS0` (experimental).
+    pub const TXC_BL_INSERTS_CMS0: Event = Event::row(257);
+    /// `UNC_M2M_TxC_BL_INSERTS.CMS1` (experimental).
+    pub const TXC_BL_INSERTS_CMS1: Event = Event::row(258);
+    /// `UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS0` (experimental).
+    pub const TXC_BL_NO_CREDIT_CYCLES_CMS0: Event = Event::row(259);
+    /// `UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS1` (experimental).
+    pub const TXC_BL_NO_CREDIT_CYCLES_CMS1: Event = Event::row(260);
+    /// `UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS0` (experimental).
+    pub const TXC_BL_NO_CREDIT_STALLED_CMS0: Event = Event::row(261);
+    /// `UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS1` (experimental).
+    pub const TXC_BL_NO_CREDIT_STALLED_CMS1: Event = Event::row(262);
+    /// `UNC_M2M_TxC_BL_OCCUPANCY.CMS0` (experimental).
+    pub const TXC_BL_OCCUPANCY_CMS0: Event = Event::row(263);
+    /// `UNC_M2M_TxC_BL_OCCUPANCY.CMS1` (experimental).
+    pub const TXC_BL_OCCUPANCY_CMS1: Event = Event::row(264);
+    /// `UNC_M2M_TxR_HORZ_ADS_USED.AD_BNC` (experimental).
+    pub const TXR_HORZ_ADS_USED_AD_BNC: Event = Event::row(265);
+    /// `UNC_M2M_TxR_HORZ_ADS_USED.AD_CRD` (experimental).
+    pub const TXR_HORZ_ADS_USED_AD_CRD: Event = Event::row(266);
+    /// `UNC_M2M_TxR_HORZ_ADS_USED.AK_BNC` (experimental).
+    pub const TXR_HORZ_ADS_USED_AK_BNC: Event = Event::row(267);
+    /// `UNC_M2M_TxR_HORZ_ADS_USED.BL_BNC` (experimental).
+    pub const TXR_HORZ_ADS_USED_BL_BNC: Event = Event::row(268);
+    /// `UNC_M2M_TxR_HORZ_ADS_USED.BL_CRD` (experimental).
+    pub const TXR_HORZ_ADS_USED_BL_CRD: Event = Event::row(269);
+    /// `UNC_M2M_TxR_HORZ_BYPASS.AD_BNC` (experimental).
+    pub const TXR_HORZ_BYPASS_AD_BNC: Event = Event::row(270);
+    /// `UNC_M2M_TxR_HORZ_BYPASS.AD_CRD` (experimental).
+    pub const TXR_HORZ_BYPASS_AD_CRD: Event = Event::row(271);
+    /// `UNC_M2M_TxR_HORZ_BYPASS.AK_BNC` (experimental).
+    pub const TXR_HORZ_BYPASS_AK_BNC: Event = Event::row(272);
+    /// `UNC_M2M_TxR_HORZ_BYPASS.BL_BNC` (experimental).
+    pub const TXR_HORZ_BYPASS_BL_BNC: Event = Event::row(273);
+    /// `UNC_M2M_TxR_HORZ_BYPASS.BL_CRD` (experimental).
+    pub const TXR_HORZ_BYPASS_BL_CRD: Event = Event::row(274);
+    /// `UNC_M2M_TxR_HORZ_BYPASS.IV_BNC` (experimental).
+    pub const TXR_HORZ_BYPASS_IV_BNC: Event = Event::row(275);
+    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_BNC` (experimental).
+    pub const TXR_HORZ_CYCLES_FULL_AD_BNC: Event = Event::row(276);
+    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_CRD` (experimental).
+    pub const TXR_HORZ_CYCLES_FULL_AD_CRD: Event = Event::row(277);
+    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AK_BNC` (experimental).
+    pub const TXR_HORZ_CYCLES_FULL_AK_BNC: Event = Event::row(278);
+    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_BNC` (experimental).
+    pub const TXR_HORZ_CYCLES_FULL_BL_BNC: Event = Event::row(279);
+    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_CRD` (experimental).
+    pub const TXR_HORZ_CYCLES_FULL_BL_CRD: Event = Event::row(280);
+    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.IV_BNC` (experimental).
+    pub const TXR_HORZ_CYCLES_FULL_IV_BNC: Event = Event::row(281);
+    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AD_BNC` (experimental).
+    pub const TXR_HORZ_CYCLES_NE_AD_BNC: Event = Event::row(282);
+    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AD_CRD` (experimental).
+    pub const TXR_HORZ_CYCLES_NE_AD_CRD: Event = Event::row(283);
+    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AK_BNC` (experimental).
+    pub const TXR_HORZ_CYCLES_NE_AK_BNC: Event = Event::row(284);
+    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.BL_BNC` (experimental).
+    pub const TXR_HORZ_CYCLES_NE_BL_BNC: Event = Event::row(285);
+    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.BL_CRD` (experimental).
+    pub const TXR_HORZ_CYCLES_NE_BL_CRD: Event = Event::row(286);
+    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.IV_BNC` (experimental).
+    pub const TXR_HORZ_CYCLES_NE_IV_BNC: Event = Event::row(287);
+    /// `UNC_M2M_TxR_HORZ_INSERTS.AD_BNC` (experimental).
+    pub const TXR_HORZ_INSERTS_AD_BNC: Event = Event::row(288);
+    /// `UNC_M2M_TxR_HORZ_INSERTS.AD_CRD` (experimental).
+    pub const TXR_HORZ_INSERTS_AD_CRD: Event = Event::row(289);
+    /// `UNC_M2M_TxR_HORZ_INSERTS.AK_BNC` (experimental).
+    pub const TXR_HORZ_INSERTS_AK_BNC: Event = Event::row(290);
+    /// `UNC_M2M_TxR_HORZ_INSERTS.BL_BNC` (experimental).
+    pub const TXR_HORZ_INSERTS_BL_BNC: Event = Event::row(291);
+    /// `UNC_M2M_TxR_HORZ_INSERTS.BL_CRD` (experimental).
+    pub const TXR_HORZ_INSERTS_BL_CRD: Event = Event::row(292);
+    /// `UNC_M2M_TxR_HORZ_INSERTS.IV_BNC` (experimental).
+    pub const TXR_HORZ_INSERTS_IV_BNC: Event = Event::row(293);
+    /// `UNC_M2M_TxR_HORZ_NACK.AD_BNC` (experimental).
+    pub const TXR_HORZ_NACK_AD_BNC: Event = Event::row(294);
+    /// `UNC_M2M_TxR_HORZ_NACK.AD_CRD` (experimental).
+    pub const TXR_HORZ_NACK_AD_CRD: Event = Event::row(295);
+    /// `UNC_M2M_TxR_HORZ_NACK.AK_BNC` (experimental).
+    pub const TXR_HORZ_NACK_AK_BNC: Event = Event::row(296);
+    /// `UNC_M2M_TxR_HORZ_NACK.BL_BNC` (experimental).
+    pub const TXR_HORZ_NACK_BL_BNC: Event = Event::row(297);
+    /// `UNC_M2M_TxR_HORZ_NACK.BL_CRD` (experimental).
+    pub const TXR_HORZ_NACK_BL_CRD: Event = Event::row(298);
+    /// `UNC_M2M_TxR_HORZ_NACK.IV_BNC` (experimental).
+    pub const TXR_HORZ_NACK_IV_BNC: Event = Event::row(299);
+    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AD_BNC` (experimental).
+    pub const TXR_HORZ_OCCUPANCY_AD_BNC: Event = Event::row(300);
+    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AD_CRD` (experimental).
+    pub const TXR_HORZ_OCCUPANCY_AD_CRD: Event = Event::row(301);
+    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AK_BNC` (experimental).
+    pub const TXR_HORZ_OCCUPANCY_AK_BNC: Event = Event::row(302);
+    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.BL_BNC` (experimental).
+    pub const TXR_HORZ_OCCUPANCY_BL_BNC: Event = Event::row(303);
+    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.BL_CRD` (experimental).
+    pub const TXR_HORZ_OCCUPANCY_BL_CRD: Event = Event::row(304);
+    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.IV_BNC` (experimental).
+    pub const TXR_HORZ_OCCUPANCY_IV_BNC: Event = Event::row(305);
+    /// `UNC_M2M_TxR_HORZ_STARVED.AD_BNC` (experimental).
+    pub const TXR_HORZ_STARVED_AD_BNC: Event = Event::row(306);
+    /// `UNC_M2M_TxR_HORZ_STARVED.AK_BNC` (experimental).
+    pub const TXR_HORZ_STARVED_AK_BNC: Event = Event::row(307);
+    /// `UNC_M2M_TxR_HORZ_STARVED.BL_BNC` (experimental).
+    pub const TXR_HORZ_STARVED_BL_BNC: Event = Event::row(308);
+    /// `UNC_M2M_TxR_HORZ_STARVED.IV_BNC` (experimental).
+    pub const TXR_HORZ_STARVED_IV_BNC: Event = Event::row(309);
+    /// `UNC_M2M_TxR_VERT_ADS_USED.AD_AG0` (experimental).
+    pub const TXR_VERT_ADS_USED_AD_AG0: Event = Event::row(310);
+    /// `UNC_M2M_TxR_VERT_ADS_USED.AD_AG1` (experimental).
+    pub const TXR_VERT_ADS_USED_AD_AG1: Event = Event::row(311);
+    /// `UNC_M2M_TxR_VERT_ADS_USED.AK_AG0` (experimental).
+    pub const TXR_VERT_ADS_USED_AK_AG0: Event = Event::row(312);
+    /// `UNC_M2M_TxR_VERT_ADS_USED.AK_AG1` (experimental).
+    pub const TXR_VERT_ADS_USED_AK_AG1: Event = Event::row(313);
+    /// `UNC_M2M_TxR_VERT_ADS_USED.BL_AG0` (experimental).
+    pub const TXR_VERT_ADS_USED_BL_AG0: Event = Event::row(314);
+    /// `UNC_M2M_TxR_VERT_ADS_USED.BL_AG1` (experimental).
+    pub const TXR_VERT_ADS_USED_BL_AG1: Event = Event::row(315);
+    /// `UNC_M2M_TxR_VERT_BYPASS.AD_AG0` (experimental).
+    pub const TXR_VERT_BYPASS_AD_AG0: Event = Event::row(316);
+    /// `UNC_M2M_TxR_VERT_BYPASS.AD_AG1` (experimental).
+    pub const TXR_VERT_BYPASS_AD_AG1: Event = Event::row(317);
+    /// `UNC_M2M_TxR_VERT_BYPASS.AK_AG0` (experimental).
+    pub const TXR_VERT_BYPASS_AK_AG0: Event = Event::row(318);
+    /// `UNC_M2M_TxR_VERT_BYPASS.AK_AG1` (experimental).
+    pub const TXR_VERT_BYPASS_AK_AG1: Event = Event::row(319);
+    /// `UNC_M2M_TxR_VERT_BYPASS.BL_AG0` (experimental).
+    pub const TXR_VERT_BYPASS_BL_AG0: Event = Event::row(320);
+    /// `UNC_M2M_TxR_VERT_BYPASS.BL_AG1` (experimental).
+    pub const TXR_VERT_BYPASS_BL_AG1: Event = Event::row(321);
+    /// `UNC_M2M_TxR_VERT_BYPASS.IV` (experimental).
+    pub const TXR_VERT_BYPASS_IV: Event = Event::row(322);
+    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG0` (experimental).
+    pub const TXR_VERT_CYCLES_FULL_AD_AG0: Event = Event::row(323);
+    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG1` (experimental).
+    pub const TXR_VERT_CYCLES_FULL_AD_AG1: Event = Event::row(324);
+    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG0` (experimental).
+    pub const TXR_VERT_CYCLES_FULL_AK_AG0: Event = Event::row(325);
+    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG1` (experimental).
+    pub const TXR_VERT_CYCLES_FULL_AK_AG1: Event = Event::row(326);
+    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG0` (experimental).
+    pub const TXR_VERT_CYCLES_FULL_BL_AG0: Event = Event::row(327);
+    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG1` (experimental).
+    pub const TXR_VERT_CYCLES_FULL_BL_AG1: Event = Event::row(328);
+    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.IV` (experimental).
+    pub const TXR_VERT_CYCLES_FULL_IV: Event = Event::row(329);
+    /// `UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG0` (experimental).
+    pub const TXR_VERT_CYCLES_NE_AD_AG0: Event = Event::row(330);
+    /// `UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG1` (experimental).
+    pub const TXR_VERT_CYCLES_NE_AD_AG1: Event = Event::row(331);
+    /// `UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG0` (experimental).
+    pub const TXR_VERT_CYCLES_NE_AK_AG0: Event = Event::row(332);
+    /// `UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG1` (experimental).
+    pub const TXR_VERT_CYCLES_NE_AK_AG1: Event = Event::row(333);
+    /// `UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG0` (experimental).
+    pub const TXR_VERT_CYCLES_NE_BL_AG0: Event = Event::row(334);
+    /// `UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG1` (experimental).
+    pub const TXR_VERT_CYCLES_NE_BL_AG1: Event = Event::row(335);
+    /// `UNC_M2M_TxR_VERT_CYCLES_NE.IV` (experimental).
+    pub const TXR_VERT_CYCLES_NE_IV: Event = Event::row(336);
+    /// `UNC_M2M_TxR_VERT_INSERTS.AD_AG0` (experimental).
+    pub const TXR_VERT_INSERTS_AD_AG0: Event = Event::row(337);
+    /// `UNC_M2M_TxR_VERT_INSERTS.AD_AG1` (experimental).
+    pub const TXR_VERT_INSERTS_AD_AG1: Event = Event::row(338);
+    /// `UNC_M2M_TxR_VERT_INSERTS.AK_AG0` (experimental).
+    pub const TXR_VERT_INSERTS_AK_AG0: Event = Event::row(339);
+    /// `UNC_M2M_TxR_VERT_INSERTS.AK_AG1` (experimental).
+    pub const TXR_VERT_INSERTS_AK_AG1: Event = Event::row(340);
+    /// `UNC_M2M_TxR_VERT_INSERTS.BL_AG0` (experimental).
+    pub const TXR_VERT_INSERTS_BL_AG0: Event = Event::row(341);
+    /// `UNC_M2M_TxR_VERT_INSERTS.BL_AG1` (experimental).
+    pub const TXR_VERT_INSERTS_BL_AG1: Event = Event::row(342);
+    /// `UNC_M2M_TxR_VERT_INSERTS.IV` (experimental).
+    pub const TXR_VERT_INSERTS_IV: Event = Event::row(343);
+    /// `UNC_M2M_TxR_VERT_NACK.AD_AG0` (experimental).
+    pub const TXR_VERT_NACK_AD_AG0: Event = Event::row(344);
+    /// `UNC_M2M_TxR_VERT_NACK.AD_AG1` (experimental).
+    pub const TXR_VERT_NACK_AD_AG1: Event = Event::row(345);
+    /// `UNC_M2M_TxR_VERT_NACK.AK_AG0` (experimental).
+    pub const TXR_VERT_NACK_AK_AG0: Event = Event::row(346);
+    /// `UNC_M2M_TxR_VERT_NACK.AK_AG1` (experimental).
+    pub const TXR_VERT_NACK_AK_AG1: Event = Event::row(347);
+    /// `UNC_M2M_TxR_VERT_NACK.BL_AG0` (experimental).
+    pub const TXR_VERT_NACK_BL_AG0: Event = Event::row(348);
+    /// `UNC_M2M_TxR_VERT_NACK.BL_AG1` (experimental).
+    pub const TXR_VERT_NACK_BL_AG1: Event = Event::row(349);
+    /// `UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG0` (experimental).
+    pub const TXR_VERT_OCCUPANCY_AD_AG0: Event = Event::row(350);
+    /// `UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG1` (experimental).
+    pub const TXR_VERT_OCCUPANCY_AD_AG1: Event = Event::row(351);
+    /// `UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG0` (experimental).
+    pub const TXR_VERT_OCCUPANCY_AK_AG0: Event = Event::row(352);
+    /// `UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG1` (experimental).
+    pub const TXR_VERT_OCCUPANCY_AK_AG1: Event = Event::row(353);
+    /// `UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG0` (experimental).
+    pub const TXR_VERT_OCCUPANCY_BL_AG0: Event = Event::row(354);
+    /// `UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG1` (experimental).
+    pub const TXR_VERT_OCCUPANCY_BL_AG1: Event = Event::row(355);
+    /// `UNC_M2M_TxR_VERT_OCCUPANCY.IV` (experimental).
+    pub const TXR_VERT_OCCUPANCY_IV: Event = Event::row(356);
+    /// `UNC_M2M_TxR_VERT_STARVED.AD_AG0` (experimental).
+    pub const TXR_VERT_STARVED_AD_AG0: Event = Event::row(357);
+    /// `UNC_M2M_TxR_VERT_STARVED.AD_AG1` (experimental).
+    pub const TXR_VERT_STARVED_AD_AG1: Event = Event::row(358);
+    /// `UNC_M2M_TxR_VERT_STARVED.AK_AG0` (experimental).
+    pub const TXR_VERT_STARVED_AK_AG0: Event = Event::row(359);
+    /// `UNC_M2M_TxR_VERT_STARVED.AK_AG1` (experimental).
+    pub const TXR_VERT_STARVED_AK_AG1: Event = Event::row(360);
+    /// `UNC_M2M_TxR_VERT_STARVED.BL_AG0` (experimental).
+    pub const TXR_VERT_STARVED_BL_AG0: Event = Event::row(361);
+    /// `UNC_M2M_TxR_VERT_STARVED.BL_AG1` (experimental).
+    pub const TXR_VERT_STARVED_BL_AG1: Event = Event::row(362);
+    /// `UNC_M2M_VERT_RING_AD_IN_USE.DN_EVEN` (experimental).
+    pub const VERT_RING_AD_IN_USE_DN_EVEN: Event = Event::row(363);
+    /// `UNC_M2M_VERT_RING_AD_IN_USE.DN_ODD` (experimental).
+    pub const VERT_RING_AD_IN_USE_DN_ODD: Event = Event::row(364);
+    /// `UNC_M2M_VERT_RING_AD_IN_USE.UP_EVEN` (experimental).
+    pub const VERT_RING_AD_IN_USE_UP_EVEN: Event = Event::row(365);
+    /// `UNC_M2M_VERT_RING_AD_IN_USE.UP_ODD` (experimental).
+    pub const VERT_RING_AD_IN_USE_UP_ODD: Event = Event::row(366);
+    /// `UNC_M2M_VERT_RING_AK_IN_USE.DN_EVEN` (experimental).
+    pub const VERT_RING_AK_IN_USE_DN_EVEN: Event = Event::row(367);
+    /// `UNC_M2M_VERT_RING_AK_IN_USE.DN_ODD` (experimental).
+    pub const VERT_RING_AK_IN_USE_DN_ODD: Event = Event::row(368);
+    /// `UNC_M2M_VERT_RING_AK_IN_USE.UP_EVEN` (experimental).
+    pub const VERT_RING_AK_IN_USE_UP_EVEN: Event = Event::row(369);
+    /// `UNC_M2M_VERT_RING_AK_IN_USE.UP_ODD` (experimental).
+    pub const VERT_RING_AK_IN_USE_UP_ODD: Event = Event::row(370);
+    /// `UNC_M2M_VERT_RING_BL_IN_USE.DN_EVEN` (experimental).
+    pub const VERT_RING_BL_IN_USE_DN_EVEN: Event = Event::row(371);
+    /// `UNC_M2M_VERT_RING_BL_IN_USE.DN_ODD` (experimental).
+    pub const VERT_RING_BL_IN_USE_DN_ODD: Event = Event::row(372);
+    /// `UNC_M2M_VERT_RING_BL_IN_USE.UP_EVEN` (experimental).
+    pub const VERT_RING_BL_IN_USE_UP_EVEN: Event = Event::row(373);
+    /// `UNC_M2M_VERT_RING_BL_IN_USE.UP_ODD` (experimental).
+    pub const VERT_RING_BL_IN_USE_UP_ODD: Event = Event::row(374);
+    /// `UNC_M2M_VERT_RING_IV_IN_USE.DN` (experimental).
+    pub const VERT_RING_IV_IN_USE_DN: Event = Event::row(375);
+    /// `UNC_M2M_VERT_RING_IV_IN_USE.UP` (experimental).
+    pub const VERT_RING_IV_IN_USE_UP: Event = Event::row(376);
+    /// `UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN0` (experimental).
+    pub const RPQ_CYCLES_SPEC_CREDITS_CHN0: Event = Event::row(377);
+    /// `UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN1` (experimental).
+    pub const RPQ_CYCLES_SPEC_CREDITS_CHN1: Event = Event::row(378);
+    /// `UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN2` (experimental).
+    pub const RPQ_CYCLES_SPEC_CREDITS_CHN2: Event = Event::row(379);
+    /// `UNC_M2M_TxC_BL.DRS_UPI` (experimental).
+    pub const TXC_BL_DRS_UPI: Event = Event::row(380);
+    /// `UNC_M2M_TxR_VERT_NACK.IV` (experimental).
+    pub const TXR_VERT_NACK_IV: Event = Event::row(381);
+    /// `UNC_M2M_TxR_VERT_STARVED.IV` (experimental).
+    pub const TXR_VERT_STARVED_IV: Event = Event::row(382);
+    /// `UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN0` (experimental).
+    pub const WPQ_CYCLES_REG_CREDITS_CHN0: Event = Event::row(383);
+    /// `UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN1` (experimental).
+    pub const WPQ_CYCLES_REG_CREDITS_CHN1: Event = Event::row(384);
+    /// `UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN2` (experimental).
+    pub const WPQ_CYCLES_REG_CREDITS_CHN2: Event = Event::row(385);
+    /// `UNC_M2M_BYPASS_M2M_INGRESS.TAKEN` (experimental).
+    pub const BYPASS_M2M_INGRESS_TAKEN: Event = Event::row(386);
+    /// `UNC_M2M_BYPASS_M2M_INGRESS.NOT_TAKEN` (experimental).
+    pub const BYPASS_M2M_INGRESS_NOT_TAKEN: Event = Event::row(387);
+    /// `UNC_M2M_CMS_CLOCKTICKS` (experimental).
+    pub const CMS_CLOCKTICKS: Event = Event::row(388);
+    /// `UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN0` (experimental).
+    pub const WPQ_CYCLES_SPEC_CREDITS_CHN0: Event = Event::row(389);
+    /// `UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN1` (experimental).
+    pub const WPQ_CYCLES_SPEC_CREDITS_CHN1: Event = Event::row(390);
+    /// `UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN2` (experimental).
+    pub const WPQ_CYCLES_SPEC_CREDITS_CHN2: Event = Event::row(391);
+    /// `UNC_M2M_FAST_ASSERTED.VERT` (experimental).
+    pub const FAST_ASSERTED_VERT: Event = Event::row(392);
+    /// `UNC_M2M_FAST_ASSERTED.HORZ` (experimental).
+    pub const FAST_ASSERTED_HORZ: Event = Event::row(393);
+    /// `UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN0` (experimental).
+    pub const RPQ_CYCLES_REG_CREDITS_CHN0: Event = Event::row(394);
+    /// `UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN1` (experimental).
+    pub const RPQ_CYCLES_REG_CREDITS_CHN1: Event = Event::row(395);
+    /// `UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN2` (experimental).
+    pub const RPQ_CYCLES_REG_CREDITS_CHN2: Event = Event::row(396);
+    /// `UNC_M2M_TxC_AK_CYCLES_FULL.CMS0` (experimental).
+    pub const TXC_AK_CYCLES_FULL_CMS0: Event = Event::row(397);
+    /// `UNC_M2M_TxC_AK_CYCLES_FULL.CMS1` (experimental).
+    pub const TXC_AK_CYCLES_FULL_CMS1: Event = Event::row(398);
+    /// `UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD0` (experimental).
+    pub const TXC_AK_CYCLES_FULL_RDCRD0: Event = Event::row(399);
+    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD0` (experimental).
+    pub const TXC_AK_CYCLES_FULL_WRCRD0: Event = Event::row(400);
+    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP0` (experimental).
+    pub const TXC_AK_CYCLES_FULL_WRCMP0: Event = Event::row(401);
+    /// `UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD1` (experimental).
+    pub const TXC_AK_CYCLES_FULL_RDCRD1: Event = Event::row(402);
+    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD1` (experimental).
+    pub const TXC_AK_CYCLES_FULL_WRCRD1: Event = Event::row(403);
+    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP1` (experimental).
+    pub const TXC_AK_CYCLES_FULL_WRCMP1: Event = Event::row(404);
+    /// `UNC_M2M_TxC_AK_CYCLES_FULL.ALL` (experimental).
+    pub const TXC_AK_CYCLES_FULL_ALL: Event = Event::row(405);
+    /// `UNC_M2M_TxC_AK_CYCLES_NE.CMS0` (experimental).
+    pub const TXC_AK_CYCLES_NE_CMS0: Event = Event::row(406);
+    /// `UNC_M2M_TxC_AK_CYCLES_NE.CMS1` (experimental).
+    pub const TXC_AK_CYCLES_NE_CMS1: Event = Event::row(407);
+    /// `UNC_M2M_TxC_AK_CYCLES_NE.RDCRD` (experimental).
+    pub const TXC_AK_CYCLES_NE_RDCRD: Event = Event::row(408);
+    /// `UNC_M2M_TxC_AK_CYCLES_NE.WRCRD` (experimental).
+    pub const TXC_AK_CYCLES_NE_WRCRD: Event = Event::row(409);
+    /// `UNC_M2M_TxC_AK_CYCLES_NE.WRCMP` (experimental).
+    pub const TXC_AK_CYCLES_NE_WRCMP: Event = Event::row(410);
+    /// `UNC_M2M_TxC_AK_CYCLES_NE.ALL` (experimental).
+    pub const TXC_AK_CYCLES_NE_ALL: Event = Event::row(411);
+    /// `UNC_M2M_TxC_AK_INSERTS.CMS0` (experimental).
+    pub const TXC_AK_INSERTS_CMS0: Event = Event::row(412);
+    /// `UNC_M2M_TxC_AK_INSERTS.CMS1` (experimental).
+    pub const TXC_AK_INSERTS_CMS1: Event = Event::row(413);
+    /// `UNC_M2M_TxC_AK_INSERTS.RDCRD` (experimental).
+    pub const TXC_AK_INSERTS_RDCRD: Event = Event::row(414);
+    /// `UNC_M2M_TxC_AK_INSERTS.WRCRD` (experimental).
+    pub const TXC_AK_INSERTS_WRCRD: Event = Event::row(415);
+    /// `UNC_M2M_TxC_AK_INSERTS.WRCMP` (experimental).
+    pub const TXC_AK_INSERTS_WRCMP: Event = Event::row(416);
+    /// `UNC_M2M_TxC_AK_INSERTS.PREF_RD_CAM_HIT` (experimental).
+    pub const TXC_AK_INSERTS_PREF_RD_CAM_HIT: Event = Event::row(417);
+    /// `UNC_M2M_TxC_AK_INSERTS.ALL` (experimental).
+    pub const TXC_AK_INSERTS_ALL: Event = Event::row(418);
+    /// `UNC_M2M_TxC_AK_OCCUPANCY.CMS0` (experimental).
+    pub const TXC_AK_OCCUPANCY_CMS0: Event = Event::row(419);
+    /// `UNC_M2M_TxC_AK_OCCUPANCY.CMS1` (experimental).
+    pub const TXC_AK_OCCUPANCY_CMS1: Event = Event::row(420);
+    /// `UNC_M2M_TxC_AK_OCCUPANCY.RDCRD` (experimental).
+    pub const TXC_AK_OCCUPANCY_RDCRD: Event = Event::row(421);
+    /// `UNC_M2M_TxC_AK_OCCUPANCY.WRCRD` (experimental).
+    pub const TXC_AK_OCCUPANCY_WRCRD: Event = Event::row(422);
+    /// `UNC_M2M_TxC_AK_OCCUPANCY.WRCMP` (experimental).
+    pub const TXC_AK_OCCUPANCY_WRCMP: Event = Event::row(423);
+    /// `UNC_M2M_TxC_AK_OCCUPANCY.ALL` (experimental).
+    pub const TXC_AK_OCCUPANCY_ALL: Event = Event::row(424);
+    /// `UNC_M2M_TxC_AK_SIDEBAND.RD` (experimental).
+    pub const TXC_AK_SIDEBAND_RD: Event = Event::row(425);
+    /// `UNC_M2M_TxC_AK_SIDEBAND.WR` (experimental).
+    pub const TXC_AK_SIDEBAND_WR: Event = Event::row(426);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -2561,438 +1373,468 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_M2M_BYPASS_M2M_Egress.NOT_TAKEN", 0x22, 0x02, 0b1111),
+    ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE", 0x24, 0x00, 0b1111),
+    ev("UNC_M2M_DIRECT2CORE_TAKEN", 0x23, 0x00, 0b1111),
+    ev("UNC_M2M_DIRECT2CORE_TXN_OVERRIDE", 0x25, 0x00, 0b1111),
+    ev("UNC_M2M_DIRECTORY_LOOKUP.ANY", 0x2d, 0x01, 0b1111),
+    ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_I", 0x2d, 0x02, 0b1111),
+    ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_S", 0x2d, 0x04, 0b1111),
+    ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_A", 0x2d, 0x08, 0b1111),
+    ev("UNC_M2M_DIRECTORY_UPDATE.ANY", 0x2e, 0x01, 0b1111),
+    ev("UNC_M2M_DIRECTORY_UPDATE.I2S", 0x2e, 0x02, 0b1111),
+    ev("UNC_M2M_DIRECTORY_UPDATE.I2A", 0x2e, 0x04, 0b1111),
+    ev("UNC_M2M_DIRECTORY_UPDATE.S2I", 0x2e, 0x08, 0b1111),
+    ev("UNC_M2M_DIRECTORY_UPDATE.S2A", 0x2e, 0x10, 0b1111),
+    ev("UNC_M2M_DIRECTORY_UPDATE.A2I", 0x2e, 0x20, 0b1111),
+    ev("UNC_M2M_DIRECTORY_UPDATE.A2S", 0x2e, 0x40, 0b1111),
+    ev("UNC_M2M_IMC_READS.NORMAL", 0x37, 0x01, 0b1111),
+    ev("UNC_M2M_IMC_READS.ALL", 0x37, 0x04, 0b1111),
+    ev("UNC_M2M_IMC_WRITES.PARTIAL", 0x38, 0x02, 0b1111),
+    ev("UNC_M2M_IMC_WRITES.ALL", 0x38, 0x10, 0b1111),
+    ev("UNC_M2M_IMC_WRITES.NI", 0x38, 0x80, 0b1111),
+    ev("UNC_M2M_PREFCAM_DEMAND_PROMOTIONS", 0x56, 0x00, 0b1111),
+    ev("UNC_M2M_PREFCAM_INSERTS", 0x57, 0x00, 0b1111),
+    ev("UNC_M2M_RxC_AD_INSERTS", 0x01, 0x00, 0b1111),
+    ev("UNC_M2M_RxC_AD_OCCUPANCY", 0x02, 0x00, 0b1111),
+    ev("UNC_M2M_RxC_BL_INSERTS", 0x05, 0x00, 0b1111),
+    ev("UNC_M2M_RxC_BL_OCCUPANCY", 0x06, 0x00, 0b1111),
+    ev("UNC_M2M_TxC_AD_INSERTS", 0x09, 0x00, 0b1111),
+    ev("UNC_M2M_TxC_AD_OCCUPANCY", 0x0a, 0x00, 0b1111),
+    ev("UNC_M2M_TxC_BL_INSERTS.ALL", 0x15, 0x03, 0b1111),
+    ev("UNC_M2M_TxC_BL_OCCUPANCY.ALL", 0x16, 0x03, 0b1111),
+    ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS", 0x28, 0x00, 0b1111),
+    ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE", 0x27, 0x00, 0b1111),
+    ev("UNC_M2M_DIRECT2UPI_TAKEN", 0x26, 0x00, 0b1111),
+    ev("UNC_M2M_DIRECT2UPI_TXN_OVERRIDE", 0x29, 0x00, 0b1111),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_M2M_BYPASS_M2M_Egress.TAKEN", 0x22, 0x01, 0b1111),
+    ev("UNC_M2M_CLOCKTICKS", 0x00, 0x00, 0b1111),
+    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_I", 0x2a, 0x01, 0b1111),
+    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_S", 0x2a, 0x02, 0b1111),
+    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_P", 0x2a, 0x04, 0b1111),
+    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_A", 0x2a, 0x08, 0b1111),
+    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_I", 0x2a, 0x10, 0b1111),
+    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_S", 0x2a, 0x20, 0b1111),
+    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_P", 0x2a, 0x40, 0b1111),
+    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_A", 0x2a, 0x80, 0b1111),
+    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_I", 0x2b, 0x01, 0b1111),
+    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_S", 0x2b, 0x02, 0b1111),
+    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_P", 0x2b, 0x04, 0b1111),
+    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_A", 0x2b, 0x08, 0b1111),
+    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_I", 0x2b, 0x10, 0b1111),
+    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_S", 0x2b, 0x20, 0b1111),
+    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_P", 0x2b, 0x40, 0b1111),
+    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_A", 0x2b, 0x80, 0b1111),
+    ev("UNC_M2M_IMC_READS.ISOCH", 0x37, 0x02, 0b1111),
+    ev("UNC_M2M_IMC_READS.FROM_TRANSGRESS", 0x37, 0x10, 0b1111),
+    ev("UNC_M2M_IMC_WRITES.FULL", 0x38, 0x01, 0b1111),
+    ev("UNC_M2M_IMC_WRITES.FULL_ISOCH", 0x38, 0x04, 0b1111),
+    ev("UNC_M2M_IMC_WRITES.PARTIAL_ISOCH", 0x38, 0x08, 0b1111),
+    ev("UNC_M2M_IMC_WRITES.FROM_TRANSGRESS", 0x38, 0x40, 0b1111),
+    ev("UNC_M2M_PKT_MATCH.MESH", 0x4c, 0x01, 0b1111),
+    ev("UNC_M2M_PKT_MATCH.MC", 0x4c, 0x02, 0b1111),
+    ev("UNC_M2M_PREFCAM_CYCLES_FULL", 0x53, 0x00, 0b1111),
+    ev("UNC_M2M_PREFCAM_CYCLES_NE", 0x54, 0x00, 0b1111),
+    ev("UNC_M2M_PREFCAM_OCCUPANCY", 0x55, 0x00, 0b1111),
+    ev("UNC_M2M_TGR_AD_CREDITS", 0x41, 0x00, 0b1111),
+    ev("UNC_M2M_TGR_BL_CREDITS", 0x42, 0x00, 0b1111),
+    ev("UNC_M2M_TRACKER_CYCLES_FULL.CH0", 0x45, 0x01, 0b1111),
+    ev("UNC_M2M_TRACKER_CYCLES_FULL.CH1", 0x45, 0x02, 0b1111),
+    ev("UNC_M2M_TRACKER_CYCLES_FULL.CH2", 0x45, 0x04, 0b1111),
+    ev("UNC_M2M_TRACKER_CYCLES_NE.CH0", 0x46, 0x01, 0b1111),
+    ev("UNC_M2M_TRACKER_CYCLES_NE.CH1", 0x46, 0x02, 0b1111),
+    ev("UNC_M2M_TRACKER_CYCLES_NE.CH2", 0x46, 0x04, 0b1111),
+    ev("UNC_M2M_TRACKER_INSERTS.CH0", 0x49, 0x01, 0b1111),
+    ev("UNC_M2M_TRACKER_INSERTS.CH1", 0x49, 0x02, 0b1111),
+    ev("UNC_M2M_TRACKER_INSERTS.CH2", 0x49, 0x04, 0b1111),
+    ev("UNC_M2M_TRACKER_OCCUPANCY.CH0", 0x47, 0x01, 0b1111),
+    ev("UNC_M2M_TRACKER_OCCUPANCY.CH1", 0x47, 0x02, 0b1111),
+    ev("UNC_M2M_TRACKER_OCCUPANCY.CH2", 0x47, 0x04, 0b1111),
+    ev("UNC_M2M_TRACKER_PENDING_OCCUPANCY", 0x48, 0x00, 0b1111),
+    ev("UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH0", 0x4a, 0x01, 0b1111),
+    ev("UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH1", 0x4a, 0x02, 0b1111),
+    ev("UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH2", 0x4a, 0x04, 0b1111),
+    ev("UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH0", 0x4b, 0x01, 0b1111),
+    ev("UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH1", 0x4b, 0x02, 0b1111),
+    ev("UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH2", 0x4b, 0x04, 0b1111),
+    ev("UNC_M2M_WRITE_TRACKER_INSERTS.CH0", 0x61, 0x01, 0b1111),
+    ev("UNC_M2M_WRITE_TRACKER_INSERTS.CH1", 0x61, 0x02, 0b1111),
+    ev("UNC_M2M_WRITE_TRACKER_INSERTS.CH2", 0x61, 0x04, 0b1111),
+    ev("UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH0", 0x60, 0x01, 0b1111),
+    ev("UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH1", 0x60, 0x02, 0b1111),
+    ev("UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH2", 0x60, 0x04, 0b1111),
+    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR0", 0x80, 0x01, 0b1111),
+    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR1", 0x80, 0x02, 0b1111),
+    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR2", 0x80, 0x04, 0b1111),
+    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR3", 0x80, 0x08, 0b1111),
+    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR4", 0x80, 0x10, 0b1111),
+    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR5", 0x80, 0x20, 0b1111),
+    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR0", 0x82, 0x01, 0b1111),
+    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR1", 0x82, 0x02, 0b1111),
+    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR2", 0x82, 0x04, 0b1111),
+    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR3", 0x82, 0x08, 0b1111),
+    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR4", 0x82, 0x10, 0b1111),
+    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR5", 0x82, 0x20, 0b1111),
+    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR0", 0x88, 0x01, 0b1111),
+    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR1", 0x88, 0x02, 0b1111),
+    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR2", 0x88, 0x04, 0b1111),
+    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR3", 0x88, 0x08, 0b1111),
+    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR4", 0x88, 0x10, 0b1111),
+    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR5", 0x88, 0x20, 0b1111),
+    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR0", 0x8a, 0x01, 0b1111),
+    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR1", 0x8a, 0x02, 0b1111),
+    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR2", 0x8a, 0x04, 0b1111),
+    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR3", 0x8a, 0x08, 0b1111),
+    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR4", 0x8a, 0x10, 0b1111),
+    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR5", 0x8a, 0x20, 0b1111),
+    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR0", 0x84, 0x01, 0b1111),
+    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR1", 0x84, 0x02, 0b1111),
+    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR2", 0x84, 0x04, 0b1111),
+    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR3", 0x84, 0x08, 0b1111),
+    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR4", 0x84, 0x10, 0b1111),
+    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR5", 0x84, 0x20, 0b1111),
+    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR0", 0x86, 0x01, 0b1111),
+    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR1", 0x86, 0x02, 0b1111),
+    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR2", 0x86, 0x04, 0b1111),
+    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR3", 0x86, 0x08, 0b1111),
+    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR4", 0x86, 0x10, 0b1111),
+    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR5", 0x86, 0x20, 0b1111),
+    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR0", 0x8e, 0x01, 0b1111),
+    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR1", 0x8e, 0x02, 0b1111),
+    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR2", 0x8e, 0x04, 0b1111),
+    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR3", 0x8e, 0x08, 0b1111),
+    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR4", 0x8e, 0x10, 0b1111),
+    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR5", 0x8e, 0x20, 0b1111),
+    ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR0", 0x8c, 0x01, 0b1111),
+    ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR1", 0x8c, 0x02, 0b1111),
+    ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR2", 0x8c, 0x04, 0b1111),
+    ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR3", 0x8c, 0x08, 0b1111),
+    ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR4", 0x8c, 0x10, 0b1111),
+    ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR5", 0x8c, 0x20, 0b1111),
+    ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xae, 0x04, 0b1111),
+    ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xae, 0x01, 0b1111),
+    ev("UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_EVEN", 0xa7, 0x01, 0b1111),
+    ev("UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_ODD", 0xa7, 0x02, 0b1111),
+    ev("UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_EVEN", 0xa7, 0x04, 0b1111),
+    ev("UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_ODD", 0xa7, 0x08, 0b1111),
+    ev("UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_EVEN", 0xa9, 0x01, 0b1111),
+    ev("UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_ODD", 0xa9, 0x02, 0b1111),
+    ev("UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_EVEN", 0xa9, 0x04, 0b1111),
+    ev("UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_ODD", 0xa9, 0x08, 0b1111),
+    ev("UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_EVEN", 0xab, 0x01, 0b1111),
+    ev("UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_ODD", 0xab, 0x02, 0b1111),
+    ev("UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_EVEN", 0xab, 0x04, 0b1111),
+    ev("UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_ODD", 0xab, 0x08, 0b1111),
+    ev("UNC_M2M_HORZ_RING_IV_IN_USE.LEFT", 0xad, 0x01, 0b1111),
+    ev("UNC_M2M_HORZ_RING_IV_IN_USE.RIGHT", 0xad, 0x04, 0b1111),
+    ev("UNC_M2M_RING_BOUNCES_HORZ.AD", 0xa1, 0x01, 0b1111),
+    ev("UNC_M2M_RING_BOUNCES_HORZ.AK", 0xa1, 0x02, 0b1111),
+    ev("UNC_M2M_RING_BOUNCES_HORZ.BL", 0xa1, 0x04, 0b1111),
+    ev("UNC_M2M_RING_BOUNCES_HORZ.IV", 0xa1, 0x08, 0b1111),
+    ev("UNC_M2M_RING_BOUNCES_VERT.AD", 0xa0, 0x01, 0b1111),
+    ev("UNC_M2M_RING_BOUNCES_VERT.AK", 0xa0, 0x02, 0b1111),
+    ev("UNC_M2M_RING_BOUNCES_VERT.BL", 0xa0, 0x04, 0b1111),
+    ev("UNC_M2M_RING_BOUNCES_VERT.IV", 0xa0, 0x08, 0b1111),
+    ev("UNC_M2M_RING_SINK_STARVED_HORZ.AD", 0xa3, 0x01, 0b1111),
+    ev("UNC_M2M_RING_SINK_STARVED_HORZ.AK", 0xa3, 0x02, 0b1111),
+    ev("UNC_M2M_RING_SINK_STARVED_HORZ.AK_AG1", 0xa3, 0x20, 0b1111),
+    ev("UNC_M2M_RING_SINK_STARVED_HORZ.BL", 0xa3, 0x04, 0b1111),
+    ev("UNC_M2M_RING_SINK_STARVED_HORZ.IV", 0xa3, 0x08, 0b1111),
+    ev("UNC_M2M_RING_SINK_STARVED_VERT.AD", 0xa2, 0x01, 0b1111),
+    ev("UNC_M2M_RING_SINK_STARVED_VERT.AK", 0xa2, 0x02, 0b1111),
+    ev("UNC_M2M_RING_SINK_STARVED_VERT.BL", 0xa2, 0x04, 0b1111),
+    ev("UNC_M2M_RING_SINK_STARVED_VERT.IV", 0xa2, 0x08, 0b1111),
+    ev("UNC_M2M_RING_SRC_THRTL", 0xa4, 0x00, 0b1111),
+    ev("UNC_M2M_RxC_AD_CYCLES_FULL", 0x04, 0x00, 0b1111),
+    ev("UNC_M2M_RxC_AD_CYCLES_NE", 0x03, 0x00, 0b1111),
+    ev("UNC_M2M_RxC_BL_CYCLES_FULL", 0x08, 0x00, 0b1111),
+    ev("UNC_M2M_RxC_BL_CYCLES_NE", 0x07, 0x00, 0b1111),
+    ev("UNC_M2M_RxR_BUSY_STARVED.AD_BNC", 0xb4, 0x01, 0b1111),
+    ev("UNC_M2M_RxR_BUSY_STARVED.AD_CRD", 0xb4, 0x10, 0b1111),
+    ev("UNC_M2M_RxR_BUSY_STARVED.BL_BNC", 0xb4, 0x04, 0b1111),
+    ev("UNC_M2M_RxR_BUSY_STARVED.BL_CRD", 0xb4, 0x40, 0b1111),
+    ev("UNC_M2M_RxR_BYPASS.AD_BNC", 0xb2, 0x01, 0b1111),
+    ev("UNC_M2M_RxR_BYPASS.AD_CRD", 0xb2, 0x10, 0b1111),
+    ev("UNC_M2M_RxR_BYPASS.AK_BNC", 0xb2, 0x02, 0b1111),
+    ev("UNC_M2M_RxR_BYPASS.BL_BNC", 0xb2, 0x04, 0b1111),
+    ev("UNC_M2M_RxR_BYPASS.BL_CRD", 0xb2, 0x40, 0b1111),
+    ev("UNC_M2M_RxR_BYPASS.IV_BNC", 0xb2, 0x08, 0b1111),
+    ev("UNC_M2M_RxR_CRD_STARVED.AD_BNC", 0xb3, 0x01, 0b1111),
+    ev("UNC_M2M_RxR_CRD_STARVED.AD_CRD", 0xb3, 0x10, 0b1111),
+    ev("UNC_M2M_RxR_CRD_STARVED.AK_BNC", 0xb3, 0x02, 0b1111),
+    ev("UNC_M2M_RxR_CRD_STARVED.BL_BNC", 0xb3, 0x04, 0b1111),
+    ev("UNC_M2M_RxR_CRD_STARVED.BL_CRD", 0xb3, 0x40, 0b1111),
+    ev("UNC_M2M_RxR_CRD_STARVED.IFV", 0xb3, 0x80, 0b1111),
+    ev("UNC_M2M_RxR_CRD_STARVED.IV_BNC", 0xb3, 0x08, 0b1111),
+    ev("UNC_M2M_RxR_INSERTS.AD_BNC", 0xb1, 0x01, 0b1111),
+    ev("UNC_M2M_RxR_INSERTS.AD_CRD", 0xb1, 0x10, 0b1111),
+    ev("UNC_M2M_RxR_INSERTS.AK_BNC", 0xb1, 0x02, 0b1111),
+    ev("UNC_M2M_RxR_INSERTS.BL_BNC", 0xb1, 0x04, 0b1111),
+    ev("UNC_M2M_RxR_INSERTS.BL_CRD", 0xb1, 0x40, 0b1111),
+    ev("UNC_M2M_RxR_INSERTS.IV_BNC", 0xb1, 0x08, 0b1111),
+    ev("UNC_M2M_RxR_OCCUPANCY.AD_BNC", 0xb0, 0x01, 0b1111),
+    ev("UNC_M2M_RxR_OCCUPANCY.AD_CRD", 0xb0, 0x10, 0b1111),
+    ev("UNC_M2M_RxR_OCCUPANCY.AK_BNC", 0xb0, 0x02, 0b1111),
+    ev("UNC_M2M_RxR_OCCUPANCY.BL_BNC", 0xb0, 0x04, 0b1111),
+    ev("UNC_M2M_RxR_OCCUPANCY.BL_CRD", 0xb0, 0x40, 0b1111),
+    ev("UNC_M2M_RxR_OCCUPANCY.IV_BNC", 0xb0, 0x08, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR0", 0xd0, 0x01, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR1", 0xd0, 0x02, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR2", 0xd0, 0x04, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR3", 0xd0, 0x08, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR4", 0xd0, 0x10, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR5", 0xd0, 0x20, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR0", 0xd2, 0x01, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR1", 0xd2, 0x02, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR2", 0xd2, 0x04, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR3", 0xd2, 0x08, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR4", 0xd2, 0x10, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR5", 0xd2, 0x20, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR0", 0xd4, 0x01, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR1", 0xd4, 0x02, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR2", 0xd4, 0x04, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR3", 0xd4, 0x08, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR4", 0xd4, 0x10, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR5", 0xd4, 0x20, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR0", 0xd6, 0x01, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR1", 0xd6, 0x02, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR2", 0xd6, 0x04, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR3", 0xd6, 0x08, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR4", 0xd6, 0x10, 0b1111),
+    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR5", 0xd6, 0x20, 0b1111),
+    ev("UNC_M2M_TxC_AD_CREDIT_OCCUPANCY", 0x0e, 0x00, 0b1111),
+    ev("UNC_M2M_TxC_AD_CREDITS_ACQUIRED", 0x0d, 0x00, 0b1111),
+    ev("UNC_M2M_TxC_AD_CYCLES_FULL", 0x0c, 0x00, 0b1111),
+    ev("UNC_M2M_TxC_AD_CYCLES_NE", 0x0b, 0x00, 0b1111),
+    ev("UNC_M2M_TxC_AD_NO_CREDIT_CYCLES", 0x0f, 0x00, 0b1111),
+    ev("UNC_M2M_TxC_AD_NO_CREDIT_STALLED", 0x10, 0x00, 0b1111),
+    ev("UNC_M2M_TxC_AK.CRD_CBO", 0x39, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_AK.NDR", 0x39, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS0", 0x1e, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS1", 0x1e, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS0", 0x1d, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS1", 0x1d, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS0", 0x1f, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS1", 0x1f, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS0", 0x20, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS1", 0x20, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_BL.DRS_CACHE", 0x40, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_BL.DRS_CORE", 0x40, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS0", 0x1a, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS1", 0x1a, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS0", 0x19, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS1", 0x19, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_BL_CYCLES_FULL.ALL", 0x18, 0x03, 0b1111),
+    ev("UNC_M2M_TxC_BL_CYCLES_FULL.CMS0", 0x18, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_BL_CYCLES_FULL.CMS1", 0x18, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_BL_CYCLES_NE.ALL", 0x17, 0x03, 0b1111),
+    ev("UNC_M2M_TxC_BL_CYCLES_NE.CMS0", 0x17, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_BL_CYCLES_NE.CMS1", 0x17, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_BL_INSERTS.CMS0", 0x15, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_BL_INSERTS.CMS1", 0x15, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS0", 0x1b, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS1", 0x1b, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS0", 0x1c, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS1", 0x1c, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_BL_OCCUPANCY.CMS0", 0x16, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_BL_OCCUPANCY.CMS1", 0x16, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_ADS_USED.AD_BNC", 0x9d, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_ADS_USED.AD_CRD", 0x9d, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_ADS_USED.AK_BNC", 0x9d, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_ADS_USED.BL_BNC", 0x9d, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_ADS_USED.BL_CRD", 0x9d, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_BYPASS.AD_BNC", 0x9f, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_BYPASS.AD_CRD", 0x9f, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_BYPASS.AK_BNC", 0x9f, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_BYPASS.BL_BNC", 0x9f, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_BYPASS.BL_CRD", 0x9f, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_BYPASS.IV_BNC", 0x9f, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_BNC", 0x96, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_CRD", 0x96, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AK_BNC", 0x96, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_BNC", 0x96, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_CRD", 0x96, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.IV_BNC", 0x96, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AD_BNC", 0x97, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AD_CRD", 0x97, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AK_BNC", 0x97, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.BL_BNC", 0x97, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.BL_CRD", 0x97, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.IV_BNC", 0x97, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_INSERTS.AD_BNC", 0x95, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_INSERTS.AD_CRD", 0x95, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_INSERTS.AK_BNC", 0x95, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_INSERTS.BL_BNC", 0x95, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_INSERTS.BL_CRD", 0x95, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_INSERTS.IV_BNC", 0x95, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_NACK.AD_BNC", 0x99, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_NACK.AD_CRD", 0x99, 0x20, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_NACK.AK_BNC", 0x99, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_NACK.BL_BNC", 0x99, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_NACK.BL_CRD", 0x99, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_NACK.IV_BNC", 0x99, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AD_BNC", 0x94, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AD_CRD", 0x94, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AK_BNC", 0x94, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.BL_BNC", 0x94, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.BL_CRD", 0x94, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.IV_BNC", 0x94, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_STARVED.AD_BNC", 0x9b, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_STARVED.AK_BNC", 0x9b, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_STARVED.BL_BNC", 0x9b, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_HORZ_STARVED.IV_BNC", 0x9b, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_VERT_ADS_USED.AD_AG0", 0x9c, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_VERT_ADS_USED.AD_AG1", 0x9c, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_VERT_ADS_USED.AK_AG0", 0x9c, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_VERT_ADS_USED.AK_AG1", 0x9c, 0x20, 0b1111),
+    ev("UNC_M2M_TxR_VERT_ADS_USED.BL_AG0", 0x9c, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_VERT_ADS_USED.BL_AG1", 0x9c, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_VERT_BYPASS.AD_AG0", 0x9e, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_VERT_BYPASS.AD_AG1", 0x9e, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_VERT_BYPASS.AK_AG0", 0x9e, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_VERT_BYPASS.AK_AG1", 0x9e, 0x20, 0b1111),
+    ev("UNC_M2M_TxR_VERT_BYPASS.BL_AG0", 0x9e, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_VERT_BYPASS.BL_AG1", 0x9e, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_VERT_BYPASS.IV", 0x9e, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG0", 0x92, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG1", 0x92, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG0", 0x92, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG1", 0x92, 0x20, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG0", 0x92, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG1", 0x92, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.IV", 0x92, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG0", 0x93, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG1", 0x93, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG0", 0x93, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG1", 0x93, 0x20, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG0", 0x93, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG1", 0x93, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_VERT_CYCLES_NE.IV", 0x93, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_VERT_INSERTS.AD_AG0", 0x91, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_VERT_INSERTS.AD_AG1", 0x91, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_VERT_INSERTS.AK_AG0", 0x91, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_VERT_INSERTS.AK_AG1", 0x91, 0x20, 0b1111),
+    ev("UNC_M2M_TxR_VERT_INSERTS.BL_AG0", 0x91, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_VERT_INSERTS.BL_AG1", 0x91, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_VERT_INSERTS.IV", 0x91, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_VERT_NACK.AD_AG0", 0x98, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_VERT_NACK.AD_AG1", 0x98, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_VERT_NACK.AK_AG0", 0x98, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_VERT_NACK.AK_AG1", 0x98, 0x20, 0b1111),
+    ev("UNC_M2M_TxR_VERT_NACK.BL_AG0", 0x98, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_VERT_NACK.BL_AG1", 0x98, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG0", 0x90, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG1", 0x90, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG0", 0x90, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG1", 0x90, 0x20, 0b1111),
+    ev("UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG0", 0x90, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG1", 0x90, 0x40, 0b1111),
+    ev("UNC_M2M_TxR_VERT_OCCUPANCY.IV", 0x90, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_VERT_STARVED.AD_AG0", 0x9a, 0x01, 0b1111),
+    ev("UNC_M2M_TxR_VERT_STARVED.AD_AG1", 0x9a, 0x10, 0b1111),
+    ev("UNC_M2M_TxR_VERT_STARVED.AK_AG0", 0x9a, 0x02, 0b1111),
+    ev("UNC_M2M_TxR_VERT_STARVED.AK_AG1", 0x9a, 0x20, 0b1111),
+    ev("UNC_M2M_TxR_VERT_STARVED.BL_AG0", 0x9a, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_VERT_STARVED.BL_AG1", 0x9a, 0x40, 0b1111),
+    ev("UNC_M2M_VERT_RING_AD_IN_USE.DN_EVEN", 0xa6, 0x04, 0b1111),
+    ev("UNC_M2M_VERT_RING_AD_IN_USE.DN_ODD", 0xa6, 0x08, 0b1111),
+    ev("UNC_M2M_VERT_RING_AD_IN_USE.UP_EVEN", 0xa6, 0x01, 0b1111),
+    ev("UNC_M2M_VERT_RING_AD_IN_USE.UP_ODD", 0xa6, 0x02, 0b1111),
+    ev("UNC_M2M_VERT_RING_AK_IN_USE.DN_EVEN", 0xa8, 0x04, 0b1111),
+    ev("UNC_M2M_VERT_RING_AK_IN_USE.DN_ODD", 0xa8, 0x08, 0b1111),
+    ev("UNC_M2M_VERT_RING_AK_IN_USE.UP_EVEN", 0xa8, 0x01, 0b1111),
+    ev("UNC_M2M_VERT_RING_AK_IN_USE.UP_ODD", 0xa8, 0x02, 0b1111),
+    ev("UNC_M2M_VERT_RING_BL_IN_USE.DN_EVEN", 0xaa, 0x04, 0b1111),
+    ev("UNC_M2M_VERT_RING_BL_IN_USE.DN_ODD", 0xaa, 0x08, 0b1111),
+    ev("UNC_M2M_VERT_RING_BL_IN_USE.UP_EVEN", 0xaa, 0x01, 0b1111),
+    ev("UNC_M2M_VERT_RING_BL_IN_USE.UP_ODD", 0xaa, 0x02, 0b1111),
+    ev("UNC_M2M_VERT_RING_IV_IN_USE.DN", 0xac, 0x04, 0b1111),
+    ev("UNC_M2M_VERT_RING_IV_IN_USE.UP", 0xac, 0x01, 0b1111),
+    ev("UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN0", 0x44, 0x01, 0b1111),
+    ev("UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN1", 0x44, 0x02, 0b1111),
+    ev("UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN2", 0x44, 0x04, 0b1111),
+    ev("UNC_M2M_TxC_BL.DRS_UPI", 0x40, 0x04, 0b1111),
+    ev("UNC_M2M_TxR_VERT_NACK.IV", 0x98, 0x08, 0b1111),
+    ev("UNC_M2M_TxR_VERT_STARVED.IV", 0x9a, 0x08, 0b1111),
+    ev("UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN0", 0x4d, 0x01, 0b1111),
+    ev("UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN1", 0x4d, 0x02, 0b1111),
+    ev("UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN2", 0x4d, 0x04, 0b1111),
+    ev("UNC_M2M_BYPASS_M2M_INGRESS.TAKEN", 0x21, 0x01, 0b1111),
+    ev("UNC_M2M_BYPASS_M2M_INGRESS.NOT_TAKEN", 0x21, 0x02, 0b1111),
+    ev("UNC_M2M_CMS_CLOCKTICKS", 0xc0, 0x00, 0b1111),
+    ev("UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN0", 0x4e, 0x01, 0b1111),
+    ev("UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN1", 0x4e, 0x02, 0b1111),
+    ev("UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN2", 0x4e, 0x04, 0b1111),
+    ev("UNC_M2M_FAST_ASSERTED.VERT", 0xa5, 0x01, 0b1111),
+    ev("UNC_M2M_FAST_ASSERTED.HORZ", 0xa5, 0x02, 0b1111),
+    ev("UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN0", 0x43, 0x01, 0b1111),
+    ev("UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN1", 0x43, 0x02, 0b1111),
+    ev("UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN2", 0x43, 0x04, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_FULL.CMS0", 0x14, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_FULL.CMS1", 0x14, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD0", 0x14, 0x08, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD0", 0x14, 0x10, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP0", 0x14, 0x20, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD1", 0x14, 0x88, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD1", 0x14, 0x90, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP1", 0x14, 0xa0, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_FULL.ALL", 0x14, 0x03, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_NE.CMS0", 0x13, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_NE.CMS1", 0x13, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_NE.RDCRD", 0x13, 0x08, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_NE.WRCRD", 0x13, 0x10, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_NE.WRCMP", 0x13, 0x20, 0b1111),
+    ev("UNC_M2M_TxC_AK_CYCLES_NE.ALL", 0x13, 0x03, 0b1111),
+    ev("UNC_M2M_TxC_AK_INSERTS.CMS0", 0x11, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_AK_INSERTS.CMS1", 0x11, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_AK_INSERTS.RDCRD", 0x11, 0x08, 0b1111),
+    ev("UNC_M2M_TxC_AK_INSERTS.WRCRD", 0x11, 0x10, 0b1111),
+    ev("UNC_M2M_TxC_AK_INSERTS.WRCMP", 0x11, 0x20, 0b1111),
+    ev("UNC_M2M_TxC_AK_INSERTS.PREF_RD_CAM_HIT", 0x11, 0x40, 0b1111),
+    ev("UNC_M2M_TxC_AK_INSERTS.ALL", 0x11, 0x03, 0b1111),
+    ev("UNC_M2M_TxC_AK_OCCUPANCY.CMS0", 0x12, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_AK_OCCUPANCY.CMS1", 0x12, 0x02, 0b1111),
+    ev("UNC_M2M_TxC_AK_OCCUPANCY.RDCRD", 0x12, 0x08, 0b1111),
+    ev("UNC_M2M_TxC_AK_OCCUPANCY.WRCRD", 0x12, 0x10, 0b1111),
+    ev("UNC_M2M_TxC_AK_OCCUPANCY.WRCMP", 0x12, 0x20, 0b1111),
+    ev("UNC_M2M_TxC_AK_OCCUPANCY.ALL", 0x12, 0x03, 0b1111),
+    ev("UNC_M2M_TxC_AK_SIDEBAND.RD", 0x6b, 0x01, 0b1111),
+    ev("UNC_M2M_TxC_AK_SIDEBAND.WR", 0x6b, 0x02, 0b1111),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<34>(EVENT_ROWS, 0, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 0, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 64, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 128, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 192, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 256, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<64>(EXPERIMENTAL_ROWS, 320, true),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<9>(EXPERIMENTAL_ROWS, 384, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_M2M_BYPASS_M2M_Egress.NOT_TAKEN", code: 0x22, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE", code: 0x24, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECT2CORE_TAKEN", code: 0x23, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECT2CORE_TXN_OVERRIDE", code: 0x25, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.ANY", code: 0x2d, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_I", code: 0x2d, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_S", code: 0x2d, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_A", code: 0x2d, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.ANY", code: 0x2e, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.I2S", code: 0x2e, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.I2A", code: 0x2e, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.S2I", code: 0x2e, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.S2A", code: 0x2e, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.A2I", code: 0x2e, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.A2S", code: 0x2e, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_IMC_READS.NORMAL", code: 0x37, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_IMC_READS.ALL", code: 0x37, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_IMC_WRITES.PARTIAL", code: 0x38, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_IMC_WRITES.ALL", code: 0x38, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_IMC_WRITES.NI", code: 0x38, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_PREFCAM_DEMAND_PROMOTIONS", code: 0x56, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_PREFCAM_INSERTS", code: 0x57, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_RxC_AD_INSERTS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_RxC_AD_OCCUPANCY", code: 0x02, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_RxC_BL_INSERTS", code: 0x05, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_RxC_BL_OCCUPANCY", code: 0x06, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_TxC_AD_INSERTS", code: 0x09, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_TxC_AD_OCCUPANCY", code: 0x0a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_TxC_BL_INSERTS.ALL", code: 0x15, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_TxC_BL_OCCUPANCY.ALL", code: 0x16, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS", code: 0x28, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE", code: 0x27, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECT2UPI_TAKEN", code: 0x26, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M2M_DIRECT2UPI_TXN_OVERRIDE", code: 0x29, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_BYPASS_M2M_Egress.TAKEN", code: 0x22, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_HIT.DIRTY_I", code: 0x2a, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_HIT.DIRTY_S", code: 0x2a, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_HIT.DIRTY_P", code: 0x2a, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_HIT.DIRTY_A", code: 0x2a, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_HIT.CLEAN_I", code: 0x2a, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_HIT.CLEAN_S", code: 0x2a, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_HIT.CLEAN_P", code: 0x2a, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_HIT.CLEAN_A", code: 0x2a, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_MISS.DIRTY_I", code: 0x2b, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_MISS.DIRTY_S", code: 0x2b, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_MISS.DIRTY_P", code: 0x2b, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_MISS.DIRTY_A", code: 0x2b, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_MISS.CLEAN_I", code: 0x2b, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_MISS.CLEAN_S", code: 0x2b, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_MISS.CLEAN_P", code: 0x2b, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_DIRECTORY_MISS.CLEAN_A", code: 0x2b, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_IMC_READS.ISOCH", code: 0x37, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_IMC_READS.FROM_TRANSGRESS", code: 0x37, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_IMC_WRITES.FULL", code: 0x38, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_IMC_WRITES.FULL_ISOCH", code: 0x38, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_IMC_WRITES.PARTIAL_ISOCH", code: 0x38, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_IMC_WRITES.FROM_TRANSGRESS", code: 0x38, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_PKT_MATCH.MESH", code: 0x4c, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_PKT_MATCH.MC", code: 0x4c, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_PREFCAM_CYCLES_FULL", code: 0x53, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_PREFCAM_CYCLES_NE", code: 0x54, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_PREFCAM_OCCUPANCY", code: 0x55, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TGR_AD_CREDITS", code: 0x41, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TGR_BL_CREDITS", code: 0x42, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_CYCLES_FULL.CH0", code: 0x45, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_CYCLES_FULL.CH1", code: 0x45, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_CYCLES_FULL.CH2", code: 0x45, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_CYCLES_NE.CH0", code: 0x46, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_CYCLES_NE.CH1", code: 0x46, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_CYCLES_NE.CH2", code: 0x46, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_INSERTS.CH0", code: 0x49, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_INSERTS.CH1", code: 0x49, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_INSERTS.CH2", code: 0x49, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_OCCUPANCY.CH0", code: 0x47, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_OCCUPANCY.CH1", code: 0x47, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_OCCUPANCY.CH2", code: 0x47, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TRACKER_PENDING_OCCUPANCY", code: 0x48, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH0", code: 0x4a, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH1", code: 0x4a, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH2", code: 0x4a, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH0", code: 0x4b, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH1", code: 0x4b, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH2", code: 0x4b, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WRITE_TRACKER_INSERTS.CH0", code: 0x61, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WRITE_TRACKER_INSERTS.CH1", code: 0x61, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WRITE_TRACKER_INSERTS.CH2", code: 0x61, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH0", code: 0x60, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH1", code: 0x60, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH2", code: 0x60, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR0", code: 0x80, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR1", code: 0x80, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR2", code: 0x80, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR3", code: 0x80, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR4", code: 0x80, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR5", code: 0x80, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR0", code: 0x82, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR1", code: 0x82, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR2", code: 0x82, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR3", code: 0x82, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR4", code: 0x82, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR5", code: 0x82, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR0", code: 0x88, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR1", code: 0x88, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR2", code: 0x88, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR3", code: 0x88, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR4", code: 0x88, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR5", code: 0x88, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR0", code: 0x8a, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR1", code: 0x8a, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR2", code: 0x8a, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR3", code: 0x8a, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR4", code: 0x8a, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR5", code: 0x8a, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR0", code: 0x84, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR1", code: 0x84, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR2", code: 0x84, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR3", code: 0x84, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR4", code: 0x84, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR5", code: 0x84, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR0", code: 0x86, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR1", code: 0x86, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR2", code: 0x86, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR3", code: 0x86, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR4", code: 0x86, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR5", code: 0x86, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR0", code: 0x8e, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR1", code: 0x8e, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR2", code: 0x8e, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR3", code: 0x8e, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR4", code: 0x8e, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR5", code: 0x8e, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR0", code: 0x8c, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR1", code: 0x8c, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR2", code: 0x8c, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR3", code: 0x8c, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR4", code: 0x8c, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR5", code: 0x8c, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN", code: 0xae, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP", code: 0xae, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_EVEN", code: 0xa7, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_ODD", code: 0xa7, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_EVEN", code: 0xa7, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_ODD", code: 0xa7, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_EVEN", code: 0xa9, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_ODD", code: 0xa9, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_EVEN", code: 0xa9, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_ODD", code: 0xa9, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_EVEN", code: 0xab, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_ODD", code: 0xab, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_EVEN", code: 0xab, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_ODD", code: 0xab, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_IV_IN_USE.LEFT", code: 0xad, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_HORZ_RING_IV_IN_USE.RIGHT", code: 0xad, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_BOUNCES_HORZ.AD", code: 0xa1, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_BOUNCES_HORZ.AK", code: 0xa1, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_BOUNCES_HORZ.BL", code: 0xa1, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_BOUNCES_HORZ.IV", code: 0xa1, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_BOUNCES_VERT.AD", code: 0xa0, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_BOUNCES_VERT.AK", code: 0xa0, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_BOUNCES_VERT.BL", code: 0xa0, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_BOUNCES_VERT.IV", code: 0xa0, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_SINK_STARVED_HORZ.AD", code: 0xa3, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_SINK_STARVED_HORZ.AK", code: 0xa3, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_SINK_STARVED_HORZ.AK_AG1", code: 0xa3, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_SINK_STARVED_HORZ.BL", code: 0xa3, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_SINK_STARVED_HORZ.IV", code: 0xa3, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_SINK_STARVED_VERT.AD", code: 0xa2, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_SINK_STARVED_VERT.AK", code: 0xa2, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_SINK_STARVED_VERT.BL", code: 0xa2, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_SINK_STARVED_VERT.IV", code: 0xa2, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RING_SRC_THRTL", code: 0xa4, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxC_AD_CYCLES_FULL", code: 0x04, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxC_AD_CYCLES_NE", code: 0x03, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxC_BL_CYCLES_FULL", code: 0x08, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxC_BL_CYCLES_NE", code: 0x07, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_BUSY_STARVED.AD_BNC", code: 0xb4, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_BUSY_STARVED.AD_CRD", code: 0xb4, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_BUSY_STARVED.BL_BNC", code: 0xb4, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_BUSY_STARVED.BL_CRD", code: 0xb4, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_BYPASS.AD_BNC", code: 0xb2, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_BYPASS.AD_CRD", code: 0xb2, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_BYPASS.AK_BNC", code: 0xb2, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_BYPASS.BL_BNC", code: 0xb2, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_BYPASS.BL_CRD", code: 0xb2, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_BYPASS.IV_BNC", code: 0xb2, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_CRD_STARVED.AD_BNC", code: 0xb3, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_CRD_STARVED.AD_CRD", code: 0xb3, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_CRD_STARVED.AK_BNC", code: 0xb3, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_CRD_STARVED.BL_BNC", code: 0xb3, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_CRD_STARVED.BL_CRD", code: 0xb3, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_CRD_STARVED.IFV", code: 0xb3, umask: 0x80, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_CRD_STARVED.IV_BNC", code: 0xb3, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_INSERTS.AD_BNC", code: 0xb1, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_INSERTS.AD_CRD", code: 0xb1, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_INSERTS.AK_BNC", code: 0xb1, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_INSERTS.BL_BNC", code: 0xb1, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_INSERTS.BL_CRD", code: 0xb1, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_INSERTS.IV_BNC", code: 0xb1, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_OCCUPANCY.AD_BNC", code: 0xb0, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_OCCUPANCY.AD_CRD", code: 0xb0, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_OCCUPANCY.AK_BNC", code: 0xb0, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_OCCUPANCY.BL_BNC", code: 0xb0, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_OCCUPANCY.BL_CRD", code: 0xb0, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RxR_OCCUPANCY.IV_BNC", code: 0xb0, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR0", code: 0xd0, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR1", code: 0xd0, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR2", code: 0xd0, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR3", code: 0xd0, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR4", code: 0xd0, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR5", code: 0xd0, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR0", code: 0xd2, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR1", code: 0xd2, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR2", code: 0xd2, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR3", code: 0xd2, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR4", code: 0xd2, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR5", code: 0xd2, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR0", code: 0xd4, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR1", code: 0xd4, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR2", code: 0xd4, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR3", code: 0xd4, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR4", code: 0xd4, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR5", code: 0xd4, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR0", code: 0xd6, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR1", code: 0xd6, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR2", code: 0xd6, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR3", code: 0xd6, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR4", code: 0xd6, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR5", code: 0xd6, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AD_CREDIT_OCCUPANCY", code: 0x0e, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AD_CREDITS_ACQUIRED", code: 0x0d, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AD_CYCLES_FULL", code: 0x0c, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AD_CYCLES_NE", code: 0x0b, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AD_NO_CREDIT_CYCLES", code: 0x0f, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AD_NO_CREDIT_STALLED", code: 0x10, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK.CRD_CBO", code: 0x39, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK.NDR", code: 0x39, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS0", code: 0x1e, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS1", code: 0x1e, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS0", code: 0x1d, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS1", code: 0x1d, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS0", code: 0x1f, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS1", code: 0x1f, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS0", code: 0x20, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS1", code: 0x20, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL.DRS_CACHE", code: 0x40, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL.DRS_CORE", code: 0x40, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS0", code: 0x1a, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS1", code: 0x1a, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS0", code: 0x19, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS1", code: 0x19, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_CYCLES_FULL.ALL", code: 0x18, umask: 0x03, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_CYCLES_FULL.CMS0", code: 0x18, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_CYCLES_FULL.CMS1", code: 0x18, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_CYCLES_NE.ALL", code: 0x17, umask: 0x03, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_CYCLES_NE.CMS0", code: 0x17, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_CYCLES_NE.CMS1", code: 0x17, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_INSERTS.CMS0", code: 0x15, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_INSERTS.CMS1", code: 0x15, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS0", code: 0x1b, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS1", code: 0x1b, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS0", code: 0x1c, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS1", code: 0x1c, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_OCCUPANCY.CMS0", code: 0x16, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL_OCCUPANCY.CMS1", code: 0x16, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_ADS_USED.AD_BNC", code: 0x9d, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_ADS_USED.AD_CRD", code: 0x9d, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_ADS_USED.AK_BNC", code: 0x9d, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_ADS_USED.BL_BNC", code: 0x9d, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_ADS_USED.BL_CRD", code: 0x9d, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_BYPASS.AD_BNC", code: 0x9f, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_BYPASS.AD_CRD", code: 0x9f, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_BYPASS.AK_BNC", code: 0x9f, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_BYPASS.BL_BNC", code: 0x9f, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_BYPASS.BL_CRD", code: 0x9f, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_BYPASS.IV_BNC", code: 0x9f, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_BNC", code: 0x96, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_CRD", code: 0x96, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_CYCLES_FULL.AK_BNC", code: 0x96, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_BNC", code: 0x96, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_CRD", code: 0x96, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_CYCLES_FULL.IV_BNC", code: 0x96, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_CYCLES_NE.AD_BNC", code: 0x97, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_CYCLES_NE.AD_CRD", code: 0x97, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_CYCLES_NE.AK_BNC", code: 0x97, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_CYCLES_NE.BL_BNC", code: 0x97, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_CYCLES_NE.BL_CRD", code: 0x97, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_CYCLES_NE.IV_BNC", code: 0x97, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_INSERTS.AD_BNC", code: 0x95, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_INSERTS.AD_CRD", code: 0x95, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_INSERTS.AK_BNC", code: 0x95, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_INSERTS.BL_BNC", code: 0x95, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_INSERTS.BL_CRD", code: 0x95, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_INSERTS.IV_BNC", code: 0x95, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_NACK.AD_BNC", code: 0x99, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_NACK.AD_CRD", code: 0x99, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_NACK.AK_BNC", code: 0x99, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_NACK.BL_BNC", code: 0x99, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_NACK.BL_CRD", code: 0x99, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_NACK.IV_BNC", code: 0x99, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_OCCUPANCY.AD_BNC", code: 0x94, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_OCCUPANCY.AD_CRD", code: 0x94, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_OCCUPANCY.AK_BNC", code: 0x94, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_OCCUPANCY.BL_BNC", code: 0x94, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_OCCUPANCY.BL_CRD", code: 0x94, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_OCCUPANCY.IV_BNC", code: 0x94, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_STARVED.AD_BNC", code: 0x9b, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_STARVED.AK_BNC", code: 0x9b, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_STARVED.BL_BNC", code: 0x9b, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_HORZ_STARVED.IV_BNC", code: 0x9b, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_ADS_USED.AD_AG0", code: 0x9c, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_ADS_USED.AD_AG1", code: 0x9c, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_ADS_USED.AK_AG0", code: 0x9c, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_ADS_USED.AK_AG1", code: 0x9c, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_ADS_USED.BL_AG0", code: 0x9c, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_ADS_USED.BL_AG1", code: 0x9c, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_BYPASS.AD_AG0", code: 0x9e, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_BYPASS.AD_AG1", code: 0x9e, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_BYPASS.AK_AG0", code: 0x9e, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_BYPASS.AK_AG1", code: 0x9e, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_BYPASS.BL_AG0", code: 0x9e, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_BYPASS.BL_AG1", code: 0x9e, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_BYPASS.IV", code: 0x9e, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG0", code: 0x92, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG1", code: 0x92, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG0", code: 0x92, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG1", code: 0x92, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG0", code: 0x92, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG1", code: 0x92, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_FULL.IV", code: 0x92, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG0", code: 0x93, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG1", code: 0x93, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG0", code: 0x93, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG1", code: 0x93, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG0", code: 0x93, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG1", code: 0x93, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_CYCLES_NE.IV", code: 0x93, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_INSERTS.AD_AG0", code: 0x91, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_INSERTS.AD_AG1", code: 0x91, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_INSERTS.AK_AG0", code: 0x91, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_INSERTS.AK_AG1", code: 0x91, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_INSERTS.BL_AG0", code: 0x91, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_INSERTS.BL_AG1", code: 0x91, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_INSERTS.IV", code: 0x91, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_NACK.AD_AG0", code: 0x98, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_NACK.AD_AG1", code: 0x98, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_NACK.AK_AG0", code: 0x98, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_NACK.AK_AG1", code: 0x98, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_NACK.BL_AG0", code: 0x98, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_NACK.BL_AG1", code: 0x98, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG0", code: 0x90, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG1", code: 0x90, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG0", code: 0x90, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG1", code: 0x90, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG0", code: 0x90, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG1", code: 0x90, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_OCCUPANCY.IV", code: 0x90, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_STARVED.AD_AG0", code: 0x9a, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_STARVED.AD_AG1", code: 0x9a, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_STARVED.AK_AG0", code: 0x9a, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_STARVED.AK_AG1", code: 0x9a, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_STARVED.BL_AG0", code: 0x9a, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_STARVED.BL_AG1", code: 0x9a, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_AD_IN_USE.DN_EVEN", code: 0xa6, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_AD_IN_USE.DN_ODD", code: 0xa6, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_AD_IN_USE.UP_EVEN", code: 0xa6, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_AD_IN_USE.UP_ODD", code: 0xa6, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_AK_IN_USE.DN_EVEN", code: 0xa8, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_AK_IN_USE.DN_ODD", code: 0xa8, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_AK_IN_USE.UP_EVEN", code: 0xa8, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_AK_IN_USE.UP_ODD", code: 0xa8, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_BL_IN_USE.DN_EVEN", code: 0xaa, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_BL_IN_USE.DN_ODD", code: 0xaa, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_BL_IN_USE.UP_EVEN", code: 0xaa, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_BL_IN_USE.UP_ODD", code: 0xaa, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_IV_IN_USE.DN", code: 0xac, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_VERT_RING_IV_IN_USE.UP", code: 0xac, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN0", code: 0x44, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN1", code: 0x44, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN2", code: 0x44, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_BL.DRS_UPI", code: 0x40, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_NACK.IV", code: 0x98, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxR_VERT_STARVED.IV", code: 0x9a, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN0", code: 0x4d, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN1", code: 0x4d, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN2", code: 0x4d, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_BYPASS_M2M_INGRESS.TAKEN", code: 0x21, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_BYPASS_M2M_INGRESS.NOT_TAKEN", code: 0x21, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN0", code: 0x4e, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN1", code: 0x4e, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN2", code: 0x4e, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_FAST_ASSERTED.VERT", code: 0xa5, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_FAST_ASSERTED.HORZ", code: 0xa5, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN0", code: 0x43, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN1", code: 0x43, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN2", code: 0x43, umask: 0x04, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_FULL.CMS0", code: 0x14, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_FULL.CMS1", code: 0x14, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD0", code: 0x14, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD0", code: 0x14, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP0", code: 0x14, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD1", code: 0x14, umask: 0x88, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD1", code: 0x14, umask: 0x90, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP1", code: 0x14, umask: 0xa0, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_FULL.ALL", code: 0x14, umask: 0x03, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_NE.CMS0", code: 0x13, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_NE.CMS1", code: 0x13, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_NE.RDCRD", code: 0x13, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_NE.WRCRD", code: 0x13, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_NE.WRCMP", code: 0x13, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_CYCLES_NE.ALL", code: 0x13, umask: 0x03, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_INSERTS.CMS0", code: 0x11, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_INSERTS.CMS1", code: 0x11, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_INSERTS.RDCRD", code: 0x11, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_INSERTS.WRCRD", code: 0x11, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_INSERTS.WRCMP", code: 0x11, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_INSERTS.PREF_RD_CAM_HIT", code: 0x11, umask: 0x40, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_INSERTS.ALL", code: 0x11, umask: 0x03, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_OCCUPANCY.CMS0", code: 0x12, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_OCCUPANCY.CMS1", code: 0x12, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_OCCUPANCY.RDCRD", code: 0x12, umask: 0x08, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_OCCUPANCY.WRCRD", code: 0x12, umask: 0x10, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_OCCUPANCY.WRCMP", code: 0x12, umask: 0x20, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_OCCUPANCY.ALL", code: 0x12, umask: 0x03, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_SIDEBAND.RD", code: 0x6b, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2M_TxC_AK_SIDEBAND.WR", code: 0x6b, umask: 0x02, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl M2mCtl {
     /// This value set to count `event`: its event select and umask.

@@ -579,9 +579,15 @@ static CAPID6_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -593,120 +599,23 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_P_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_P_CORE_TRANSITION_CYCLES`: event select 0x60, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const CORE_TRANSITION_CYCLES: Event = Event { code: 0x60, umask: 0x00, ext_sel: false, row: 1 };
-    /// `UNC_P_DEMOTIONS`: event select 0x30, umask 0x00, counters 0b1111. Experimental: from the
-    /// vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const DEMOTIONS: Event = Event { code: 0x30, umask: 0x00, ext_sel: false, row: 2 };
-    /// `UNC_P_FIVR_PS_PS0_CYCLES`: event select 0x75, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FIVR_PS_PS0_CYCLES: Event = Event { code: 0x75, umask: 0x00, ext_sel: false, row: 3 };
-    /// `UNC_P_FIVR_PS_PS1_CYCLES`: event select 0x76, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FIVR_PS_PS1_CYCLES: Event = Event { code: 0x76, umask: 0x00, ext_sel: false, row: 4 };
-    /// `UNC_P_FIVR_PS_PS2_CYCLES`: event select 0x77, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FIVR_PS_PS2_CYCLES: Event = Event { code: 0x77, umask: 0x00, ext_sel: false, row: 5 };
-    /// `UNC_P_FIVR_PS_PS3_CYCLES`: event select 0x78, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FIVR_PS_PS3_CYCLES: Event = Event { code: 0x78, umask: 0x00, ext_sel: false, row: 6 };
-    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`: event select 0x04, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 7 };
-    /// `UNC_P_FREQ_MAX_POWER_CYCLES`: event select 0x05, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 8 };
-    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`: event select 0x73, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FREQ_MIN_IO_P_CYCLES: Event = Event { code: 0x73, umask: 0x00, ext_sel: false, row: 9 };
-    /// `UNC_P_FREQ_TRANS_CYCLES`: event select 0x74, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const FREQ_TRANS_CYCLES: Event = Event { code: 0x74, umask: 0x00, ext_sel: false, row: 10 };
-    /// `UNC_P_MCP_PROCHOT_CYCLES`: event select 0x06, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MCP_PROCHOT_CYCLES: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 11 };
-    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`: event select 0x2f, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event { code: 0x2f, umask: 0x00, ext_sel: false, row: 12 };
-    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES`: event select 0x2a, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event { code: 0x2a, umask: 0x00, ext_sel: false, row: 13 };
-    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES`: event select 0x2b, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event { code: 0x2b, umask: 0x00, ext_sel: false, row: 14 };
-    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES`: event select 0x2c, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event { code: 0x2c, umask: 0x00, ext_sel: false, row: 15 };
-    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES`: event select 0x2d, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event { code: 0x2d, umask: 0x00, ext_sel: false, row: 16 };
-    /// `UNC_P_PMAX_THROTTLED_CYCLES`: event select 0x07, umask 0x00, counters 0b1111. Experimental:
-    /// from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PMAX_THROTTLED_CYCLES: Event = Event { code: 0x07, umask: 0x00, ext_sel: false, row: 17 };
-    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 18 };
-    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`: event select 0x09, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 19 };
-    /// `UNC_P_TOTAL_TRANSITION_CYCLES`: event select 0x72, umask 0x00, counters 0b1111.
-    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const TOTAL_TRANSITION_CYCLES: Event = Event { code: 0x72, umask: 0x00, ext_sel: false, row: 20 };
-    /// `UNC_P_VR_HOT_CYCLES`: event select 0x42, umask 0x00, counters 0b1111. Experimental: from
-    /// the vendor's experimental list, whose counts it has not validated.
-    #[cfg(feature = "experimental-events")]
-    pub const VR_HOT_CYCLES: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, row: 21 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        #[cfg(feature = "experimental-events")] Event::CLOCKTICKS,
-        #[cfg(feature = "experimental-events")] Event::CORE_TRANSITION_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::DEMOTIONS,
-        #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS0_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS1_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS2_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS3_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::FREQ_MAX_LIMIT_THERMAL_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::FREQ_MAX_POWER_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::FREQ_MIN_IO_P_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::FREQ_TRANS_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::MCP_PROCHOT_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::MEMORY_PHASE_SHEDDING_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C0_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C2E_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C3_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C6_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::PMAX_THROTTLED_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::PROCHOT_EXTERNAL_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::PROCHOT_INTERNAL_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::TOTAL_TRANSITION_CYCLES,
-        #[cfg(feature = "experimental-events")] Event::VR_HOT_CYCLES,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -724,6 +633,56 @@ impl Event {
     }
 }
 
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_P_CLOCKTICKS` (experimental).
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_P_CORE_TRANSITION_CYCLES` (experimental).
+    pub const CORE_TRANSITION_CYCLES: Event = Event::row(1);
+    /// `UNC_P_DEMOTIONS` (experimental).
+    pub const DEMOTIONS: Event = Event::row(2);
+    /// `UNC_P_FIVR_PS_PS0_CYCLES` (experimental).
+    pub const FIVR_PS_PS0_CYCLES: Event = Event::row(3);
+    /// `UNC_P_FIVR_PS_PS1_CYCLES` (experimental).
+    pub const FIVR_PS_PS1_CYCLES: Event = Event::row(4);
+    /// `UNC_P_FIVR_PS_PS2_CYCLES` (experimental).
+    pub const FIVR_PS_PS2_CYCLES: Event = Event::row(5);
+    /// `UNC_P_FIVR_PS_PS3_CYCLES` (experimental).
+    pub const FIVR_PS_PS3_CYCLES: Event = Event::row(6);
+    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES` (experimental).
+    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(7);
+    /// `UNC_P_FREQ_MAX_POWER_CYCLES` (experimental).
+    pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(8);
+    /// `UNC_P_FREQ_MIN_IO_P_CYCLES` (experimental).
+    pub const FREQ_MIN_IO_P_CYCLES: Event = Event::row(9);
+    /// `UNC_P_FREQ_TRANS_CYCLES` (experimental).
+    pub const FREQ_TRANS_CYCLES: Event = Event::row(10);
+    /// `UNC_P_MCP_PROCHOT_CYCLES` (experimental).
+    pub const MCP_PROCHOT_CYCLES: Event = Event::row(11);
+    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES` (experimental).
+    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event::row(12);
+    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES` (experimental).
+    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event::row(13);
+    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES` (experimental).
+    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event::row(14);
+    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES` (experimental).
+    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event::row(15);
+    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES` (experimental).
+    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event::row(16);
+    /// `UNC_P_PMAX_THROTTLED_CYCLES` (experimental).
+    pub const PMAX_THROTTLED_CYCLES: Event = Event::row(17);
+    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES` (experimental).
+    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(18);
+    /// `UNC_P_PROCHOT_INTERNAL_CYCLES` (experimental).
+    pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(19);
+    /// `UNC_P_TOTAL_TRANSITION_CYCLES` (experimental).
+    pub const TOTAL_TRANSITION_CYCLES: Event = Event::row(20);
+    /// `UNC_P_VR_HOT_CYCLES` (experimental).
+    pub const VR_HOT_CYCLES: Event = Event::row(21);
+}
+
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -737,33 +696,50 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_P_CLOCKTICKS", 0x00, 0x00, 0b1111),
+    ev("UNC_P_CORE_TRANSITION_CYCLES", 0x60, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS", 0x30, 0x00, 0b1111),
+    ev("UNC_P_FIVR_PS_PS0_CYCLES", 0x75, 0x00, 0b1111),
+    ev("UNC_P_FIVR_PS_PS1_CYCLES", 0x76, 0x00, 0b1111),
+    ev("UNC_P_FIVR_PS_PS2_CYCLES", 0x77, 0x00, 0b1111),
+    ev("UNC_P_FIVR_PS_PS3_CYCLES", 0x78, 0x00, 0b1111),
+    ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00, 0b1111),
+    ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00, 0b1111),
+    ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x73, 0x00, 0b1111),
+    ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00, 0b1111),
+    ev("UNC_P_MCP_PROCHOT_CYCLES", 0x06, 0x00, 0b1111),
+    ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00, 0b1111),
+    ev("UNC_P_PKG_RESIDENCY_C0_CYCLES", 0x2a, 0x00, 0b1111),
+    ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00, 0b1111),
+    ev("UNC_P_PKG_RESIDENCY_C3_CYCLES", 0x2c, 0x00, 0b1111),
+    ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00, 0b1111),
+    ev("UNC_P_PMAX_THROTTLED_CYCLES", 0x07, 0x00, 0b1111),
+    ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00, 0b1111),
+    ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00, 0b1111),
+    ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x72, 0x00, 0b1111),
+    ev("UNC_P_VR_HOT_CYCLES", 0x42, 0x00, 0b1111),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<22>(EXPERIMENTAL_ROWS, 0, true),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_CORE_TRANSITION_CYCLES", code: 0x60, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_DEMOTIONS", code: 0x30, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FIVR_PS_PS0_CYCLES", code: 0x75, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FIVR_PS_PS1_CYCLES", code: 0x76, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FIVR_PS_PS2_CYCLES", code: 0x77, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FIVR_PS_PS3_CYCLES", code: 0x78, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", code: 0x04, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_MAX_POWER_CYCLES", code: 0x05, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_MIN_IO_P_CYCLES", code: 0x73, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_TRANS_CYCLES", code: 0x74, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_MCP_PROCHOT_CYCLES", code: 0x06, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", code: 0x2f, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PKG_RESIDENCY_C0_CYCLES", code: 0x2a, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PKG_RESIDENCY_C2E_CYCLES", code: 0x2b, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PKG_RESIDENCY_C3_CYCLES", code: 0x2c, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PKG_RESIDENCY_C6_CYCLES", code: 0x2d, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PMAX_THROTTLED_CYCLES", code: 0x07, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PROCHOT_EXTERNAL_CYCLES", code: 0x0a, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PROCHOT_INTERNAL_CYCLES", code: 0x09, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_TOTAL_TRANSITION_CYCLES", code: 0x72, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_VR_HOT_CYCLES", code: 0x42, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl PcuCtl {
     /// This value set to count `event`: its event select (this box has no unit mask).

@@ -9,1907 +9,1096 @@ use crate::core_events::CoreEventsInfo;
 #[cfg(feature = "metadata")]
 use crate::support::EventInfo;
 
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
 pub enum List {}
 
 /// An event of this list. Any core event list's events go into the core PMU's counter
-/// control (`with_event`); an uncore event does not compile there. Each constant's doc gives
-/// the counters that may count it (bit n: counter n).
+/// control (`with_event`); an uncore event does not compile there. Each constant is a row
+/// of the list's event table, which gives its event select, umask, settings and the
+/// counters that may count it (bit n: counter n).
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `ARITH.CYCLES_DIV_BUSY`: event select 0x14, umask 0x01, counters 0b1111.
-    pub const ARITH_CYCLES_DIV_BUSY: Event = Event { code: 0x14, umask: 0x01, row: 0, ..Event::BASE };
-    /// `ARITH.DIV`: event select 0x14, umask 0x01, counter mask 1, invert, edge, counters 0b1111.
-    pub const ARITH_DIV: Event = Event { code: 0x14, umask: 0x01, threshold: 1, invert: true, edge: true, row: 1, ..Event::BASE };
-    /// `ARITH.MUL`: event select 0x14, umask 0x02, counters 0b1111.
-    pub const ARITH_MUL: Event = Event { code: 0x14, umask: 0x02, row: 2, ..Event::BASE };
-    /// `BACLEAR.BAD_TARGET`: event select 0xe6, umask 0x02, counters 0b1111.
-    pub const BACLEAR_BAD_TARGET: Event = Event { code: 0xe6, umask: 0x02, row: 3, ..Event::BASE };
-    /// `BACLEAR.CLEAR`: event select 0xe6, umask 0x01, counters 0b1111.
-    pub const BACLEAR_CLEAR: Event = Event { code: 0xe6, umask: 0x01, row: 4, ..Event::BASE };
-    /// `BACLEAR_FORCE_IQ`: event select 0xa7, umask 0x01, counters 0b1111.
-    pub const BACLEAR_FORCE_IQ: Event = Event { code: 0xa7, umask: 0x01, row: 5, ..Event::BASE };
-    /// `BPU_CLEARS.EARLY`: event select 0xe8, umask 0x01, counters 0b1111.
-    pub const BPU_CLEARS_EARLY: Event = Event { code: 0xe8, umask: 0x01, row: 6, ..Event::BASE };
-    /// `BPU_CLEARS.LATE`: event select 0xe8, umask 0x02, counters 0b1111.
-    pub const BPU_CLEARS_LATE: Event = Event { code: 0xe8, umask: 0x02, row: 7, ..Event::BASE };
-    /// `BPU_MISSED_CALL_RET`: event select 0xe5, umask 0x01, counters 0b1111.
-    pub const BPU_MISSED_CALL_RET: Event = Event { code: 0xe5, umask: 0x01, row: 8, ..Event::BASE };
-    /// `BR_INST_DECODED`: event select 0xe0, umask 0x01, counters 0b1111.
-    pub const BR_INST_DECODED: Event = Event { code: 0xe0, umask: 0x01, row: 9, ..Event::BASE };
-    /// `BR_INST_EXEC.ANY`: event select 0x88, umask 0x7f, counters 0b1111.
-    pub const BR_INST_EXEC_ANY: Event = Event { code: 0x88, umask: 0x7f, row: 10, ..Event::BASE };
-    /// `BR_INST_EXEC.COND`: event select 0x88, umask 0x01, counters 0b1111.
-    pub const BR_INST_EXEC_COND: Event = Event { code: 0x88, umask: 0x01, row: 11, ..Event::BASE };
-    /// `BR_INST_EXEC.DIRECT`: event select 0x88, umask 0x02, counters 0b1111.
-    pub const BR_INST_EXEC_DIRECT: Event = Event { code: 0x88, umask: 0x02, row: 12, ..Event::BASE };
-    /// `BR_INST_EXEC.DIRECT_NEAR_CALL`: event select 0x88, umask 0x10, counters 0b1111.
-    pub const BR_INST_EXEC_DIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0x10, row: 13, ..Event::BASE };
-    /// `BR_INST_EXEC.INDIRECT_NEAR_CALL`: event select 0x88, umask 0x20, counters 0b1111.
-    pub const BR_INST_EXEC_INDIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0x20, row: 14, ..Event::BASE };
-    /// `BR_INST_EXEC.INDIRECT_NON_CALL`: event select 0x88, umask 0x04, counters 0b1111.
-    pub const BR_INST_EXEC_INDIRECT_NON_CALL: Event = Event { code: 0x88, umask: 0x04, row: 15, ..Event::BASE };
-    /// `BR_INST_EXEC.NEAR_CALLS`: event select 0x88, umask 0x30, counters 0b1111.
-    pub const BR_INST_EXEC_NEAR_CALLS: Event = Event { code: 0x88, umask: 0x30, row: 16, ..Event::BASE };
-    /// `BR_INST_EXEC.NON_CALLS`: event select 0x88, umask 0x07, counters 0b1111.
-    pub const BR_INST_EXEC_NON_CALLS: Event = Event { code: 0x88, umask: 0x07, row: 17, ..Event::BASE };
-    /// `BR_INST_EXEC.RETURN_NEAR`: event select 0x88, umask 0x08, counters 0b1111.
-    pub const BR_INST_EXEC_RETURN_NEAR: Event = Event { code: 0x88, umask: 0x08, row: 18, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN`: event select 0x88, umask 0x40, counters 0b1111.
-    pub const BR_INST_EXEC_TAKEN: Event = Event { code: 0x88, umask: 0x40, row: 19, ..Event::BASE };
-    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x04, counters 0b1111.
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc4, umask: 0x04, row: 20, ..Event::BASE };
-    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counters 0b1111.
-    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event { code: 0xc4, umask: 0x01, row: 21, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b1111.
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event { code: 0xc4, umask: 0x02, row: 22, ..Event::BASE };
-    /// `BR_MISP_EXEC.ANY`: event select 0x89, umask 0x7f, counters 0b1111.
-    pub const BR_MISP_EXEC_ANY: Event = Event { code: 0x89, umask: 0x7f, row: 23, ..Event::BASE };
-    /// `BR_MISP_EXEC.COND`: event select 0x89, umask 0x01, counters 0b1111.
-    pub const BR_MISP_EXEC_COND: Event = Event { code: 0x89, umask: 0x01, row: 24, ..Event::BASE };
-    /// `BR_MISP_EXEC.DIRECT`: event select 0x89, umask 0x02, counters 0b1111.
-    pub const BR_MISP_EXEC_DIRECT: Event = Event { code: 0x89, umask: 0x02, row: 25, ..Event::BASE };
-    /// `BR_MISP_EXEC.DIRECT_NEAR_CALL`: event select 0x89, umask 0x10, counters 0b1111.
-    pub const BR_MISP_EXEC_DIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0x10, row: 26, ..Event::BASE };
-    /// `BR_MISP_EXEC.INDIRECT_NEAR_CALL`: event select 0x89, umask 0x20, counters 0b1111.
-    pub const BR_MISP_EXEC_INDIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0x20, row: 27, ..Event::BASE };
-    /// `BR_MISP_EXEC.INDIRECT_NON_CALL`: event select 0x89, umask 0x04, counters 0b1111.
-    pub const BR_MISP_EXEC_INDIRECT_NON_CALL: Event = Event { code: 0x89, umask: 0x04, row: 28, ..Event::BASE };
-    /// `BR_MISP_EXEC.NEAR_CALLS`: event select 0x89, umask 0x30, counters 0b1111.
-    pub const BR_MISP_EXEC_NEAR_CALLS: Event = Event { code: 0x89, umask: 0x30, row: 29, ..Event::BASE };
-    /// `BR_MISP_EXEC.NON_CALLS`: event select 0x89, umask 0x07, counters 0b1111.
-    pub const BR_MISP_EXEC_NON_CALLS: Event = Event { code: 0x89, umask: 0x07, row: 30, ..Event::BASE };
-    /// `BR_MISP_EXEC.RETURN_NEAR`: event select 0x89, umask 0x08, counters 0b1111.
-    pub const BR_MISP_EXEC_RETURN_NEAR: Event = Event { code: 0x89, umask: 0x08, row: 31, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN`: event select 0x89, umask 0x40, counters 0b1111.
-    pub const BR_MISP_EXEC_TAKEN: Event = Event { code: 0x89, umask: 0x40, row: 32, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_CALL`: event select 0xc5, umask 0x02, counters 0b1111.
-    pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event { code: 0xc5, umask: 0x02, row: 33, ..Event::BASE };
-    /// `CACHE_LOCK_CYCLES.L1D`: event select 0x63, umask 0x02, counters 0b11.
-    pub const CACHE_LOCK_CYCLES_L1D: Event = Event { code: 0x63, umask: 0x02, row: 34, ..Event::BASE };
-    /// `CACHE_LOCK_CYCLES.L1D_L2`: event select 0x63, umask 0x01, counters 0b11.
-    pub const CACHE_LOCK_CYCLES_L1D_L2: Event = Event { code: 0x63, umask: 0x01, row: 35, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_P`: event select 0x3c, umask 0x01, counters 0b1111.
-    pub const CPU_CLK_UNHALTED_REF_P: Event = Event { code: 0x3c, umask: 0x01, row: 36, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b1111.
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event { code: 0x3c, umask: 0x00, row: 37, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.TOTAL_CYCLES`: event select 0x3c, umask 0x00, counter mask 2, invert,
-    /// counters 0b1111.
-    pub const CPU_CLK_UNHALTED_TOTAL_CYCLES: Event = Event { code: 0x3c, umask: 0x00, threshold: 2, invert: true, row: 38, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.ANY`: event select 0x08, umask 0x01, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_ANY: Event = Event { code: 0x08, umask: 0x01, row: 39, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.PDE_MISS`: event select 0x08, umask 0x20, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_PDE_MISS: Event = Event { code: 0x08, umask: 0x20, row: 40, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x10, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event { code: 0x08, umask: 0x10, row: 41, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x02, counters 0b1111.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x02, row: 42, ..Event::BASE };
-    /// `DTLB_MISSES.ANY`: event select 0x49, umask 0x01, counters 0b1111.
-    pub const DTLB_MISSES_ANY: Event = Event { code: 0x49, umask: 0x01, row: 43, ..Event::BASE };
-    /// `DTLB_MISSES.STLB_HIT`: event select 0x49, umask 0x10, counters 0b1111.
-    pub const DTLB_MISSES_STLB_HIT: Event = Event { code: 0x49, umask: 0x10, row: 44, ..Event::BASE };
-    /// `DTLB_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x02, counters 0b1111.
-    pub const DTLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x49, umask: 0x02, row: 45, ..Event::BASE };
-    /// `ES_REG_RENAMES`: event select 0xd5, umask 0x01, counters 0b1111.
-    pub const ES_REG_RENAMES: Event = Event { code: 0xd5, umask: 0x01, row: 46, ..Event::BASE };
-    /// `FP_ASSIST.ALL`: event select 0xf7, umask 0x01, counters 0b1111.
-    pub const FP_ASSIST_ALL: Event = Event { code: 0xf7, umask: 0x01, row: 47, ..Event::BASE };
-    /// `FP_ASSIST.INPUT`: event select 0xf7, umask 0x04, counters 0b1111.
-    pub const FP_ASSIST_INPUT: Event = Event { code: 0xf7, umask: 0x04, row: 48, ..Event::BASE };
-    /// `FP_ASSIST.OUTPUT`: event select 0xf7, umask 0x02, counters 0b1111.
-    pub const FP_ASSIST_OUTPUT: Event = Event { code: 0xf7, umask: 0x02, row: 49, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.MMX`: event select 0x10, umask 0x02, counters 0b1111.
-    pub const FP_COMP_OPS_EXE_MMX: Event = Event { code: 0x10, umask: 0x02, row: 50, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_DOUBLE_PRECISION`: event select 0x10, umask 0x80, counters 0b1111.
-    pub const FP_COMP_OPS_EXE_SSE_DOUBLE_PRECISION: Event = Event { code: 0x10, umask: 0x80, row: 51, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_FP`: event select 0x10, umask 0x04, counters 0b1111.
-    pub const FP_COMP_OPS_EXE_SSE_FP: Event = Event { code: 0x10, umask: 0x04, row: 52, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_FP_PACKED`: event select 0x10, umask 0x10, counters 0b1111.
-    pub const FP_COMP_OPS_EXE_SSE_FP_PACKED: Event = Event { code: 0x10, umask: 0x10, row: 53, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_FP_SCALAR`: event select 0x10, umask 0x20, counters 0b1111.
-    pub const FP_COMP_OPS_EXE_SSE_FP_SCALAR: Event = Event { code: 0x10, umask: 0x20, row: 54, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_SINGLE_PRECISION`: event select 0x10, umask 0x40, counters 0b1111.
-    pub const FP_COMP_OPS_EXE_SSE_SINGLE_PRECISION: Event = Event { code: 0x10, umask: 0x40, row: 55, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE2_INTEGER`: event select 0x10, umask 0x08, counters 0b1111.
-    pub const FP_COMP_OPS_EXE_SSE2_INTEGER: Event = Event { code: 0x10, umask: 0x08, row: 56, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.X87`: event select 0x10, umask 0x01, counters 0b1111.
-    pub const FP_COMP_OPS_EXE_X87: Event = Event { code: 0x10, umask: 0x01, row: 57, ..Event::BASE };
-    /// `FP_MMX_TRANS.ANY`: event select 0xcc, umask 0x03, counters 0b1111.
-    pub const FP_MMX_TRANS_ANY: Event = Event { code: 0xcc, umask: 0x03, row: 58, ..Event::BASE };
-    /// `FP_MMX_TRANS.TO_FP`: event select 0xcc, umask 0x01, counters 0b1111.
-    pub const FP_MMX_TRANS_TO_FP: Event = Event { code: 0xcc, umask: 0x01, row: 59, ..Event::BASE };
-    /// `FP_MMX_TRANS.TO_MMX`: event select 0xcc, umask 0x02, counters 0b1111.
-    pub const FP_MMX_TRANS_TO_MMX: Event = Event { code: 0xcc, umask: 0x02, row: 60, ..Event::BASE };
-    /// `ILD_STALL.ANY`: event select 0x87, umask 0x0f, counters 0b1111.
-    pub const ILD_STALL_ANY: Event = Event { code: 0x87, umask: 0x0f, row: 61, ..Event::BASE };
-    /// `ILD_STALL.IQ_FULL`: event select 0x87, umask 0x04, counters 0b1111.
-    pub const ILD_STALL_IQ_FULL: Event = Event { code: 0x87, umask: 0x04, row: 62, ..Event::BASE };
-    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111.
-    pub const ILD_STALL_LCP: Event = Event { code: 0x87, umask: 0x01, row: 63, ..Event::BASE };
-    /// `ILD_STALL.MRU`: event select 0x87, umask 0x02, counters 0b1111.
-    pub const ILD_STALL_MRU: Event = Event { code: 0x87, umask: 0x02, row: 64, ..Event::BASE };
-    /// `ILD_STALL.REGEN`: event select 0x87, umask 0x08, counters 0b1111.
-    pub const ILD_STALL_REGEN: Event = Event { code: 0x87, umask: 0x08, row: 65, ..Event::BASE };
-    /// `INST_DECODED.DEC0`: event select 0x18, umask 0x01, counters 0b1111.
-    pub const INST_DECODED_DEC0: Event = Event { code: 0x18, umask: 0x01, row: 66, ..Event::BASE };
-    /// `INST_QUEUE_WRITE_CYCLES`: event select 0x1e, umask 0x01, counters 0b1111.
-    pub const INST_QUEUE_WRITE_CYCLES: Event = Event { code: 0x1e, umask: 0x01, row: 67, ..Event::BASE };
-    /// `INST_QUEUE_WRITES`: event select 0x17, umask 0x01, counters 0b1111.
-    pub const INST_QUEUE_WRITES: Event = Event { code: 0x17, umask: 0x01, row: 68, ..Event::BASE };
-    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x01, counters 0b1111.
-    pub const INST_RETIRED_ANY_P: Event = Event { code: 0xc0, umask: 0x01, row: 69, ..Event::BASE };
-    /// `INST_RETIRED.MMX`: event select 0xc0, umask 0x04, counters 0b1111.
-    pub const INST_RETIRED_MMX: Event = Event { code: 0xc0, umask: 0x04, row: 70, ..Event::BASE };
-    /// `INST_RETIRED.TOTAL_CYCLES`: event select 0xc0, umask 0x01, counter mask 16, invert,
-    /// counters 0b1111.
-    pub const INST_RETIRED_TOTAL_CYCLES: Event = Event { code: 0xc0, umask: 0x01, threshold: 16, invert: true, row: 71, ..Event::BASE };
-    /// `INST_RETIRED.X87`: event select 0xc0, umask 0x02, counters 0b1111.
-    pub const INST_RETIRED_X87: Event = Event { code: 0xc0, umask: 0x02, row: 72, ..Event::BASE };
-    /// `IO_TRANSACTIONS`: event select 0x6c, umask 0x01, counters 0b1111.
-    pub const IO_TRANSACTIONS: Event = Event { code: 0x6c, umask: 0x01, row: 73, ..Event::BASE };
-    /// `ITLB_FLUSH`: event select 0xae, umask 0x01, counters 0b1111.
-    pub const ITLB_FLUSH: Event = Event { code: 0xae, umask: 0x01, row: 74, ..Event::BASE };
-    /// `ITLB_MISS_RETIRED`: event select 0xc8, umask 0x20, counters 0b1111.
-    pub const ITLB_MISS_RETIRED: Event = Event { code: 0xc8, umask: 0x20, row: 75, ..Event::BASE };
-    /// `ITLB_MISSES.ANY`: event select 0x85, umask 0x01, counters 0b1111.
-    pub const ITLB_MISSES_ANY: Event = Event { code: 0x85, umask: 0x01, row: 76, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x02, counters 0b1111.
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x85, umask: 0x02, row: 77, ..Event::BASE };
-    /// `L1D.M_EVICT`: event select 0x51, umask 0x04, counters 0b11.
-    pub const L1D_M_EVICT: Event = Event { code: 0x51, umask: 0x04, row: 78, ..Event::BASE };
-    /// `L1D.M_REPL`: event select 0x51, umask 0x02, counters 0b11.
-    pub const L1D_M_REPL: Event = Event { code: 0x51, umask: 0x02, row: 79, ..Event::BASE };
-    /// `L1D.M_SNOOP_EVICT`: event select 0x51, umask 0x08, counters 0b11.
-    pub const L1D_M_SNOOP_EVICT: Event = Event { code: 0x51, umask: 0x08, row: 80, ..Event::BASE };
-    /// `L1D.REPL`: event select 0x51, umask 0x01, counters 0b11.
-    pub const L1D_REPL: Event = Event { code: 0x51, umask: 0x01, row: 81, ..Event::BASE };
-    /// `L1D_ALL_REF.ANY`: event select 0x43, umask 0x01, counters 0b11.
-    pub const L1D_ALL_REF_ANY: Event = Event { code: 0x43, umask: 0x01, row: 82, ..Event::BASE };
-    /// `L1D_ALL_REF.CACHEABLE`: event select 0x43, umask 0x02, counters 0b11.
-    pub const L1D_ALL_REF_CACHEABLE: Event = Event { code: 0x43, umask: 0x02, row: 83, ..Event::BASE };
-    /// `L1D_CACHE_LD.E_STATE`: event select 0x40, umask 0x04, counters 0b11.
-    pub const L1D_CACHE_LD_E_STATE: Event = Event { code: 0x40, umask: 0x04, row: 84, ..Event::BASE };
-    /// `L1D_CACHE_LD.I_STATE`: event select 0x40, umask 0x01, counters 0b11.
-    pub const L1D_CACHE_LD_I_STATE: Event = Event { code: 0x40, umask: 0x01, row: 85, ..Event::BASE };
-    /// `L1D_CACHE_LD.M_STATE`: event select 0x40, umask 0x08, counters 0b11.
-    pub const L1D_CACHE_LD_M_STATE: Event = Event { code: 0x40, umask: 0x08, row: 86, ..Event::BASE };
-    /// `L1D_CACHE_LD.MESI`: event select 0x40, umask 0x0f, counters 0b11.
-    pub const L1D_CACHE_LD_MESI: Event = Event { code: 0x40, umask: 0x0f, row: 87, ..Event::BASE };
-    /// `L1D_CACHE_LD.S_STATE`: event select 0x40, umask 0x02, counters 0b11.
-    pub const L1D_CACHE_LD_S_STATE: Event = Event { code: 0x40, umask: 0x02, row: 88, ..Event::BASE };
-    /// `L1D_CACHE_LOCK.E_STATE`: event select 0x42, umask 0x04, counters 0b11.
-    pub const L1D_CACHE_LOCK_E_STATE: Event = Event { code: 0x42, umask: 0x04, row: 89, ..Event::BASE };
-    /// `L1D_CACHE_LOCK.HIT`: event select 0x42, umask 0x01, counters 0b11.
-    pub const L1D_CACHE_LOCK_HIT: Event = Event { code: 0x42, umask: 0x01, row: 90, ..Event::BASE };
-    /// `L1D_CACHE_LOCK.M_STATE`: event select 0x42, umask 0x08, counters 0b11.
-    pub const L1D_CACHE_LOCK_M_STATE: Event = Event { code: 0x42, umask: 0x08, row: 91, ..Event::BASE };
-    /// `L1D_CACHE_LOCK.S_STATE`: event select 0x42, umask 0x02, counters 0b11.
-    pub const L1D_CACHE_LOCK_S_STATE: Event = Event { code: 0x42, umask: 0x02, row: 92, ..Event::BASE };
-    /// `L1D_CACHE_LOCK_FB_HIT`: event select 0x53, umask 0x01, counters 0b11.
-    pub const L1D_CACHE_LOCK_FB_HIT: Event = Event { code: 0x53, umask: 0x01, row: 93, ..Event::BASE };
-    /// `L1D_CACHE_PREFETCH_LOCK_FB_HIT`: event select 0x52, umask 0x01, counters 0b11.
-    pub const L1D_CACHE_PREFETCH_LOCK_FB_HIT: Event = Event { code: 0x52, umask: 0x01, row: 94, ..Event::BASE };
-    /// `L1D_CACHE_ST.E_STATE`: event select 0x41, umask 0x04, counters 0b11.
-    pub const L1D_CACHE_ST_E_STATE: Event = Event { code: 0x41, umask: 0x04, row: 95, ..Event::BASE };
-    /// `L1D_CACHE_ST.M_STATE`: event select 0x41, umask 0x08, counters 0b11.
-    pub const L1D_CACHE_ST_M_STATE: Event = Event { code: 0x41, umask: 0x08, row: 96, ..Event::BASE };
-    /// `L1D_CACHE_ST.S_STATE`: event select 0x41, umask 0x02, counters 0b11.
-    pub const L1D_CACHE_ST_S_STATE: Event = Event { code: 0x41, umask: 0x02, row: 97, ..Event::BASE };
-    /// `L1D_PREFETCH.MISS`: event select 0x4e, umask 0x02, counters 0b11.
-    pub const L1D_PREFETCH_MISS: Event = Event { code: 0x4e, umask: 0x02, row: 98, ..Event::BASE };
-    /// `L1D_PREFETCH.REQUESTS`: event select 0x4e, umask 0x01, counters 0b11.
-    pub const L1D_PREFETCH_REQUESTS: Event = Event { code: 0x4e, umask: 0x01, row: 99, ..Event::BASE };
-    /// `L1D_PREFETCH.TRIGGERS`: event select 0x4e, umask 0x04, counters 0b11.
-    pub const L1D_PREFETCH_TRIGGERS: Event = Event { code: 0x4e, umask: 0x04, row: 100, ..Event::BASE };
-    /// `L1D_WB_L2.E_STATE`: event select 0x28, umask 0x04, counters 0b1111.
-    pub const L1D_WB_L2_E_STATE: Event = Event { code: 0x28, umask: 0x04, row: 101, ..Event::BASE };
-    /// `L1D_WB_L2.I_STATE`: event select 0x28, umask 0x01, counters 0b1111.
-    pub const L1D_WB_L2_I_STATE: Event = Event { code: 0x28, umask: 0x01, row: 102, ..Event::BASE };
-    /// `L1D_WB_L2.M_STATE`: event select 0x28, umask 0x08, counters 0b1111.
-    pub const L1D_WB_L2_M_STATE: Event = Event { code: 0x28, umask: 0x08, row: 103, ..Event::BASE };
-    /// `L1D_WB_L2.MESI`: event select 0x28, umask 0x0f, counters 0b1111.
-    pub const L1D_WB_L2_MESI: Event = Event { code: 0x28, umask: 0x0f, row: 104, ..Event::BASE };
-    /// `L1D_WB_L2.S_STATE`: event select 0x28, umask 0x02, counters 0b1111.
-    pub const L1D_WB_L2_S_STATE: Event = Event { code: 0x28, umask: 0x02, row: 105, ..Event::BASE };
-    /// `L1I.CYCLES_STALLED`: event select 0x80, umask 0x04, counters 0b1111.
-    pub const L1I_CYCLES_STALLED: Event = Event { code: 0x80, umask: 0x04, row: 106, ..Event::BASE };
-    /// `L1I.HITS`: event select 0x80, umask 0x01, counters 0b1111.
-    pub const L1I_HITS: Event = Event { code: 0x80, umask: 0x01, row: 107, ..Event::BASE };
-    /// `L1I.MISSES`: event select 0x80, umask 0x02, counters 0b1111.
-    pub const L1I_MISSES: Event = Event { code: 0x80, umask: 0x02, row: 108, ..Event::BASE };
-    /// `L1I.READS`: event select 0x80, umask 0x03, counters 0b1111.
-    pub const L1I_READS: Event = Event { code: 0x80, umask: 0x03, row: 109, ..Event::BASE };
-    /// `L2_DATA_RQSTS.ANY`: event select 0x26, umask 0xff, counters 0b1111.
-    pub const L2_DATA_RQSTS_ANY: Event = Event { code: 0x26, umask: 0xff, row: 110, ..Event::BASE };
-    /// `L2_DATA_RQSTS.DEMAND.E_STATE`: event select 0x26, umask 0x04, counters 0b1111.
-    pub const L2_DATA_RQSTS_DEMAND_E_STATE: Event = Event { code: 0x26, umask: 0x04, row: 111, ..Event::BASE };
-    /// `L2_DATA_RQSTS.DEMAND.I_STATE`: event select 0x26, umask 0x01, counters 0b1111.
-    pub const L2_DATA_RQSTS_DEMAND_I_STATE: Event = Event { code: 0x26, umask: 0x01, row: 112, ..Event::BASE };
-    /// `L2_DATA_RQSTS.DEMAND.M_STATE`: event select 0x26, umask 0x08, counters 0b1111.
-    pub const L2_DATA_RQSTS_DEMAND_M_STATE: Event = Event { code: 0x26, umask: 0x08, row: 113, ..Event::BASE };
-    /// `L2_DATA_RQSTS.DEMAND.MESI`: event select 0x26, umask 0x0f, counters 0b1111.
-    pub const L2_DATA_RQSTS_DEMAND_MESI: Event = Event { code: 0x26, umask: 0x0f, row: 114, ..Event::BASE };
-    /// `L2_DATA_RQSTS.DEMAND.S_STATE`: event select 0x26, umask 0x02, counters 0b1111.
-    pub const L2_DATA_RQSTS_DEMAND_S_STATE: Event = Event { code: 0x26, umask: 0x02, row: 115, ..Event::BASE };
-    /// `L2_DATA_RQSTS.PREFETCH.E_STATE`: event select 0x26, umask 0x40, counters 0b1111.
-    pub const L2_DATA_RQSTS_PREFETCH_E_STATE: Event = Event { code: 0x26, umask: 0x40, row: 116, ..Event::BASE };
-    /// `L2_DATA_RQSTS.PREFETCH.I_STATE`: event select 0x26, umask 0x10, counters 0b1111.
-    pub const L2_DATA_RQSTS_PREFETCH_I_STATE: Event = Event { code: 0x26, umask: 0x10, row: 117, ..Event::BASE };
-    /// `L2_DATA_RQSTS.PREFETCH.M_STATE`: event select 0x26, umask 0x80, counters 0b1111.
-    pub const L2_DATA_RQSTS_PREFETCH_M_STATE: Event = Event { code: 0x26, umask: 0x80, row: 118, ..Event::BASE };
-    /// `L2_DATA_RQSTS.PREFETCH.MESI`: event select 0x26, umask 0xf0, counters 0b1111.
-    pub const L2_DATA_RQSTS_PREFETCH_MESI: Event = Event { code: 0x26, umask: 0xf0, row: 119, ..Event::BASE };
-    /// `L2_DATA_RQSTS.PREFETCH.S_STATE`: event select 0x26, umask 0x20, counters 0b1111.
-    pub const L2_DATA_RQSTS_PREFETCH_S_STATE: Event = Event { code: 0x26, umask: 0x20, row: 120, ..Event::BASE };
-    /// `L2_LINES_IN.ANY`: event select 0xf1, umask 0x07, counters 0b1111.
-    pub const L2_LINES_IN_ANY: Event = Event { code: 0xf1, umask: 0x07, row: 121, ..Event::BASE };
-    /// `L2_LINES_IN.E_STATE`: event select 0xf1, umask 0x04, counters 0b1111.
-    pub const L2_LINES_IN_E_STATE: Event = Event { code: 0xf1, umask: 0x04, row: 122, ..Event::BASE };
-    /// `L2_LINES_IN.S_STATE`: event select 0xf1, umask 0x02, counters 0b1111.
-    pub const L2_LINES_IN_S_STATE: Event = Event { code: 0xf1, umask: 0x02, row: 123, ..Event::BASE };
-    /// `L2_LINES_OUT.ANY`: event select 0xf2, umask 0x0f, counters 0b1111.
-    pub const L2_LINES_OUT_ANY: Event = Event { code: 0xf2, umask: 0x0f, row: 124, ..Event::BASE };
-    /// `L2_LINES_OUT.DEMAND_CLEAN`: event select 0xf2, umask 0x01, counters 0b1111.
-    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event { code: 0xf2, umask: 0x01, row: 125, ..Event::BASE };
-    /// `L2_LINES_OUT.DEMAND_DIRTY`: event select 0xf2, umask 0x02, counters 0b1111.
-    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = Event { code: 0xf2, umask: 0x02, row: 126, ..Event::BASE };
-    /// `L2_LINES_OUT.PREFETCH_CLEAN`: event select 0xf2, umask 0x04, counters 0b1111.
-    pub const L2_LINES_OUT_PREFETCH_CLEAN: Event = Event { code: 0xf2, umask: 0x04, row: 127, ..Event::BASE };
-    /// `L2_LINES_OUT.PREFETCH_DIRTY`: event select 0xf2, umask 0x08, counters 0b1111.
-    pub const L2_LINES_OUT_PREFETCH_DIRTY: Event = Event { code: 0xf2, umask: 0x08, row: 128, ..Event::BASE };
-    /// `L2_RQSTS.IFETCH_HIT`: event select 0x24, umask 0x10, counters 0b1111.
-    pub const L2_RQSTS_IFETCH_HIT: Event = Event { code: 0x24, umask: 0x10, row: 129, ..Event::BASE };
-    /// `L2_RQSTS.IFETCH_MISS`: event select 0x24, umask 0x20, counters 0b1111.
-    pub const L2_RQSTS_IFETCH_MISS: Event = Event { code: 0x24, umask: 0x20, row: 130, ..Event::BASE };
-    /// `L2_RQSTS.IFETCHES`: event select 0x24, umask 0x30, counters 0b1111.
-    pub const L2_RQSTS_IFETCHES: Event = Event { code: 0x24, umask: 0x30, row: 131, ..Event::BASE };
-    /// `L2_RQSTS.LD_HIT`: event select 0x24, umask 0x01, counters 0b1111.
-    pub const L2_RQSTS_LD_HIT: Event = Event { code: 0x24, umask: 0x01, row: 132, ..Event::BASE };
-    /// `L2_RQSTS.LD_MISS`: event select 0x24, umask 0x02, counters 0b1111.
-    pub const L2_RQSTS_LD_MISS: Event = Event { code: 0x24, umask: 0x02, row: 133, ..Event::BASE };
-    /// `L2_RQSTS.LOADS`: event select 0x24, umask 0x03, counters 0b1111.
-    pub const L2_RQSTS_LOADS: Event = Event { code: 0x24, umask: 0x03, row: 134, ..Event::BASE };
-    /// `L2_RQSTS.MISS`: event select 0x24, umask 0xaa, counters 0b1111.
-    pub const L2_RQSTS_MISS: Event = Event { code: 0x24, umask: 0xaa, row: 135, ..Event::BASE };
-    /// `L2_RQSTS.PREFETCH_HIT`: event select 0x24, umask 0x40, counters 0b1111.
-    pub const L2_RQSTS_PREFETCH_HIT: Event = Event { code: 0x24, umask: 0x40, row: 136, ..Event::BASE };
-    /// `L2_RQSTS.PREFETCH_MISS`: event select 0x24, umask 0x80, counters 0b1111.
-    pub const L2_RQSTS_PREFETCH_MISS: Event = Event { code: 0x24, umask: 0x80, row: 137, ..Event::BASE };
-    /// `L2_RQSTS.PREFETCHES`: event select 0x24, umask 0xc0, counters 0b1111.
-    pub const L2_RQSTS_PREFETCHES: Event = Event { code: 0x24, umask: 0xc0, row: 138, ..Event::BASE };
-    /// `L2_RQSTS.REFERENCES`: event select 0x24, umask 0xff, counters 0b1111.
-    pub const L2_RQSTS_REFERENCES: Event = Event { code: 0x24, umask: 0xff, row: 139, ..Event::BASE };
-    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0x04, counters 0b1111.
-    pub const L2_RQSTS_RFO_HIT: Event = Event { code: 0x24, umask: 0x04, row: 140, ..Event::BASE };
-    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x08, counters 0b1111.
-    pub const L2_RQSTS_RFO_MISS: Event = Event { code: 0x24, umask: 0x08, row: 141, ..Event::BASE };
-    /// `L2_RQSTS.RFOS`: event select 0x24, umask 0x0c, counters 0b1111.
-    pub const L2_RQSTS_RFOS: Event = Event { code: 0x24, umask: 0x0c, row: 142, ..Event::BASE };
-    /// `L2_TRANSACTIONS.ANY`: event select 0xf0, umask 0x80, counters 0b1111.
-    pub const L2_TRANSACTIONS_ANY: Event = Event { code: 0xf0, umask: 0x80, row: 143, ..Event::BASE };
-    /// `L2_TRANSACTIONS.FILL`: event select 0xf0, umask 0x20, counters 0b1111.
-    pub const L2_TRANSACTIONS_FILL: Event = Event { code: 0xf0, umask: 0x20, row: 144, ..Event::BASE };
-    /// `L2_TRANSACTIONS.IFETCH`: event select 0xf0, umask 0x04, counters 0b1111.
-    pub const L2_TRANSACTIONS_IFETCH: Event = Event { code: 0xf0, umask: 0x04, row: 145, ..Event::BASE };
-    /// `L2_TRANSACTIONS.L1D_WB`: event select 0xf0, umask 0x10, counters 0b1111.
-    pub const L2_TRANSACTIONS_L1D_WB: Event = Event { code: 0xf0, umask: 0x10, row: 146, ..Event::BASE };
-    /// `L2_TRANSACTIONS.LOAD`: event select 0xf0, umask 0x01, counters 0b1111.
-    pub const L2_TRANSACTIONS_LOAD: Event = Event { code: 0xf0, umask: 0x01, row: 147, ..Event::BASE };
-    /// `L2_TRANSACTIONS.PREFETCH`: event select 0xf0, umask 0x08, counters 0b1111.
-    pub const L2_TRANSACTIONS_PREFETCH: Event = Event { code: 0xf0, umask: 0x08, row: 148, ..Event::BASE };
-    /// `L2_TRANSACTIONS.RFO`: event select 0xf0, umask 0x02, counters 0b1111.
-    pub const L2_TRANSACTIONS_RFO: Event = Event { code: 0xf0, umask: 0x02, row: 149, ..Event::BASE };
-    /// `L2_TRANSACTIONS.WB`: event select 0xf0, umask 0x40, counters 0b1111.
-    pub const L2_TRANSACTIONS_WB: Event = Event { code: 0xf0, umask: 0x40, row: 150, ..Event::BASE };
-    /// `L2_WRITE.LOCK.E_STATE`: event select 0x27, umask 0x40, counters 0b1111.
-    pub const L2_WRITE_LOCK_E_STATE: Event = Event { code: 0x27, umask: 0x40, row: 151, ..Event::BASE };
-    /// `L2_WRITE.LOCK.HIT`: event select 0x27, umask 0xe0, counters 0b1111.
-    pub const L2_WRITE_LOCK_HIT: Event = Event { code: 0x27, umask: 0xe0, row: 152, ..Event::BASE };
-    /// `L2_WRITE.LOCK.I_STATE`: event select 0x27, umask 0x10, counters 0b1111.
-    pub const L2_WRITE_LOCK_I_STATE: Event = Event { code: 0x27, umask: 0x10, row: 153, ..Event::BASE };
-    /// `L2_WRITE.LOCK.M_STATE`: event select 0x27, umask 0x80, counters 0b1111.
-    pub const L2_WRITE_LOCK_M_STATE: Event = Event { code: 0x27, umask: 0x80, row: 154, ..Event::BASE };
-    /// `L2_WRITE.LOCK.MESI`: event select 0x27, umask 0xf0, counters 0b1111.
-    pub const L2_WRITE_LOCK_MESI: Event = Event { code: 0x27, umask: 0xf0, row: 155, ..Event::BASE };
-    /// `L2_WRITE.LOCK.S_STATE`: event select 0x27, umask 0x20, counters 0b1111.
-    pub const L2_WRITE_LOCK_S_STATE: Event = Event { code: 0x27, umask: 0x20, row: 156, ..Event::BASE };
-    /// `L2_WRITE.RFO.HIT`: event select 0x27, umask 0x0e, counters 0b1111.
-    pub const L2_WRITE_RFO_HIT: Event = Event { code: 0x27, umask: 0x0e, row: 157, ..Event::BASE };
-    /// `L2_WRITE.RFO.I_STATE`: event select 0x27, umask 0x01, counters 0b1111.
-    pub const L2_WRITE_RFO_I_STATE: Event = Event { code: 0x27, umask: 0x01, row: 158, ..Event::BASE };
-    /// `L2_WRITE.RFO.M_STATE`: event select 0x27, umask 0x08, counters 0b1111.
-    pub const L2_WRITE_RFO_M_STATE: Event = Event { code: 0x27, umask: 0x08, row: 159, ..Event::BASE };
-    /// `L2_WRITE.RFO.MESI`: event select 0x27, umask 0x0f, counters 0b1111.
-    pub const L2_WRITE_RFO_MESI: Event = Event { code: 0x27, umask: 0x0f, row: 160, ..Event::BASE };
-    /// `L2_WRITE.RFO.S_STATE`: event select 0x27, umask 0x02, counters 0b1111.
-    pub const L2_WRITE_RFO_S_STATE: Event = Event { code: 0x27, umask: 0x02, row: 161, ..Event::BASE };
-    /// `LARGE_ITLB.HIT`: event select 0x82, umask 0x01, counters 0b1111.
-    pub const LARGE_ITLB_HIT: Event = Event { code: 0x82, umask: 0x01, row: 162, ..Event::BASE };
-    /// `LOAD_DISPATCH.ANY`: event select 0x13, umask 0x07, counters 0b1111.
-    pub const LOAD_DISPATCH_ANY: Event = Event { code: 0x13, umask: 0x07, row: 163, ..Event::BASE };
-    /// `LOAD_DISPATCH.MOB`: event select 0x13, umask 0x04, counters 0b1111.
-    pub const LOAD_DISPATCH_MOB: Event = Event { code: 0x13, umask: 0x04, row: 164, ..Event::BASE };
-    /// `LOAD_DISPATCH.RS`: event select 0x13, umask 0x01, counters 0b1111.
-    pub const LOAD_DISPATCH_RS: Event = Event { code: 0x13, umask: 0x01, row: 165, ..Event::BASE };
-    /// `LOAD_DISPATCH.RS_DELAYED`: event select 0x13, umask 0x02, counters 0b1111.
-    pub const LOAD_DISPATCH_RS_DELAYED: Event = Event { code: 0x13, umask: 0x02, row: 166, ..Event::BASE };
-    /// `LOAD_HIT_PRE`: event select 0x4c, umask 0x01, counters 0b11.
-    pub const LOAD_HIT_PRE: Event = Event { code: 0x4c, umask: 0x01, row: 167, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b1111.
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event { code: 0x2e, umask: 0x41, row: 168, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b1111.
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 169, ..Event::BASE };
-    /// `LSD.ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111.
-    pub const LSD_ACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, row: 170, ..Event::BASE };
-    /// `LSD.INACTIVE`: event select 0xa8, umask 0x01, counter mask 1, invert, counters 0b1111.
-    pub const LSD_INACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, invert: true, row: 171, ..Event::BASE };
-    /// `LSD_OVERFLOW`: event select 0x20, umask 0x01, counters 0b1111.
-    pub const LSD_OVERFLOW: Event = Event { code: 0x20, umask: 0x01, row: 172, ..Event::BASE };
-    /// `MACHINE_CLEARS.CYCLES`: event select 0xc3, umask 0x01, counters 0b1111.
-    pub const MACHINE_CLEARS_CYCLES: Event = Event { code: 0xc3, umask: 0x01, row: 173, ..Event::BASE };
-    /// `MACHINE_CLEARS.MEM_ORDER`: event select 0xc3, umask 0x02, counters 0b1111.
-    pub const MACHINE_CLEARS_MEM_ORDER: Event = Event { code: 0xc3, umask: 0x02, row: 174, ..Event::BASE };
-    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b1111.
-    pub const MACHINE_CLEARS_SMC: Event = Event { code: 0xc3, umask: 0x04, row: 175, ..Event::BASE };
-    /// `MACRO_INSTS.DECODED`: event select 0xd0, umask 0x01, counters 0b1111.
-    pub const MACRO_INSTS_DECODED: Event = Event { code: 0xd0, umask: 0x01, row: 176, ..Event::BASE };
-    /// `MACRO_INSTS.FUSIONS_DECODED`: event select 0xa6, umask 0x01, counters 0b1111.
-    pub const MACRO_INSTS_FUSIONS_DECODED: Event = Event { code: 0xa6, umask: 0x01, row: 177, ..Event::BASE };
-    /// `MEM_INST_RETIRED.LOADS`: event select 0x0b, umask 0x01, counters 0b1111.
-    pub const MEM_INST_RETIRED_LOADS: Event = Event { code: 0x0b, umask: 0x01, row: 178, ..Event::BASE };
-    /// `MEM_INST_RETIRED.STORES`: event select 0x0b, umask 0x02, counters 0b1111.
-    pub const MEM_INST_RETIRED_STORES: Event = Event { code: 0x0b, umask: 0x02, row: 179, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.DTLB_MISS`: event select 0xcb, umask 0x80, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_DTLB_MISS: Event = Event { code: 0xcb, umask: 0x80, row: 180, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.HIT_LFB`: event select 0xcb, umask 0x40, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_HIT_LFB: Event = Event { code: 0xcb, umask: 0x40, row: 181, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L1D_HIT`: event select 0xcb, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L1D_HIT: Event = Event { code: 0xcb, umask: 0x01, row: 182, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.L2_HIT`: event select 0xcb, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event { code: 0xcb, umask: 0x02, row: 183, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.LLC_MISS`: event select 0xcb, umask 0x10, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_LLC_MISS: Event = Event { code: 0xcb, umask: 0x10, row: 184, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.LLC_UNSHARED_HIT`: event select 0xcb, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_LLC_UNSHARED_HIT: Event = Event { code: 0xcb, umask: 0x04, row: 185, ..Event::BASE };
-    /// `MEM_LOAD_RETIRED.OTHER_CORE_L2_HIT_HITM`: event select 0xcb, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_RETIRED_OTHER_CORE_L2_HIT_HITM: Event = Event { code: 0xcb, umask: 0x08, row: 186, ..Event::BASE };
-    /// `MEM_STORE_RETIRED.DTLB_MISS`: event select 0x0c, umask 0x01, counters 0b1111.
-    pub const MEM_STORE_RETIRED_DTLB_MISS: Event = Event { code: 0x0c, umask: 0x01, row: 187, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.L1D_WRITEBACK`: event select 0xb0, umask 0x40, counters 0b1111.
-    pub const OFFCORE_REQUESTS_L1D_WRITEBACK: Event = Event { code: 0xb0, umask: 0x40, row: 188, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_SQ_FULL`: event select 0xb2, umask 0x01, counters 0b1111.
-    pub const OFFCORE_REQUESTS_SQ_FULL: Event = Event { code: 0xb2, umask: 0x01, row: 189, ..Event::BASE };
-    /// `PARTIAL_ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111.
-    pub const PARTIAL_ADDRESS_ALIAS: Event = Event { code: 0x07, umask: 0x01, row: 190, ..Event::BASE };
-    /// `RAT_STALLS.ANY`: event select 0xd2, umask 0x0f, counters 0b1111.
-    pub const RAT_STALLS_ANY: Event = Event { code: 0xd2, umask: 0x0f, row: 191, ..Event::BASE };
-    /// `RAT_STALLS.FLAGS`: event select 0xd2, umask 0x01, counters 0b1111.
-    pub const RAT_STALLS_FLAGS: Event = Event { code: 0xd2, umask: 0x01, row: 192, ..Event::BASE };
-    /// `RAT_STALLS.REGISTERS`: event select 0xd2, umask 0x02, counters 0b1111.
-    pub const RAT_STALLS_REGISTERS: Event = Event { code: 0xd2, umask: 0x02, row: 193, ..Event::BASE };
-    /// `RAT_STALLS.ROB_READ_PORT`: event select 0xd2, umask 0x04, counters 0b1111.
-    pub const RAT_STALLS_ROB_READ_PORT: Event = Event { code: 0xd2, umask: 0x04, row: 194, ..Event::BASE };
-    /// `RAT_STALLS.SCOREBOARD`: event select 0xd2, umask 0x08, counters 0b1111.
-    pub const RAT_STALLS_SCOREBOARD: Event = Event { code: 0xd2, umask: 0x08, row: 195, ..Event::BASE };
-    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counters 0b1111.
-    pub const RESOURCE_STALLS_ANY: Event = Event { code: 0xa2, umask: 0x01, row: 196, ..Event::BASE };
-    /// `RESOURCE_STALLS.FPCW`: event select 0xa2, umask 0x20, counters 0b1111.
-    pub const RESOURCE_STALLS_FPCW: Event = Event { code: 0xa2, umask: 0x20, row: 197, ..Event::BASE };
-    /// `RESOURCE_STALLS.LOAD`: event select 0xa2, umask 0x02, counters 0b1111.
-    pub const RESOURCE_STALLS_LOAD: Event = Event { code: 0xa2, umask: 0x02, row: 198, ..Event::BASE };
-    /// `RESOURCE_STALLS.MXCSR`: event select 0xa2, umask 0x40, counters 0b1111.
-    pub const RESOURCE_STALLS_MXCSR: Event = Event { code: 0xa2, umask: 0x40, row: 199, ..Event::BASE };
-    /// `RESOURCE_STALLS.OTHER`: event select 0xa2, umask 0x80, counters 0b1111.
-    pub const RESOURCE_STALLS_OTHER: Event = Event { code: 0xa2, umask: 0x80, row: 200, ..Event::BASE };
-    /// `RESOURCE_STALLS.ROB_FULL`: event select 0xa2, umask 0x10, counters 0b1111.
-    pub const RESOURCE_STALLS_ROB_FULL: Event = Event { code: 0xa2, umask: 0x10, row: 201, ..Event::BASE };
-    /// `RESOURCE_STALLS.RS_FULL`: event select 0xa2, umask 0x04, counters 0b1111.
-    pub const RESOURCE_STALLS_RS_FULL: Event = Event { code: 0xa2, umask: 0x04, row: 202, ..Event::BASE };
-    /// `RESOURCE_STALLS.STORE`: event select 0xa2, umask 0x08, counters 0b1111.
-    pub const RESOURCE_STALLS_STORE: Event = Event { code: 0xa2, umask: 0x08, row: 203, ..Event::BASE };
-    /// `SB_DRAIN.ANY`: event select 0x04, umask 0x07, counters 0b1111.
-    pub const SB_DRAIN_ANY: Event = Event { code: 0x04, umask: 0x07, row: 204, ..Event::BASE };
-    /// `SEG_RENAME_STALLS`: event select 0xd4, umask 0x01, counters 0b1111.
-    pub const SEG_RENAME_STALLS: Event = Event { code: 0xd4, umask: 0x01, row: 205, ..Event::BASE };
-    /// `SIMD_INT_128.PACK`: event select 0x12, umask 0x04, counters 0b1111.
-    pub const SIMD_INT_128_PACK: Event = Event { code: 0x12, umask: 0x04, row: 206, ..Event::BASE };
-    /// `SIMD_INT_128.PACKED_ARITH`: event select 0x12, umask 0x20, counters 0b1111.
-    pub const SIMD_INT_128_PACKED_ARITH: Event = Event { code: 0x12, umask: 0x20, row: 207, ..Event::BASE };
-    /// `SIMD_INT_128.PACKED_LOGICAL`: event select 0x12, umask 0x10, counters 0b1111.
-    pub const SIMD_INT_128_PACKED_LOGICAL: Event = Event { code: 0x12, umask: 0x10, row: 208, ..Event::BASE };
-    /// `SIMD_INT_128.PACKED_MPY`: event select 0x12, umask 0x01, counters 0b1111.
-    pub const SIMD_INT_128_PACKED_MPY: Event = Event { code: 0x12, umask: 0x01, row: 209, ..Event::BASE };
-    /// `SIMD_INT_128.PACKED_SHIFT`: event select 0x12, umask 0x02, counters 0b1111.
-    pub const SIMD_INT_128_PACKED_SHIFT: Event = Event { code: 0x12, umask: 0x02, row: 210, ..Event::BASE };
-    /// `SIMD_INT_128.SHUFFLE_MOVE`: event select 0x12, umask 0x40, counters 0b1111.
-    pub const SIMD_INT_128_SHUFFLE_MOVE: Event = Event { code: 0x12, umask: 0x40, row: 211, ..Event::BASE };
-    /// `SIMD_INT_128.UNPACK`: event select 0x12, umask 0x08, counters 0b1111.
-    pub const SIMD_INT_128_UNPACK: Event = Event { code: 0x12, umask: 0x08, row: 212, ..Event::BASE };
-    /// `SIMD_INT_64.PACK`: event select 0xfd, umask 0x04, counters 0b1111.
-    pub const SIMD_INT_64_PACK: Event = Event { code: 0xfd, umask: 0x04, row: 213, ..Event::BASE };
-    /// `SIMD_INT_64.PACKED_ARITH`: event select 0xfd, umask 0x20, counters 0b1111.
-    pub const SIMD_INT_64_PACKED_ARITH: Event = Event { code: 0xfd, umask: 0x20, row: 214, ..Event::BASE };
-    /// `SIMD_INT_64.PACKED_LOGICAL`: event select 0xfd, umask 0x10, counters 0b1111.
-    pub const SIMD_INT_64_PACKED_LOGICAL: Event = Event { code: 0xfd, umask: 0x10, row: 215, ..Event::BASE };
-    /// `SIMD_INT_64.PACKED_MPY`: event select 0xfd, umask 0x01, counters 0b1111.
-    pub const SIMD_INT_64_PACKED_MPY: Event = Event { code: 0xfd, umask: 0x01, row: 216, ..Event::BASE };
-    /// `SIMD_INT_64.PACKED_SHIFT`: event select 0xfd, umask 0x02, counters 0b1111.
-    pub const SIMD_INT_64_PACKED_SHIFT: Event = Event { code: 0xfd, umask: 0x02, row: 217, ..Event::BASE };
-    /// `SIMD_INT_64.SHUFFLE_MOVE`: event select 0xfd, umask 0x40, counters 0b1111.
-    pub const SIMD_INT_64_SHUFFLE_MOVE: Event = Event { code: 0xfd, umask: 0x40, row: 218, ..Event::BASE };
-    /// `SIMD_INT_64.UNPACK`: event select 0xfd, umask 0x08, counters 0b1111.
-    pub const SIMD_INT_64_UNPACK: Event = Event { code: 0xfd, umask: 0x08, row: 219, ..Event::BASE };
-    /// `SNOOP_RESPONSE.HIT`: event select 0xb8, umask 0x01, counters 0b1111.
-    pub const SNOOP_RESPONSE_HIT: Event = Event { code: 0xb8, umask: 0x01, row: 220, ..Event::BASE };
-    /// `SNOOP_RESPONSE.HITE`: event select 0xb8, umask 0x02, counters 0b1111.
-    pub const SNOOP_RESPONSE_HITE: Event = Event { code: 0xb8, umask: 0x02, row: 221, ..Event::BASE };
-    /// `SNOOP_RESPONSE.HITM`: event select 0xb8, umask 0x04, counters 0b1111.
-    pub const SNOOP_RESPONSE_HITM: Event = Event { code: 0xb8, umask: 0x04, row: 222, ..Event::BASE };
-    /// `SQ_FULL_STALL_CYCLES`: event select 0xf6, umask 0x01, counters 0b1111.
-    pub const SQ_FULL_STALL_CYCLES: Event = Event { code: 0xf6, umask: 0x01, row: 223, ..Event::BASE };
-    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counters 0b1111.
-    pub const SQ_MISC_SPLIT_LOCK: Event = Event { code: 0xf4, umask: 0x10, row: 224, ..Event::BASE };
-    /// `SSEX_UOPS_RETIRED.PACKED_DOUBLE`: event select 0xc7, umask 0x04, counters 0b1111.
-    pub const SSEX_UOPS_RETIRED_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x04, row: 225, ..Event::BASE };
-    /// `SSEX_UOPS_RETIRED.PACKED_SINGLE`: event select 0xc7, umask 0x01, counters 0b1111.
-    pub const SSEX_UOPS_RETIRED_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x01, row: 226, ..Event::BASE };
-    /// `SSEX_UOPS_RETIRED.SCALAR_DOUBLE`: event select 0xc7, umask 0x08, counters 0b1111.
-    pub const SSEX_UOPS_RETIRED_SCALAR_DOUBLE: Event = Event { code: 0xc7, umask: 0x08, row: 227, ..Event::BASE };
-    /// `SSEX_UOPS_RETIRED.SCALAR_SINGLE`: event select 0xc7, umask 0x02, counters 0b1111.
-    pub const SSEX_UOPS_RETIRED_SCALAR_SINGLE: Event = Event { code: 0xc7, umask: 0x02, row: 228, ..Event::BASE };
-    /// `SSEX_UOPS_RETIRED.VECTOR_INTEGER`: event select 0xc7, umask 0x10, counters 0b1111.
-    pub const SSEX_UOPS_RETIRED_VECTOR_INTEGER: Event = Event { code: 0xc7, umask: 0x10, row: 229, ..Event::BASE };
-    /// `STORE_BLOCKS.AT_RET`: event select 0x06, umask 0x04, counters 0b1111.
-    pub const STORE_BLOCKS_AT_RET: Event = Event { code: 0x06, umask: 0x04, row: 230, ..Event::BASE };
-    /// `STORE_BLOCKS.L1D_BLOCK`: event select 0x06, umask 0x08, counters 0b1111.
-    pub const STORE_BLOCKS_L1D_BLOCK: Event = Event { code: 0x06, umask: 0x08, row: 231, ..Event::BASE };
-    /// `TWO_UOP_INSTS_DECODED`: event select 0x19, umask 0x01, counters 0b1111.
-    pub const TWO_UOP_INSTS_DECODED: Event = Event { code: 0x19, umask: 0x01, row: 232, ..Event::BASE };
-    /// `UOP_UNFUSION`: event select 0xdb, umask 0x01, counters 0b1111.
-    pub const UOP_UNFUSION: Event = Event { code: 0xdb, umask: 0x01, row: 233, ..Event::BASE };
-    /// `UOPS_DECODED.ESP_FOLDING`: event select 0xd1, umask 0x04, counters 0b1111.
-    pub const UOPS_DECODED_ESP_FOLDING: Event = Event { code: 0xd1, umask: 0x04, row: 234, ..Event::BASE };
-    /// `UOPS_DECODED.ESP_SYNC`: event select 0xd1, umask 0x08, counters 0b1111.
-    pub const UOPS_DECODED_ESP_SYNC: Event = Event { code: 0xd1, umask: 0x08, row: 235, ..Event::BASE };
-    /// `UOPS_DECODED.MS_CYCLES_ACTIVE`: event select 0xd1, umask 0x02, counter mask 1, counters
-    /// 0b1111.
-    pub const UOPS_DECODED_MS_CYCLES_ACTIVE: Event = Event { code: 0xd1, umask: 0x02, threshold: 1, row: 236, ..Event::BASE };
-    /// `UOPS_DECODED.STALL_CYCLES`: event select 0xd1, umask 0x01, counter mask 1, invert, counters
-    /// 0b1111.
-    pub const UOPS_DECODED_STALL_CYCLES: Event = Event { code: 0xd1, umask: 0x01, threshold: 1, invert: true, row: 237, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_ACTIVE_CYCLES`: event select 0xb1, umask 0x3f, counter mask 1, any
-    /// thread, counters 0b1111.
-    pub const UOPS_EXECUTED_CORE_ACTIVE_CYCLES: Event = Event { code: 0xb1, umask: 0x3f, threshold: 1, any_thread: true, row: 238, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_ACTIVE_CYCLES_NO_PORT5`: event select 0xb1, umask 0x1f, counter mask 1,
-    /// any thread, counters 0b1111.
-    pub const UOPS_EXECUTED_CORE_ACTIVE_CYCLES_NO_PORT5: Event = Event { code: 0xb1, umask: 0x1f, threshold: 1, any_thread: true, row: 239, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_STALL_COUNT`: event select 0xb1, umask 0x3f, counter mask 1, invert,
-    /// edge, any thread, counters 0b1111.
-    pub const UOPS_EXECUTED_CORE_STALL_COUNT: Event = Event { code: 0xb1, umask: 0x3f, threshold: 1, invert: true, edge: true, any_thread: true, row: 240, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_STALL_COUNT_NO_PORT5`: event select 0xb1, umask 0x1f, counter mask 1,
-    /// invert, edge, any thread, counters 0b1111.
-    pub const UOPS_EXECUTED_CORE_STALL_COUNT_NO_PORT5: Event = Event { code: 0xb1, umask: 0x1f, threshold: 1, invert: true, edge: true, any_thread: true, row: 241, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_STALL_CYCLES`: event select 0xb1, umask 0x3f, counter mask 1, invert,
-    /// any thread, counters 0b1111.
-    pub const UOPS_EXECUTED_CORE_STALL_CYCLES: Event = Event { code: 0xb1, umask: 0x3f, threshold: 1, invert: true, any_thread: true, row: 242, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_STALL_CYCLES_NO_PORT5`: event select 0xb1, umask 0x1f, counter mask 1,
-    /// invert, any thread, counters 0b1111.
-    pub const UOPS_EXECUTED_CORE_STALL_CYCLES_NO_PORT5: Event = Event { code: 0xb1, umask: 0x1f, threshold: 1, invert: true, any_thread: true, row: 243, ..Event::BASE };
-    /// `UOPS_EXECUTED.PORT0`: event select 0xb1, umask 0x01, counters 0b1111.
-    pub const UOPS_EXECUTED_PORT0: Event = Event { code: 0xb1, umask: 0x01, row: 244, ..Event::BASE };
-    /// `UOPS_EXECUTED.PORT015`: event select 0xb1, umask 0x40, counters 0b1111.
-    pub const UOPS_EXECUTED_PORT015: Event = Event { code: 0xb1, umask: 0x40, row: 245, ..Event::BASE };
-    /// `UOPS_EXECUTED.PORT015_STALL_CYCLES`: event select 0xb1, umask 0x40, counter mask 1, invert,
-    /// counters 0b1111.
-    pub const UOPS_EXECUTED_PORT015_STALL_CYCLES: Event = Event { code: 0xb1, umask: 0x40, threshold: 1, invert: true, row: 246, ..Event::BASE };
-    /// `UOPS_EXECUTED.PORT1`: event select 0xb1, umask 0x02, counters 0b1111.
-    pub const UOPS_EXECUTED_PORT1: Event = Event { code: 0xb1, umask: 0x02, row: 247, ..Event::BASE };
-    /// `UOPS_EXECUTED.PORT2_CORE`: event select 0xb1, umask 0x04, any thread, counters 0b1111.
-    pub const UOPS_EXECUTED_PORT2_CORE: Event = Event { code: 0xb1, umask: 0x04, any_thread: true, row: 248, ..Event::BASE };
-    /// `UOPS_EXECUTED.PORT234_CORE`: event select 0xb1, umask 0x80, any thread, counters 0b1111.
-    pub const UOPS_EXECUTED_PORT234_CORE: Event = Event { code: 0xb1, umask: 0x80, any_thread: true, row: 249, ..Event::BASE };
-    /// `UOPS_EXECUTED.PORT3_CORE`: event select 0xb1, umask 0x08, any thread, counters 0b1111.
-    pub const UOPS_EXECUTED_PORT3_CORE: Event = Event { code: 0xb1, umask: 0x08, any_thread: true, row: 250, ..Event::BASE };
-    /// `UOPS_EXECUTED.PORT4_CORE`: event select 0xb1, umask 0x10, any thread, counters 0b1111.
-    pub const UOPS_EXECUTED_PORT4_CORE: Event = Event { code: 0xb1, umask: 0x10, any_thread: true, row: 251, ..Event::BASE };
-    /// `UOPS_EXECUTED.PORT5`: event select 0xb1, umask 0x20, counters 0b1111.
-    pub const UOPS_EXECUTED_PORT5: Event = Event { code: 0xb1, umask: 0x20, row: 252, ..Event::BASE };
-    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b1111.
-    pub const UOPS_ISSUED_ANY: Event = Event { code: 0x0e, umask: 0x01, row: 253, ..Event::BASE };
-    /// `UOPS_ISSUED.CORE_STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, any
-    /// thread, counters 0b1111.
-    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, any_thread: true, row: 254, ..Event::BASE };
-    /// `UOPS_ISSUED.CYCLES_ALL_THREADS`: event select 0x0e, umask 0x01, counter mask 1, any thread,
-    /// counters 0b1111.
-    pub const UOPS_ISSUED_CYCLES_ALL_THREADS: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, any_thread: true, row: 255, ..Event::BASE };
-    /// `UOPS_ISSUED.FUSED`: event select 0x0e, umask 0x02, counters 0b1111.
-    pub const UOPS_ISSUED_FUSED: Event = Event { code: 0x0e, umask: 0x02, row: 256, ..Event::BASE };
-    /// `UOPS_ISSUED.STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, counters
-    /// 0b1111.
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, row: 257, ..Event::BASE };
-    /// `UOPS_RETIRED.ACTIVE_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, counters
-    /// 0b1111.
-    pub const UOPS_RETIRED_ACTIVE_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 1, row: 258, ..Event::BASE };
-    /// `UOPS_RETIRED.ANY`: event select 0xc2, umask 0x01, counters 0b1111.
-    pub const UOPS_RETIRED_ANY: Event = Event { code: 0xc2, umask: 0x01, row: 259, ..Event::BASE };
-    /// `UOPS_RETIRED.MACRO_FUSED`: event select 0xc2, umask 0x04, counters 0b1111.
-    pub const UOPS_RETIRED_MACRO_FUSED: Event = Event { code: 0xc2, umask: 0x04, row: 260, ..Event::BASE };
-    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counters 0b1111.
-    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event { code: 0xc2, umask: 0x02, row: 261, ..Event::BASE };
-    /// `UOPS_RETIRED.STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert, counters
-    /// 0b1111.
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 1, invert: true, row: 262, ..Event::BASE };
-    /// `UOPS_RETIRED.TOTAL_CYCLES`: event select 0xc2, umask 0x01, counter mask 16, invert,
-    /// counters 0b1111.
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 16, invert: true, row: 263, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f11, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f11 }), row: 264, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x6011, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6011 }), row: 265, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.ANY_LLC_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0xf811, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf811 }), row: 266, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.ANY_LOCATION`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0xff11, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff11 }), row: 267, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.IO_CSR_MMIO`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x8011, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8011 }), row: 268, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x111, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x111 }), row: 269, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x211, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x211 }), row: 270, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x411, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x411 }), row: 271, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x711, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x711 }), row: 272, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4711, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4711 }), row: 273, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x4011, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4011 }), row: 274, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x1811, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1811 }), row: 275, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3811, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3811 }), row: 276, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1011, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1011 }), row: 277, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x811, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x811 }), row: 278, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x2011, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2011 }), row: 279, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f44, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f44 }), row: 280, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x6044, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6044 }), row: 281, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LLC_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xf844, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf844 }), row: 282, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LOCATION`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xff44, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff44 }), row: 283, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.IO_CSR_MMIO`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8044, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8044 }), row: 284, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x144, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x144 }), row: 285, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x244, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x244 }), row: 286, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x444, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x444 }), row: 287, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x744, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x744 }), row: 288, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4744, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4744 }), row: 289, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x4044, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4044 }), row: 290, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1844, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1844 }), row: 291, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3844, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3844 }), row: 292, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1044, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1044 }), row: 293, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x844, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x844 }), row: 294, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2044, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2044 }), row: 295, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7fff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7fff }), row: 296, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x60ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x60ff }), row: 297, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LLC_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xf8ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf8ff }), row: 298, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LOCATION`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xffff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xffff }), row: 299, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.IO_CSR_MMIO`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x80ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x80ff }), row: 300, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1ff }), row: 301, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2ff }), row: 302, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4ff }), row: 303, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7ff }), row: 304, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x47ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x47ff }), row: 305, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x40ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x40ff }), row: 306, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x18ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x18ff }), row: 307, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x38ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x38ff }), row: 308, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10ff }), row: 309, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8ff }), row: 310, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x20ff, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x20ff }), row: 311, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f22, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f22 }), row: 312, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x6022, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6022 }), row: 313, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.ANY_LLC_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0xf822, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf822 }), row: 314, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.ANY_LOCATION`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0xff22, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff22 }), row: 315, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.IO_CSR_MMIO`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x8022, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8022 }), row: 316, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x122, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x122 }), row: 317, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x222, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x222 }), row: 318, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x422, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x422 }), row: 319, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x722, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x722 }), row: 320, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4722, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4722 }), row: 321, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x4022, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4022 }), row: 322, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x1822, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1822 }), row: 323, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3822, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3822 }), row: 324, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1022, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1022 }), row: 325, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x822, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x822 }), row: 326, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x2022, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2022 }), row: 327, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x7f08, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f08 }), row: 328, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x6008, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6008 }), row: 329, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.ANY_LLC_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0xf808, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf808 }), row: 330, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.ANY_LOCATION`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0xff08, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff08 }), row: 331, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.IO_CSR_MMIO`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x8008, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8008 }), row: 332, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x108, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x108 }), row: 333, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x408, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x408 }), row: 334, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x708, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x708 }), row: 335, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4708, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4708 }), row: 336, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x4008, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4008 }), row: 337, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x1808, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1808 }), row: 338, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3808, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3808 }), row: 339, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1008, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008 }), row: 340, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x808, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808 }), row: 341, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x2008, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2008 }), row: 342, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f77, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f77 }), row: 343, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x6077, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6077 }), row: 344, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LLC_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xf877, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf877 }), row: 345, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LOCATION`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xff77, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff77 }), row: 346, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.IO_CSR_MMIO`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8077, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8077 }), row: 347, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x177, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x177 }), row: 348, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x277, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x277 }), row: 349, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x477, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x477 }), row: 350, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x777, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x777 }), row: 351, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4777, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4777 }), row: 352, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4077, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4077 }), row: 353, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1877, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1877 }), row: 354, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3877, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3877 }), row: 355, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1077, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1077 }), row: 356, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x877, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x877 }), row: 357, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2077, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2077 }), row: 358, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f33, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f33 }), row: 359, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x6033, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6033 }), row: 360, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.ANY_LLC_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0xf833, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf833 }), row: 361, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.ANY_LOCATION`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0xff33, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff33 }), row: 362, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.IO_CSR_MMIO`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x8033, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8033 }), row: 363, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x133, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x133 }), row: 364, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x233, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x233 }), row: 365, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x433, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x433 }), row: 366, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x733, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x733 }), row: 367, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4733, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4733 }), row: 368, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x4033, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4033 }), row: 369, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x1833, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1833 }), row: 370, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3833, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3833 }), row: 371, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1033, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1033 }), row: 372, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x833, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x833 }), row: 373, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x2033, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2033 }), row: 374, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f03, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f03 }), row: 375, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x6003, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6003 }), row: 376, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LLC_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xf803, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf803 }), row: 377, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LOCATION`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xff03, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff03 }), row: 378, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.IO_CSR_MMIO`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8003, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003 }), row: 379, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103 }), row: 380, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x203, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x203 }), row: 381, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x403, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x403 }), row: 382, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x703, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703 }), row: 383, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4703, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4703 }), row: 384, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003 }), row: 385, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1803, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1803 }), row: 386, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3803, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3803 }), row: 387, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003 }), row: 388, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x803, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x803 }), row: 389, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2003, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003 }), row: 390, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f01, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f01 }), row: 391, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x6001, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6001 }), row: 392, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LLC_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xf801, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf801 }), row: 393, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LOCATION`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xff01, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff01 }), row: 394, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.IO_CSR_MMIO`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8001, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8001 }), row: 395, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x101, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x101 }), row: 396, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x201, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x201 }), row: 397, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x401, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x401 }), row: 398, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x701, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x701 }), row: 399, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4701, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4701 }), row: 400, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4001, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4001 }), row: 401, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1801, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1801 }), row: 402, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3801, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3801 }), row: 403, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1001, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1001 }), row: 404, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x801, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x801 }), row: 405, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2001, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2001 }), row: 406, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f04, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f04 }), row: 407, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x6004, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6004 }), row: 408, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LLC_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xf804, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf804 }), row: 409, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LOCATION`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xff04, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff04 }), row: 410, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.IO_CSR_MMIO`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8004, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8004 }), row: 411, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x104, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104 }), row: 412, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x204, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x204 }), row: 413, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x404, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x404 }), row: 414, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x704, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x704 }), row: 415, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4704, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4704 }), row: 416, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4004, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4004 }), row: 417, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1804, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1804 }), row: 418, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3804, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3804 }), row: 419, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1004, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1004 }), row: 420, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x804, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x804 }), row: 421, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2004, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2004 }), row: 422, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f02, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f02 }), row: 423, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x6002, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6002 }), row: 424, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LLC_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xf802, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf802 }), row: 425, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LOCATION`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xff02, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff02 }), row: 426, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.IO_CSR_MMIO`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8002, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8002 }), row: 427, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x102, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x102 }), row: 428, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x202, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x202 }), row: 429, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x402, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x402 }), row: 430, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x702, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x702 }), row: 431, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4702, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4702 }), row: 432, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x4002, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4002 }), row: 433, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1802, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1802 }), row: 434, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3802, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3802 }), row: 435, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1002, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1002 }), row: 436, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x802, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x802 }), row: 437, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2002, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2002 }), row: 438, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x7f80, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f80 }), row: 439, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x6080, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6080 }), row: 440, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.ANY_LLC_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0xf880, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf880 }), row: 441, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.ANY_LOCATION`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0xff80, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff80 }), row: 442, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.IO_CSR_MMIO`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x8080, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8080 }), row: 443, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x180, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x180 }), row: 444, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x280, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x280 }), row: 445, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x480, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x480 }), row: 446, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x780, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x780 }), row: 447, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4780, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4780 }), row: 448, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x1880, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1880 }), row: 449, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3880, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3880 }), row: 450, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1080, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1080 }), row: 451, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x880, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x880 }), row: 452, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x2080, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2080 }), row: 453, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f30, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f30 }), row: 454, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x6030, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6030 }), row: 455, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.ANY_LLC_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0xf830, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf830 }), row: 456, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.ANY_LOCATION`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0xff30, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff30 }), row: 457, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.IO_CSR_MMIO`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x8030, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8030 }), row: 458, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x130, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x130 }), row: 459, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x230, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x230 }), row: 460, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x430, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x430 }), row: 461, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x730, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x730 }), row: 462, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4730, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4730 }), row: 463, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x4030, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4030 }), row: 464, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x1830, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1830 }), row: 465, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3830, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3830 }), row: 466, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1030, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1030 }), row: 467, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x830, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x830 }), row: 468, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x2030, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2030 }), row: 469, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f10, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f10 }), row: 470, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x6010, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6010 }), row: 471, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LLC_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xf810, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf810 }), row: 472, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LOCATION`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xff10, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff10 }), row: 473, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.IO_CSR_MMIO`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x8010, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8010 }), row: 474, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x110, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x110 }), row: 475, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x210, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x210 }), row: 476, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x410, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x410 }), row: 477, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x710, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x710 }), row: 478, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4710, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4710 }), row: 479, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x4010, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4010 }), row: 480, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1810, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1810 }), row: 481, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3810, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3810 }), row: 482, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1010, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1010 }), row: 483, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x810, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x810 }), row: 484, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2010, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2010 }), row: 485, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f40, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f40 }), row: 486, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x6040, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6040 }), row: 487, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LLC_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xf840, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf840 }), row: 488, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LOCATION`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0xff40, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff40 }), row: 489, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.IO_CSR_MMIO`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x8040, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8040 }), row: 490, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x140, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x140 }), row: 491, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x240, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x240 }), row: 492, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x440, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x440 }), row: 493, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x740, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x740 }), row: 494, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4740, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4740 }), row: 495, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x4040, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4040 }), row: 496, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1840, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1840 }), row: 497, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3840, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3840 }), row: 498, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1040, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1040 }), row: 499, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x840, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x840 }), row: 500, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x2040, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2040 }), row: 501, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x7f20, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f20 }), row: 502, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x6020, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6020 }), row: 503, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.ANY_LLC_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0xf820, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf820 }), row: 504, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.ANY_LOCATION`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0xff20, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff20 }), row: 505, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.IO_CSR_MMIO`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x8020, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8020 }), row: 506, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x120, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x120 }), row: 507, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x220, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x220 }), row: 508, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x420, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x420 }), row: 509, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x720, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x720 }), row: 510, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4720, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4720 }), row: 511, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x4020, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4020 }), row: 512, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x1820, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1820 }), row: 513, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3820, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3820 }), row: 514, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1020, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1020 }), row: 515, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x820, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x820 }), row: 516, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x2020, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2020 }), row: 517, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.ANY_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x7f70, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_ANY_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f70 }), row: 518, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.ANY_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x6070, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6070 }), row: 519, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.ANY_LLC_MISS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0xf870, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_ANY_LLC_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf870 }), row: 520, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.ANY_LOCATION`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0xff70, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_ANY_LOCATION: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff70 }), row: 521, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.IO_CSR_MMIO`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x8070, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_IO_CSR_MMIO: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8070 }), row: 522, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_NO_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x170, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x170 }), row: 523, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x270, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x270 }), row: 524, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x470, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x470 }), row: 525, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x770, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_LOCAL_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x770 }), row: 526, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4770, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_LOCAL_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4770 }), row: 527, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.LOCAL_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x4070, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4070 }), row: 528, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x1870, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1870 }), row: 529, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3870, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3870 }), row: 530, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HIT`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1070, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_HIT: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1070 }), row: 531, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x870, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x870 }), row: 532, ..Event::BASE };
-    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_DRAM`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x2070, counters 0b100.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2070 }), row: 533, ..Event::BASE };
+    /// `ARITH.CYCLES_DIV_BUSY`.
+    pub const ARITH_CYCLES_DIV_BUSY: Event = Event::row(0);
+    /// `ARITH.DIV`.
+    pub const ARITH_DIV: Event = Event::row(1);
+    /// `ARITH.MUL`.
+    pub const ARITH_MUL: Event = Event::row(2);
+    /// `BACLEAR.BAD_TARGET`.
+    pub const BACLEAR_BAD_TARGET: Event = Event::row(3);
+    /// `BACLEAR.CLEAR`.
+    pub const BACLEAR_CLEAR: Event = Event::row(4);
+    /// `BACLEAR_FORCE_IQ`.
+    pub const BACLEAR_FORCE_IQ: Event = Event::row(5);
+    /// `BPU_CLEARS.EARLY`.
+    pub const BPU_CLEARS_EARLY: Event = Event::row(6);
+    /// `BPU_CLEARS.LATE`.
+    pub const BPU_CLEARS_LATE: Event = Event::row(7);
+    /// `BPU_MISSED_CALL_RET`.
+    pub const BPU_MISSED_CALL_RET: Event = Event::row(8);
+    /// `BR_INST_DECODED`.
+    pub const BR_INST_DECODED: Event = Event::row(9);
+    /// `BR_INST_EXEC.ANY`.
+    pub const BR_INST_EXEC_ANY: Event = Event::row(10);
+    /// `BR_INST_EXEC.COND`.
+    pub const BR_INST_EXEC_COND: Event = Event::row(11);
+    /// `BR_INST_EXEC.DIRECT`.
+    pub const BR_INST_EXEC_DIRECT: Event = Event::row(12);
+    /// `BR_INST_EXEC.DIRECT_NEAR_CALL`.
+    pub const BR_INST_EXEC_DIRECT_NEAR_CALL: Event = Event::row(13);
+    /// `BR_INST_EXEC.INDIRECT_NEAR_CALL`.
+    pub const BR_INST_EXEC_INDIRECT_NEAR_CALL: Event = Event::row(14);
+    /// `BR_INST_EXEC.INDIRECT_NON_CALL`.
+    pub const BR_INST_EXEC_INDIRECT_NON_CALL: Event = Event::row(15);
+    /// `BR_INST_EXEC.NEAR_CALLS`.
+    pub const BR_INST_EXEC_NEAR_CALLS: Event = Event::row(16);
+    /// `BR_INST_EXEC.NON_CALLS`.
+    pub const BR_INST_EXEC_NON_CALLS: Event = Event::row(17);
+    /// `BR_INST_EXEC.RETURN_NEAR`.
+    pub const BR_INST_EXEC_RETURN_NEAR: Event = Event::row(18);
+    /// `BR_INST_EXEC.TAKEN`.
+    pub const BR_INST_EXEC_TAKEN: Event = Event::row(19);
+    /// `BR_INST_RETIRED.ALL_BRANCHES`.
+    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(20);
+    /// `BR_INST_RETIRED.CONDITIONAL`.
+    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event::row(21);
+    /// `BR_INST_RETIRED.NEAR_CALL`.
+    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(22);
+    /// `BR_MISP_EXEC.ANY`.
+    pub const BR_MISP_EXEC_ANY: Event = Event::row(23);
+    /// `BR_MISP_EXEC.COND`.
+    pub const BR_MISP_EXEC_COND: Event = Event::row(24);
+    /// `BR_MISP_EXEC.DIRECT`.
+    pub const BR_MISP_EXEC_DIRECT: Event = Event::row(25);
+    /// `BR_MISP_EXEC.DIRECT_NEAR_CALL`.
+    pub const BR_MISP_EXEC_DIRECT_NEAR_CALL: Event = Event::row(26);
+    /// `BR_MISP_EXEC.INDIRECT_NEAR_CALL`.
+    pub const BR_MISP_EXEC_INDIRECT_NEAR_CALL: Event = Event::row(27);
+    /// `BR_MISP_EXEC.INDIRECT_NON_CALL`.
+    pub const BR_MISP_EXEC_INDIRECT_NON_CALL: Event = Event::row(28);
+    /// `BR_MISP_EXEC.NEAR_CALLS`.
+    pub const BR_MISP_EXEC_NEAR_CALLS: Event = Event::row(29);
+    /// `BR_MISP_EXEC.NON_CALLS`.
+    pub const BR_MISP_EXEC_NON_CALLS: Event = Event::row(30);
+    /// `BR_MISP_EXEC.RETURN_NEAR`.
+    pub const BR_MISP_EXEC_RETURN_NEAR: Event = Event::row(31);
+    /// `BR_MISP_EXEC.TAKEN`.
+    pub const BR_MISP_EXEC_TAKEN: Event = Event::row(32);
+    /// `BR_MISP_RETIRED.NEAR_CALL`.
+    pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event::row(33);
+    /// `CACHE_LOCK_CYCLES.L1D`.
+    pub const CACHE_LOCK_CYCLES_L1D: Event = Event::row(34);
+    /// `CACHE_LOCK_CYCLES.L1D_L2`.
+    pub const CACHE_LOCK_CYCLES_L1D_L2: Event = Event::row(35);
+    /// `CPU_CLK_UNHALTED.REF_P`.
+    pub const CPU_CLK_UNHALTED_REF_P: Event = Event::row(36);
+    /// `CPU_CLK_UNHALTED.THREAD_P`.
+    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(37);
+    /// `CPU_CLK_UNHALTED.TOTAL_CYCLES`.
+    pub const CPU_CLK_UNHALTED_TOTAL_CYCLES: Event = Event::row(38);
+    /// `DTLB_LOAD_MISSES.ANY`.
+    pub const DTLB_LOAD_MISSES_ANY: Event = Event::row(39);
+    /// `DTLB_LOAD_MISSES.PDE_MISS`.
+    pub const DTLB_LOAD_MISSES_PDE_MISS: Event = Event::row(40);
+    /// `DTLB_LOAD_MISSES.STLB_HIT`.
+    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(41);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(42);
+    /// `DTLB_MISSES.ANY`.
+    pub const DTLB_MISSES_ANY: Event = Event::row(43);
+    /// `DTLB_MISSES.STLB_HIT`.
+    pub const DTLB_MISSES_STLB_HIT: Event = Event::row(44);
+    /// `DTLB_MISSES.WALK_COMPLETED`.
+    pub const DTLB_MISSES_WALK_COMPLETED: Event = Event::row(45);
+    /// `ES_REG_RENAMES`.
+    pub const ES_REG_RENAMES: Event = Event::row(46);
+    /// `FP_ASSIST.ALL`.
+    pub const FP_ASSIST_ALL: Event = Event::row(47);
+    /// `FP_ASSIST.INPUT`.
+    pub const FP_ASSIST_INPUT: Event = Event::row(48);
+    /// `FP_ASSIST.OUTPUT`.
+    pub const FP_ASSIST_OUTPUT: Event = Event::row(49);
+    /// `FP_COMP_OPS_EXE.MMX`.
+    pub const FP_COMP_OPS_EXE_MMX: Event = Event::row(50);
+    /// `FP_COMP_OPS_EXE.SSE_DOUBLE_PRECISION`.
+    pub const FP_COMP_OPS_EXE_SSE_DOUBLE_PRECISION: Event = Event::row(51);
+    /// `FP_COMP_OPS_EXE.SSE_FP`.
+    pub const FP_COMP_OPS_EXE_SSE_FP: Event = Event::row(52);
+    /// `FP_COMP_OPS_EXE.SSE_FP_PACKED`.
+    pub const FP_COMP_OPS_EXE_SSE_FP_PACKED: Event = Event::row(53);
+    /// `FP_COMP_OPS_EXE.SSE_FP_SCALAR`.
+    pub const FP_COMP_OPS_EXE_SSE_FP_SCALAR: Event = Event::row(54);
+    /// `FP_COMP_OPS_EXE.SSE_SINGLE_PRECISION`.
+    pub const FP_COMP_OPS_EXE_SSE_SINGLE_PRECISION: Event = Event::row(55);
+    /// `FP_COMP_OPS_EXE.SSE2_INTEGER`.
+    pub const FP_COMP_OPS_EXE_SSE2_INTEGER: Event = Event::row(56);
+    /// `FP_COMP_OPS_EXE.X87`.
+    pub const FP_COMP_OPS_EXE_X87: Event = Event::row(57);
+    /// `FP_MMX_TRANS.ANY`.
+    pub const FP_MMX_TRANS_ANY: Event = Event::row(58);
+    /// `FP_MMX_TRANS.TO_FP`.
+    pub const FP_MMX_TRANS_TO_FP: Event = Event::row(59);
+    /// `FP_MMX_TRANS.TO_MMX`.
+    pub const FP_MMX_TRANS_TO_MMX: Event = Event::row(60);
+    /// `ILD_STALL.ANY`.
+    pub const ILD_STALL_ANY: Event = Event::row(61);
+    /// `ILD_STALL.IQ_FULL`.
+    pub const ILD_STALL_IQ_FULL: Event = Event::row(62);
+    /// `ILD_STALL.LCP`.
+    pub const ILD_STALL_LCP: Event = Event::row(63);
+    /// `ILD_STALL.MRU`.
+    pub const ILD_STALL_MRU: Event = Event::row(64);
+    /// `ILD_STALL.REGEN`.
+    pub const ILD_STALL_REGEN: Event = Event::row(65);
+    /// `INST_DECODED.DEC0`.
+    pub const INST_DECODED_DEC0: Event = Event::row(66);
+    /// `INST_QUEUE_WRITE_CYCLES`.
+    pub const INST_QUEUE_WRITE_CYCLES: Event = Event::row(67);
+    /// `INST_QUEUE_WRITES`.
+    pub const INST_QUEUE_WRITES: Event = Event::row(68);
+    /// `INST_RETIRED.ANY_P`.
+    pub const INST_RETIRED_ANY_P: Event = Event::row(69);
+    /// `INST_RETIRED.MMX`.
+    pub const INST_RETIRED_MMX: Event = Event::row(70);
+    /// `INST_RETIRED.TOTAL_CYCLES`.
+    pub const INST_RETIRED_TOTAL_CYCLES: Event = Event::row(71);
+    /// `INST_RETIRED.X87`.
+    pub const INST_RETIRED_X87: Event = Event::row(72);
+    /// `IO_TRANSACTIONS`.
+    pub const IO_TRANSACTIONS: Event = Event::row(73);
+    /// `ITLB_FLUSH`.
+    pub const ITLB_FLUSH: Event = Event::row(74);
+    /// `ITLB_MISS_RETIRED`.
+    pub const ITLB_MISS_RETIRED: Event = Event::row(75);
+    /// `ITLB_MISSES.ANY`.
+    pub const ITLB_MISSES_ANY: Event = Event::row(76);
+    /// `ITLB_MISSES.WALK_COMPLETED`.
+    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(77);
+    /// `L1D.M_EVICT`.
+    pub const L1D_M_EVICT: Event = Event::row(78);
+    /// `L1D.M_REPL`.
+    pub const L1D_M_REPL: Event = Event::row(79);
+    /// `L1D.M_SNOOP_EVICT`.
+    pub const L1D_M_SNOOP_EVICT: Event = Event::row(80);
+    /// `L1D.REPL`.
+    pub const L1D_REPL: Event = Event::row(81);
+    /// `L1D_ALL_REF.ANY`.
+    pub const L1D_ALL_REF_ANY: Event = Event::row(82);
+    /// `L1D_ALL_REF.CACHEABLE`.
+    pub const L1D_ALL_REF_CACHEABLE: Event = Event::row(83);
+    /// `L1D_CACHE_LD.E_STATE`.
+    pub const L1D_CACHE_LD_E_STATE: Event = Event::row(84);
+    /// `L1D_CACHE_LD.I_STATE`.
+    pub const L1D_CACHE_LD_I_STATE: Event = Event::row(85);
+    /// `L1D_CACHE_LD.M_STATE`.
+    pub const L1D_CACHE_LD_M_STATE: Event = Event::row(86);
+    /// `L1D_CACHE_LD.MESI`.
+    pub const L1D_CACHE_LD_MESI: Event = Event::row(87);
+    /// `L1D_CACHE_LD.S_STATE`.
+    pub const L1D_CACHE_LD_S_STATE: Event = Event::row(88);
+    /// `L1D_CACHE_LOCK.E_STATE`.
+    pub const L1D_CACHE_LOCK_E_STATE: Event = Event::row(89);
+    /// `L1D_CACHE_LOCK.HIT`.
+    pub const L1D_CACHE_LOCK_HIT: Event = Event::row(90);
+    /// `L1D_CACHE_LOCK.M_STATE`.
+    pub const L1D_CACHE_LOCK_M_STATE: Event = Event::row(91);
+    /// `L1D_CACHE_LOCK.S_STATE`.
+    pub const L1D_CACHE_LOCK_S_STATE: Event = Event::row(92);
+    /// `L1D_CACHE_LOCK_FB_HIT`.
+    pub const L1D_CACHE_LOCK_FB_HIT: Event = Event::row(93);
+    /// `L1D_CACHE_PREFETCH_LOCK_FB_HIT`.
+    pub const L1D_CACHE_PREFETCH_LOCK_FB_HIT: Event = Event::row(94);
+    /// `L1D_CACHE_ST.E_STATE`.
+    pub const L1D_CACHE_ST_E_STATE: Event = Event::row(95);
+    /// `L1D_CACHE_ST.M_STATE`.
+    pub const L1D_CACHE_ST_M_STATE: Event = Event::row(96);
+    /// `L1D_CACHE_ST.S_STATE`.
+    pub const L1D_CACHE_ST_S_STATE: Event = Event::row(97);
+    /// `L1D_PREFETCH.MISS`.
+    pub const L1D_PREFETCH_MISS: Event = Event::row(98);
+    /// `L1D_PREFETCH.REQUESTS`.
+    pub const L1D_PREFETCH_REQUESTS: Event = Event::row(99);
+    /// `L1D_PREFETCH.TRIGGERS`.
+    pub const L1D_PREFETCH_TRIGGERS: Event = Event::row(100);
+    /// `L1D_WB_L2.E_STATE`.
+    pub const L1D_WB_L2_E_STATE: Event = Event::row(101);
+    /// `L1D_WB_L2.I_STATE`.
+    pub const L1D_WB_L2_I_STATE: Event = Event::row(102);
+    /// `L1D_WB_L2.M_STATE`.
+    pub const L1D_WB_L2_M_STATE: Event = Event::row(103);
+    /// `L1D_WB_L2.MESI`.
+    pub const L1D_WB_L2_MESI: Event = Event::row(104);
+    /// `L1D_WB_L2.S_STATE`.
+    pub const L1D_WB_L2_S_STATE: Event = Event::row(105);
+    /// `L1I.CYCLES_STALLED`.
+    pub const L1I_CYCLES_STALLED: Event = Event::row(106);
+    /// `L1I.HITS`.
+    pub const L1I_HITS: Event = Event::row(107);
+    /// `L1I.MISSES`.
+    pub const L1I_MISSES: Event = Event::row(108);
+    /// `L1I.READS`.
+    pub const L1I_READS: Event = Event::row(109);
+    /// `L2_DATA_RQSTS.ANY`.
+    pub const L2_DATA_RQSTS_ANY: Event = Event::row(110);
+    /// `L2_DATA_RQSTS.DEMAND.E_STATE`.
+    pub const L2_DATA_RQSTS_DEMAND_E_STATE: Event = Event::row(111);
+    /// `L2_DATA_RQSTS.DEMAND.I_STATE`.
+    pub const L2_DATA_RQSTS_DEMAND_I_STATE: Event = Event::row(112);
+    /// `L2_DATA_RQSTS.DEMAND.M_STATE`.
+    pub const L2_DATA_RQSTS_DEMAND_M_STATE: Event = Event::row(113);
+    /// `L2_DATA_RQSTS.DEMAND.MESI`.
+    pub const L2_DATA_RQSTS_DEMAND_MESI: Event = Event::row(114);
+    /// `L2_DATA_RQSTS.DEMAND.S_STATE`.
+    pub const L2_DATA_RQSTS_DEMAND_S_STATE: Event = Event::row(115);
+    /// `L2_DATA_RQSTS.PREFETCH.E_STATE`.
+    pub const L2_DATA_RQSTS_PREFETCH_E_STATE: Event = Event::row(116);
+    /// `L2_DATA_RQSTS.PREFETCH.I_STATE`.
+    pub const L2_DATA_RQSTS_PREFETCH_I_STATE: Event = Event::row(117);
+    /// `L2_DATA_RQSTS.PREFETCH.M_STATE`.
+    pub const L2_DATA_RQSTS_PREFETCH_M_STATE: Event = Event::row(118);
+    /// `L2_DATA_RQSTS.PREFETCH.MESI`.
+    pub const L2_DATA_RQSTS_PREFETCH_MESI: Event = Event::row(119);
+    /// `L2_DATA_RQSTS.PREFETCH.S_STATE`.
+    pub const L2_DATA_RQSTS_PREFETCH_S_STATE: Event = Event::row(120);
+    /// `L2_LINES_IN.ANY`.
+    pub const L2_LINES_IN_ANY: Event = Event::row(121);
+    /// `L2_LINES_IN.E_STATE`.
+    pub const L2_LINES_IN_E_STATE: Event = Event::row(122);
+    /// `L2_LINES_IN.S_STATE`.
+    pub const L2_LINES_IN_S_STATE: Event = Event::row(123);
+    /// `L2_LINES_OUT.ANY`.
+    pub const L2_LINES_OUT_ANY: Event = Event::row(124);
+    /// `L2_LINES_OUT.DEMAND_CLEAN`.
+    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event::row(125);
+    /// `L2_LINES_OUT.DEMAND_DIRTY`.
+    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = Event::row(126);
+    /// `L2_LINES_OUT.PREFETCH_CLEAN`.
+    pub const L2_LINES_OUT_PREFETCH_CLEAN: Event = Event::row(127);
+    /// `L2_LINES_OUT.PREFETCH_DIRTY`.
+    pub const L2_LINES_OUT_PREFETCH_DIRTY: Event = Event::row(128);
+    /// `L2_RQSTS.IFETCH_HIT`.
+    pub const L2_RQSTS_IFETCH_HIT: Event = Event::row(129);
+    /// `L2_RQSTS.IFETCH_MISS`.
+    pub const L2_RQSTS_IFETCH_MISS: Event = Event::row(130);
+    /// `L2_RQSTS.IFETCHES`.
+    pub const L2_RQSTS_IFETCHES: Event = Event::row(131);
+    /// `L2_RQSTS.LD_HIT`.
+    pub const L2_RQSTS_LD_HIT: Event = Event::row(132);
+    /// `L2_RQSTS.LD_MISS`.
+    pub const L2_RQSTS_LD_MISS: Event = Event::row(133);
+    /// `L2_RQSTS.LOADS`.
+    pub const L2_RQSTS_LOADS: Event = Event::row(134);
+    /// `L2_RQSTS.MISS`.
+    pub const L2_RQSTS_MISS: Event = Event::row(135);
+    /// `L2_RQSTS.PREFETCH_HIT`.
+    pub const L2_RQSTS_PREFETCH_HIT: Event = Event::row(136);
+    /// `L2_RQSTS.PREFETCH_MISS`.
+    pub const L2_RQSTS_PREFETCH_MISS: Event = Event::row(137);
+    /// `L2_RQSTS.PREFETCHES`.
+    pub const L2_RQSTS_PREFETCHES: Event = Event::row(138);
+    /// `L2_RQSTS.REFERENCES`.
+    pub const L2_RQSTS_REFERENCES: Event = Event::row(139);
+    /// `L2_RQSTS.RFO_HIT`.
+    pub const L2_RQSTS_RFO_HIT: Event = Event::row(140);
+    /// `L2_RQSTS.RFO_MISS`.
+    pub const L2_RQSTS_RFO_MISS: Event = Event::row(141);
+    /// `L2_RQSTS.RFOS`.
+    pub const L2_RQSTS_RFOS: Event = Event::row(142);
+    /// `L2_TRANSACTIONS.ANY`.
+    pub const L2_TRANSACTIONS_ANY: Event = Event::row(143);
+    /// `L2_TRANSACTIONS.FILL`.
+    pub const L2_TRANSACTIONS_FILL: Event = Event::row(144);
+    /// `L2_TRANSACTIONS.IFETCH`.
+    pub const L2_TRANSACTIONS_IFETCH: Event = Event::row(145);
+    /// `L2_TRANSACTIONS.L1D_WB`.
+    pub const L2_TRANSACTIONS_L1D_WB: Event = Event::row(146);
+    /// `L2_TRANSACTIONS.LOAD`.
+    pub const L2_TRANSACTIONS_LOAD: Event = Event::row(147);
+    /// `L2_TRANSACTIONS.PREFETCH`.
+    pub const L2_TRANSACTIONS_PREFETCH: Event = Event::row(148);
+    /// `L2_TRANSACTIONS.RFO`.
+    pub const L2_TRANSACTIONS_RFO: Event = Event::row(149);
+    /// `L2_TRANSACTIONS.WB`.
+    pub const L2_TRANSACTIONS_WB: Event = Event::row(150);
+    /// `L2_WRITE.LOCK.E_STATE`.
+    pub const L2_WRITE_LOCK_E_STATE: Event = Event::row(151);
+    /// `L2_WRITE.LOCK.HIT`.
+    pub const L2_WRITE_LOCK_HIT: Event = Event::row(152);
+    /// `L2_WRITE.LOCK.I_STATE`.
+    pub const L2_WRITE_LOCK_I_STATE: Event = Event::row(153);
+    /// `L2_WRITE.LOCK.M_STATE`.
+    pub const L2_WRITE_LOCK_M_STATE: Event = Event::row(154);
+    /// `L2_WRITE.LOCK.MESI`.
+    pub const L2_WRITE_LOCK_MESI: Event = Event::row(155);
+    /// `L2_WRITE.LOCK.S_STATE`.
+    pub const L2_WRITE_LOCK_S_STATE: Event = Event::row(156);
+    /// `L2_WRITE.RFO.HIT`.
+    pub const L2_WRITE_RFO_HIT: Event = Event::row(157);
+    /// `L2_WRITE.RFO.I_STATE`.
+    pub const L2_WRITE_RFO_I_STATE: Event = Event::row(158);
+    /// `L2_WRITE.RFO.M_STATE`.
+    pub const L2_WRITE_RFO_M_STATE: Event = Event::row(159);
+    /// `L2_WRITE.RFO.MESI`.
+    pub const L2_WRITE_RFO_MESI: Event = Event::row(160);
+    /// `L2_WRITE.RFO.S_STATE`.
+    pub const L2_WRITE_RFO_S_STATE: Event = Event::row(161);
+    /// `LARGE_ITLB.HIT`.
+    pub const LARGE_ITLB_HIT: Event = Event::row(162);
+    /// `LOAD_DISPATCH.ANY`.
+    pub const LOAD_DISPATCH_ANY: Event = Event::row(163);
+    /// `LOAD_DISPATCH.MOB`.
+    pub const LOAD_DISPATCH_MOB: Event = Event::row(164);
+    /// `LOAD_DISPATCH.RS`.
+    pub const LOAD_DISPATCH_RS: Event = Event::row(165);
+    /// `LOAD_DISPATCH.RS_DELAYED`.
+    pub const LOAD_DISPATCH_RS_DELAYED: Event = Event::row(166);
+    /// `LOAD_HIT_PRE`.
+    pub const LOAD_HIT_PRE: Event = Event::row(167);
+    /// `LONGEST_LAT_CACHE.MISS`.
+    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(168);
+    /// `LONGEST_LAT_CACHE.REFERENCE`.
+    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(169);
+    /// `LSD.ACTIVE`.
+    pub const LSD_ACTIVE: Event = Event::row(170);
+    /// `LSD.INACTIVE`.
+    pub const LSD_INACTIVE: Event = Event::row(171);
+    /// `LSD_OVERFLOW`.
+    pub const LSD_OVERFLOW: Event = Event::row(172);
+    /// `MACHINE_CLEARS.CYCLES`.
+    pub const MACHINE_CLEARS_CYCLES: Event = Event::row(173);
+    /// `MACHINE_CLEARS.MEM_ORDER`.
+    pub const MACHINE_CLEARS_MEM_ORDER: Event = Event::row(174);
+    /// `MACHINE_CLEARS.SMC`.
+    pub const MACHINE_CLEARS_SMC: Event = Event::row(175);
+    /// `MACRO_INSTS.DECODED`.
+    pub const MACRO_INSTS_DECODED: Event = Event::row(176);
+    /// `MACRO_INSTS.FUSIONS_DECODED`.
+    pub const MACRO_INSTS_FUSIONS_DECODED: Event = Event::row(177);
+    /// `MEM_INST_RETIRED.LOADS`.
+    pub const MEM_INST_RETIRED_LOADS: Event = Event::row(178);
+    /// `MEM_INST_RETIRED.STORES`.
+    pub const MEM_INST_RETIRED_STORES: Event = Event::row(179);
+    /// `MEM_LOAD_RETIRED.DTLB_MISS`.
+    pub const MEM_LOAD_RETIRED_DTLB_MISS: Event = Event::row(180);
+    /// `MEM_LOAD_RETIRED.HIT_LFB`.
+    pub const MEM_LOAD_RETIRED_HIT_LFB: Event = Event::row(181);
+    /// `MEM_LOAD_RETIRED.L1D_HIT`.
+    pub const MEM_LOAD_RETIRED_L1D_HIT: Event = Event::row(182);
+    /// `MEM_LOAD_RETIRED.L2_HIT`.
+    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event::row(183);
+    /// `MEM_LOAD_RETIRED.LLC_MISS`.
+    pub const MEM_LOAD_RETIRED_LLC_MISS: Event = Event::row(184);
+    /// `MEM_LOAD_RETIRED.LLC_UNSHARED_HIT`.
+    pub const MEM_LOAD_RETIRED_LLC_UNSHARED_HIT: Event = Event::row(185);
+    /// `MEM_LOAD_RETIRED.OTHER_CORE_L2_HIT_HITM`.
+    pub const MEM_LOAD_RETIRED_OTHER_CORE_L2_HIT_HITM: Event = Event::row(186);
+    /// `MEM_STORE_RETIRED.DTLB_MISS`.
+    pub const MEM_STORE_RETIRED_DTLB_MISS: Event = Event::row(187);
+    /// `OFFCORE_REQUESTS.L1D_WRITEBACK`.
+    pub const OFFCORE_REQUESTS_L1D_WRITEBACK: Event = Event::row(188);
+    /// `OFFCORE_REQUESTS_SQ_FULL`.
+    pub const OFFCORE_REQUESTS_SQ_FULL: Event = Event::row(189);
+    /// `PARTIAL_ADDRESS_ALIAS`.
+    pub const PARTIAL_ADDRESS_ALIAS: Event = Event::row(190);
+    /// `RAT_STALLS.ANY`.
+    pub const RAT_STALLS_ANY: Event = Event::row(191);
+    /// `RAT_STALLS.FLAGS`.
+    pub const RAT_STALLS_FLAGS: Event = Event::row(192);
+    /// `RAT_STALLS.REGISTERS`.
+    pub const RAT_STALLS_REGISTERS: Event = Event::row(193);
+    /// `RAT_STALLS.ROB_READ_PORT`.
+    pub const RAT_STALLS_ROB_READ_PORT: Event = Event::row(194);
+    /// `RAT_STALLS.SCOREBOARD`.
+    pub const RAT_STALLS_SCOREBOARD: Event = Event::row(195);
+    /// `RESOURCE_STALLS.ANY`.
+    pub const RESOURCE_STALLS_ANY: Event = Event::row(196);
+    /// `RESOURCE_STALLS.FPCW`.
+    pub const RESOURCE_STALLS_FPCW: Event = Event::row(197);
+    /// `RESOURCE_STALLS.LOAD`.
+    pub const RESOURCE_STALLS_LOAD: Event = Event::row(198);
+    /// `RESOURCE_STALLS.MXCSR`.
+    pub const RESOURCE_STALLS_MXCSR: Event = Event::row(199);
+    /// `RESOURCE_STALLS.OTHER`.
+    pub const RESOURCE_STALLS_OTHER: Event = Event::row(200);
+    /// `RESOURCE_STALLS.ROB_FULL`.
+    pub const RESOURCE_STALLS_ROB_FULL: Event = Event::row(201);
+    /// `RESOURCE_STALLS.RS_FULL`.
+    pub const RESOURCE_STALLS_RS_FULL: Event = Event::row(202);
+    /// `RESOURCE_STALLS.STORE`.
+    pub const RESOURCE_STALLS_STORE: Event = Event::row(203);
+    /// `SB_DRAIN.ANY`.
+    pub const SB_DRAIN_ANY: Event = Event::row(204);
+    /// `SEG_RENAME_STALLS`.
+    pub const SEG_RENAME_STALLS: Event = Event::row(205);
+    /// `SIMD_INT_128.PACK`.
+    pub const SIMD_INT_128_PACK: Event = Event::row(206);
+    /// `SIMD_INT_128.PACKED_ARITH`.
+    pub const SIMD_INT_128_PACKED_ARITH: Event = Event::row(207);
+    /// `SIMD_INT_128.PACKED_LOGICAL`.
+    pub const SIMD_INT_128_PACKED_LOGICAL: Event = Event::row(208);
+    /// `SIMD_INT_128.PACKED_MPY`.
+    pub const SIMD_INT_128_PACKED_MPY: Event = Event::row(209);
+    /// `SIMD_INT_128.PACKED_SHIFT`.
+    pub const SIMD_INT_128_PACKED_SHIFT: Event = Event::row(210);
+    /// `SIMD_INT_128.SHUFFLE_MOVE`.
+    pub const SIMD_INT_128_SHUFFLE_MOVE: Event = Event::row(211);
+    /// `SIMD_INT_128.UNPACK`.
+    pub const SIMD_INT_128_UNPACK: Event = Event::row(212);
+    /// `SIMD_INT_64.PACK`.
+    pub const SIMD_INT_64_PACK: Event = Event::row(213);
+    /// `SIMD_INT_64.PACKED_ARITH`.
+    pub const SIMD_INT_64_PACKED_ARITH: Event = Event::row(214);
+    /// `SIMD_INT_64.PACKED_LOGICAL`.
+    pub const SIMD_INT_64_PACKED_LOGICAL: Event = Event::row(215);
+    /// `SIMD_INT_64.PACKED_MPY`.
+    pub const SIMD_INT_64_PACKED_MPY: Event = Event::row(216);
+    /// `SIMD_INT_64.PACKED_SHIFT`.
+    pub const SIMD_INT_64_PACKED_SHIFT: Event = Event::row(217);
+    /// `SIMD_INT_64.SHUFFLE_MOVE`.
+    pub const SIMD_INT_64_SHUFFLE_MOVE: Event = Event::row(218);
+    /// `SIMD_INT_64.UNPACK`.
+    pub const SIMD_INT_64_UNPACK: Event = Event::row(219);
+    /// `SNOOP_RESPONSE.HIT`.
+    pub const SNOOP_RESPONSE_HIT: Event = Event::row(220);
+    /// `SNOOP_RESPONSE.HITE`.
+    pub const SNOOP_RESPONSE_HITE: Event = Event::row(221);
+    /// `SNOOP_RESPONSE.HITM`.
+    pub const SNOOP_RESPONSE_HITM: Event = Event::row(222);
+    /// `SQ_FULL_STALL_CYCLES`.
+    pub const SQ_FULL_STALL_CYCLES: Event = Event::row(223);
+    /// `SQ_MISC.SPLIT_LOCK`.
+    pub const SQ_MISC_SPLIT_LOCK: Event = Event::row(224);
+    /// `SSEX_UOPS_RETIRED.PACKED_DOUBLE`.
+    pub const SSEX_UOPS_RETIRED_PACKED_DOUBLE: Event = Event::row(225);
+    /// `SSEX_UOPS_RETIRED.PACKED_SINGLE`.
+    pub const SSEX_UOPS_RETIRED_PACKED_SINGLE: Event = Event::row(226);
+    /// `SSEX_UOPS_RETIRED.SCALAR_DOUBLE`.
+    pub const SSEX_UOPS_RETIRED_SCALAR_DOUBLE: Event = Event::row(227);
+    /// `SSEX_UOPS_RETIRED.SCALAR_SINGLE`.
+    pub const SSEX_UOPS_RETIRED_SCALAR_SINGLE: Event = Event::row(228);
+    /// `SSEX_UOPS_RETIRED.VECTOR_INTEGER`.
+    pub const SSEX_UOPS_RETIRED_VECTOR_INTEGER: Event = Event::row(229);
+    /// `STORE_BLOCKS.AT_RET`.
+    pub const STORE_BLOCKS_AT_RET: Event = Event::row(230);
+    /// `STORE_BLOCKS.L1D_BLOCK`.
+    pub const STORE_BLOCKS_L1D_BLOCK: Event = Event::row(231);
+    /// `TWO_UOP_INSTS_DECODED`.
+    pub const TWO_UOP_INSTS_DECODED: Event = Event::row(232);
+    /// `UOP_UNFUSION`.
+    pub const UOP_UNFUSION: Event = Event::row(233);
+    /// `UOPS_DECODED.ESP_FOLDING`.
+    pub const UOPS_DECODED_ESP_FOLDING: Event = Event::row(234);
+    /// `UOPS_DECODED.ESP_SYNC`.
+    pub const UOPS_DECODED_ESP_SYNC: Event = Event::row(235);
+    /// `UOPS_DECODED.MS_CYCLES_ACTIVE`.
+    pub const UOPS_DECODED_MS_CYCLES_ACTIVE: Event = Event::row(236);
+    /// `UOPS_DECODED.STALL_CYCLES`.
+    pub const UOPS_DECODED_STALL_CYCLES: Event = Event::row(237);
+    /// `UOPS_EXECUTED.CORE_ACTIVE_CYCLES`.
+    pub const UOPS_EXECUTED_CORE_ACTIVE_CYCLES: Event = Event::row(238);
+    /// `UOPS_EXECUTED.CORE_ACTIVE_CYCLES_NO_PORT5`.
+    pub const UOPS_EXECUTED_CORE_ACTIVE_CYCLES_NO_PORT5: Event = Event::row(239);
+    /// `UOPS_EXECUTED.CORE_STALL_COUNT`.
+    pub const UOPS_EXECUTED_CORE_STALL_COUNT: Event = Event::row(240);
+    /// `UOPS_EXECUTED.CORE_STALL_COUNT_NO_PORT5`.
+    pub const UOPS_EXECUTED_CORE_STALL_COUNT_NO_PORT5: Event = Event::row(241);
+    /// `UOPS_EXECUTED.CORE_STALL_CYCLES`.
+    pub const UOPS_EXECUTED_CORE_STALL_CYCLES: Event = Event::row(242);
+    /// `UOPS_EXECUTED.CORE_STALL_CYCLES_NO_PORT5`.
+    pub const UOPS_EXECUTED_CORE_STALL_CYCLES_NO_PORT5: Event = Event::row(243);
+    /// `UOPS_EXECUTED.PORT0`.
+    pub const UOPS_EXECUTED_PORT0: Event = Event::row(244);
+    /// `UOPS_EXECUTED.PORT015`.
+    pub const UOPS_EXECUTED_PORT015: Event = Event::row(245);
+    /// `UOPS_EXECUTED.PORT015_STALL_CYCLES`.
+    pub const UOPS_EXECUTED_PORT015_STALL_CYCLES: Event = Event::row(246);
+    /// `UOPS_EXECUTED.PORT1`.
+    pub const UOPS_EXECUTED_PORT1: Event = Event::row(247);
+    /// `UOPS_EXECUTED.PORT2_CORE`.
+    pub const UOPS_EXECUTED_PORT2_CORE: Event = Event::row(248);
+    /// `UOPS_EXECUTED.PORT234_CORE`.
+    pub const UOPS_EXECUTED_PORT234_CORE: Event = Event::row(249);
+    /// `UOPS_EXECUTED.PORT3_CORE`.
+    pub const UOPS_EXECUTED_PORT3_CORE: Event = Event::row(250);
+    /// `UOPS_EXECUTED.PORT4_CORE`.
+    pub const UOPS_EXECUTED_PORT4_CORE: Event = Event::row(251);
+    /// `UOPS_EXECUTED.PORT5`.
+    pub const UOPS_EXECUTED_PORT5: Event = Event::row(252);
+    /// `UOPS_ISSUED.ANY`.
+    pub const UOPS_ISSUED_ANY: Event = Event::row(253);
+    /// `UOPS_ISSUED.CORE_STALL_CYCLES`.
+    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = Event::row(254);
+    /// `UOPS_ISSUED.CYCLES_ALL_THREADS`.
+    pub const UOPS_ISSUED_CYCLES_ALL_THREADS: Event = Event::row(255);
+    /// `UOPS_ISSUED.FUSED`.
+    pub const UOPS_ISSUED_FUSED: Event = Event::row(256);
+    /// `UOPS_ISSUED.STALL_CYCLES`.
+    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event::row(257);
+    /// `UOPS_RETIRED.ACTIVE_CYCLES`.
+    pub const UOPS_RETIRED_ACTIVE_CYCLES: Event = Event::row(258);
+    /// `UOPS_RETIRED.ANY`.
+    pub const UOPS_RETIRED_ANY: Event = Event::row(259);
+    /// `UOPS_RETIRED.MACRO_FUSED`.
+    pub const UOPS_RETIRED_MACRO_FUSED: Event = Event::row(260);
+    /// `UOPS_RETIRED.RETIRE_SLOTS`.
+    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event::row(261);
+    /// `UOPS_RETIRED.STALL_CYCLES`.
+    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event::row(262);
+    /// `UOPS_RETIRED.TOTAL_CYCLES`.
+    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event::row(263);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_ANY_CACHE_DRAM: Event = Event::row(264);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_ANY_DRAM: Event = Event::row(265);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_ANY_LLC_MISS: Event = Event::row(266);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_ANY_LOCATION: Event = Event::row(267);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_IO_CSR_MMIO: Event = Event::row(268);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_NO_OTHER_CORE: Event = Event::row(269);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(270);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(271);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_CACHE: Event = Event::row(272);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_CACHE_DRAM: Event = Event::row(273);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_DRAM: Event = Event::row(274);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE: Event = Event::row(275);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_DRAM: Event = Event::row(276);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_HIT: Event = Event::row(277);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_HITM: Event = Event::row(278);
+    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_DRAM: Event = Event::row(279);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_CACHE_DRAM: Event = Event::row(280);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_DRAM: Event = Event::row(281);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_LLC_MISS: Event = Event::row(282);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_LOCATION: Event = Event::row(283);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_IO_CSR_MMIO: Event = Event::row(284);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event::row(285);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(286);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(287);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_CACHE: Event = Event::row(288);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_CACHE_DRAM: Event = Event::row(289);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_DRAM: Event = Event::row(290);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE: Event = Event::row(291);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_DRAM: Event = Event::row(292);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_HIT: Event = Event::row(293);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_HITM: Event = Event::row(294);
+    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_DRAM: Event = Event::row(295);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_CACHE_DRAM: Event = Event::row(296);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_DRAM: Event = Event::row(297);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_LLC_MISS: Event = Event::row(298);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_LOCATION: Event = Event::row(299);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_IO_CSR_MMIO: Event = Event::row(300);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_NO_OTHER_CORE: Event = Event::row(301);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(302);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(303);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_CACHE: Event = Event::row(304);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_CACHE_DRAM: Event = Event::row(305);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_DRAM: Event = Event::row(306);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE: Event = Event::row(307);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_DRAM: Event = Event::row(308);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_HIT: Event = Event::row(309);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_HITM: Event = Event::row(310);
+    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_DRAM: Event = Event::row(311);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_ANY_CACHE_DRAM: Event = Event::row(312);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_ANY_DRAM: Event = Event::row(313);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_ANY_LLC_MISS: Event = Event::row(314);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_ANY_LOCATION: Event = Event::row(315);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_IO_CSR_MMIO: Event = Event::row(316);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_NO_OTHER_CORE: Event = Event::row(317);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(318);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(319);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_CACHE: Event = Event::row(320);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_CACHE_DRAM: Event = Event::row(321);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_DRAM: Event = Event::row(322);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE: Event = Event::row(323);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_DRAM: Event = Event::row(324);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_HIT: Event = Event::row(325);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_HITM: Event = Event::row(326);
+    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_DRAM: Event = Event::row(327);
+    /// `OFFCORE_RESPONSE_0.COREWB.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_COREWB_ANY_CACHE_DRAM: Event = Event::row(328);
+    /// `OFFCORE_RESPONSE_0.COREWB.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_COREWB_ANY_DRAM: Event = Event::row(329);
+    /// `OFFCORE_RESPONSE_0.COREWB.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_COREWB_ANY_LLC_MISS: Event = Event::row(330);
+    /// `OFFCORE_RESPONSE_0.COREWB.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_COREWB_ANY_LOCATION: Event = Event::row(331);
+    /// `OFFCORE_RESPONSE_0.COREWB.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_COREWB_IO_CSR_MMIO: Event = Event::row(332);
+    /// `OFFCORE_RESPONSE_0.COREWB.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_COREWB_LLC_HIT_NO_OTHER_CORE: Event = Event::row(333);
+    /// `OFFCORE_RESPONSE_0.COREWB.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_COREWB_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(334);
+    /// `OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_COREWB_LOCAL_CACHE: Event = Event::row(335);
+    /// `OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_COREWB_LOCAL_CACHE_DRAM: Event = Event::row(336);
+    /// `OFFCORE_RESPONSE_0.COREWB.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_COREWB_LOCAL_DRAM: Event = Event::row(337);
+    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE: Event = Event::row(338);
+    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_DRAM: Event = Event::row(339);
+    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_HIT: Event = Event::row(340);
+    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_HITM: Event = Event::row(341);
+    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_DRAM: Event = Event::row(342);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_CACHE_DRAM: Event = Event::row(343);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_DRAM: Event = Event::row(344);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_LLC_MISS: Event = Event::row(345);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_LOCATION: Event = Event::row(346);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_IO_CSR_MMIO: Event = Event::row(347);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event::row(348);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(349);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(350);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_CACHE: Event = Event::row(351);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_CACHE_DRAM: Event = Event::row(352);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_DRAM: Event = Event::row(353);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE: Event = Event::row(354);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_DRAM: Event = Event::row(355);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_HIT: Event = Event::row(356);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_HITM: Event = Event::row(357);
+    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_DRAM: Event = Event::row(358);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_ANY_CACHE_DRAM: Event = Event::row(359);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_ANY_DRAM: Event = Event::row(360);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_ANY_LLC_MISS: Event = Event::row(361);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_ANY_LOCATION: Event = Event::row(362);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_IO_CSR_MMIO: Event = Event::row(363);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_NO_OTHER_CORE: Event = Event::row(364);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(365);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(366);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_LOCAL_CACHE: Event = Event::row(367);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_LOCAL_CACHE_DRAM: Event = Event::row(368);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_LOCAL_DRAM: Event = Event::row(369);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE: Event = Event::row(370);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_DRAM: Event = Event::row(371);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_HIT: Event = Event::row(372);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_HITM: Event = Event::row(373);
+    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_DRAM: Event = Event::row(374);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_CACHE_DRAM: Event = Event::row(375);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_DRAM: Event = Event::row(376);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_LLC_MISS: Event = Event::row(377);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_LOCATION: Event = Event::row(378);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_IO_CSR_MMIO: Event = Event::row(379);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_NO_OTHER_CORE: Event = Event::row(380);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(381);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(382);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_CACHE: Event = Event::row(383);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_CACHE_DRAM: Event = Event::row(384);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_DRAM: Event = Event::row(385);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE: Event = Event::row(386);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_DRAM: Event = Event::row(387);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_HIT: Event = Event::row(388);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_HITM: Event = Event::row(389);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_DRAM: Event = Event::row(390);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_CACHE_DRAM: Event = Event::row(391);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_DRAM: Event = Event::row(392);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_LLC_MISS: Event = Event::row(393);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_LOCATION: Event = Event::row(394);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_IO_CSR_MMIO: Event = Event::row(395);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_NO_OTHER_CORE: Event = Event::row(396);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(397);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(398);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_CACHE: Event = Event::row(399);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_CACHE_DRAM: Event = Event::row(400);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_DRAM: Event = Event::row(401);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE: Event = Event::row(402);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_DRAM: Event = Event::row(403);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_HIT: Event = Event::row(404);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_HITM: Event = Event::row(405);
+    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_DRAM: Event = Event::row(406);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_CACHE_DRAM: Event = Event::row(407);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_DRAM: Event = Event::row(408);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_LLC_MISS: Event = Event::row(409);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_LOCATION: Event = Event::row(410);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_IO_CSR_MMIO: Event = Event::row(411);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event::row(412);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(413);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(414);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_CACHE: Event = Event::row(415);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_CACHE_DRAM: Event = Event::row(416);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_DRAM: Event = Event::row(417);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE: Event = Event::row(418);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_DRAM: Event = Event::row(419);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_HIT: Event = Event::row(420);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_HITM: Event = Event::row(421);
+    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_DRAM: Event = Event::row(422);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_CACHE_DRAM: Event = Event::row(423);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_DRAM: Event = Event::row(424);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_LLC_MISS: Event = Event::row(425);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_LOCATION: Event = Event::row(426);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_IO_CSR_MMIO: Event = Event::row(427);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_NO_OTHER_CORE: Event = Event::row(428);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(429);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(430);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_CACHE: Event = Event::row(431);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_CACHE_DRAM: Event = Event::row(432);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_DRAM: Event = Event::row(433);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE: Event = Event::row(434);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_DRAM: Event = Event::row(435);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_HIT: Event = Event::row(436);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_HITM: Event = Event::row(437);
+    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_DRAM: Event = Event::row(438);
+    /// `OFFCORE_RESPONSE_0.OTHER.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_OTHER_ANY_CACHE_DRAM: Event = Event::row(439);
+    /// `OFFCORE_RESPONSE_0.OTHER.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_OTHER_ANY_DRAM: Event = Event::row(440);
+    /// `OFFCORE_RESPONSE_0.OTHER.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_OTHER_ANY_LLC_MISS: Event = Event::row(441);
+    /// `OFFCORE_RESPONSE_0.OTHER.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_OTHER_ANY_LOCATION: Event = Event::row(442);
+    /// `OFFCORE_RESPONSE_0.OTHER.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_OTHER_IO_CSR_MMIO: Event = Event::row(443);
+    /// `OFFCORE_RESPONSE_0.OTHER.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_OTHER_LLC_HIT_NO_OTHER_CORE: Event = Event::row(444);
+    /// `OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_OTHER_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(445);
+    /// `OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_OTHER_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(446);
+    /// `OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_OTHER_LOCAL_CACHE: Event = Event::row(447);
+    /// `OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_OTHER_LOCAL_CACHE_DRAM: Event = Event::row(448);
+    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE: Event = Event::row(449);
+    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_DRAM: Event = Event::row(450);
+    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_HIT: Event = Event::row(451);
+    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_HITM: Event = Event::row(452);
+    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_DRAM: Event = Event::row(453);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_ANY_CACHE_DRAM: Event = Event::row(454);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_ANY_DRAM: Event = Event::row(455);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_ANY_LLC_MISS: Event = Event::row(456);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_ANY_LOCATION: Event = Event::row(457);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_IO_CSR_MMIO: Event = Event::row(458);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_NO_OTHER_CORE: Event = Event::row(459);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(460);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(461);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_LOCAL_CACHE: Event = Event::row(462);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_LOCAL_CACHE_DRAM: Event = Event::row(463);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_LOCAL_DRAM: Event = Event::row(464);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE: Event = Event::row(465);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_DRAM: Event = Event::row(466);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_HIT: Event = Event::row(467);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_HITM: Event = Event::row(468);
+    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_DRAM: Event = Event::row(469);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_CACHE_DRAM: Event = Event::row(470);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_DRAM: Event = Event::row(471);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_LLC_MISS: Event = Event::row(472);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_LOCATION: Event = Event::row(473);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_IO_CSR_MMIO: Event = Event::row(474);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_NO_OTHER_CORE: Event = Event::row(475);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(476);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(477);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_CACHE: Event = Event::row(478);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_CACHE_DRAM: Event = Event::row(479);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_DRAM: Event = Event::row(480);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE: Event = Event::row(481);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_DRAM: Event = Event::row(482);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_HIT: Event = Event::row(483);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_HITM: Event = Event::row(484);
+    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_DRAM: Event = Event::row(485);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_ANY_CACHE_DRAM: Event = Event::row(486);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_ANY_DRAM: Event = Event::row(487);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_ANY_LLC_MISS: Event = Event::row(488);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_ANY_LOCATION: Event = Event::row(489);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_IO_CSR_MMIO: Event = Event::row(490);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event::row(491);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(492);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(493);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_CACHE: Event = Event::row(494);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_CACHE_DRAM: Event = Event::row(495);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_DRAM: Event = Event::row(496);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE: Event = Event::row(497);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_DRAM: Event = Event::row(498);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_HIT: Event = Event::row(499);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_HITM: Event = Event::row(500);
+    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_DRAM: Event = Event::row(501);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_ANY_CACHE_DRAM: Event = Event::row(502);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_ANY_DRAM: Event = Event::row(503);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_ANY_LLC_MISS: Event = Event::row(504);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_ANY_LOCATION: Event = Event::row(505);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_IO_CSR_MMIO: Event = Event::row(506);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_NO_OTHER_CORE: Event = Event::row(507);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(508);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(509);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_LOCAL_CACHE: Event = Event::row(510);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_LOCAL_CACHE_DRAM: Event = Event::row(511);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_LOCAL_DRAM: Event = Event::row(512);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE: Event = Event::row(513);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_DRAM: Event = Event::row(514);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_HIT: Event = Event::row(515);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_HITM: Event = Event::row(516);
+    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_DRAM: Event = Event::row(517);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.ANY_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_ANY_CACHE_DRAM: Event = Event::row(518);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_ANY_DRAM: Event = Event::row(519);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.ANY_LLC_MISS`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_ANY_LLC_MISS: Event = Event::row(520);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.ANY_LOCATION`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_ANY_LOCATION: Event = Event::row(521);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.IO_CSR_MMIO`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_IO_CSR_MMIO: Event = Event::row(522);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_NO_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event::row(523);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HIT`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(524);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HITM`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(525);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_LOCAL_CACHE: Event = Event::row(526);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_LOCAL_CACHE_DRAM: Event = Event::row(527);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_LOCAL_DRAM: Event = Event::row(528);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE: Event = Event::row(529);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_DRAM: Event = Event::row(530);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HIT`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_HIT: Event = Event::row(531);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HITM`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_HITM: Event = Event::row(532);
+    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_DRAM: Event = Event::row(533);
     /// Every event of the list.
-    pub const ALL: &'static [Event] = &[
-        Event::ARITH_CYCLES_DIV_BUSY,
-        Event::ARITH_DIV,
-        Event::ARITH_MUL,
-        Event::BACLEAR_BAD_TARGET,
-        Event::BACLEAR_CLEAR,
-        Event::BACLEAR_FORCE_IQ,
-        Event::BPU_CLEARS_EARLY,
-        Event::BPU_CLEARS_LATE,
-        Event::BPU_MISSED_CALL_RET,
-        Event::BR_INST_DECODED,
-        Event::BR_INST_EXEC_ANY,
-        Event::BR_INST_EXEC_COND,
-        Event::BR_INST_EXEC_DIRECT,
-        Event::BR_INST_EXEC_DIRECT_NEAR_CALL,
-        Event::BR_INST_EXEC_INDIRECT_NEAR_CALL,
-        Event::BR_INST_EXEC_INDIRECT_NON_CALL,
-        Event::BR_INST_EXEC_NEAR_CALLS,
-        Event::BR_INST_EXEC_NON_CALLS,
-        Event::BR_INST_EXEC_RETURN_NEAR,
-        Event::BR_INST_EXEC_TAKEN,
-        Event::BR_INST_RETIRED_ALL_BRANCHES,
-        Event::BR_INST_RETIRED_CONDITIONAL,
-        Event::BR_INST_RETIRED_NEAR_CALL,
-        Event::BR_MISP_EXEC_ANY,
-        Event::BR_MISP_EXEC_COND,
-        Event::BR_MISP_EXEC_DIRECT,
-        Event::BR_MISP_EXEC_DIRECT_NEAR_CALL,
-        Event::BR_MISP_EXEC_INDIRECT_NEAR_CALL,
-        Event::BR_MISP_EXEC_INDIRECT_NON_CALL,
-        Event::BR_MISP_EXEC_NEAR_CALLS,
-        Event::BR_MISP_EXEC_NON_CALLS,
-        Event::BR_MISP_EXEC_RETURN_NEAR,
-        Event::BR_MISP_EXEC_TAKEN,
-        Event::BR_MISP_RETIRED_NEAR_CALL,
-        Event::CACHE_LOCK_CYCLES_L1D,
-        Event::CACHE_LOCK_CYCLES_L1D_L2,
-        Event::CPU_CLK_UNHALTED_REF_P,
-        Event::CPU_CLK_UNHALTED_THREAD_P,
-        Event::CPU_CLK_UNHALTED_TOTAL_CYCLES,
-        Event::DTLB_LOAD_MISSES_ANY,
-        Event::DTLB_LOAD_MISSES_PDE_MISS,
-        Event::DTLB_LOAD_MISSES_STLB_HIT,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED,
-        Event::DTLB_MISSES_ANY,
-        Event::DTLB_MISSES_STLB_HIT,
-        Event::DTLB_MISSES_WALK_COMPLETED,
-        Event::ES_REG_RENAMES,
-        Event::FP_ASSIST_ALL,
-        Event::FP_ASSIST_INPUT,
-        Event::FP_ASSIST_OUTPUT,
-        Event::FP_COMP_OPS_EXE_MMX,
-        Event::FP_COMP_OPS_EXE_SSE_DOUBLE_PRECISION,
-        Event::FP_COMP_OPS_EXE_SSE_FP,
-        Event::FP_COMP_OPS_EXE_SSE_FP_PACKED,
-        Event::FP_COMP_OPS_EXE_SSE_FP_SCALAR,
-        Event::FP_COMP_OPS_EXE_SSE_SINGLE_PRECISION,
-        Event::FP_COMP_OPS_EXE_SSE2_INTEGER,
-        Event::FP_COMP_OPS_EXE_X87,
-        Event::FP_MMX_TRANS_ANY,
-        Event::FP_MMX_TRANS_TO_FP,
-        Event::FP_MMX_TRANS_TO_MMX,
-        Event::ILD_STALL_ANY,
-        Event::ILD_STALL_IQ_FULL,
-        Event::ILD_STALL_LCP,
-        Event::ILD_STALL_MRU,
-        Event::ILD_STALL_REGEN,
-        Event::INST_DECODED_DEC0,
-        Event::INST_QUEUE_WRITE_CYCLES,
-        Event::INST_QUEUE_WRITES,
-        Event::INST_RETIRED_ANY_P,
-        Event::INST_RETIRED_MMX,
-        Event::INST_RETIRED_TOTAL_CYCLES,
-        Event::INST_RETIRED_X87,
-        Event::IO_TRANSACTIONS,
-        Event::ITLB_FLUSH,
-        Event::ITLB_MISS_RETIRED,
-        Event::ITLB_MISSES_ANY,
-        Event::ITLB_MISSES_WALK_COMPLETED,
-        Event::L1D_M_EVICT,
-        Event::L1D_M_REPL,
-        Event::L1D_M_SNOOP_EVICT,
-        Event::L1D_REPL,
-        Event::L1D_ALL_REF_ANY,
-        Event::L1D_ALL_REF_CACHEABLE,
-        Event::L1D_CACHE_LD_E_STATE,
-        Event::L1D_CACHE_LD_I_STATE,
-        Event::L1D_CACHE_LD_M_STATE,
-        Event::L1D_CACHE_LD_MESI,
-        Event::L1D_CACHE_LD_S_STATE,
-        Event::L1D_CACHE_LOCK_E_STATE,
-        Event::L1D_CACHE_LOCK_HIT,
-        Event::L1D_CACHE_LOCK_M_STATE,
-        Event::L1D_CACHE_LOCK_S_STATE,
-        Event::L1D_CACHE_LOCK_FB_HIT,
-        Event::L1D_CACHE_PREFETCH_LOCK_FB_HIT,
-        Event::L1D_CACHE_ST_E_STATE,
-        Event::L1D_CACHE_ST_M_STATE,
-        Event::L1D_CACHE_ST_S_STATE,
-        Event::L1D_PREFETCH_MISS,
-        Event::L1D_PREFETCH_REQUESTS,
-        Event::L1D_PREFETCH_TRIGGERS,
-        Event::L1D_WB_L2_E_STATE,
-        Event::L1D_WB_L2_I_STATE,
-        Event::L1D_WB_L2_M_STATE,
-        Event::L1D_WB_L2_MESI,
-        Event::L1D_WB_L2_S_STATE,
-        Event::L1I_CYCLES_STALLED,
-        Event::L1I_HITS,
-        Event::L1I_MISSES,
-        Event::L1I_READS,
-        Event::L2_DATA_RQSTS_ANY,
-        Event::L2_DATA_RQSTS_DEMAND_E_STATE,
-        Event::L2_DATA_RQSTS_DEMAND_I_STATE,
-        Event::L2_DATA_RQSTS_DEMAND_M_STATE,
-        Event::L2_DATA_RQSTS_DEMAND_MESI,
-        Event::L2_DATA_RQSTS_DEMAND_S_STATE,
-        Event::L2_DATA_RQSTS_PREFETCH_E_STATE,
-        Event::L2_DATA_RQSTS_PREFETCH_I_STATE,
-        Event::L2_DATA_RQSTS_PREFETCH_M_STATE,
-        Event::L2_DATA_RQSTS_PREFETCH_MESI,
-        Event::L2_DATA_RQSTS_PREFETCH_S_STATE,
-        Event::L2_LINES_IN_ANY,
-        Event::L2_LINES_IN_E_STATE,
-        Event::L2_LINES_IN_S_STATE,
-        Event::L2_LINES_OUT_ANY,
-        Event::L2_LINES_OUT_DEMAND_CLEAN,
-        Event::L2_LINES_OUT_DEMAND_DIRTY,
-        Event::L2_LINES_OUT_PREFETCH_CLEAN,
-        Event::L2_LINES_OUT_PREFETCH_DIRTY,
-        Event::L2_RQSTS_IFETCH_HIT,
-        Event::L2_RQSTS_IFETCH_MISS,
-        Event::L2_RQSTS_IFETCHES,
-        Event::L2_RQSTS_LD_HIT,
-        Event::L2_RQSTS_LD_MISS,
-        Event::L2_RQSTS_LOADS,
-        Event::L2_RQSTS_MISS,
-        Event::L2_RQSTS_PREFETCH_HIT,
-        Event::L2_RQSTS_PREFETCH_MISS,
-        Event::L2_RQSTS_PREFETCHES,
-        Event::L2_RQSTS_REFERENCES,
-        Event::L2_RQSTS_RFO_HIT,
-        Event::L2_RQSTS_RFO_MISS,
-        Event::L2_RQSTS_RFOS,
-        Event::L2_TRANSACTIONS_ANY,
-        Event::L2_TRANSACTIONS_FILL,
-        Event::L2_TRANSACTIONS_IFETCH,
-        Event::L2_TRANSACTIONS_L1D_WB,
-        Event::L2_TRANSACTIONS_LOAD,
-        Event::L2_TRANSACTIONS_PREFETCH,
-        Event::L2_TRANSACTIONS_RFO,
-        Event::L2_TRANSACTIONS_WB,
-        Event::L2_WRITE_LOCK_E_STATE,
-        Event::L2_WRITE_LOCK_HIT,
-        Event::L2_WRITE_LOCK_I_STATE,
-        Event::L2_WRITE_LOCK_M_STATE,
-        Event::L2_WRITE_LOCK_MESI,
-        Event::L2_WRITE_LOCK_S_STATE,
-        Event::L2_WRITE_RFO_HIT,
-        Event::L2_WRITE_RFO_I_STATE,
-        Event::L2_WRITE_RFO_M_STATE,
-        Event::L2_WRITE_RFO_MESI,
-        Event::L2_WRITE_RFO_S_STATE,
-        Event::LARGE_ITLB_HIT,
-        Event::LOAD_DISPATCH_ANY,
-        Event::LOAD_DISPATCH_MOB,
-        Event::LOAD_DISPATCH_RS,
-        Event::LOAD_DISPATCH_RS_DELAYED,
-        Event::LOAD_HIT_PRE,
-        Event::LONGEST_LAT_CACHE_MISS,
-        Event::LONGEST_LAT_CACHE_REFERENCE,
-        Event::LSD_ACTIVE,
-        Event::LSD_INACTIVE,
-        Event::LSD_OVERFLOW,
-        Event::MACHINE_CLEARS_CYCLES,
-        Event::MACHINE_CLEARS_MEM_ORDER,
-        Event::MACHINE_CLEARS_SMC,
-        Event::MACRO_INSTS_DECODED,
-        Event::MACRO_INSTS_FUSIONS_DECODED,
-        Event::MEM_INST_RETIRED_LOADS,
-        Event::MEM_INST_RETIRED_STORES,
-        Event::MEM_LOAD_RETIRED_DTLB_MISS,
-        Event::MEM_LOAD_RETIRED_HIT_LFB,
-        Event::MEM_LOAD_RETIRED_L1D_HIT,
-        Event::MEM_LOAD_RETIRED_L2_HIT,
-        Event::MEM_LOAD_RETIRED_LLC_MISS,
-        Event::MEM_LOAD_RETIRED_LLC_UNSHARED_HIT,
-        Event::MEM_LOAD_RETIRED_OTHER_CORE_L2_HIT_HITM,
-        Event::MEM_STORE_RETIRED_DTLB_MISS,
-        Event::OFFCORE_REQUESTS_L1D_WRITEBACK,
-        Event::OFFCORE_REQUESTS_SQ_FULL,
-        Event::PARTIAL_ADDRESS_ALIAS,
-        Event::RAT_STALLS_ANY,
-        Event::RAT_STALLS_FLAGS,
-        Event::RAT_STALLS_REGISTERS,
-        Event::RAT_STALLS_ROB_READ_PORT,
-        Event::RAT_STALLS_SCOREBOARD,
-        Event::RESOURCE_STALLS_ANY,
-        Event::RESOURCE_STALLS_FPCW,
-        Event::RESOURCE_STALLS_LOAD,
-        Event::RESOURCE_STALLS_MXCSR,
-        Event::RESOURCE_STALLS_OTHER,
-        Event::RESOURCE_STALLS_ROB_FULL,
-        Event::RESOURCE_STALLS_RS_FULL,
-        Event::RESOURCE_STALLS_STORE,
-        Event::SB_DRAIN_ANY,
-        Event::SEG_RENAME_STALLS,
-        Event::SIMD_INT_128_PACK,
-        Event::SIMD_INT_128_PACKED_ARITH,
-        Event::SIMD_INT_128_PACKED_LOGICAL,
-        Event::SIMD_INT_128_PACKED_MPY,
-        Event::SIMD_INT_128_PACKED_SHIFT,
-        Event::SIMD_INT_128_SHUFFLE_MOVE,
-        Event::SIMD_INT_128_UNPACK,
-        Event::SIMD_INT_64_PACK,
-        Event::SIMD_INT_64_PACKED_ARITH,
-        Event::SIMD_INT_64_PACKED_LOGICAL,
-        Event::SIMD_INT_64_PACKED_MPY,
-        Event::SIMD_INT_64_PACKED_SHIFT,
-        Event::SIMD_INT_64_SHUFFLE_MOVE,
-        Event::SIMD_INT_64_UNPACK,
-        Event::SNOOP_RESPONSE_HIT,
-        Event::SNOOP_RESPONSE_HITE,
-        Event::SNOOP_RESPONSE_HITM,
-        Event::SQ_FULL_STALL_CYCLES,
-        Event::SQ_MISC_SPLIT_LOCK,
-        Event::SSEX_UOPS_RETIRED_PACKED_DOUBLE,
-        Event::SSEX_UOPS_RETIRED_PACKED_SINGLE,
-        Event::SSEX_UOPS_RETIRED_SCALAR_DOUBLE,
-        Event::SSEX_UOPS_RETIRED_SCALAR_SINGLE,
-        Event::SSEX_UOPS_RETIRED_VECTOR_INTEGER,
-        Event::STORE_BLOCKS_AT_RET,
-        Event::STORE_BLOCKS_L1D_BLOCK,
-        Event::TWO_UOP_INSTS_DECODED,
-        Event::UOP_UNFUSION,
-        Event::UOPS_DECODED_ESP_FOLDING,
-        Event::UOPS_DECODED_ESP_SYNC,
-        Event::UOPS_DECODED_MS_CYCLES_ACTIVE,
-        Event::UOPS_DECODED_STALL_CYCLES,
-        Event::UOPS_EXECUTED_CORE_ACTIVE_CYCLES,
-        Event::UOPS_EXECUTED_CORE_ACTIVE_CYCLES_NO_PORT5,
-        Event::UOPS_EXECUTED_CORE_STALL_COUNT,
-        Event::UOPS_EXECUTED_CORE_STALL_COUNT_NO_PORT5,
-        Event::UOPS_EXECUTED_CORE_STALL_CYCLES,
-        Event::UOPS_EXECUTED_CORE_STALL_CYCLES_NO_PORT5,
-        Event::UOPS_EXECUTED_PORT0,
-        Event::UOPS_EXECUTED_PORT015,
-        Event::UOPS_EXECUTED_PORT015_STALL_CYCLES,
-        Event::UOPS_EXECUTED_PORT1,
-        Event::UOPS_EXECUTED_PORT2_CORE,
-        Event::UOPS_EXECUTED_PORT234_CORE,
-        Event::UOPS_EXECUTED_PORT3_CORE,
-        Event::UOPS_EXECUTED_PORT4_CORE,
-        Event::UOPS_EXECUTED_PORT5,
-        Event::UOPS_ISSUED_ANY,
-        Event::UOPS_ISSUED_CORE_STALL_CYCLES,
-        Event::UOPS_ISSUED_CYCLES_ALL_THREADS,
-        Event::UOPS_ISSUED_FUSED,
-        Event::UOPS_ISSUED_STALL_CYCLES,
-        Event::UOPS_RETIRED_ACTIVE_CYCLES,
-        Event::UOPS_RETIRED_ANY,
-        Event::UOPS_RETIRED_MACRO_FUSED,
-        Event::UOPS_RETIRED_RETIRE_SLOTS,
-        Event::UOPS_RETIRED_STALL_CYCLES,
-        Event::UOPS_RETIRED_TOTAL_CYCLES,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_COREWB_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_COREWB_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_COREWB_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_COREWB_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_COREWB_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_COREWB_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_COREWB_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_COREWB_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_COREWB_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_COREWB_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_COREWB_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_DATA_IN_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_OTHER_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_OTHER_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_OTHER_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_OTHER_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_OTHER_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_OTHER_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_OTHER_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_OTHER_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_OTHER_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_OTHER_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_OTHER_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_PF_RFO_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_ANY_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_ANY_LLC_MISS,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_ANY_LOCATION,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_IO_CSR_MMIO,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_NO_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_OTHER_CORE_HIT,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_OTHER_CORE_HITM,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_LOCAL_CACHE,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_LOCAL_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_DRAM,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_HIT,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_HITM,
-        Event::OFFCORE_RESPONSE_0_PREFETCH_REMOTE_DRAM,
-    ];
+    pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
+
+    /// The event of row `n` of the list's table.
+    const fn row(n: u16) -> Event {
+        Event::from_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n)
+    }
 }
 
 #[cfg(feature = "metadata")]
@@ -1917,544 +1106,567 @@ impl crate::core_events::EventList for List {
     const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;
 }
 
+/// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
+const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("ARITH.CYCLES_DIV_BUSY", 0x14, 0x01, 0b1111),
+    ev("ARITH.DIV", 0x14, 0x01, 0b1111).threshold(1).invert().edge(),
+    ev("ARITH.MUL", 0x14, 0x02, 0b1111),
+    ev("BACLEAR.BAD_TARGET", 0xe6, 0x02, 0b1111),
+    ev("BACLEAR.CLEAR", 0xe6, 0x01, 0b1111),
+    ev("BACLEAR_FORCE_IQ", 0xa7, 0x01, 0b1111),
+    ev("BPU_CLEARS.EARLY", 0xe8, 0x01, 0b1111),
+    ev("BPU_CLEARS.LATE", 0xe8, 0x02, 0b1111),
+    ev("BPU_MISSED_CALL_RET", 0xe5, 0x01, 0b1111),
+    ev("BR_INST_DECODED", 0xe0, 0x01, 0b1111),
+    ev("BR_INST_EXEC.ANY", 0x88, 0x7f, 0b1111),
+    ev("BR_INST_EXEC.COND", 0x88, 0x01, 0b1111),
+    ev("BR_INST_EXEC.DIRECT", 0x88, 0x02, 0b1111),
+    ev("BR_INST_EXEC.DIRECT_NEAR_CALL", 0x88, 0x10, 0b1111),
+    ev("BR_INST_EXEC.INDIRECT_NEAR_CALL", 0x88, 0x20, 0b1111),
+    ev("BR_INST_EXEC.INDIRECT_NON_CALL", 0x88, 0x04, 0b1111),
+    ev("BR_INST_EXEC.NEAR_CALLS", 0x88, 0x30, 0b1111),
+    ev("BR_INST_EXEC.NON_CALLS", 0x88, 0x07, 0b1111),
+    ev("BR_INST_EXEC.RETURN_NEAR", 0x88, 0x08, 0b1111),
+    ev("BR_INST_EXEC.TAKEN", 0x88, 0x40, 0b1111),
+    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x04, 0b1111),
+    ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01, 0b1111),
+    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b1111),
+    ev("BR_MISP_EXEC.ANY", 0x89, 0x7f, 0b1111),
+    ev("BR_MISP_EXEC.COND", 0x89, 0x01, 0b1111),
+    ev("BR_MISP_EXEC.DIRECT", 0x89, 0x02, 0b1111),
+    ev("BR_MISP_EXEC.DIRECT_NEAR_CALL", 0x89, 0x10, 0b1111),
+    ev("BR_MISP_EXEC.INDIRECT_NEAR_CALL", 0x89, 0x20, 0b1111),
+    ev("BR_MISP_EXEC.INDIRECT_NON_CALL", 0x89, 0x04, 0b1111),
+    ev("BR_MISP_EXEC.NEAR_CALLS", 0x89, 0x30, 0b1111),
+    ev("BR_MISP_EXEC.NON_CALLS", 0x89, 0x07, 0b1111),
+    ev("BR_MISP_EXEC.RETURN_NEAR", 0x89, 0x08, 0b1111),
+    ev("BR_MISP_EXEC.TAKEN", 0x89, 0x40, 0b1111),
+    ev("BR_MISP_RETIRED.NEAR_CALL", 0xc5, 0x02, 0b1111),
+    ev("CACHE_LOCK_CYCLES.L1D", 0x63, 0x02, 0b11),
+    ev("CACHE_LOCK_CYCLES.L1D_L2", 0x63, 0x01, 0b11),
+    ev("CPU_CLK_UNHALTED.REF_P", 0x3c, 0x01, 0b1111),
+    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b1111),
+    ev("CPU_CLK_UNHALTED.TOTAL_CYCLES", 0x3c, 0x00, 0b1111).threshold(2).invert(),
+    ev("DTLB_LOAD_MISSES.ANY", 0x08, 0x01, 0b1111),
+    ev("DTLB_LOAD_MISSES.PDE_MISS", 0x08, 0x20, 0b1111),
+    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x10, 0b1111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x02, 0b1111),
+    ev("DTLB_MISSES.ANY", 0x49, 0x01, 0b1111),
+    ev("DTLB_MISSES.STLB_HIT", 0x49, 0x10, 0b1111),
+    ev("DTLB_MISSES.WALK_COMPLETED", 0x49, 0x02, 0b1111),
+    ev("ES_REG_RENAMES", 0xd5, 0x01, 0b1111),
+    ev("FP_ASSIST.ALL", 0xf7, 0x01, 0b1111),
+    ev("FP_ASSIST.INPUT", 0xf7, 0x04, 0b1111),
+    ev("FP_ASSIST.OUTPUT", 0xf7, 0x02, 0b1111),
+    ev("FP_COMP_OPS_EXE.MMX", 0x10, 0x02, 0b1111),
+    ev("FP_COMP_OPS_EXE.SSE_DOUBLE_PRECISION", 0x10, 0x80, 0b1111),
+    ev("FP_COMP_OPS_EXE.SSE_FP", 0x10, 0x04, 0b1111),
+    ev("FP_COMP_OPS_EXE.SSE_FP_PACKED", 0x10, 0x10, 0b1111),
+    ev("FP_COMP_OPS_EXE.SSE_FP_SCALAR", 0x10, 0x20, 0b1111),
+    ev("FP_COMP_OPS_EXE.SSE_SINGLE_PRECISION", 0x10, 0x40, 0b1111),
+    ev("FP_COMP_OPS_EXE.SSE2_INTEGER", 0x10, 0x08, 0b1111),
+    ev("FP_COMP_OPS_EXE.X87", 0x10, 0x01, 0b1111),
+    ev("FP_MMX_TRANS.ANY", 0xcc, 0x03, 0b1111),
+    ev("FP_MMX_TRANS.TO_FP", 0xcc, 0x01, 0b1111),
+    ev("FP_MMX_TRANS.TO_MMX", 0xcc, 0x02, 0b1111),
+    ev("ILD_STALL.ANY", 0x87, 0x0f, 0b1111),
+    ev("ILD_STALL.IQ_FULL", 0x87, 0x04, 0b1111),
+    ev("ILD_STALL.LCP", 0x87, 0x01, 0b1111),
+    ev("ILD_STALL.MRU", 0x87, 0x02, 0b1111),
+    ev("ILD_STALL.REGEN", 0x87, 0x08, 0b1111),
+    ev("INST_DECODED.DEC0", 0x18, 0x01, 0b1111),
+    ev("INST_QUEUE_WRITE_CYCLES", 0x1e, 0x01, 0b1111),
+    ev("INST_QUEUE_WRITES", 0x17, 0x01, 0b1111),
+    ev("INST_RETIRED.ANY_P", 0xc0, 0x01, 0b1111),
+    ev("INST_RETIRED.MMX", 0xc0, 0x04, 0b1111),
+    ev("INST_RETIRED.TOTAL_CYCLES", 0xc0, 0x01, 0b1111).threshold(16).invert(),
+    ev("INST_RETIRED.X87", 0xc0, 0x02, 0b1111),
+    ev("IO_TRANSACTIONS", 0x6c, 0x01, 0b1111),
+    ev("ITLB_FLUSH", 0xae, 0x01, 0b1111),
+    ev("ITLB_MISS_RETIRED", 0xc8, 0x20, 0b1111),
+    ev("ITLB_MISSES.ANY", 0x85, 0x01, 0b1111),
+    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x02, 0b1111),
+    ev("L1D.M_EVICT", 0x51, 0x04, 0b11),
+    ev("L1D.M_REPL", 0x51, 0x02, 0b11),
+    ev("L1D.M_SNOOP_EVICT", 0x51, 0x08, 0b11),
+    ev("L1D.REPL", 0x51, 0x01, 0b11),
+    ev("L1D_ALL_REF.ANY", 0x43, 0x01, 0b11),
+    ev("L1D_ALL_REF.CACHEABLE", 0x43, 0x02, 0b11),
+    ev("L1D_CACHE_LD.E_STATE", 0x40, 0x04, 0b11),
+    ev("L1D_CACHE_LD.I_STATE", 0x40, 0x01, 0b11),
+    ev("L1D_CACHE_LD.M_STATE", 0x40, 0x08, 0b11),
+    ev("L1D_CACHE_LD.MESI", 0x40, 0x0f, 0b11),
+    ev("L1D_CACHE_LD.S_STATE", 0x40, 0x02, 0b11),
+    ev("L1D_CACHE_LOCK.E_STATE", 0x42, 0x04, 0b11),
+    ev("L1D_CACHE_LOCK.HIT", 0x42, 0x01, 0b11),
+    ev("L1D_CACHE_LOCK.M_STATE", 0x42, 0x08, 0b11),
+    ev("L1D_CACHE_LOCK.S_STATE", 0x42, 0x02, 0b11),
+    ev("L1D_CACHE_LOCK_FB_HIT", 0x53, 0x01, 0b11),
+    ev("L1D_CACHE_PREFETCH_LOCK_FB_HIT", 0x52, 0x01, 0b11),
+    ev("L1D_CACHE_ST.E_STATE", 0x41, 0x04, 0b11),
+    ev("L1D_CACHE_ST.M_STATE", 0x41, 0x08, 0b11),
+    ev("L1D_CACHE_ST.S_STATE", 0x41, 0x02, 0b11),
+    ev("L1D_PREFETCH.MISS", 0x4e, 0x02, 0b11),
+    ev("L1D_PREFETCH.REQUESTS", 0x4e, 0x01, 0b11),
+    ev("L1D_PREFETCH.TRIGGERS", 0x4e, 0x04, 0b11),
+    ev("L1D_WB_L2.E_STATE", 0x28, 0x04, 0b1111),
+    ev("L1D_WB_L2.I_STATE", 0x28, 0x01, 0b1111),
+    ev("L1D_WB_L2.M_STATE", 0x28, 0x08, 0b1111),
+    ev("L1D_WB_L2.MESI", 0x28, 0x0f, 0b1111),
+    ev("L1D_WB_L2.S_STATE", 0x28, 0x02, 0b1111),
+    ev("L1I.CYCLES_STALLED", 0x80, 0x04, 0b1111),
+    ev("L1I.HITS", 0x80, 0x01, 0b1111),
+    ev("L1I.MISSES", 0x80, 0x02, 0b1111),
+    ev("L1I.READS", 0x80, 0x03, 0b1111),
+    ev("L2_DATA_RQSTS.ANY", 0x26, 0xff, 0b1111),
+    ev("L2_DATA_RQSTS.DEMAND.E_STATE", 0x26, 0x04, 0b1111),
+    ev("L2_DATA_RQSTS.DEMAND.I_STATE", 0x26, 0x01, 0b1111),
+    ev("L2_DATA_RQSTS.DEMAND.M_STATE", 0x26, 0x08, 0b1111),
+    ev("L2_DATA_RQSTS.DEMAND.MESI", 0x26, 0x0f, 0b1111),
+    ev("L2_DATA_RQSTS.DEMAND.S_STATE", 0x26, 0x02, 0b1111),
+    ev("L2_DATA_RQSTS.PREFETCH.E_STATE", 0x26, 0x40, 0b1111),
+    ev("L2_DATA_RQSTS.PREFETCH.I_STATE", 0x26, 0x10, 0b1111),
+    ev("L2_DATA_RQSTS.PREFETCH.M_STATE", 0x26, 0x80, 0b1111),
+    ev("L2_DATA_RQSTS.PREFETCH.MESI", 0x26, 0xf0, 0b1111),
+    ev("L2_DATA_RQSTS.PREFETCH.S_STATE", 0x26, 0x20, 0b1111),
+    ev("L2_LINES_IN.ANY", 0xf1, 0x07, 0b1111),
+    ev("L2_LINES_IN.E_STATE", 0xf1, 0x04, 0b1111),
+    ev("L2_LINES_IN.S_STATE", 0xf1, 0x02, 0b1111),
+    ev("L2_LINES_OUT.ANY", 0xf2, 0x0f, 0b1111),
+    ev("L2_LINES_OUT.DEMAND_CLEAN", 0xf2, 0x01, 0b1111),
+    ev("L2_LINES_OUT.DEMAND_DIRTY", 0xf2, 0x02, 0b1111),
+    ev("L2_LINES_OUT.PREFETCH_CLEAN", 0xf2, 0x04, 0b1111),
+    ev("L2_LINES_OUT.PREFETCH_DIRTY", 0xf2, 0x08, 0b1111),
+    ev("L2_RQSTS.IFETCH_HIT", 0x24, 0x10, 0b1111),
+    ev("L2_RQSTS.IFETCH_MISS", 0x24, 0x20, 0b1111),
+    ev("L2_RQSTS.IFETCHES", 0x24, 0x30, 0b1111),
+    ev("L2_RQSTS.LD_HIT", 0x24, 0x01, 0b1111),
+    ev("L2_RQSTS.LD_MISS", 0x24, 0x02, 0b1111),
+    ev("L2_RQSTS.LOADS", 0x24, 0x03, 0b1111),
+    ev("L2_RQSTS.MISS", 0x24, 0xaa, 0b1111),
+    ev("L2_RQSTS.PREFETCH_HIT", 0x24, 0x40, 0b1111),
+    ev("L2_RQSTS.PREFETCH_MISS", 0x24, 0x80, 0b1111),
+    ev("L2_RQSTS.PREFETCHES", 0x24, 0xc0, 0b1111),
+    ev("L2_RQSTS.REFERENCES", 0x24, 0xff, 0b1111),
+    ev("L2_RQSTS.RFO_HIT", 0x24, 0x04, 0b1111),
+    ev("L2_RQSTS.RFO_MISS", 0x24, 0x08, 0b1111),
+    ev("L2_RQSTS.RFOS", 0x24, 0x0c, 0b1111),
+    ev("L2_TRANSACTIONS.ANY", 0xf0, 0x80, 0b1111),
+    ev("L2_TRANSACTIONS.FILL", 0xf0, 0x20, 0b1111),
+    ev("L2_TRANSACTIONS.IFETCH", 0xf0, 0x04, 0b1111),
+    ev("L2_TRANSACTIONS.L1D_WB", 0xf0, 0x10, 0b1111),
+    ev("L2_TRANSACTIONS.LOAD", 0xf0, 0x01, 0b1111),
+    ev("L2_TRANSACTIONS.PREFETCH", 0xf0, 0x08, 0b1111),
+    ev("L2_TRANSACTIONS.RFO", 0xf0, 0x02, 0b1111),
+    ev("L2_TRANSACTIONS.WB", 0xf0, 0x40, 0b1111),
+    ev("L2_WRITE.LOCK.E_STATE", 0x27, 0x40, 0b1111),
+    ev("L2_WRITE.LOCK.HIT", 0x27, 0xe0, 0b1111),
+    ev("L2_WRITE.LOCK.I_STATE", 0x27, 0x10, 0b1111),
+    ev("L2_WRITE.LOCK.M_STATE", 0x27, 0x80, 0b1111),
+    ev("L2_WRITE.LOCK.MESI", 0x27, 0xf0, 0b1111),
+    ev("L2_WRITE.LOCK.S_STATE", 0x27, 0x20, 0b1111),
+    ev("L2_WRITE.RFO.HIT", 0x27, 0x0e, 0b1111),
+    ev("L2_WRITE.RFO.I_STATE", 0x27, 0x01, 0b1111),
+    ev("L2_WRITE.RFO.M_STATE", 0x27, 0x08, 0b1111),
+    ev("L2_WRITE.RFO.MESI", 0x27, 0x0f, 0b1111),
+    ev("L2_WRITE.RFO.S_STATE", 0x27, 0x02, 0b1111),
+    ev("LARGE_ITLB.HIT", 0x82, 0x01, 0b1111),
+    ev("LOAD_DISPATCH.ANY", 0x13, 0x07, 0b1111),
+    ev("LOAD_DISPATCH.MOB", 0x13, 0x04, 0b1111),
+    ev("LOAD_DISPATCH.RS", 0x13, 0x01, 0b1111),
+    ev("LOAD_DISPATCH.RS_DELAYED", 0x13, 0x02, 0b1111),
+    ev("LOAD_HIT_PRE", 0x4c, 0x01, 0b11),
+    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b1111),
+    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b1111),
+    ev("LSD.ACTIVE", 0xa8, 0x01, 0b1111).threshold(1),
+    ev("LSD.INACTIVE", 0xa8, 0x01, 0b1111).threshold(1).invert(),
+    ev("LSD_OVERFLOW", 0x20, 0x01, 0b1111),
+    ev("MACHINE_CLEARS.CYCLES", 0xc3, 0x01, 0b1111),
+    ev("MACHINE_CLEARS.MEM_ORDER", 0xc3, 0x02, 0b1111),
+    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b1111),
+    ev("MACRO_INSTS.DECODED", 0xd0, 0x01, 0b1111),
+    ev("MACRO_INSTS.FUSIONS_DECODED", 0xa6, 0x01, 0b1111),
+    ev("MEM_INST_RETIRED.LOADS", 0x0b, 0x01, 0b1111),
+    ev("MEM_INST_RETIRED.STORES", 0x0b, 0x02, 0b1111),
+    ev("MEM_LOAD_RETIRED.DTLB_MISS", 0xcb, 0x80, 0b1111),
+    ev("MEM_LOAD_RETIRED.HIT_LFB", 0xcb, 0x40, 0b1111),
+    ev("MEM_LOAD_RETIRED.L1D_HIT", 0xcb, 0x01, 0b1111),
+    ev("MEM_LOAD_RETIRED.L2_HIT", 0xcb, 0x02, 0b1111),
+    ev("MEM_LOAD_RETIRED.LLC_MISS", 0xcb, 0x10, 0b1111),
+    ev("MEM_LOAD_RETIRED.LLC_UNSHARED_HIT", 0xcb, 0x04, 0b1111),
+    ev("MEM_LOAD_RETIRED.OTHER_CORE_L2_HIT_HITM", 0xcb, 0x08, 0b1111),
+    ev("MEM_STORE_RETIRED.DTLB_MISS", 0x0c, 0x01, 0b1111),
+    ev("OFFCORE_REQUESTS.L1D_WRITEBACK", 0xb0, 0x40, 0b1111),
+    ev("OFFCORE_REQUESTS_SQ_FULL", 0xb2, 0x01, 0b1111),
+    ev("PARTIAL_ADDRESS_ALIAS", 0x07, 0x01, 0b1111),
+    ev("RAT_STALLS.ANY", 0xd2, 0x0f, 0b1111),
+    ev("RAT_STALLS.FLAGS", 0xd2, 0x01, 0b1111),
+    ev("RAT_STALLS.REGISTERS", 0xd2, 0x02, 0b1111),
+    ev("RAT_STALLS.ROB_READ_PORT", 0xd2, 0x04, 0b1111),
+    ev("RAT_STALLS.SCOREBOARD", 0xd2, 0x08, 0b1111),
+    ev("RESOURCE_STALLS.ANY", 0xa2, 0x01, 0b1111),
+    ev("RESOURCE_STALLS.FPCW", 0xa2, 0x20, 0b1111),
+    ev("RESOURCE_STALLS.LOAD", 0xa2, 0x02, 0b1111),
+    ev("RESOURCE_STALLS.MXCSR", 0xa2, 0x40, 0b1111),
+    ev("RESOURCE_STALLS.OTHER", 0xa2, 0x80, 0b1111),
+    ev("RESOURCE_STALLS.ROB_FULL", 0xa2, 0x10, 0b1111),
+    ev("RESOURCE_STALLS.RS_FULL", 0xa2, 0x04, 0b1111),
+    ev("RESOURCE_STALLS.STORE", 0xa2, 0x08, 0b1111),
+    ev("SB_DRAIN.ANY", 0x04, 0x07, 0b1111),
+    ev("SEG_RENAME_STALLS", 0xd4, 0x01, 0b1111),
+    ev("SIMD_INT_128.PACK", 0x12, 0x04, 0b1111),
+    ev("SIMD_INT_128.PACKED_ARITH", 0x12, 0x20, 0b1111),
+    ev("SIMD_INT_128.PACKED_LOGICAL", 0x12, 0x10, 0b1111),
+    ev("SIMD_INT_128.PACKED_MPY", 0x12, 0x01, 0b1111),
+    ev("SIMD_INT_128.PACKED_SHIFT", 0x12, 0x02, 0b1111),
+    ev("SIMD_INT_128.SHUFFLE_MOVE", 0x12, 0x40, 0b1111),
+    ev("SIMD_INT_128.UNPACK", 0x12, 0x08, 0b1111),
+    ev("SIMD_INT_64.PACK", 0xfd, 0x04, 0b1111),
+    ev("SIMD_INT_64.PACKED_ARITH", 0xfd, 0x20, 0b1111),
+    ev("SIMD_INT_64.PACKED_LOGICAL", 0xfd, 0x10, 0b1111),
+    ev("SIMD_INT_64.PACKED_MPY", 0xfd, 0x01, 0b1111),
+    ev("SIMD_INT_64.PACKED_SHIFT", 0xfd, 0x02, 0b1111),
+    ev("SIMD_INT_64.SHUFFLE_MOVE", 0xfd, 0x40, 0b1111),
+    ev("SIMD_INT_64.UNPACK", 0xfd, 0x08, 0b1111),
+    ev("SNOOP_RESPONSE.HIT", 0xb8, 0x01, 0b1111),
+    ev("SNOOP_RESPONSE.HITE", 0xb8, 0x02, 0b1111),
+    ev("SNOOP_RESPONSE.HITM", 0xb8, 0x04, 0b1111),
+    ev("SQ_FULL_STALL_CYCLES", 0xf6, 0x01, 0b1111),
+    ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10, 0b1111),
+    ev("SSEX_UOPS_RETIRED.PACKED_DOUBLE", 0xc7, 0x04, 0b1111),
+    ev("SSEX_UOPS_RETIRED.PACKED_SINGLE", 0xc7, 0x01, 0b1111),
+    ev("SSEX_UOPS_RETIRED.SCALAR_DOUBLE", 0xc7, 0x08, 0b1111),
+    ev("SSEX_UOPS_RETIRED.SCALAR_SINGLE", 0xc7, 0x02, 0b1111),
+    ev("SSEX_UOPS_RETIRED.VECTOR_INTEGER", 0xc7, 0x10, 0b1111),
+    ev("STORE_BLOCKS.AT_RET", 0x06, 0x04, 0b1111),
+    ev("STORE_BLOCKS.L1D_BLOCK", 0x06, 0x08, 0b1111),
+    ev("TWO_UOP_INSTS_DECODED", 0x19, 0x01, 0b1111),
+    ev("UOP_UNFUSION", 0xdb, 0x01, 0b1111),
+    ev("UOPS_DECODED.ESP_FOLDING", 0xd1, 0x04, 0b1111),
+    ev("UOPS_DECODED.ESP_SYNC", 0xd1, 0x08, 0b1111),
+    ev("UOPS_DECODED.MS_CYCLES_ACTIVE", 0xd1, 0x02, 0b1111).threshold(1),
+    ev("UOPS_DECODED.STALL_CYCLES", 0xd1, 0x01, 0b1111).threshold(1).invert(),
+    ev("UOPS_EXECUTED.CORE_ACTIVE_CYCLES", 0xb1, 0x3f, 0b1111).threshold(1).any_thread(),
+    ev("UOPS_EXECUTED.CORE_ACTIVE_CYCLES_NO_PORT5", 0xb1, 0x1f, 0b1111).threshold(1).any_thread(),
+    ev("UOPS_EXECUTED.CORE_STALL_COUNT", 0xb1, 0x3f, 0b1111).threshold(1).invert().edge().any_thread(),
+    ev("UOPS_EXECUTED.CORE_STALL_COUNT_NO_PORT5", 0xb1, 0x1f, 0b1111).threshold(1).invert().edge().any_thread(),
+    ev("UOPS_EXECUTED.CORE_STALL_CYCLES", 0xb1, 0x3f, 0b1111).threshold(1).invert().any_thread(),
+    ev("UOPS_EXECUTED.CORE_STALL_CYCLES_NO_PORT5", 0xb1, 0x1f, 0b1111).threshold(1).invert().any_thread(),
+    ev("UOPS_EXECUTED.PORT0", 0xb1, 0x01, 0b1111),
+    ev("UOPS_EXECUTED.PORT015", 0xb1, 0x40, 0b1111),
+    ev("UOPS_EXECUTED.PORT015_STALL_CYCLES", 0xb1, 0x40, 0b1111).threshold(1).invert(),
+    ev("UOPS_EXECUTED.PORT1", 0xb1, 0x02, 0b1111),
+    ev("UOPS_EXECUTED.PORT2_CORE", 0xb1, 0x04, 0b1111).any_thread(),
+    ev("UOPS_EXECUTED.PORT234_CORE", 0xb1, 0x80, 0b1111).any_thread(),
+    ev("UOPS_EXECUTED.PORT3_CORE", 0xb1, 0x08, 0b1111).any_thread(),
+    ev("UOPS_EXECUTED.PORT4_CORE", 0xb1, 0x10, 0b1111).any_thread(),
+    ev("UOPS_EXECUTED.PORT5", 0xb1, 0x20, 0b1111),
+    ev("UOPS_ISSUED.ANY", 0x0e, 0x01, 0b1111),
+    ev("UOPS_ISSUED.CORE_STALL_CYCLES", 0x0e, 0x01, 0b1111).threshold(1).invert().any_thread(),
+    ev("UOPS_ISSUED.CYCLES_ALL_THREADS", 0x0e, 0x01, 0b1111).threshold(1).any_thread(),
+    ev("UOPS_ISSUED.FUSED", 0x0e, 0x02, 0b1111),
+    ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01, 0b1111).threshold(1).invert(),
+    ev("UOPS_RETIRED.ACTIVE_CYCLES", 0xc2, 0x01, 0b1111).threshold(1),
+    ev("UOPS_RETIRED.ANY", 0xc2, 0x01, 0b1111),
+    ev("UOPS_RETIRED.MACRO_FUSED", 0xc2, 0x04, 0b1111),
+    ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02, 0b1111),
+    ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x01, 0b1111).threshold(1).invert(),
+    ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x01, 0b1111).threshold(16).invert(),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f11),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6011),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf811),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff11),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8011),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x111),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x211),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x411),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x711),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4711),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4011),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1811),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3811),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1011),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x811),
+    ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2011),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f44),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6044),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf844),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff44),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8044),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x144),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x244),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x444),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x744),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4744),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4044),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1844),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3844),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1044),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x844),
+    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2044),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7fff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x60ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf8ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xffff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x80ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x47ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x40ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x18ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x38ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x10ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8ff),
+    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x20ff),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f22),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6022),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf822),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff22),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8022),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x122),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x222),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x422),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x722),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4722),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4022),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1822),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3822),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1022),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x822),
+    ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2022),
+    ev("OFFCORE_RESPONSE_0.COREWB.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f08),
+    ev("OFFCORE_RESPONSE_0.COREWB.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6008),
+    ev("OFFCORE_RESPONSE_0.COREWB.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf808),
+    ev("OFFCORE_RESPONSE_0.COREWB.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff08),
+    ev("OFFCORE_RESPONSE_0.COREWB.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8008),
+    ev("OFFCORE_RESPONSE_0.COREWB.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x108),
+    ev("OFFCORE_RESPONSE_0.COREWB.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x408),
+    ev("OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x708),
+    ev("OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4708),
+    ev("OFFCORE_RESPONSE_0.COREWB.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4008),
+    ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1808),
+    ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3808),
+    ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008),
+    ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x808),
+    ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2008),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f77),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6077),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf877),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff77),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8077),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x177),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x277),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x477),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x777),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4777),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4077),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1877),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3877),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1077),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x877),
+    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2077),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f33),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6033),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf833),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff33),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8033),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x133),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x233),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x433),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x733),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4733),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4033),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1833),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3833),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1033),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x833),
+    ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2033),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f03),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6003),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf803),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff03),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x103),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x203),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x403),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x703),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4703),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1803),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3803),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x803),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f01),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6001),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf801),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff01),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8001),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x101),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x201),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x401),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x701),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4701),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4001),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1801),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3801),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1001),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x801),
+    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2001),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f04),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6004),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf804),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff04),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8004),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x104),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x204),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x404),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x704),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4704),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4004),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1804),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3804),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x804),
+    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2004),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f02),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6002),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf802),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff02),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8002),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x102),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x202),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x402),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x702),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4702),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4002),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1802),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3802),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1002),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x802),
+    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2002),
+    ev("OFFCORE_RESPONSE_0.OTHER.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f80),
+    ev("OFFCORE_RESPONSE_0.OTHER.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6080),
+    ev("OFFCORE_RESPONSE_0.OTHER.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf880),
+    ev("OFFCORE_RESPONSE_0.OTHER.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff80),
+    ev("OFFCORE_RESPONSE_0.OTHER.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8080),
+    ev("OFFCORE_RESPONSE_0.OTHER.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x180),
+    ev("OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x280),
+    ev("OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x480),
+    ev("OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x780),
+    ev("OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4780),
+    ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1880),
+    ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3880),
+    ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1080),
+    ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x880),
+    ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2080),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f30),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6030),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf830),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff30),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8030),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x130),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x230),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x430),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x730),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4730),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4030),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1830),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3830),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x830),
+    ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2030),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f10),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6010),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf810),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff10),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8010),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x110),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x210),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x410),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x710),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4710),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4010),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1810),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3810),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x810),
+    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2010),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f40),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6040),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf840),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff40),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8040),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x140),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x240),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x440),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x740),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4740),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4040),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1840),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3840),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1040),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x840),
+    ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2040),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f20),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6020),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf820),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff20),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8020),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x120),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x220),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x420),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x720),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4720),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4020),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1820),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3820),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1020),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x820),
+    ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2020),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f70),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6070),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf870),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff70),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8070),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x170),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x270),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x470),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x770),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4770),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4070),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1870),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3870),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1070),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x870),
+    ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2070),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<64>(EVENT_ROWS, 192, false),
+    &event_infos::<64>(EVENT_ROWS, 256, false),
+    &event_infos::<64>(EVENT_ROWS, 320, false),
+    &event_infos::<64>(EVENT_ROWS, 384, false),
+    &event_infos::<64>(EVENT_ROWS, 448, false),
+    &event_infos::<22>(EVENT_ROWS, 512, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "ARITH.CYCLES_DIV_BUSY", code: 0x14, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.DIV", code: 0x14, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.MUL", code: 0x14, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEAR.BAD_TARGET", code: 0xe6, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEAR.CLEAR", code: 0xe6, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEAR_FORCE_IQ", code: 0xa7, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BPU_CLEARS.EARLY", code: 0xe8, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BPU_CLEARS.LATE", code: 0xe8, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BPU_MISSED_CALL_RET", code: 0xe5, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_DECODED", code: 0xe0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ANY", code: 0x88, umask: 0x7f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.COND", code: 0x88, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.DIRECT", code: 0x88, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.DIRECT_NEAR_CALL", code: 0x88, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.INDIRECT_NEAR_CALL", code: 0x88, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.INDIRECT_NON_CALL", code: 0x88, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.NEAR_CALLS", code: 0x88, umask: 0x30, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.NON_CALLS", code: 0x88, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.RETURN_NEAR", code: 0x88, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN", code: 0x88, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ANY", code: 0x89, umask: 0x7f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.COND", code: 0x89, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.DIRECT", code: 0x89, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.DIRECT_NEAR_CALL", code: 0x89, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.INDIRECT_NEAR_CALL", code: 0x89, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.INDIRECT_NON_CALL", code: 0x89, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.NEAR_CALLS", code: 0x89, umask: 0x30, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.NON_CALLS", code: 0x89, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.RETURN_NEAR", code: 0x89, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN", code: 0x89, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_CALL", code: 0xc5, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CACHE_LOCK_CYCLES.L1D", code: 0x63, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "CACHE_LOCK_CYCLES.L1D_L2", code: 0x63, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_P", code: 0x3c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.TOTAL_CYCLES", code: 0x3c, umask: 0x00, counters: 0b1111, threshold: 2, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.ANY", code: 0x08, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.PDE_MISS", code: 0x08, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_MISSES.ANY", code: 0x49, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_MISSES.STLB_HIT", code: 0x49, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ES_REG_RENAMES", code: 0xd5, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.ALL", code: 0xf7, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.INPUT", code: 0xf7, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.OUTPUT", code: 0xf7, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.MMX", code: 0x10, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_DOUBLE_PRECISION", code: 0x10, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_FP", code: 0x10, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_FP_PACKED", code: 0x10, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_FP_SCALAR", code: 0x10, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_SINGLE_PRECISION", code: 0x10, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE2_INTEGER", code: 0x10, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.X87", code: 0x10, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_MMX_TRANS.ANY", code: 0xcc, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_MMX_TRANS.TO_FP", code: 0xcc, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_MMX_TRANS.TO_MMX", code: 0xcc, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.ANY", code: 0x87, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.IQ_FULL", code: 0x87, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.MRU", code: 0x87, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.REGEN", code: 0x87, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_DECODED.DEC0", code: 0x18, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_QUEUE_WRITE_CYCLES", code: 0x1e, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_QUEUE_WRITES", code: 0x17, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.MMX", code: 0xc0, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.TOTAL_CYCLES", code: 0xc0, umask: 0x01, counters: 0b1111, threshold: 16, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.X87", code: 0xc0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IO_TRANSACTIONS", code: 0x6c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_FLUSH", code: 0xae, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISS_RETIRED", code: 0xc8, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.ANY", code: 0x85, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.M_EVICT", code: 0x51, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.M_REPL", code: 0x51, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.M_SNOOP_EVICT", code: 0x51, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.REPL", code: 0x51, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_ALL_REF.ANY", code: 0x43, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_ALL_REF.CACHEABLE", code: 0x43, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_LD.E_STATE", code: 0x40, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_LD.I_STATE", code: 0x40, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_LD.M_STATE", code: 0x40, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_LD.MESI", code: 0x40, umask: 0x0f, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_LD.S_STATE", code: 0x40, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_LOCK.E_STATE", code: 0x42, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_LOCK.HIT", code: 0x42, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_LOCK.M_STATE", code: 0x42, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_LOCK.S_STATE", code: 0x42, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_LOCK_FB_HIT", code: 0x53, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_PREFETCH_LOCK_FB_HIT", code: 0x52, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_ST.E_STATE", code: 0x41, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_ST.M_STATE", code: 0x41, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_ST.S_STATE", code: 0x41, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PREFETCH.MISS", code: 0x4e, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PREFETCH.REQUESTS", code: 0x4e, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PREFETCH.TRIGGERS", code: 0x4e, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_WB_L2.E_STATE", code: 0x28, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_WB_L2.I_STATE", code: 0x28, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_WB_L2.M_STATE", code: 0x28, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_WB_L2.MESI", code: 0x28, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_WB_L2.S_STATE", code: 0x28, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1I.CYCLES_STALLED", code: 0x80, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1I.HITS", code: 0x80, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1I.MISSES", code: 0x80, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1I.READS", code: 0x80, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DATA_RQSTS.ANY", code: 0x26, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DATA_RQSTS.DEMAND.E_STATE", code: 0x26, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DATA_RQSTS.DEMAND.I_STATE", code: 0x26, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DATA_RQSTS.DEMAND.M_STATE", code: 0x26, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DATA_RQSTS.DEMAND.MESI", code: 0x26, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DATA_RQSTS.DEMAND.S_STATE", code: 0x26, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DATA_RQSTS.PREFETCH.E_STATE", code: 0x26, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DATA_RQSTS.PREFETCH.I_STATE", code: 0x26, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DATA_RQSTS.PREFETCH.M_STATE", code: 0x26, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DATA_RQSTS.PREFETCH.MESI", code: 0x26, umask: 0xf0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DATA_RQSTS.PREFETCH.S_STATE", code: 0x26, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.ANY", code: 0xf1, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.E_STATE", code: 0xf1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.S_STATE", code: 0xf1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.ANY", code: 0xf2, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.DEMAND_CLEAN", code: 0xf2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.DEMAND_DIRTY", code: 0xf2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.PREFETCH_CLEAN", code: 0xf2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.PREFETCH_DIRTY", code: 0xf2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.IFETCH_HIT", code: 0x24, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.IFETCH_MISS", code: 0x24, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.IFETCHES", code: 0x24, umask: 0x30, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.LD_HIT", code: 0x24, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.LD_MISS", code: 0x24, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.LOADS", code: 0x24, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.MISS", code: 0x24, umask: 0xaa, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.PREFETCH_HIT", code: 0x24, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.PREFETCH_MISS", code: 0x24, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.PREFETCHES", code: 0x24, umask: 0xc0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.REFERENCES", code: 0x24, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFOS", code: 0x24, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANSACTIONS.ANY", code: 0xf0, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANSACTIONS.FILL", code: 0xf0, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANSACTIONS.IFETCH", code: 0xf0, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANSACTIONS.L1D_WB", code: 0xf0, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANSACTIONS.LOAD", code: 0xf0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANSACTIONS.PREFETCH", code: 0xf0, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANSACTIONS.RFO", code: 0xf0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANSACTIONS.WB", code: 0xf0, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_WRITE.LOCK.E_STATE", code: 0x27, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_WRITE.LOCK.HIT", code: 0x27, umask: 0xe0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_WRITE.LOCK.I_STATE", code: 0x27, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_WRITE.LOCK.M_STATE", code: 0x27, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_WRITE.LOCK.MESI", code: 0x27, umask: 0xf0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_WRITE.LOCK.S_STATE", code: 0x27, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_WRITE.RFO.HIT", code: 0x27, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_WRITE.RFO.I_STATE", code: 0x27, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_WRITE.RFO.M_STATE", code: 0x27, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_WRITE.RFO.MESI", code: 0x27, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_WRITE.RFO.S_STATE", code: 0x27, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LARGE_ITLB.HIT", code: 0x82, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_DISPATCH.ANY", code: 0x13, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_DISPATCH.MOB", code: 0x13, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_DISPATCH.RS", code: 0x13, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_DISPATCH.RS_DELAYED", code: 0x13, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PRE", code: 0x4c, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.ACTIVE", code: 0xa8, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.INACTIVE", code: 0xa8, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "LSD_OVERFLOW", code: 0x20, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.CYCLES", code: 0xc3, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MEM_ORDER", code: 0xc3, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACRO_INSTS.DECODED", code: 0xd0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACRO_INSTS.FUSIONS_DECODED", code: 0xa6, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.LOADS", code: 0x0b, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_INST_RETIRED.STORES", code: 0x0b, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.DTLB_MISS", code: 0xcb, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.HIT_LFB", code: 0xcb, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L1D_HIT", code: 0xcb, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.L2_HIT", code: 0xcb, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.LLC_MISS", code: 0xcb, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.LLC_UNSHARED_HIT", code: 0xcb, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_RETIRED.OTHER_CORE_L2_HIT_HITM", code: 0xcb, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_STORE_RETIRED.DTLB_MISS", code: 0x0c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.L1D_WRITEBACK", code: 0xb0, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_SQ_FULL", code: 0xb2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PARTIAL_ADDRESS_ALIAS", code: 0x07, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RAT_STALLS.ANY", code: 0xd2, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RAT_STALLS.FLAGS", code: 0xd2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RAT_STALLS.REGISTERS", code: 0xd2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RAT_STALLS.ROB_READ_PORT", code: 0xd2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RAT_STALLS.SCOREBOARD", code: 0xd2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.FPCW", code: 0xa2, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.LOAD", code: 0xa2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.MXCSR", code: 0xa2, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.OTHER", code: 0xa2, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.ROB_FULL", code: 0xa2, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.RS_FULL", code: 0xa2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.STORE", code: 0xa2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SB_DRAIN.ANY", code: 0x04, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SEG_RENAME_STALLS", code: 0xd4, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_128.PACK", code: 0x12, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_128.PACKED_ARITH", code: 0x12, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_128.PACKED_LOGICAL", code: 0x12, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_128.PACKED_MPY", code: 0x12, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_128.PACKED_SHIFT", code: 0x12, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_128.SHUFFLE_MOVE", code: 0x12, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_128.UNPACK", code: 0x12, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_64.PACK", code: 0xfd, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_64.PACKED_ARITH", code: 0xfd, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_64.PACKED_LOGICAL", code: 0xfd, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_64.PACKED_MPY", code: 0xfd, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_64.PACKED_SHIFT", code: 0xfd, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_64.SHUFFLE_MOVE", code: 0xfd, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_INT_64.UNPACK", code: 0xfd, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SNOOP_RESPONSE.HIT", code: 0xb8, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SNOOP_RESPONSE.HITE", code: 0xb8, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SNOOP_RESPONSE.HITM", code: 0xb8, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SQ_FULL_STALL_CYCLES", code: 0xf6, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SSEX_UOPS_RETIRED.PACKED_DOUBLE", code: 0xc7, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SSEX_UOPS_RETIRED.PACKED_SINGLE", code: 0xc7, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SSEX_UOPS_RETIRED.SCALAR_DOUBLE", code: 0xc7, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SSEX_UOPS_RETIRED.SCALAR_SINGLE", code: 0xc7, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SSEX_UOPS_RETIRED.VECTOR_INTEGER", code: 0xc7, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "STORE_BLOCKS.AT_RET", code: 0x06, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "STORE_BLOCKS.L1D_BLOCK", code: 0x06, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TWO_UOP_INSTS_DECODED", code: 0x19, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOP_UNFUSION", code: 0xdb, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DECODED.ESP_FOLDING", code: 0xd1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DECODED.ESP_SYNC", code: 0xd1, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DECODED.MS_CYCLES_ACTIVE", code: 0xd1, umask: 0x02, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DECODED.STALL_CYCLES", code: 0xd1, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_ACTIVE_CYCLES", code: 0xb1, umask: 0x3f, counters: 0b1111, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_ACTIVE_CYCLES_NO_PORT5", code: 0xb1, umask: 0x1f, counters: 0b1111, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_STALL_COUNT", code: 0xb1, umask: 0x3f, counters: 0b1111, threshold: 1, invert: true, edge: true, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_STALL_COUNT_NO_PORT5", code: 0xb1, umask: 0x1f, counters: 0b1111, threshold: 1, invert: true, edge: true, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_STALL_CYCLES", code: 0xb1, umask: 0x3f, counters: 0b1111, threshold: 1, invert: true, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_STALL_CYCLES_NO_PORT5", code: 0xb1, umask: 0x1f, counters: 0b1111, threshold: 1, invert: true, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.PORT0", code: 0xb1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.PORT015", code: 0xb1, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.PORT015_STALL_CYCLES", code: 0xb1, umask: 0x40, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.PORT1", code: 0xb1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.PORT2_CORE", code: 0xb1, umask: 0x04, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.PORT234_CORE", code: 0xb1, umask: 0x80, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.PORT3_CORE", code: 0xb1, umask: 0x08, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.PORT4_CORE", code: 0xb1, umask: 0x10, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.PORT5", code: 0xb1, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.CORE_STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.CYCLES_ALL_THREADS", code: 0x0e, umask: 0x01, counters: 0b1111, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.FUSED", code: 0x0e, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.ACTIVE_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.ANY", code: 0xc2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.MACRO_FUSED", code: 0xc2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 16, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f11 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6011 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf811 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff11 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8011 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x111 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x211 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x411 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x711 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4711 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4011 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1811 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3811 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1011 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x811 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2011 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f44 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6044 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf844 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff44 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8044 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x144 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x244 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x444 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x744 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4744 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4044 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1844 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3844 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1044 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x844 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2044 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7fff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x60ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf8ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xffff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x80ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x47ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x40ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x18ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x38ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x20ff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f22 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6022 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf822 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff22 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8022 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x222 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x422 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x722 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4722 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4022 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1822 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3822 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1022 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x822 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2022 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f08 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6008 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf808 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff08 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8008 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x108 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x408 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x708 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4708 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4008 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1808 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3808 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1008 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x808 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.COREWB.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2008 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f77 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6077 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf877 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff77 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8077 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x177 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x277 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x477 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x777 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4777 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4077 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1877 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3877 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1077 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x877 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2077 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f33 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6033 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf833 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff33 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8033 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x133 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x233 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x433 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x733 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4733 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4033 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1833 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3833 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1033 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x833 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DATA_IN.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2033 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f03 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6003 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf803 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff03 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8003 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x203 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x403 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x703 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4703 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1803 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3803 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x803 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f01 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf801 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff01 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x101 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x201 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x401 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x701 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4701 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1801 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3801 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x801 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f04 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf804 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff04 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x104 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x204 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x404 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x704 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4704 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1804 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3804 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x804 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f02 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf802 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff02 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x102 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x202 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x402 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x702 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4702 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1802 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3802 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x802 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f80 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf880 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff80 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x180 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x280 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x480 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x780 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4780 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1880 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3880 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x880 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.OTHER.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f30 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6030 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf830 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff30 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8030 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x130 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x230 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x430 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x730 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4730 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4030 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1830 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3830 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1030 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x830 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2030 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f10 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf810 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff10 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x110 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x210 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x410 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x710 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4710 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1810 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3810 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x810 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f40 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6040 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf840 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff40 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8040 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x140 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x240 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x440 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x740 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4740 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4040 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1840 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3840 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1040 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x840 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2040 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f20 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf820 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff20 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x120 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x220 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x420 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x720 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4720 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1820 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3820 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x820 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PF_RFO.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.ANY_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x7f70 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6070 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.ANY_LLC_MISS", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xf870 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.ANY_LOCATION", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0xff70 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.IO_CSR_MMIO", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x8070 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_NO_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x170 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x270 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x470 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x770 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4770 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4070 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1870 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3870 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HIT", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1070 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HITM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x870 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE_0.PREFETCH.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b100, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2070 }), ..EventInfo::BASE },
-];
+const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 /// This processor's core event list.
 #[cfg(feature = "metadata")]

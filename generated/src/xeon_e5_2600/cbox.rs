@@ -582,9 +582,15 @@ static CBO_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -596,301 +602,217 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_C_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_C_COUNTER0_OCCUPANCY`: event select 0x1f, umask 0x00, counters 0b1110.
-    pub const COUNTER0_OCCUPANCY: Event = Event { code: 0x1f, umask: 0x00, ext_sel: false, row: 1 };
-    /// `UNC_C_ISMQ_DRD_MISS_OCC`: event select 0x21, umask 0x00, counters 0b11.
-    pub const ISMQ_DRD_MISS_OCC: Event = Event { code: 0x21, umask: 0x00, ext_sel: false, row: 2 };
-    /// `UNC_C_LLC_LOOKUP.DATA_READ`: event select 0x34, umask 0x03, counters 0b11.
-    pub const LLC_LOOKUP_DATA_READ: Event = Event { code: 0x34, umask: 0x03, ext_sel: false, row: 3 };
-    /// `UNC_C_LLC_LOOKUP.NID`: event select 0x34, umask 0x41, counters 0b11.
-    pub const LLC_LOOKUP_NID: Event = Event { code: 0x34, umask: 0x41, ext_sel: false, row: 4 };
-    /// `UNC_C_LLC_LOOKUP.REMOTE_SNOOP`: event select 0x34, umask 0x09, counters 0b11.
-    pub const LLC_LOOKUP_REMOTE_SNOOP: Event = Event { code: 0x34, umask: 0x09, ext_sel: false, row: 5 };
-    /// `UNC_C_LLC_LOOKUP.WRITE`: event select 0x34, umask 0x05, counters 0b11.
-    pub const LLC_LOOKUP_WRITE: Event = Event { code: 0x34, umask: 0x05, ext_sel: false, row: 6 };
-    /// `UNC_C_LLC_VICTIMS.E_STATE`: event select 0x37, umask 0x02, counters 0b11.
-    pub const LLC_VICTIMS_E_STATE: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, row: 7 };
-    /// `UNC_C_LLC_VICTIMS.MISS`: event select 0x37, umask 0x08, counters 0b11.
-    pub const LLC_VICTIMS_MISS: Event = Event { code: 0x37, umask: 0x08, ext_sel: false, row: 8 };
-    /// `UNC_C_LLC_VICTIMS.M_STATE`: event select 0x37, umask 0x01, counters 0b11.
-    pub const LLC_VICTIMS_M_STATE: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, row: 9 };
-    /// `UNC_C_LLC_VICTIMS.NID`: event select 0x37, umask 0x40, counters 0b11.
-    pub const LLC_VICTIMS_NID: Event = Event { code: 0x37, umask: 0x40, ext_sel: false, row: 10 };
-    /// `UNC_C_LLC_VICTIMS.S_STATE`: event select 0x37, umask 0x04, counters 0b11.
-    pub const LLC_VICTIMS_S_STATE: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, row: 11 };
-    /// `UNC_C_MISC.RFO_HIT_S`: event select 0x39, umask 0x08, counters 0b11.
-    pub const MISC_RFO_HIT_S: Event = Event { code: 0x39, umask: 0x08, ext_sel: false, row: 12 };
-    /// `UNC_C_MISC.RSPI_WAS_FSE`: event select 0x39, umask 0x01, counters 0b11.
-    pub const MISC_RSPI_WAS_FSE: Event = Event { code: 0x39, umask: 0x01, ext_sel: false, row: 13 };
-    /// `UNC_C_MISC.STARTED`: event select 0x39, umask 0x04, counters 0b11.
-    pub const MISC_STARTED: Event = Event { code: 0x39, umask: 0x04, ext_sel: false, row: 14 };
-    /// `UNC_C_MISC.WC_ALIASING`: event select 0x39, umask 0x02, counters 0b11.
-    pub const MISC_WC_ALIASING: Event = Event { code: 0x39, umask: 0x02, ext_sel: false, row: 15 };
-    /// `UNC_C_RING_AD_USED.DOWN_EVEN`: event select 0x1b, umask 0x04, counters 0b1100.
-    pub const RING_AD_USED_DOWN_EVEN: Event = Event { code: 0x1b, umask: 0x04, ext_sel: false, row: 16 };
-    /// `UNC_C_RING_AD_USED.DOWN_ODD`: event select 0x1b, umask 0x08, counters 0b1100.
-    pub const RING_AD_USED_DOWN_ODD: Event = Event { code: 0x1b, umask: 0x08, ext_sel: false, row: 17 };
-    /// `UNC_C_RING_AD_USED.UP_EVEN`: event select 0x1b, umask 0x01, counters 0b1100.
-    pub const RING_AD_USED_UP_EVEN: Event = Event { code: 0x1b, umask: 0x01, ext_sel: false, row: 18 };
-    /// `UNC_C_RING_AD_USED.UP_ODD`: event select 0x1b, umask 0x02, counters 0b1100.
-    pub const RING_AD_USED_UP_ODD: Event = Event { code: 0x1b, umask: 0x02, ext_sel: false, row: 19 };
-    /// `UNC_C_RING_AK_USED.DOWN_EVEN`: event select 0x1c, umask 0x04, counters 0b1100.
-    pub const RING_AK_USED_DOWN_EVEN: Event = Event { code: 0x1c, umask: 0x04, ext_sel: false, row: 20 };
-    /// `UNC_C_RING_AK_USED.DOWN_ODD`: event select 0x1c, umask 0x08, counters 0b1100.
-    pub const RING_AK_USED_DOWN_ODD: Event = Event { code: 0x1c, umask: 0x08, ext_sel: false, row: 21 };
-    /// `UNC_C_RING_AK_USED.UP_EVEN`: event select 0x1c, umask 0x01, counters 0b1100.
-    pub const RING_AK_USED_UP_EVEN: Event = Event { code: 0x1c, umask: 0x01, ext_sel: false, row: 22 };
-    /// `UNC_C_RING_AK_USED.UP_ODD`: event select 0x1c, umask 0x02, counters 0b1100.
-    pub const RING_AK_USED_UP_ODD: Event = Event { code: 0x1c, umask: 0x02, ext_sel: false, row: 23 };
-    /// `UNC_C_RING_BL_USED.DOWN_EVEN`: event select 0x1d, umask 0x04, counters 0b1100.
-    pub const RING_BL_USED_DOWN_EVEN: Event = Event { code: 0x1d, umask: 0x04, ext_sel: false, row: 24 };
-    /// `UNC_C_RING_BL_USED.DOWN_ODD`: event select 0x1d, umask 0x08, counters 0b1100.
-    pub const RING_BL_USED_DOWN_ODD: Event = Event { code: 0x1d, umask: 0x08, ext_sel: false, row: 25 };
-    /// `UNC_C_RING_BL_USED.UP_EVEN`: event select 0x1d, umask 0x01, counters 0b1100.
-    pub const RING_BL_USED_UP_EVEN: Event = Event { code: 0x1d, umask: 0x01, ext_sel: false, row: 26 };
-    /// `UNC_C_RING_BL_USED.UP_ODD`: event select 0x1d, umask 0x02, counters 0b1100.
-    pub const RING_BL_USED_UP_ODD: Event = Event { code: 0x1d, umask: 0x02, ext_sel: false, row: 27 };
-    /// `UNC_C_RING_BOUNCES.AK_CORE`: event select 0x05, umask 0x02, counters 0b11.
-    pub const RING_BOUNCES_AK_CORE: Event = Event { code: 0x05, umask: 0x02, ext_sel: false, row: 28 };
-    /// `UNC_C_RING_BOUNCES.BL_CORE`: event select 0x05, umask 0x04, counters 0b11.
-    pub const RING_BOUNCES_BL_CORE: Event = Event { code: 0x05, umask: 0x04, ext_sel: false, row: 29 };
-    /// `UNC_C_RING_BOUNCES.IV_CORE`: event select 0x05, umask 0x08, counters 0b11.
-    pub const RING_BOUNCES_IV_CORE: Event = Event { code: 0x05, umask: 0x08, ext_sel: false, row: 30 };
-    /// `UNC_C_RING_IV_USED.ANY`: event select 0x1e, umask 0x0f, counters 0b1100.
-    pub const RING_IV_USED_ANY: Event = Event { code: 0x1e, umask: 0x0f, ext_sel: false, row: 31 };
-    /// `UNC_C_RING_SINK_STARVED.AD_CACHE`: event select 0x06, umask 0x01, counters 0b11.
-    pub const RING_SINK_STARVED_AD_CACHE: Event = Event { code: 0x06, umask: 0x01, ext_sel: false, row: 32 };
-    /// `UNC_C_RING_SINK_STARVED.AK_CORE`: event select 0x06, umask 0x02, counters 0b11.
-    pub const RING_SINK_STARVED_AK_CORE: Event = Event { code: 0x06, umask: 0x02, ext_sel: false, row: 33 };
-    /// `UNC_C_RING_SINK_STARVED.BL_CORE`: event select 0x06, umask 0x04, counters 0b11.
-    pub const RING_SINK_STARVED_BL_CORE: Event = Event { code: 0x06, umask: 0x04, ext_sel: false, row: 34 };
-    /// `UNC_C_RING_SINK_STARVED.IV_CORE`: event select 0x06, umask 0x08, counters 0b11.
-    pub const RING_SINK_STARVED_IV_CORE: Event = Event { code: 0x06, umask: 0x08, ext_sel: false, row: 35 };
-    /// `UNC_C_RING_SRC_THRTL`: event select 0x07, umask 0x00, counters 0b11.
-    pub const RING_SRC_THRTL: Event = Event { code: 0x07, umask: 0x00, ext_sel: false, row: 36 };
-    /// `UNC_C_RxR_EXT_STARVED.IPQ`: event select 0x12, umask 0x02, counters 0b11.
-    pub const RXR_EXT_STARVED_IPQ: Event = Event { code: 0x12, umask: 0x02, ext_sel: false, row: 37 };
-    /// `UNC_C_RxR_EXT_STARVED.IRQ`: event select 0x12, umask 0x01, counters 0b11.
-    pub const RXR_EXT_STARVED_IRQ: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, row: 38 };
-    /// `UNC_C_RxR_EXT_STARVED.ISMQ`: event select 0x12, umask 0x04, counters 0b11.
-    pub const RXR_EXT_STARVED_ISMQ: Event = Event { code: 0x12, umask: 0x04, ext_sel: false, row: 39 };
-    /// `UNC_C_RxR_EXT_STARVED.ISMQ_BIDS`: event select 0x12, umask 0x08, counters 0b11.
-    pub const RXR_EXT_STARVED_ISMQ_BIDS: Event = Event { code: 0x12, umask: 0x08, ext_sel: false, row: 40 };
-    /// `UNC_C_RxR_INSERTS.IPQ`: event select 0x13, umask 0x04, counters 0b11.
-    pub const RXR_INSERTS_IPQ: Event = Event { code: 0x13, umask: 0x04, ext_sel: false, row: 41 };
-    /// `UNC_C_RxR_INSERTS.IRQ`: event select 0x13, umask 0x01, counters 0b11.
-    pub const RXR_INSERTS_IRQ: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, row: 42 };
-    /// `UNC_C_RxR_INSERTS.IRQ_REJECTED`: event select 0x13, umask 0x02, counters 0b11.
-    pub const RXR_INSERTS_IRQ_REJECTED: Event = Event { code: 0x13, umask: 0x02, ext_sel: false, row: 43 };
-    /// `UNC_C_RxR_INSERTS.VFIFO`: event select 0x13, umask 0x10, counters 0b11.
-    pub const RXR_INSERTS_VFIFO: Event = Event { code: 0x13, umask: 0x10, ext_sel: false, row: 44 };
-    /// `UNC_C_RxR_INT_STARVED.IPQ`: event select 0x14, umask 0x04, counters 0b11.
-    pub const RXR_INT_STARVED_IPQ: Event = Event { code: 0x14, umask: 0x04, ext_sel: false, row: 45 };
-    /// `UNC_C_RxR_INT_STARVED.IRQ`: event select 0x14, umask 0x01, counters 0b11.
-    pub const RXR_INT_STARVED_IRQ: Event = Event { code: 0x14, umask: 0x01, ext_sel: false, row: 46 };
-    /// `UNC_C_RxR_INT_STARVED.ISMQ`: event select 0x14, umask 0x08, counters 0b11.
-    pub const RXR_INT_STARVED_ISMQ: Event = Event { code: 0x14, umask: 0x08, ext_sel: false, row: 47 };
-    /// `UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT`: event select 0x31, umask 0x04, counters 0b11.
-    pub const RXR_IPQ_RETRY_ADDR_CONFLICT: Event = Event { code: 0x31, umask: 0x04, ext_sel: false, row: 48 };
-    /// `UNC_C_RxR_IPQ_RETRY.ANY`: event select 0x31, umask 0x01, counters 0b11.
-    pub const RXR_IPQ_RETRY_ANY: Event = Event { code: 0x31, umask: 0x01, ext_sel: false, row: 49 };
-    /// `UNC_C_RxR_IPQ_RETRY.FULL`: event select 0x31, umask 0x02, counters 0b11.
-    pub const RXR_IPQ_RETRY_FULL: Event = Event { code: 0x31, umask: 0x02, ext_sel: false, row: 50 };
-    /// `UNC_C_RxR_IPQ_RETRY.QPI_CREDITS`: event select 0x31, umask 0x10, counters 0b11.
-    pub const RXR_IPQ_RETRY_QPI_CREDITS: Event = Event { code: 0x31, umask: 0x10, ext_sel: false, row: 51 };
-    /// `UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT`: event select 0x32, umask 0x04, counters 0b11.
-    pub const RXR_IRQ_RETRY_ADDR_CONFLICT: Event = Event { code: 0x32, umask: 0x04, ext_sel: false, row: 52 };
-    /// `UNC_C_RxR_IRQ_RETRY.ANY`: event select 0x32, umask 0x01, counters 0b11.
-    pub const RXR_IRQ_RETRY_ANY: Event = Event { code: 0x32, umask: 0x01, ext_sel: false, row: 53 };
-    /// `UNC_C_RxR_IRQ_RETRY.FULL`: event select 0x32, umask 0x02, counters 0b11.
-    pub const RXR_IRQ_RETRY_FULL: Event = Event { code: 0x32, umask: 0x02, ext_sel: false, row: 54 };
-    /// `UNC_C_RxR_IRQ_RETRY.QPI_CREDITS`: event select 0x32, umask 0x10, counters 0b11.
-    pub const RXR_IRQ_RETRY_QPI_CREDITS: Event = Event { code: 0x32, umask: 0x10, ext_sel: false, row: 55 };
-    /// `UNC_C_RxR_IRQ_RETRY.RTID`: event select 0x32, umask 0x08, counters 0b11.
-    pub const RXR_IRQ_RETRY_RTID: Event = Event { code: 0x32, umask: 0x08, ext_sel: false, row: 56 };
-    /// `UNC_C_RxR_ISMQ_RETRY.ANY`: event select 0x33, umask 0x01, counters 0b11.
-    pub const RXR_ISMQ_RETRY_ANY: Event = Event { code: 0x33, umask: 0x01, ext_sel: false, row: 57 };
-    /// `UNC_C_RxR_ISMQ_RETRY.FULL`: event select 0x33, umask 0x02, counters 0b11.
-    pub const RXR_ISMQ_RETRY_FULL: Event = Event { code: 0x33, umask: 0x02, ext_sel: false, row: 58 };
-    /// `UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS`: event select 0x33, umask 0x20, counters 0b11.
-    pub const RXR_ISMQ_RETRY_IIO_CREDITS: Event = Event { code: 0x33, umask: 0x20, ext_sel: false, row: 59 };
-    /// `UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS`: event select 0x33, umask 0x10, counters 0b11.
-    pub const RXR_ISMQ_RETRY_QPI_CREDITS: Event = Event { code: 0x33, umask: 0x10, ext_sel: false, row: 60 };
-    /// `UNC_C_RxR_ISMQ_RETRY.RTID`: event select 0x33, umask 0x08, counters 0b11.
-    pub const RXR_ISMQ_RETRY_RTID: Event = Event { code: 0x33, umask: 0x08, ext_sel: false, row: 61 };
-    /// `UNC_C_RxR_OCCUPANCY.IPQ`: event select 0x11, umask 0x04, counters 0b1.
-    pub const RXR_OCCUPANCY_IPQ: Event = Event { code: 0x11, umask: 0x04, ext_sel: false, row: 62 };
-    /// `UNC_C_RxR_OCCUPANCY.IRQ`: event select 0x11, umask 0x01, counters 0b1.
-    pub const RXR_OCCUPANCY_IRQ: Event = Event { code: 0x11, umask: 0x01, ext_sel: false, row: 63 };
-    /// `UNC_C_RxR_OCCUPANCY.IRQ_REJECTED`: event select 0x11, umask 0x02, counters 0b1.
-    pub const RXR_OCCUPANCY_IRQ_REJECTED: Event = Event { code: 0x11, umask: 0x02, ext_sel: false, row: 64 };
-    /// `UNC_C_RxR_OCCUPANCY.VFIFO`: event select 0x11, umask 0x10, counters 0b1.
-    pub const RXR_OCCUPANCY_VFIFO: Event = Event { code: 0x11, umask: 0x10, ext_sel: false, row: 65 };
-    /// `UNC_C_TOR_INSERTS.EVICTION`: event select 0x35, umask 0x04, counters 0b11.
-    pub const TOR_INSERTS_EVICTION: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, row: 66 };
-    /// `UNC_C_TOR_INSERTS.MISS_ALL`: event select 0x35, umask 0x0a, counters 0b11.
-    pub const TOR_INSERTS_MISS_ALL: Event = Event { code: 0x35, umask: 0x0a, ext_sel: false, row: 67 };
-    /// `UNC_C_TOR_INSERTS.MISS_OPCODE`: event select 0x35, umask 0x03, counters 0b11.
-    pub const TOR_INSERTS_MISS_OPCODE: Event = Event { code: 0x35, umask: 0x03, ext_sel: false, row: 68 };
-    /// `UNC_C_TOR_INSERTS.NID_ALL`: event select 0x35, umask 0x48, counters 0b11.
-    pub const TOR_INSERTS_NID_ALL: Event = Event { code: 0x35, umask: 0x48, ext_sel: false, row: 69 };
-    /// `UNC_C_TOR_INSERTS.NID_EVICTION`: event select 0x35, umask 0x44, counters 0b11.
-    pub const TOR_INSERTS_NID_EVICTION: Event = Event { code: 0x35, umask: 0x44, ext_sel: false, row: 70 };
-    /// `UNC_C_TOR_INSERTS.NID_MISS_ALL`: event select 0x35, umask 0x4a, counters 0b11.
-    pub const TOR_INSERTS_NID_MISS_ALL: Event = Event { code: 0x35, umask: 0x4a, ext_sel: false, row: 71 };
-    /// `UNC_C_TOR_INSERTS.NID_MISS_OPCODE`: event select 0x35, umask 0x43, counters 0b11.
-    pub const TOR_INSERTS_NID_MISS_OPCODE: Event = Event { code: 0x35, umask: 0x43, ext_sel: false, row: 72 };
-    /// `UNC_C_TOR_INSERTS.NID_OPCODE`: event select 0x35, umask 0x41, counters 0b11.
-    pub const TOR_INSERTS_NID_OPCODE: Event = Event { code: 0x35, umask: 0x41, ext_sel: false, row: 73 };
-    /// `UNC_C_TOR_INSERTS.NID_WB`: event select 0x35, umask 0x50, counters 0b11.
-    pub const TOR_INSERTS_NID_WB: Event = Event { code: 0x35, umask: 0x50, ext_sel: false, row: 74 };
-    /// `UNC_C_TOR_INSERTS.OPCODE`: event select 0x35, umask 0x01, counters 0b11.
-    pub const TOR_INSERTS_OPCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, row: 75 };
-    /// `UNC_C_TOR_INSERTS.WB`: event select 0x35, umask 0x10, counters 0b11.
-    pub const TOR_INSERTS_WB: Event = Event { code: 0x35, umask: 0x10, ext_sel: false, row: 76 };
-    /// `UNC_C_TOR_OCCUPANCY.ALL`: event select 0x36, umask 0x08, counters 0b1.
-    pub const TOR_OCCUPANCY_ALL: Event = Event { code: 0x36, umask: 0x08, ext_sel: false, row: 77 };
-    /// `UNC_C_TOR_OCCUPANCY.EVICTION`: event select 0x36, umask 0x04, counters 0b1.
-    pub const TOR_OCCUPANCY_EVICTION: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, row: 78 };
-    /// `UNC_C_TOR_OCCUPANCY.MISS_ALL`: event select 0x36, umask 0x0a, counters 0b1.
-    pub const TOR_OCCUPANCY_MISS_ALL: Event = Event { code: 0x36, umask: 0x0a, ext_sel: false, row: 79 };
-    /// `UNC_C_TOR_OCCUPANCY.MISS_OPCODE`: event select 0x36, umask 0x03, counters 0b1.
-    pub const TOR_OCCUPANCY_MISS_OPCODE: Event = Event { code: 0x36, umask: 0x03, ext_sel: false, row: 80 };
-    /// `UNC_C_TOR_OCCUPANCY.NID_ALL`: event select 0x36, umask 0x48, counters 0b1.
-    pub const TOR_OCCUPANCY_NID_ALL: Event = Event { code: 0x36, umask: 0x48, ext_sel: false, row: 81 };
-    /// `UNC_C_TOR_OCCUPANCY.NID_EVICTION`: event select 0x36, umask 0x44, counters 0b1.
-    pub const TOR_OCCUPANCY_NID_EVICTION: Event = Event { code: 0x36, umask: 0x44, ext_sel: false, row: 82 };
-    /// `UNC_C_TOR_OCCUPANCY.NID_MISS_ALL`: event select 0x36, umask 0x4a, counters 0b1.
-    pub const TOR_OCCUPANCY_NID_MISS_ALL: Event = Event { code: 0x36, umask: 0x4a, ext_sel: false, row: 83 };
-    /// `UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE`: event select 0x36, umask 0x43, counters 0b1.
-    pub const TOR_OCCUPANCY_NID_MISS_OPCODE: Event = Event { code: 0x36, umask: 0x43, ext_sel: false, row: 84 };
-    /// `UNC_C_TOR_OCCUPANCY.NID_OPCODE`: event select 0x36, umask 0x41, counters 0b1.
-    pub const TOR_OCCUPANCY_NID_OPCODE: Event = Event { code: 0x36, umask: 0x41, ext_sel: false, row: 85 };
-    /// `UNC_C_TOR_OCCUPANCY.OPCODE`: event select 0x36, umask 0x01, counters 0b1.
-    pub const TOR_OCCUPANCY_OPCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, row: 86 };
-    /// `UNC_C_TxR_ADS_USED`: event select 0x04, umask 0x00, counters 0b11.
-    pub const TXR_ADS_USED: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 87 };
-    /// `UNC_C_TxR_INSERTS.AD_CACHE`: event select 0x02, umask 0x01, counters 0b11.
-    pub const TXR_INSERTS_AD_CACHE: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, row: 88 };
-    /// `UNC_C_TxR_INSERTS.AD_CORE`: event select 0x02, umask 0x10, counters 0b11.
-    pub const TXR_INSERTS_AD_CORE: Event = Event { code: 0x02, umask: 0x10, ext_sel: false, row: 89 };
-    /// `UNC_C_TxR_INSERTS.AK_CACHE`: event select 0x02, umask 0x02, counters 0b11.
-    pub const TXR_INSERTS_AK_CACHE: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, row: 90 };
-    /// `UNC_C_TxR_INSERTS.AK_CORE`: event select 0x02, umask 0x20, counters 0b11.
-    pub const TXR_INSERTS_AK_CORE: Event = Event { code: 0x02, umask: 0x20, ext_sel: false, row: 91 };
-    /// `UNC_C_TxR_INSERTS.BL_CACHE`: event select 0x02, umask 0x04, counters 0b11.
-    pub const TXR_INSERTS_BL_CACHE: Event = Event { code: 0x02, umask: 0x04, ext_sel: false, row: 92 };
-    /// `UNC_C_TxR_INSERTS.BL_CORE`: event select 0x02, umask 0x40, counters 0b11.
-    pub const TXR_INSERTS_BL_CORE: Event = Event { code: 0x02, umask: 0x40, ext_sel: false, row: 93 };
-    /// `UNC_C_TxR_INSERTS.IV_CACHE`: event select 0x02, umask 0x08, counters 0b11.
-    pub const TXR_INSERTS_IV_CACHE: Event = Event { code: 0x02, umask: 0x08, ext_sel: false, row: 94 };
-    /// `UNC_C_TxR_STARVED.AK`: event select 0x03, umask 0x02, counters 0b11.
-    pub const TXR_STARVED_AK: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, row: 95 };
-    /// `UNC_C_TxR_STARVED.BL`: event select 0x03, umask 0x04, counters 0b11.
-    pub const TXR_STARVED_BL: Event = Event { code: 0x03, umask: 0x04, ext_sel: false, row: 96 };
+    /// `UNC_C_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_C_COUNTER0_OCCUPANCY`.
+    pub const COUNTER0_OCCUPANCY: Event = Event::row(1);
+    /// `UNC_C_ISMQ_DRD_MISS_OCC`.
+    pub const ISMQ_DRD_MISS_OCC: Event = Event::row(2);
+    /// `UNC_C_LLC_LOOKUP.DATA_READ`.
+    pub const LLC_LOOKUP_DATA_READ: Event = Event::row(3);
+    /// `UNC_C_LLC_LOOKUP.NID`.
+    pub const LLC_LOOKUP_NID: Event = Event::row(4);
+    /// `UNC_C_LLC_LOOKUP.REMOTE_SNOOP`.
+    pub const LLC_LOOKUP_REMOTE_SNOOP: Event = Event::row(5);
+    /// `UNC_C_LLC_LOOKUP.WRITE`.
+    pub const LLC_LOOKUP_WRITE: Event = Event::row(6);
+    /// `UNC_C_LLC_VICTIMS.E_STATE`.
+    pub const LLC_VICTIMS_E_STATE: Event = Event::row(7);
+    /// `UNC_C_LLC_VICTIMS.MISS`.
+    pub const LLC_VICTIMS_MISS: Event = Event::row(8);
+    /// `UNC_C_LLC_VICTIMS.M_STATE`.
+    pub const LLC_VICTIMS_M_STATE: Event = Event::row(9);
+    /// `UNC_C_LLC_VICTIMS.NID`.
+    pub const LLC_VICTIMS_NID: Event = Event::row(10);
+    /// `UNC_C_LLC_VICTIMS.S_STATE`.
+    pub const LLC_VICTIMS_S_STATE: Event = Event::row(11);
+    /// `UNC_C_MISC.RFO_HIT_S`.
+    pub const MISC_RFO_HIT_S: Event = Event::row(12);
+    /// `UNC_C_MISC.RSPI_WAS_FSE`.
+    pub const MISC_RSPI_WAS_FSE: Event = Event::row(13);
+    /// `UNC_C_MISC.STARTED`.
+    pub const MISC_STARTED: Event = Event::row(14);
+    /// `UNC_C_MISC.WC_ALIASING`.
+    pub const MISC_WC_ALIASING: Event = Event::row(15);
+    /// `UNC_C_RING_AD_USED.DOWN_EVEN`.
+    pub const RING_AD_USED_DOWN_EVEN: Event = Event::row(16);
+    /// `UNC_C_RING_AD_USED.DOWN_ODD`.
+    pub const RING_AD_USED_DOWN_ODD: Event = Event::row(17);
+    /// `UNC_C_RING_AD_USED.UP_EVEN`.
+    pub const RING_AD_USED_UP_EVEN: Event = Event::row(18);
+    /// `UNC_C_RING_AD_USED.UP_ODD`.
+    pub const RING_AD_USED_UP_ODD: Event = Event::row(19);
+    /// `UNC_C_RING_AK_USED.DOWN_EVEN`.
+    pub const RING_AK_USED_DOWN_EVEN: Event = Event::row(20);
+    /// `UNC_C_RING_AK_USED.DOWN_ODD`.
+    pub const RING_AK_USED_DOWN_ODD: Event = Event::row(21);
+    /// `UNC_C_RING_AK_USED.UP_EVEN`.
+    pub const RING_AK_USED_UP_EVEN: Event = Event::row(22);
+    /// `UNC_C_RING_AK_USED.UP_ODD`.
+    pub const RING_AK_USED_UP_ODD: Event = Event::row(23);
+    /// `UNC_C_RING_BL_USED.DOWN_EVEN`.
+    pub const RING_BL_USED_DOWN_EVEN: Event = Event::row(24);
+    /// `UNC_C_RING_BL_USED.DOWN_ODD`.
+    pub const RING_BL_USED_DOWN_ODD: Event = Event::row(25);
+    /// `UNC_C_RING_BL_USED.UP_EVEN`.
+    pub const RING_BL_USED_UP_EVEN: Event = Event::row(26);
+    /// `UNC_C_RING_BL_USED.UP_ODD`.
+    pub const RING_BL_USED_UP_ODD: Event = Event::row(27);
+    /// `UNC_C_RING_BOUNCES.AK_CORE`.
+    pub const RING_BOUNCES_AK_CORE: Event = Event::row(28);
+    /// `UNC_C_RING_BOUNCES.BL_CORE`.
+    pub const RING_BOUNCES_BL_CORE: Event = Event::row(29);
+    /// `UNC_C_RING_BOUNCES.IV_CORE`.
+    pub const RING_BOUNCES_IV_CORE: Event = Event::row(30);
+    /// `UNC_C_RING_IV_USED.ANY`.
+    pub const RING_IV_USED_ANY: Event = Event::row(31);
+    /// `UNC_C_RING_SINK_STARVED.AD_CACHE`.
+    pub const RING_SINK_STARVED_AD_CACHE: Event = Event::row(32);
+    /// `UNC_C_RING_SINK_STARVED.AK_CORE`.
+    pub const RING_SINK_STARVED_AK_CORE: Event = Event::row(33);
+    /// `UNC_C_RING_SINK_STARVED.BL_CORE`.
+    pub const RING_SINK_STARVED_BL_CORE: Event = Event::row(34);
+    /// `UNC_C_RING_SINK_STARVED.IV_CORE`.
+    pub const RING_SINK_STARVED_IV_CORE: Event = Event::row(35);
+    /// `UNC_C_RING_SRC_THRTL`.
+    pub const RING_SRC_THRTL: Event = Event::row(36);
+    /// `UNC_C_RxR_EXT_STARVED.IPQ`.
+    pub const RXR_EXT_STARVED_IPQ: Event = Event::row(37);
+    /// `UNC_C_RxR_EXT_STARVED.IRQ`.
+    pub const RXR_EXT_STARVED_IRQ: Event = Event::row(38);
+    /// `UNC_C_RxR_EXT_STARVED.ISMQ`.
+    pub const RXR_EXT_STARVED_ISMQ: Event = Event::row(39);
+    /// `UNC_C_RxR_EXT_STARVED.ISMQ_BIDS`.
+    pub const RXR_EXT_STARVED_ISMQ_BIDS: Event = Event::row(40);
+    /// `UNC_C_RxR_INSERTS.IPQ`.
+    pub const RXR_INSERTS_IPQ: Event = Event::row(41);
+    /// `UNC_C_RxR_INSERTS.IRQ`.
+    pub const RXR_INSERTS_IRQ: Event = Event::row(42);
+    /// `UNC_C_RxR_INSERTS.IRQ_REJECTED`.
+    pub const RXR_INSERTS_IRQ_REJECTED: Event = Event::row(43);
+    /// `UNC_C_RxR_INSERTS.VFIFO`.
+    pub const RXR_INSERTS_VFIFO: Event = Event::row(44);
+    /// `UNC_C_RxR_INT_STARVED.IPQ`.
+    pub const RXR_INT_STARVED_IPQ: Event = Event::row(45);
+    /// `UNC_C_RxR_INT_STARVED.IRQ`.
+    pub const RXR_INT_STARVED_IRQ: Event = Event::row(46);
+    /// `UNC_C_RxR_INT_STARVED.ISMQ`.
+    pub const RXR_INT_STARVED_ISMQ: Event = Event::row(47);
+    /// `UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT`.
+    pub const RXR_IPQ_RETRY_ADDR_CONFLICT: Event = Event::row(48);
+    /// `UNC_C_RxR_IPQ_RETRY.ANY`.
+    pub const RXR_IPQ_RETRY_ANY: Event = Event::row(49);
+    /// `UNC_C_RxR_IPQ_RETRY.FULL`.
+    pub const RXR_IPQ_RETRY_FULL: Event = Event::row(50);
+    /// `UNC_C_RxR_IPQ_RETRY.QPI_CREDITS`.
+    pub const RXR_IPQ_RETRY_QPI_CREDITS: Event = Event::row(51);
+    /// `UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT`.
+    pub const RXR_IRQ_RETRY_ADDR_CONFLICT: Event = Event::row(52);
+    /// `UNC_C_RxR_IRQ_RETRY.ANY`.
+    pub const RXR_IRQ_RETRY_ANY: Event = Event::row(53);
+    /// `UNC_C_RxR_IRQ_RETRY.FULL`.
+    pub const RXR_IRQ_RETRY_FULL: Event = Event::row(54);
+    /// `UNC_C_RxR_IRQ_RETRY.QPI_CREDITS`.
+    pub const RXR_IRQ_RETRY_QPI_CREDITS: Event = Event::row(55);
+    /// `UNC_C_RxR_IRQ_RETRY.RTID`.
+    pub const RXR_IRQ_RETRY_RTID: Event = Event::row(56);
+    /// `UNC_C_RxR_ISMQ_RETRY.ANY`.
+    pub const RXR_ISMQ_RETRY_ANY: Event = Event::row(57);
+    /// `UNC_C_RxR_ISMQ_RETRY.FULL`.
+    pub const RXR_ISMQ_RETRY_FULL: Event = Event::row(58);
+    /// `UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS`.
+    pub const RXR_ISMQ_RETRY_IIO_CREDITS: Event = Event::row(59);
+    /// `UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS`.
+    pub const RXR_ISMQ_RETRY_QPI_CREDITS: Event = Event::row(60);
+    /// `UNC_C_RxR_ISMQ_RETRY.RTID`.
+    pub const RXR_ISMQ_RETRY_RTID: Event = Event::row(61);
+    /// `UNC_C_RxR_OCCUPANCY.IPQ`.
+    pub const RXR_OCCUPANCY_IPQ: Event = Event::row(62);
+    /// `UNC_C_RxR_OCCUPANCY.IRQ`.
+    pub const RXR_OCCUPANCY_IRQ: Event = Event::row(63);
+    /// `UNC_C_RxR_OCCUPANCY.IRQ_REJECTED`.
+    pub const RXR_OCCUPANCY_IRQ_REJECTED: Event = Event::row(64);
+    /// `UNC_C_RxR_OCCUPANCY.VFIFO`.
+    pub const RXR_OCCUPANCY_VFIFO: Event = Event::row(65);
+    /// `UNC_C_TOR_INSERTS.EVICTION`.
+    pub const TOR_INSERTS_EVICTION: Event = Event::row(66);
+    /// `UNC_C_TOR_INSERTS.MISS_ALL`.
+    pub const TOR_INSERTS_MISS_ALL: Event = Event::row(67);
+    /// `UNC_C_TOR_INSERTS.MISS_OPCODE`.
+    pub const TOR_INSERTS_MISS_OPCODE: Event = Event::row(68);
+    /// `UNC_C_TOR_INSERTS.NID_ALL`.
+    pub const TOR_INSERTS_NID_ALL: Event = Event::row(69);
+    /// `UNC_C_TOR_INSERTS.NID_EVICTION`.
+    pub const TOR_INSERTS_NID_EVICTION: Event = Event::row(70);
+    /// `UNC_C_TOR_INSERTS.NID_MISS_ALL`.
+    pub const TOR_INSERTS_NID_MISS_ALL: Event = Event::row(71);
+    /// `UNC_C_TOR_INSERTS.NID_MISS_OPCODE`.
+    pub const TOR_INSERTS_NID_MISS_OPCODE: Event = Event::row(72);
+    /// `UNC_C_TOR_INSERTS.NID_OPCODE`.
+    pub const TOR_INSERTS_NID_OPCODE: Event = Event::row(73);
+    /// `UNC_C_TOR_INSERTS.NID_WB`.
+    pub const TOR_INSERTS_NID_WB: Event = Event::row(74);
+    /// `UNC_C_TOR_INSERTS.OPCODE`.
+    pub const TOR_INSERTS_OPCODE: Event = Event::row(75);
+    /// `UNC_C_TOR_INSERTS.WB`.
+    pub const TOR_INSERTS_WB: Event = Event::row(76);
+    /// `UNC_C_TOR_OCCUPANCY.ALL`.
+    pub const TOR_OCCUPANCY_ALL: Event = Event::row(77);
+    /// `UNC_C_TOR_OCCUPANCY.EVICTION`.
+    pub const TOR_OCCUPANCY_EVICTION: Event = Event::row(78);
+    /// `UNC_C_TOR_OCCUPANCY.MISS_ALL`.
+    pub const TOR_OCCUPANCY_MISS_ALL: Event = Event::row(79);
+    /// `UNC_C_TOR_OCCUPANCY.MISS_OPCODE`.
+    pub const TOR_OCCUPANCY_MISS_OPCODE: Event = Event::row(80);
+    /// `UNC_C_TOR_OCCUPANCY.NID_ALL`.
+    pub const TOR_OCCUPANCY_NID_ALL: Event = Event::row(81);
+    /// `UNC_C_TOR_OCCUPANCY.NID_EVICTION`.
+    pub const TOR_OCCUPANCY_NID_EVICTION: Event = Event::row(82);
+    /// `UNC_C_TOR_OCCUPANCY.NID_MISS_ALL`.
+    pub const TOR_OCCUPANCY_NID_MISS_ALL: Event = Event::row(83);
+    /// `UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE`.
+    pub const TOR_OCCUPANCY_NID_MISS_OPCODE: Event = Event::row(84);
+    /// `UNC_C_TOR_OCCUPANCY.NID_OPCODE`.
+    pub const TOR_OCCUPANCY_NID_OPCODE: Event = Event::row(85);
+    /// `UNC_C_TOR_OCCUPANCY.OPCODE`.
+    pub const TOR_OCCUPANCY_OPCODE: Event = Event::row(86);
+    /// `UNC_C_TxR_ADS_USED`.
+    pub const TXR_ADS_USED: Event = Event::row(87);
+    /// `UNC_C_TxR_INSERTS.AD_CACHE`.
+    pub const TXR_INSERTS_AD_CACHE: Event = Event::row(88);
+    /// `UNC_C_TxR_INSERTS.AD_CORE`.
+    pub const TXR_INSERTS_AD_CORE: Event = Event::row(89);
+    /// `UNC_C_TxR_INSERTS.AK_CACHE`.
+    pub const TXR_INSERTS_AK_CACHE: Event = Event::row(90);
+    /// `UNC_C_TxR_INSERTS.AK_CORE`.
+    pub const TXR_INSERTS_AK_CORE: Event = Event::row(91);
+    /// `UNC_C_TxR_INSERTS.BL_CACHE`.
+    pub const TXR_INSERTS_BL_CACHE: Event = Event::row(92);
+    /// `UNC_C_TxR_INSERTS.BL_CORE`.
+    pub const TXR_INSERTS_BL_CORE: Event = Event::row(93);
+    /// `UNC_C_TxR_INSERTS.IV_CACHE`.
+    pub const TXR_INSERTS_IV_CACHE: Event = Event::row(94);
+    /// `UNC_C_TxR_STARVED.AK`.
+    pub const TXR_STARVED_AK: Event = Event::row(95);
+    /// `UNC_C_TxR_STARVED.BL`.
+    pub const TXR_STARVED_BL: Event = Event::row(96);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::COUNTER0_OCCUPANCY,
-        Event::ISMQ_DRD_MISS_OCC,
-        Event::LLC_LOOKUP_DATA_READ,
-        Event::LLC_LOOKUP_NID,
-        Event::LLC_LOOKUP_REMOTE_SNOOP,
-        Event::LLC_LOOKUP_WRITE,
-        Event::LLC_VICTIMS_E_STATE,
-        Event::LLC_VICTIMS_MISS,
-        Event::LLC_VICTIMS_M_STATE,
-        Event::LLC_VICTIMS_NID,
-        Event::LLC_VICTIMS_S_STATE,
-        Event::MISC_RFO_HIT_S,
-        Event::MISC_RSPI_WAS_FSE,
-        Event::MISC_STARTED,
-        Event::MISC_WC_ALIASING,
-        Event::RING_AD_USED_DOWN_EVEN,
-        Event::RING_AD_USED_DOWN_ODD,
-        Event::RING_AD_USED_UP_EVEN,
-        Event::RING_AD_USED_UP_ODD,
-        Event::RING_AK_USED_DOWN_EVEN,
-        Event::RING_AK_USED_DOWN_ODD,
-        Event::RING_AK_USED_UP_EVEN,
-        Event::RING_AK_USED_UP_ODD,
-        Event::RING_BL_USED_DOWN_EVEN,
-        Event::RING_BL_USED_DOWN_ODD,
-        Event::RING_BL_USED_UP_EVEN,
-        Event::RING_BL_USED_UP_ODD,
-        Event::RING_BOUNCES_AK_CORE,
-        Event::RING_BOUNCES_BL_CORE,
-        Event::RING_BOUNCES_IV_CORE,
-        Event::RING_IV_USED_ANY,
-        Event::RING_SINK_STARVED_AD_CACHE,
-        Event::RING_SINK_STARVED_AK_CORE,
-        Event::RING_SINK_STARVED_BL_CORE,
-        Event::RING_SINK_STARVED_IV_CORE,
-        Event::RING_SRC_THRTL,
-        Event::RXR_EXT_STARVED_IPQ,
-        Event::RXR_EXT_STARVED_IRQ,
-        Event::RXR_EXT_STARVED_ISMQ,
-        Event::RXR_EXT_STARVED_ISMQ_BIDS,
-        Event::RXR_INSERTS_IPQ,
-        Event::RXR_INSERTS_IRQ,
-        Event::RXR_INSERTS_IRQ_REJECTED,
-        Event::RXR_INSERTS_VFIFO,
-        Event::RXR_INT_STARVED_IPQ,
-        Event::RXR_INT_STARVED_IRQ,
-        Event::RXR_INT_STARVED_ISMQ,
-        Event::RXR_IPQ_RETRY_ADDR_CONFLICT,
-        Event::RXR_IPQ_RETRY_ANY,
-        Event::RXR_IPQ_RETRY_FULL,
-        Event::RXR_IPQ_RETRY_QPI_CREDITS,
-        Event::RXR_IRQ_RETRY_ADDR_CONFLICT,
-        Event::RXR_IRQ_RETRY_ANY,
-        Event::RXR_IRQ_RETRY_FULL,
-        Event::RXR_IRQ_RETRY_QPI_CREDITS,
-        Event::RXR_IRQ_RETRY_RTID,
-        Event::RXR_ISMQ_RETRY_ANY,
-        Event::RXR_ISMQ_RETRY_FULL,
-        Event::RXR_ISMQ_RETRY_IIO_CREDITS,
-        Event::RXR_ISMQ_RETRY_QPI_CREDITS,
-        Event::RXR_ISMQ_RETRY_RTID,
-        Event::RXR_OCCUPANCY_IPQ,
-        Event::RXR_OCCUPANCY_IRQ,
-        Event::RXR_OCCUPANCY_IRQ_REJECTED,
-        Event::RXR_OCCUPANCY_VFIFO,
-        Event::TOR_INSERTS_EVICTION,
-        Event::TOR_INSERTS_MISS_ALL,
-        Event::TOR_INSERTS_MISS_OPCODE,
-        Event::TOR_INSERTS_NID_ALL,
-        Event::TOR_INSERTS_NID_EVICTION,
-        Event::TOR_INSERTS_NID_MISS_ALL,
-        Event::TOR_INSERTS_NID_MISS_OPCODE,
-        Event::TOR_INSERTS_NID_OPCODE,
-        Event::TOR_INSERTS_NID_WB,
-        Event::TOR_INSERTS_OPCODE,
-        Event::TOR_INSERTS_WB,
-        Event::TOR_OCCUPANCY_ALL,
-        Event::TOR_OCCUPANCY_EVICTION,
-        Event::TOR_OCCUPANCY_MISS_ALL,
-        Event::TOR_OCCUPANCY_MISS_OPCODE,
-        Event::TOR_OCCUPANCY_NID_ALL,
-        Event::TOR_OCCUPANCY_NID_EVICTION,
-        Event::TOR_OCCUPANCY_NID_MISS_ALL,
-        Event::TOR_OCCUPANCY_NID_MISS_OPCODE,
-        Event::TOR_OCCUPANCY_NID_OPCODE,
-        Event::TOR_OCCUPANCY_OPCODE,
-        Event::TXR_ADS_USED,
-        Event::TXR_INSERTS_AD_CACHE,
-        Event::TXR_INSERTS_AD_CORE,
-        Event::TXR_INSERTS_AK_CACHE,
-        Event::TXR_INSERTS_AK_CORE,
-        Event::TXR_INSERTS_BL_CACHE,
-        Event::TXR_INSERTS_BL_CORE,
-        Event::TXR_INSERTS_IV_CACHE,
-        Event::TXR_STARVED_AK,
-        Event::TXR_STARVED_BL,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -921,108 +843,121 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_C_CLOCKTICKS", 0x00, 0x00, 0b1111),
+    ev("UNC_C_COUNTER0_OCCUPANCY", 0x1f, 0x00, 0b1110),
+    ev("UNC_C_ISMQ_DRD_MISS_OCC", 0x21, 0x00, 0b11),
+    ev("UNC_C_LLC_LOOKUP.DATA_READ", 0x34, 0x03, 0b11).filters("CBoFilter[22:18]"),
+    ev("UNC_C_LLC_LOOKUP.NID", 0x34, 0x41, 0b11).filters("CBoFilter[22:18], CBoFilter[17:10]"),
+    ev("UNC_C_LLC_LOOKUP.REMOTE_SNOOP", 0x34, 0x09, 0b11).filters("CBoFilter[22:18]"),
+    ev("UNC_C_LLC_LOOKUP.WRITE", 0x34, 0x05, 0b11).filters("CBoFilter[22:18]"),
+    ev("UNC_C_LLC_VICTIMS.E_STATE", 0x37, 0x02, 0b11),
+    ev("UNC_C_LLC_VICTIMS.MISS", 0x37, 0x08, 0b11),
+    ev("UNC_C_LLC_VICTIMS.M_STATE", 0x37, 0x01, 0b11),
+    ev("UNC_C_LLC_VICTIMS.NID", 0x37, 0x40, 0b11).filters("CBoFilter[17:10]"),
+    ev("UNC_C_LLC_VICTIMS.S_STATE", 0x37, 0x04, 0b11),
+    ev("UNC_C_MISC.RFO_HIT_S", 0x39, 0x08, 0b11),
+    ev("UNC_C_MISC.RSPI_WAS_FSE", 0x39, 0x01, 0b11),
+    ev("UNC_C_MISC.STARTED", 0x39, 0x04, 0b11),
+    ev("UNC_C_MISC.WC_ALIASING", 0x39, 0x02, 0b11),
+    ev("UNC_C_RING_AD_USED.DOWN_EVEN", 0x1b, 0x04, 0b1100),
+    ev("UNC_C_RING_AD_USED.DOWN_ODD", 0x1b, 0x08, 0b1100),
+    ev("UNC_C_RING_AD_USED.UP_EVEN", 0x1b, 0x01, 0b1100),
+    ev("UNC_C_RING_AD_USED.UP_ODD", 0x1b, 0x02, 0b1100),
+    ev("UNC_C_RING_AK_USED.DOWN_EVEN", 0x1c, 0x04, 0b1100),
+    ev("UNC_C_RING_AK_USED.DOWN_ODD", 0x1c, 0x08, 0b1100),
+    ev("UNC_C_RING_AK_USED.UP_EVEN", 0x1c, 0x01, 0b1100),
+    ev("UNC_C_RING_AK_USED.UP_ODD", 0x1c, 0x02, 0b1100),
+    ev("UNC_C_RING_BL_USED.DOWN_EVEN", 0x1d, 0x04, 0b1100),
+    ev("UNC_C_RING_BL_USED.DOWN_ODD", 0x1d, 0x08, 0b1100),
+    ev("UNC_C_RING_BL_USED.UP_EVEN", 0x1d, 0x01, 0b1100),
+    ev("UNC_C_RING_BL_USED.UP_ODD", 0x1d, 0x02, 0b1100),
+    ev("UNC_C_RING_BOUNCES.AK_CORE", 0x05, 0x02, 0b11),
+    ev("UNC_C_RING_BOUNCES.BL_CORE", 0x05, 0x04, 0b11),
+    ev("UNC_C_RING_BOUNCES.IV_CORE", 0x05, 0x08, 0b11),
+    ev("UNC_C_RING_IV_USED.ANY", 0x1e, 0x0f, 0b1100),
+    ev("UNC_C_RING_SINK_STARVED.AD_CACHE", 0x06, 0x01, 0b11),
+    ev("UNC_C_RING_SINK_STARVED.AK_CORE", 0x06, 0x02, 0b11),
+    ev("UNC_C_RING_SINK_STARVED.BL_CORE", 0x06, 0x04, 0b11),
+    ev("UNC_C_RING_SINK_STARVED.IV_CORE", 0x06, 0x08, 0b11),
+    ev("UNC_C_RING_SRC_THRTL", 0x07, 0x00, 0b11),
+    ev("UNC_C_RxR_EXT_STARVED.IPQ", 0x12, 0x02, 0b11),
+    ev("UNC_C_RxR_EXT_STARVED.IRQ", 0x12, 0x01, 0b11),
+    ev("UNC_C_RxR_EXT_STARVED.ISMQ", 0x12, 0x04, 0b11),
+    ev("UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", 0x12, 0x08, 0b11),
+    ev("UNC_C_RxR_INSERTS.IPQ", 0x13, 0x04, 0b11),
+    ev("UNC_C_RxR_INSERTS.IRQ", 0x13, 0x01, 0b11),
+    ev("UNC_C_RxR_INSERTS.IRQ_REJECTED", 0x13, 0x02, 0b11),
+    ev("UNC_C_RxR_INSERTS.VFIFO", 0x13, 0x10, 0b11),
+    ev("UNC_C_RxR_INT_STARVED.IPQ", 0x14, 0x04, 0b11),
+    ev("UNC_C_RxR_INT_STARVED.IRQ", 0x14, 0x01, 0b11),
+    ev("UNC_C_RxR_INT_STARVED.ISMQ", 0x14, 0x08, 0b11),
+    ev("UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", 0x31, 0x04, 0b11),
+    ev("UNC_C_RxR_IPQ_RETRY.ANY", 0x31, 0x01, 0b11),
+    ev("UNC_C_RxR_IPQ_RETRY.FULL", 0x31, 0x02, 0b11),
+    ev("UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", 0x31, 0x10, 0b11),
+    ev("UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", 0x32, 0x04, 0b11),
+    ev("UNC_C_RxR_IRQ_RETRY.ANY", 0x32, 0x01, 0b11),
+    ev("UNC_C_RxR_IRQ_RETRY.FULL", 0x32, 0x02, 0b11),
+    ev("UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", 0x32, 0x10, 0b11),
+    ev("UNC_C_RxR_IRQ_RETRY.RTID", 0x32, 0x08, 0b11),
+    ev("UNC_C_RxR_ISMQ_RETRY.ANY", 0x33, 0x01, 0b11),
+    ev("UNC_C_RxR_ISMQ_RETRY.FULL", 0x33, 0x02, 0b11),
+    ev("UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", 0x33, 0x20, 0b11),
+    ev("UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", 0x33, 0x10, 0b11),
+    ev("UNC_C_RxR_ISMQ_RETRY.RTID", 0x33, 0x08, 0b11),
+    ev("UNC_C_RxR_OCCUPANCY.IPQ", 0x11, 0x04, 0b1),
+    ev("UNC_C_RxR_OCCUPANCY.IRQ", 0x11, 0x01, 0b1),
+    ev("UNC_C_RxR_OCCUPANCY.IRQ_REJECTED", 0x11, 0x02, 0b1),
+    ev("UNC_C_RxR_OCCUPANCY.VFIFO", 0x11, 0x10, 0b1),
+    ev("UNC_C_TOR_INSERTS.EVICTION", 0x35, 0x04, 0b11),
+    ev("UNC_C_TOR_INSERTS.MISS_ALL", 0x35, 0x0a, 0b11),
+    ev("UNC_C_TOR_INSERTS.MISS_OPCODE", 0x35, 0x03, 0b11).filters("CBoFilter[31:23]"),
+    ev("UNC_C_TOR_INSERTS.NID_ALL", 0x35, 0x48, 0b11).filters("CBoFilter[17:10]"),
+    ev("UNC_C_TOR_INSERTS.NID_EVICTION", 0x35, 0x44, 0b11).filters("CBoFilter[17:10]"),
+    ev("UNC_C_TOR_INSERTS.NID_MISS_ALL", 0x35, 0x4a, 0b11).filters("CBoFilter[17:10]"),
+    ev("UNC_C_TOR_INSERTS.NID_MISS_OPCODE", 0x35, 0x43, 0b11).filters("CBoFilter[31:23], CBoFilter[17:10]"),
+    ev("UNC_C_TOR_INSERTS.NID_OPCODE", 0x35, 0x41, 0b11).filters("CBoFilter[31:23], CBoFilter[17:10]"),
+    ev("UNC_C_TOR_INSERTS.NID_WB", 0x35, 0x50, 0b11).filters("CBoFilter[17:10]"),
+    ev("UNC_C_TOR_INSERTS.OPCODE", 0x35, 0x01, 0b11).filters("CBoFilter[31:23]"),
+    ev("UNC_C_TOR_INSERTS.WB", 0x35, 0x10, 0b11),
+    ev("UNC_C_TOR_OCCUPANCY.ALL", 0x36, 0x08, 0b1),
+    ev("UNC_C_TOR_OCCUPANCY.EVICTION", 0x36, 0x04, 0b1),
+    ev("UNC_C_TOR_OCCUPANCY.MISS_ALL", 0x36, 0x0a, 0b1),
+    ev("UNC_C_TOR_OCCUPANCY.MISS_OPCODE", 0x36, 0x03, 0b1).filters("CBoFilter[31:23]"),
+    ev("UNC_C_TOR_OCCUPANCY.NID_ALL", 0x36, 0x48, 0b1).filters("CBoFilter[17:10]"),
+    ev("UNC_C_TOR_OCCUPANCY.NID_EVICTION", 0x36, 0x44, 0b1).filters("CBoFilter[17:10]"),
+    ev("UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", 0x36, 0x4a, 0b1).filters("CBoFilter[17:10]"),
+    ev("UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", 0x36, 0x43, 0b1).filters("CBoFilter[31:23], CBoFilter[17:10]"),
+    ev("UNC_C_TOR_OCCUPANCY.NID_OPCODE", 0x36, 0x41, 0b1).filters("CBoFilter[31:23], CBoFilter[17:10]"),
+    ev("UNC_C_TOR_OCCUPANCY.OPCODE", 0x36, 0x01, 0b1).filters("CBoFilter[31:23]"),
+    ev("UNC_C_TxR_ADS_USED", 0x04, 0x00, 0b11),
+    ev("UNC_C_TxR_INSERTS.AD_CACHE", 0x02, 0x01, 0b11),
+    ev("UNC_C_TxR_INSERTS.AD_CORE", 0x02, 0x10, 0b11),
+    ev("UNC_C_TxR_INSERTS.AK_CACHE", 0x02, 0x02, 0b11),
+    ev("UNC_C_TxR_INSERTS.AK_CORE", 0x02, 0x20, 0b11),
+    ev("UNC_C_TxR_INSERTS.BL_CACHE", 0x02, 0x04, 0b11),
+    ev("UNC_C_TxR_INSERTS.BL_CORE", 0x02, 0x40, 0b11),
+    ev("UNC_C_TxR_INSERTS.IV_CACHE", 0x02, 0x08, 0b11),
+    ev("UNC_C_TxR_STARVED.AK", 0x03, 0x02, 0b11),
+    ev("UNC_C_TxR_STARVED.BL", 0x03, 0x04, 0b11),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<33>(EVENT_ROWS, 64, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_C_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_COUNTER0_OCCUPANCY", code: 0x1f, umask: 0x00, counters: 0b1110, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_ISMQ_DRD_MISS_OCC", code: 0x21, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_LLC_LOOKUP.DATA_READ", code: 0x34, umask: 0x03, counters: 0b11, filters: "CBoFilter[22:18]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_LLC_LOOKUP.NID", code: 0x34, umask: 0x41, counters: 0b11, filters: "CBoFilter[22:18], CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_LLC_LOOKUP.REMOTE_SNOOP", code: 0x34, umask: 0x09, counters: 0b11, filters: "CBoFilter[22:18]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_LLC_LOOKUP.WRITE", code: 0x34, umask: 0x05, counters: 0b11, filters: "CBoFilter[22:18]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_LLC_VICTIMS.E_STATE", code: 0x37, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_LLC_VICTIMS.MISS", code: 0x37, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_LLC_VICTIMS.M_STATE", code: 0x37, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_LLC_VICTIMS.NID", code: 0x37, umask: 0x40, counters: 0b11, filters: "CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_LLC_VICTIMS.S_STATE", code: 0x37, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_MISC.RSPI_WAS_FSE", code: 0x39, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_MISC.STARTED", code: 0x39, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_MISC.WC_ALIASING", code: 0x39, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_AD_USED.DOWN_EVEN", code: 0x1b, umask: 0x04, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_AD_USED.DOWN_ODD", code: 0x1b, umask: 0x08, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_AD_USED.UP_EVEN", code: 0x1b, umask: 0x01, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_AD_USED.UP_ODD", code: 0x1b, umask: 0x02, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_AK_USED.DOWN_EVEN", code: 0x1c, umask: 0x04, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_AK_USED.DOWN_ODD", code: 0x1c, umask: 0x08, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_AK_USED.UP_EVEN", code: 0x1c, umask: 0x01, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_AK_USED.UP_ODD", code: 0x1c, umask: 0x02, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_BL_USED.DOWN_EVEN", code: 0x1d, umask: 0x04, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_BL_USED.DOWN_ODD", code: 0x1d, umask: 0x08, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_BL_USED.UP_EVEN", code: 0x1d, umask: 0x01, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_BL_USED.UP_ODD", code: 0x1d, umask: 0x02, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_BOUNCES.AK_CORE", code: 0x05, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_BOUNCES.BL_CORE", code: 0x05, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_BOUNCES.IV_CORE", code: 0x05, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_IV_USED.ANY", code: 0x1e, umask: 0x0f, counters: 0b1100, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_SINK_STARVED.AD_CACHE", code: 0x06, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_SINK_STARVED.AK_CORE", code: 0x06, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_SINK_STARVED.BL_CORE", code: 0x06, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_SINK_STARVED.IV_CORE", code: 0x06, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RING_SRC_THRTL", code: 0x07, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_EXT_STARVED.IPQ", code: 0x12, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_EXT_STARVED.IRQ", code: 0x12, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_EXT_STARVED.ISMQ", code: 0x12, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", code: 0x12, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_INSERTS.IPQ", code: 0x13, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_INSERTS.IRQ", code: 0x13, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_INSERTS.IRQ_REJECTED", code: 0x13, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_INSERTS.VFIFO", code: 0x13, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_INT_STARVED.IPQ", code: 0x14, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_INT_STARVED.IRQ", code: 0x14, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_INT_STARVED.ISMQ", code: 0x14, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", code: 0x31, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_IPQ_RETRY.ANY", code: 0x31, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_IPQ_RETRY.FULL", code: 0x31, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", code: 0x31, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", code: 0x32, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_IRQ_RETRY.ANY", code: 0x32, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_IRQ_RETRY.FULL", code: 0x32, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", code: 0x32, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_IRQ_RETRY.RTID", code: 0x32, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.ANY", code: 0x33, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.FULL", code: 0x33, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", code: 0x33, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", code: 0x33, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.RTID", code: 0x33, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_OCCUPANCY.IPQ", code: 0x11, umask: 0x04, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_OCCUPANCY.IRQ", code: 0x11, umask: 0x01, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_OCCUPANCY.IRQ_REJECTED", code: 0x11, umask: 0x02, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_RxR_OCCUPANCY.VFIFO", code: 0x11, umask: 0x10, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_INSERTS.EVICTION", code: 0x35, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_INSERTS.MISS_ALL", code: 0x35, umask: 0x0a, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_INSERTS.MISS_OPCODE", code: 0x35, umask: 0x03, counters: 0b11, filters: "CBoFilter[31:23]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_INSERTS.NID_ALL", code: 0x35, umask: 0x48, counters: 0b11, filters: "CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_INSERTS.NID_EVICTION", code: 0x35, umask: 0x44, counters: 0b11, filters: "CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_INSERTS.NID_MISS_ALL", code: 0x35, umask: 0x4a, counters: 0b11, filters: "CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_INSERTS.NID_MISS_OPCODE", code: 0x35, umask: 0x43, counters: 0b11, filters: "CBoFilter[31:23], CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_INSERTS.NID_OPCODE", code: 0x35, umask: 0x41, counters: 0b11, filters: "CBoFilter[31:23], CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_INSERTS.NID_WB", code: 0x35, umask: 0x50, counters: 0b11, filters: "CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_INSERTS.OPCODE", code: 0x35, umask: 0x01, counters: 0b11, filters: "CBoFilter[31:23]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_INSERTS.WB", code: 0x35, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_OCCUPANCY.ALL", code: 0x36, umask: 0x08, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_OCCUPANCY.EVICTION", code: 0x36, umask: 0x04, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_ALL", code: 0x36, umask: 0x0a, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_OPCODE", code: 0x36, umask: 0x03, counters: 0b1, filters: "CBoFilter[31:23]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_ALL", code: 0x36, umask: 0x48, counters: 0b1, filters: "CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_EVICTION", code: 0x36, umask: 0x44, counters: 0b1, filters: "CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", code: 0x36, umask: 0x4a, counters: 0b1, filters: "CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", code: 0x36, umask: 0x43, counters: 0b1, filters: "CBoFilter[31:23], CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_OPCODE", code: 0x36, umask: 0x41, counters: 0b1, filters: "CBoFilter[31:23], CBoFilter[17:10]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TOR_OCCUPANCY.OPCODE", code: 0x36, umask: 0x01, counters: 0b1, filters: "CBoFilter[31:23]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TxR_ADS_USED", code: 0x04, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TxR_INSERTS.AD_CACHE", code: 0x02, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TxR_INSERTS.AD_CORE", code: 0x02, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TxR_INSERTS.AK_CACHE", code: 0x02, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TxR_INSERTS.AK_CORE", code: 0x02, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TxR_INSERTS.BL_CACHE", code: 0x02, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TxR_INSERTS.BL_CORE", code: 0x02, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TxR_INSERTS.IV_CACHE", code: 0x02, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TxR_STARVED.AK", code: 0x03, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_C_TxR_STARVED.BL", code: 0x03, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl CboCtl {
     /// This value set to count `event`: its event select and umask.

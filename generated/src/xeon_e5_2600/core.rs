@@ -9,1348 +9,704 @@ use crate::core_events::CoreEventsInfo;
 #[cfg(feature = "metadata")]
 use crate::support::EventInfo;
 
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
 pub enum List {}
 
 /// An event of this list. Any core event list's events go into the core PMU's counter
-/// control (`with_event`); an uncore event does not compile there. Each constant's doc gives
-/// the counters that may count it (bit n: counter n).
+/// control (`with_event`); an uncore event does not compile there. Each constant is a row
+/// of the list's event table, which gives its event select, umask, settings and the
+/// counters that may count it (bit n: counter n).
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `BR_INST_EXEC.NONTAKEN_CONDITIONAL`: event select 0x88, umask 0x41, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_NONTAKEN_CONDITIONAL: Event = Event { code: 0x88, umask: 0x41, row: 0, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_CONDITIONAL`: event select 0x88, umask 0x81, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_EXEC_TAKEN_CONDITIONAL: Event = Event { code: 0x88, umask: 0x81, row: 1, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_DIRECT_JUMP`: event select 0x88, umask 0x82, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_EXEC_TAKEN_DIRECT_JUMP: Event = Event { code: 0x88, umask: 0x82, row: 2, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`: event select 0x88, umask 0x84, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x88, umask: 0x84, row: 3, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0x88, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN: Event = Event { code: 0x88, umask: 0x88, row: 4, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL`: event select 0x88, umask 0x90, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0x90, row: 5, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x88, umask 0xa0, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0xa0, row: 6, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_CONDITIONAL`: event select 0x88, umask 0xc1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_EXEC_ALL_CONDITIONAL: Event = Event { code: 0x88, umask: 0xc1, row: 7, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_DIRECT_JMP`: event select 0x88, umask 0xc2, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_EXEC_ALL_DIRECT_JMP: Event = Event { code: 0x88, umask: 0xc2, row: 8, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`: event select 0x88, umask 0xc4, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x88, umask: 0xc4, row: 9, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0xc8, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN: Event = Event { code: 0x88, umask: 0xc8, row: 10, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_DIRECT_NEAR_CALL`: event select 0x88, umask 0xd0, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0xd0, row: 11, ..Event::BASE };
-    /// `BR_MISP_EXEC.NONTAKEN_CONDITIONAL`: event select 0x89, umask 0x41, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_MISP_EXEC_NONTAKEN_CONDITIONAL: Event = Event { code: 0x89, umask: 0x41, row: 12, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_CONDITIONAL`: event select 0x89, umask 0x81, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_EXEC_TAKEN_CONDITIONAL: Event = Event { code: 0x89, umask: 0x81, row: 13, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`: event select 0x89, umask 0x84, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x89, umask: 0x84, row: 14, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_RETURN_NEAR`: event select 0x89, umask 0x88, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_EXEC_TAKEN_RETURN_NEAR: Event = Event { code: 0x89, umask: 0x88, row: 15, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_DIRECT_NEAR_CALL`: event select 0x89, umask 0x90, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_MISP_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0x90, row: 16, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x89, umask 0xa0, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0xa0, row: 17, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_CONDITIONAL`: event select 0x89, umask 0xc1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_EXEC_ALL_CONDITIONAL: Event = Event { code: 0x89, umask: 0xc1, row: 18, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`: event select 0x89, umask 0xc4, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x89, umask: 0xc4, row: 19, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_DIRECT_NEAR_CALL`: event select 0x89, umask 0xd0, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_MISP_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0xd0, row: 20, ..Event::BASE };
-    /// `BR_MISP_EXEC.INDIRECT`: event select 0x89, umask 0xe4, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const BR_MISP_EXEC_INDIRECT: Event = Event { code: 0x89, umask: 0xe4, row: 21, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event { code: 0x3c, umask: 0x00, row: 22, ..Event::BASE };
-    /// `ITLB.ITLB_FLUSH`: event select 0xae, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ITLB_ITLB_FLUSH: Event = Event { code: 0xae, umask: 0x01, row: 23, ..Event::BASE };
-    /// `ICACHE.HIT`: event select 0x80, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ICACHE_HIT: Event = Event { code: 0x80, umask: 0x01, row: 24, ..Event::BASE };
-    /// `ICACHE.MISSES`: event select 0x80, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ICACHE_MISSES: Event = Event { code: 0x80, umask: 0x02, row: 25, ..Event::BASE };
-    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LSD_UOPS: Event = Event { code: 0xa8, umask: 0x01, row: 26, ..Event::BASE };
-    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LSD_CYCLES_ACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, row: 27, ..Event::BASE };
-    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ILD_STALL_LCP: Event = Event { code: 0x87, umask: 0x01, row: 28, ..Event::BASE };
-    /// `ILD_STALL.IQ_FULL`: event select 0x87, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ILD_STALL_IQ_FULL: Event = Event { code: 0x87, umask: 0x04, row: 29, ..Event::BASE };
-    /// `INSTS_WRITTEN_TO_IQ.INSTS`: event select 0x17, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const INSTS_WRITTEN_TO_IQ_INSTS: Event = Event { code: 0x17, umask: 0x01, row: 30, ..Event::BASE };
-    /// `IDQ.EMPTY`: event select 0x79, umask 0x02, counters 0b1111.
-    pub const IDQ_EMPTY: Event = Event { code: 0x79, umask: 0x02, row: 31, ..Event::BASE };
-    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MITE_UOPS: Event = Event { code: 0x79, umask: 0x04, row: 32, ..Event::BASE };
-    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_DSB_UOPS: Event = Event { code: 0x79, umask: 0x08, row: 33, ..Event::BASE };
-    /// `IDQ.MS_DSB_UOPS`: event select 0x79, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MS_DSB_UOPS: Event = Event { code: 0x79, umask: 0x10, row: 34, ..Event::BASE };
-    /// `IDQ.MS_MITE_UOPS`: event select 0x79, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MS_MITE_UOPS: Event = Event { code: 0x79, umask: 0x20, row: 35, ..Event::BASE };
-    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x30, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MS_UOPS: Event = Event { code: 0x79, umask: 0x30, row: 36, ..Event::BASE };
-    /// `IDQ.MS_CYCLES`: event select 0x79, umask 0x30, counter mask 1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const IDQ_MS_CYCLES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, row: 37, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`: event select 0x9c, umask 0x01, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event { code: 0x9c, umask: 0x01, row: 38, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 4, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 4, row: 39, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 3, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 3, row: 40, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.COUNT`: event select 0xab, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DSB2MITE_SWITCHES_COUNT: Event = Event { code: 0xab, umask: 0x01, row: 41, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0xab, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event { code: 0xab, umask: 0x02, row: 42, ..Event::BASE };
-    /// `DSB_FILL.OTHER_CANCEL`: event select 0xac, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const DSB_FILL_OTHER_CANCEL: Event = Event { code: 0xac, umask: 0x02, row: 43, ..Event::BASE };
-    /// `DSB_FILL.EXCEED_DSB_LINES`: event select 0xac, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DSB_FILL_EXCEED_DSB_LINES: Event = Event { code: 0xac, umask: 0x08, row: 44, ..Event::BASE };
-    /// `INT_MISC.RAT_STALL_CYCLES`: event select 0x0d, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const INT_MISC_RAT_STALL_CYCLES: Event = Event { code: 0x0d, umask: 0x40, row: 45, ..Event::BASE };
-    /// `PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP`: event select 0x59, umask 0x20, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const PARTIAL_RAT_STALLS_FLAGS_MERGE_UOP: Event = Event { code: 0x59, umask: 0x20, row: 46, ..Event::BASE };
-    /// `PARTIAL_RAT_STALLS.SLOW_LEA_WINDOW`: event select 0x59, umask 0x40, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const PARTIAL_RAT_STALLS_SLOW_LEA_WINDOW: Event = Event { code: 0x59, umask: 0x40, row: 47, ..Event::BASE };
-    /// `PARTIAL_RAT_STALLS.MUL_SINGLE_UOP`: event select 0x59, umask 0x80, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const PARTIAL_RAT_STALLS_MUL_SINGLE_UOP: Event = Event { code: 0x59, umask: 0x80, row: 48, ..Event::BASE };
-    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_ANY: Event = Event { code: 0xa2, umask: 0x01, row: 49, ..Event::BASE };
-    /// `RESOURCE_STALLS.LB`: event select 0xa2, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_LB: Event = Event { code: 0xa2, umask: 0x02, row: 50, ..Event::BASE };
-    /// `RESOURCE_STALLS.RS`: event select 0xa2, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_RS: Event = Event { code: 0xa2, umask: 0x04, row: 51, ..Event::BASE };
-    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_SB: Event = Event { code: 0xa2, umask: 0x08, row: 52, ..Event::BASE };
-    /// `RESOURCE_STALLS.ROB`: event select 0xa2, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_ROB: Event = Event { code: 0xa2, umask: 0x10, row: 53, ..Event::BASE };
-    /// `RESOURCE_STALLS2.BOB_FULL`: event select 0x5b, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const RESOURCE_STALLS2_BOB_FULL: Event = Event { code: 0x5b, umask: 0x40, row: 54, ..Event::BASE };
-    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_ISSUED_ANY: Event = Event { code: 0x0e, umask: 0x01, row: 55, ..Event::BASE };
-    /// `UOPS_ISSUED.STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, counters
-    /// 0b1111.
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, row: 56, ..Event::BASE };
-    /// `UOPS_ISSUED.CORE_STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, any
-    /// thread, counters 0b1111.
-    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, any_thread: true, row: 57, ..Event::BASE };
-    /// `RS_EVENTS.EMPTY_CYCLES`: event select 0x5e, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event { code: 0x5e, umask: 0x01, row: 58, ..Event::BASE };
-    /// `CPL_CYCLES.RING0`: event select 0x5c, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const CPL_CYCLES_RING0: Event = Event { code: 0x5c, umask: 0x01, row: 59, ..Event::BASE };
-    /// `CPL_CYCLES.RING0_TRANS`: event select 0x5c, umask 0x01, counter mask 1, edge, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CPL_CYCLES_RING0_TRANS: Event = Event { code: 0x5c, umask: 0x01, threshold: 1, edge: true, row: 60, ..Event::BASE };
-    /// `CPL_CYCLES.RING123`: event select 0x5c, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const CPL_CYCLES_RING123: Event = Event { code: 0x5c, umask: 0x02, row: 61, ..Event::BASE };
-    /// `ROB_MISC_EVENTS.LBR_INSERTS`: event select 0xcc, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event { code: 0xcc, umask: 0x20, row: 62, ..Event::BASE };
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event { code: 0xc3, umask: 0x02, row: 63, ..Event::BASE };
-    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const MACHINE_CLEARS_SMC: Event = Event { code: 0xc3, umask: 0x04, row: 64, ..Event::BASE };
-    /// `MACHINE_CLEARS.MASKMOV`: event select 0xc3, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const MACHINE_CLEARS_MASKMOV: Event = Event { code: 0xc3, umask: 0x20, row: 65, ..Event::BASE };
-    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const INST_RETIRED_ANY_P: Event = Event { code: 0xc0, umask: 0x00, row: 66, ..Event::BASE };
-    /// `UOPS_RETIRED.ALL`: event select 0xc2, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_RETIRED_ALL: Event = Event { code: 0xc2, umask: 0x01, row: 67, ..Event::BASE };
-    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event { code: 0xc2, umask: 0x02, row: 68, ..Event::BASE };
-    /// `UOPS_RETIRED.STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert, counters
-    /// 0b1111.
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 1, invert: true, row: 69, ..Event::BASE };
-    /// `UOPS_RETIRED.TOTAL_CYCLES`: event select 0xc2, umask 0x01, counter mask 10, invert,
-    /// counters 0b1111.
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 10, invert: true, row: 70, ..Event::BASE };
-    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event { code: 0xc4, umask: 0x01, row: 71, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event { code: 0xc4, umask: 0x02, row: 72, ..Event::BASE };
-    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc4, umask: 0x00, row: 73, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event { code: 0xc4, umask: 0x08, row: 74, ..Event::BASE };
-    /// `BR_INST_RETIRED.NOT_TAKEN`: event select 0xc4, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event { code: 0xc4, umask: 0x10, row: 75, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc4, umask: 0x20, row: 76, ..Event::BASE };
-    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event { code: 0xc4, umask: 0x40, row: 77, ..Event::BASE };
-    /// `BR_MISP_RETIRED.CONDITIONAL`: event select 0xc5, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event { code: 0xc5, umask: 0x01, row: 78, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_CALL`: event select 0xc5, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event { code: 0xc5, umask: 0x02, row: 79, ..Event::BASE };
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc5, umask: 0x00, row: 80, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NOT_TAKEN`: event select 0xc5, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_RETIRED_NOT_TAKEN: Event = Event { code: 0xc5, umask: 0x10, row: 81, ..Event::BASE };
-    /// `BR_MISP_RETIRED.TAKEN`: event select 0xc5, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const BR_MISP_RETIRED_TAKEN: Event = Event { code: 0xc5, umask: 0x20, row: 82, ..Event::BASE };
-    /// `OTHER_ASSISTS.ITLB_MISS_RETIRED`: event select 0xc1, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OTHER_ASSISTS_ITLB_MISS_RETIRED: Event = Event { code: 0xc1, umask: 0x02, row: 83, ..Event::BASE };
-    /// `OTHER_ASSISTS.AVX_STORE`: event select 0xc1, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OTHER_ASSISTS_AVX_STORE: Event = Event { code: 0xc1, umask: 0x08, row: 84, ..Event::BASE };
-    /// `OTHER_ASSISTS.AVX_TO_SSE`: event select 0xc1, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OTHER_ASSISTS_AVX_TO_SSE: Event = Event { code: 0xc1, umask: 0x10, row: 85, ..Event::BASE };
-    /// `OTHER_ASSISTS.SSE_TO_AVX`: event select 0xc1, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OTHER_ASSISTS_SSE_TO_AVX: Event = Event { code: 0xc1, umask: 0x20, row: 86, ..Event::BASE };
-    /// `FP_ASSIST.X87_OUTPUT`: event select 0xca, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const FP_ASSIST_X87_OUTPUT: Event = Event { code: 0xca, umask: 0x02, row: 87, ..Event::BASE };
-    /// `FP_ASSIST.X87_INPUT`: event select 0xca, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const FP_ASSIST_X87_INPUT: Event = Event { code: 0xca, umask: 0x04, row: 88, ..Event::BASE };
-    /// `FP_ASSIST.SIMD_OUTPUT`: event select 0xca, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const FP_ASSIST_SIMD_OUTPUT: Event = Event { code: 0xca, umask: 0x08, row: 89, ..Event::BASE };
-    /// `FP_ASSIST.SIMD_INPUT`: event select 0xca, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const FP_ASSIST_SIMD_INPUT: Event = Event { code: 0xca, umask: 0x10, row: 90, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`: event select 0xd0, umask 0x11, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = Event { code: 0xd0, umask: 0x11, row: 91, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.STLB_MISS_STORES`: event select 0xd0, umask 0x12, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_STLB_MISS_STORES: Event = Event { code: 0xd0, umask: 0x12, row: 92, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOCK_LOADS`: event select 0xd0, umask 0x21, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_LOCK_LOADS: Event = Event { code: 0xd0, umask: 0x21, row: 93, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.SPLIT_LOADS`: event select 0xd0, umask 0x41, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_SPLIT_LOADS: Event = Event { code: 0xd0, umask: 0x41, row: 94, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.SPLIT_STORES`: event select 0xd0, umask 0x42, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_SPLIT_STORES: Event = Event { code: 0xd0, umask: 0x42, row: 95, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.ALL_LOADS`: event select 0xd0, umask 0x81, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_ALL_LOADS: Event = Event { code: 0xd0, umask: 0x81, row: 96, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.ALL_STORES`: event select 0xd0, umask 0x82, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_ALL_STORES: Event = Event { code: 0xd0, umask: 0x82, row: 97, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L1_HIT`: event select 0xd1, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_UOPS_RETIRED_L1_HIT: Event = Event { code: 0xd1, umask: 0x01, row: 98, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L2_HIT`: event select 0xd1, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_UOPS_RETIRED_L2_HIT: Event = Event { code: 0xd1, umask: 0x02, row: 99, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.LLC_HIT`: event select 0xd1, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_UOPS_RETIRED_LLC_HIT: Event = Event { code: 0xd1, umask: 0x04, row: 100, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.LLC_MISS`: event select 0xd1, umask 0x20, counters 0b1111.
-    pub const MEM_LOAD_UOPS_RETIRED_LLC_MISS: Event = Event { code: 0xd1, umask: 0x20, row: 101, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.HIT_LFB`: event select 0xd1, umask 0x40, counters 0b1111.
-    pub const MEM_LOAD_UOPS_RETIRED_HIT_LFB: Event = Event { code: 0xd1, umask: 0x40, row: 102, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_MISS`: event select 0xd2, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_MISS: Event = Event { code: 0xd2, umask: 0x01, row: 103, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HIT`: event select 0xd2, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HIT: Event = Event { code: 0xd2, umask: 0x02, row: 104, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HITM`: event select 0xd2, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HITM: Event = Event { code: 0xd2, umask: 0x04, row: 105, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_NONE`: event select 0xd2, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_NONE: Event = Event { code: 0xd2, umask: 0x08, row: 106, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.LOCAL_DRAM`: event select 0xd3, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_LOCAL_DRAM: Event = Event { code: 0xd3, umask: 0x01, row: 107, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM`: event select 0xd3, umask 0x04, counters
-    /// 0b1111.
-    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_DRAM: Event = Event { code: 0xd3, umask: 0x04, row: 108, ..Event::BASE };
-    /// `ARITH.FPU_DIV_ACTIVE`: event select 0x14, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ARITH_FPU_DIV_ACTIVE: Event = Event { code: 0x14, umask: 0x01, row: 109, ..Event::BASE };
-    /// `ARITH.FPU_DIV`: event select 0x14, umask 0x01, counter mask 1, edge, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const ARITH_FPU_DIV: Event = Event { code: 0x14, umask: 0x01, threshold: 1, edge: true, row: 110, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.X87`: event select 0x10, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const FP_COMP_OPS_EXE_X87: Event = Event { code: 0x10, umask: 0x01, row: 111, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE`: event select 0x10, umask 0x10, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const FP_COMP_OPS_EXE_SSE_PACKED_DOUBLE: Event = Event { code: 0x10, umask: 0x10, row: 112, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE`: event select 0x10, umask 0x20, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const FP_COMP_OPS_EXE_SSE_SCALAR_SINGLE: Event = Event { code: 0x10, umask: 0x20, row: 113, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_PACKED_SINGLE`: event select 0x10, umask 0x40, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const FP_COMP_OPS_EXE_SSE_PACKED_SINGLE: Event = Event { code: 0x10, umask: 0x40, row: 114, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE`: event select 0x10, umask 0x80, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const FP_COMP_OPS_EXE_SSE_SCALAR_DOUBLE: Event = Event { code: 0x10, umask: 0x80, row: 115, ..Event::BASE };
-    /// `SIMD_FP_256.PACKED_SINGLE`: event select 0x11, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const SIMD_FP_256_PACKED_SINGLE: Event = Event { code: 0x11, umask: 0x01, row: 116, ..Event::BASE };
-    /// `SIMD_FP_256.PACKED_DOUBLE`: event select 0x11, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const SIMD_FP_256_PACKED_DOUBLE: Event = Event { code: 0x11, umask: 0x02, row: 117, ..Event::BASE };
-    /// `UOPS_DISPATCHED.THREAD`: event select 0xb1, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_DISPATCHED_THREAD: Event = Event { code: 0xb1, umask: 0x01, row: 118, ..Event::BASE };
-    /// `UOPS_DISPATCHED.CORE`: event select 0xb1, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_DISPATCHED_CORE: Event = Event { code: 0xb1, umask: 0x02, row: 119, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event { code: 0xa1, umask: 0x01, row: 120, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event { code: 0xa1, umask: 0x02, row: 121, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_4`: event select 0xa1, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event { code: 0xa1, umask: 0x40, row: 122, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_5`: event select 0xa1, umask 0x80, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event { code: 0xa1, umask: 0x80, row: 123, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_NO_DISPATCH`: event select 0xa3, umask 0x04, counter mask 4, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_CYCLES_NO_DISPATCH: Event = Event { code: 0xa3, umask: 0x04, threshold: 4, row: 124, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_PENDING`: event select 0xa3, umask 0x02, counter mask 2, counters
-    /// 0b100.
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_PENDING: Event = Event { code: 0xa3, umask: 0x02, threshold: 2, row: 125, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_L2_PENDING`: event select 0xa3, umask 0x01, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CYCLE_ACTIVITY_CYCLES_L2_PENDING: Event = Event { code: 0xa3, umask: 0x01, threshold: 1, row: 126, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L1D_PENDING`: event select 0xa3, umask 0x06, counter mask 6, counters
-    /// 0b100.
-    pub const CYCLE_ACTIVITY_STALLS_L1D_PENDING: Event = Event { code: 0xa3, umask: 0x06, threshold: 6, row: 127, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L2_PENDING`: event select 0xa3, umask 0x05, counter mask 5, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_STALLS_L2_PENDING: Event = Event { code: 0xa3, umask: 0x05, threshold: 5, row: 128, ..Event::BASE };
-    /// `EPT.WALK_CYCLES`: event select 0x4f, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const EPT_WALK_CYCLES: Event = Event { code: 0x4f, umask: 0x10, row: 129, ..Event::BASE };
-    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`: event select 0x85, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x85, umask: 0x01, row: 130, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x85, umask: 0x02, row: 131, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_DURATION`: event select 0x85, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_DURATION: Event = Event { code: 0x85, umask: 0x04, row: 132, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ITLB_MISSES_STLB_HIT: Event = Event { code: 0x85, umask: 0x10, row: 133, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`: event select 0x08, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x08, umask: 0x01, row: 134, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x02, row: 135, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_DURATION`: event select 0x08, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_DURATION: Event = Event { code: 0x08, umask: 0x04, row: 136, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event { code: 0x08, umask: 0x10, row: 137, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`: event select 0x49, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x49, umask: 0x01, row: 138, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event { code: 0x49, umask: 0x02, row: 139, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_DURATION`: event select 0x49, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_DURATION: Event = Event { code: 0x49, umask: 0x04, row: 140, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event { code: 0x49, umask: 0x10, row: 141, ..Event::BASE };
-    /// `TLB_FLUSH.DTLB_THREAD`: event select 0xbd, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TLB_FLUSH_DTLB_THREAD: Event = Event { code: 0xbd, umask: 0x01, row: 142, ..Event::BASE };
-    /// `TLB_FLUSH.STLB_ANY`: event select 0xbd, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TLB_FLUSH_STLB_ANY: Event = Event { code: 0xbd, umask: 0x20, row: 143, ..Event::BASE };
-    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L1D_REPLACEMENT: Event = Event { code: 0x51, umask: 0x01, row: 144, ..Event::BASE };
-    /// `L1D.ALLOCATED_IN_M`: event select 0x51, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L1D_ALLOCATED_IN_M: Event = Event { code: 0x51, umask: 0x02, row: 145, ..Event::BASE };
-    /// `L1D.EVICTION`: event select 0x51, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L1D_EVICTION: Event = Event { code: 0x51, umask: 0x04, row: 146, ..Event::BASE };
-    /// `L1D.ALL_M_REPLACEMENT`: event select 0x51, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L1D_ALL_M_REPLACEMENT: Event = Event { code: 0x51, umask: 0x08, row: 147, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING`: event select 0x48, umask 0x01, counters 0b100.
-    pub const L1D_PEND_MISS_PENDING: Event = Event { code: 0x48, umask: 0x01, row: 148, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING_CYCLES`: event select 0x48, umask 0x01, counter mask 1, counters
-    /// 0b100.
-    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event { code: 0x48, umask: 0x01, threshold: 1, row: 149, ..Event::BASE };
-    /// `LOAD_HIT_PRE.SW_PF`: event select 0x4c, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LOAD_HIT_PRE_SW_PF: Event = Event { code: 0x4c, umask: 0x01, row: 150, ..Event::BASE };
-    /// `LOAD_HIT_PRE.HW_PF`: event select 0x4c, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LOAD_HIT_PRE_HW_PF: Event = Event { code: 0x4c, umask: 0x02, row: 151, ..Event::BASE };
-    /// `HW_PRE_REQ.DL1_MISS`: event select 0x4e, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const HW_PRE_REQ_DL1_MISS: Event = Event { code: 0x4e, umask: 0x02, row: 152, ..Event::BASE };
-    /// `LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION`: event select 0x63, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION: Event = Event { code: 0x63, umask: 0x01, row: 153, ..Event::BASE };
-    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`: event select 0x63, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = Event { code: 0x63, umask: 0x02, row: 154, ..Event::BASE };
-    /// `LD_BLOCKS.DATA_UNKNOWN`: event select 0x03, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LD_BLOCKS_DATA_UNKNOWN: Event = Event { code: 0x03, umask: 0x01, row: 155, ..Event::BASE };
-    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event { code: 0x03, umask: 0x02, row: 156, ..Event::BASE };
-    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LD_BLOCKS_NO_SR: Event = Event { code: 0x03, umask: 0x08, row: 157, ..Event::BASE };
-    /// `LD_BLOCKS.ALL_BLOCK`: event select 0x03, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LD_BLOCKS_ALL_BLOCK: Event = Event { code: 0x03, umask: 0x10, row: 158, ..Event::BASE };
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event { code: 0x07, umask: 0x01, row: 159, ..Event::BASE };
-    /// `LD_BLOCKS_PARTIAL.ALL_STA_BLOCK`: event select 0x07, umask 0x08, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LD_BLOCKS_PARTIAL_ALL_STA_BLOCK: Event = Event { code: 0x07, umask: 0x08, row: 160, ..Event::BASE };
-    /// `MISALIGN_MEM_REF.LOADS`: event select 0x05, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const MISALIGN_MEM_REF_LOADS: Event = Event { code: 0x05, umask: 0x01, row: 161, ..Event::BASE };
-    /// `MISALIGN_MEM_REF.STORES`: event select 0x05, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const MISALIGN_MEM_REF_STORES: Event = Event { code: 0x05, umask: 0x02, row: 162, ..Event::BASE };
-    /// `AGU_BYPASS_CANCEL.COUNT`: event select 0xb6, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const AGU_BYPASS_CANCEL_COUNT: Event = Event { code: 0xb6, umask: 0x01, row: 163, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`: event select 0x60, umask 0x01, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, row: 164, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`: event select 0x60, umask 0x01,
-    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, threshold: 1, row: 165, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`: event select 0x60, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, row: 166, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`: event select 0x60, umask 0x08, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event { code: 0x60, umask: 0x08, row: 167, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`: event select 0x60, umask 0x08, counter
-    /// mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event { code: 0x60, umask: 0x08, threshold: 1, row: 168, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0xb0, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event { code: 0xb0, umask: 0x01, row: 169, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0xb0, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event { code: 0xb0, umask: 0x02, row: 170, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0xb0, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event { code: 0xb0, umask: 0x04, row: 171, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`: event select 0xb0, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event { code: 0xb0, umask: 0x08, row: 172, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`: event select 0xb2, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event { code: 0xb2, umask: 0x01, row: 173, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event { code: 0x24, umask: 0x01, row: 174, ..Event::BASE };
-    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_RFO_HIT: Event = Event { code: 0x24, umask: 0x04, row: 175, ..Event::BASE };
-    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_RFO_MISS: Event = Event { code: 0x24, umask: 0x08, row: 176, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_CODE_RD_HIT: Event = Event { code: 0x24, umask: 0x10, row: 177, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_CODE_RD_MISS: Event = Event { code: 0x24, umask: 0x20, row: 178, ..Event::BASE };
-    /// `L2_RQSTS.PF_HIT`: event select 0x24, umask 0x40, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_PF_HIT: Event = Event { code: 0x24, umask: 0x40, row: 179, ..Event::BASE };
-    /// `L2_RQSTS.PF_MISS`: event select 0x24, umask 0x80, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_PF_MISS: Event = Event { code: 0x24, umask: 0x80, row: 180, ..Event::BASE };
-    /// `L2_STORE_LOCK_RQSTS.MISS`: event select 0x27, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_STORE_LOCK_RQSTS_MISS: Event = Event { code: 0x27, umask: 0x01, row: 181, ..Event::BASE };
-    /// `L2_STORE_LOCK_RQSTS.HIT_E`: event select 0x27, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_STORE_LOCK_RQSTS_HIT_E: Event = Event { code: 0x27, umask: 0x04, row: 182, ..Event::BASE };
-    /// `L2_STORE_LOCK_RQSTS.HIT_M`: event select 0x27, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_STORE_LOCK_RQSTS_HIT_M: Event = Event { code: 0x27, umask: 0x08, row: 183, ..Event::BASE };
-    /// `L2_STORE_LOCK_RQSTS.ALL`: event select 0x27, umask 0x0f, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_STORE_LOCK_RQSTS_ALL: Event = Event { code: 0x27, umask: 0x0f, row: 184, ..Event::BASE };
-    /// `L2_L1D_WB_RQSTS.MISS`: event select 0x28, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_L1D_WB_RQSTS_MISS: Event = Event { code: 0x28, umask: 0x01, row: 185, ..Event::BASE };
-    /// `L2_L1D_WB_RQSTS.HIT_S`: event select 0x28, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_L1D_WB_RQSTS_HIT_S: Event = Event { code: 0x28, umask: 0x02, row: 186, ..Event::BASE };
-    /// `L2_L1D_WB_RQSTS.HIT_E`: event select 0x28, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_L1D_WB_RQSTS_HIT_E: Event = Event { code: 0x28, umask: 0x04, row: 187, ..Event::BASE };
-    /// `L2_L1D_WB_RQSTS.HIT_M`: event select 0x28, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_L1D_WB_RQSTS_HIT_M: Event = Event { code: 0x28, umask: 0x08, row: 188, ..Event::BASE };
-    /// `L2_L1D_WB_RQSTS.ALL`: event select 0x28, umask 0x0f, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_L1D_WB_RQSTS_ALL: Event = Event { code: 0x28, umask: 0x0f, row: 189, ..Event::BASE };
-    /// `L2_TRANS.DEMAND_DATA_RD`: event select 0xf0, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_TRANS_DEMAND_DATA_RD: Event = Event { code: 0xf0, umask: 0x01, row: 190, ..Event::BASE };
-    /// `L2_TRANS.RFO`: event select 0xf0, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_RFO: Event = Event { code: 0xf0, umask: 0x02, row: 191, ..Event::BASE };
-    /// `L2_TRANS.CODE_RD`: event select 0xf0, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_CODE_RD: Event = Event { code: 0xf0, umask: 0x04, row: 192, ..Event::BASE };
-    /// `L2_TRANS.ALL_PF`: event select 0xf0, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_ALL_PF: Event = Event { code: 0xf0, umask: 0x08, row: 193, ..Event::BASE };
-    /// `L2_TRANS.L1D_WB`: event select 0xf0, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_L1D_WB: Event = Event { code: 0xf0, umask: 0x10, row: 194, ..Event::BASE };
-    /// `L2_TRANS.L2_FILL`: event select 0xf0, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_L2_FILL: Event = Event { code: 0xf0, umask: 0x20, row: 195, ..Event::BASE };
-    /// `L2_TRANS.L2_WB`: event select 0xf0, umask 0x40, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_L2_WB: Event = Event { code: 0xf0, umask: 0x40, row: 196, ..Event::BASE };
-    /// `L2_TRANS.ALL_REQUESTS`: event select 0xf0, umask 0x80, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_ALL_REQUESTS: Event = Event { code: 0xf0, umask: 0x80, row: 197, ..Event::BASE };
-    /// `L2_LINES_IN.I`: event select 0xf1, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_IN_I: Event = Event { code: 0xf1, umask: 0x01, row: 198, ..Event::BASE };
-    /// `L2_LINES_IN.S`: event select 0xf1, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_IN_S: Event = Event { code: 0xf1, umask: 0x02, row: 199, ..Event::BASE };
-    /// `L2_LINES_IN.E`: event select 0xf1, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_IN_E: Event = Event { code: 0xf1, umask: 0x04, row: 200, ..Event::BASE };
-    /// `L2_LINES_IN.ALL`: event select 0xf1, umask 0x07, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_IN_ALL: Event = Event { code: 0xf1, umask: 0x07, row: 201, ..Event::BASE };
-    /// `L2_LINES_OUT.DEMAND_CLEAN`: event select 0xf2, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event { code: 0xf2, umask: 0x01, row: 202, ..Event::BASE };
-    /// `L2_LINES_OUT.DEMAND_DIRTY`: event select 0xf2, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = Event { code: 0xf2, umask: 0x02, row: 203, ..Event::BASE };
-    /// `L2_LINES_OUT.PF_CLEAN`: event select 0xf2, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_OUT_PF_CLEAN: Event = Event { code: 0xf2, umask: 0x04, row: 204, ..Event::BASE };
-    /// `L2_LINES_OUT.PF_DIRTY`: event select 0xf2, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_OUT_PF_DIRTY: Event = Event { code: 0xf2, umask: 0x08, row: 205, ..Event::BASE };
-    /// `L2_LINES_OUT.DIRTY_ALL`: event select 0xf2, umask 0x0a, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_OUT_DIRTY_ALL: Event = Event { code: 0xf2, umask: 0x0a, row: 206, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event { code: 0x2e, umask: 0x41, row: 207, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 208, ..Event::BASE };
-    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const SQ_MISC_SPLIT_LOCK: Event = Event { code: 0xf4, umask: 0x10, row: 209, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 210, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111.
-    pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 211, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_0_CORE`: event select 0xa1, umask 0x01, any thread, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_0_CORE: Event = Event { code: 0xa1, umask: 0x01, any_thread: true, row: 212, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_1_CORE`: event select 0xa1, umask 0x02, any thread, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_1_CORE: Event = Event { code: 0xa1, umask: 0x02, any_thread: true, row: 213, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_4_CORE`: event select 0xa1, umask 0x40, any thread, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_4_CORE: Event = Event { code: 0xa1, umask: 0x40, any_thread: true, row: 214, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_5_CORE`: event select 0xa1, umask 0x80, any thread, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_5_CORE: Event = Event { code: 0xa1, umask: 0x80, any_thread: true, row: 215, ..Event::BASE };
-    /// `IDQ.MITE_CYCLES`: event select 0x79, umask 0x04, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_MITE_CYCLES: Event = Event { code: 0x79, umask: 0x04, threshold: 1, row: 216, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES`: event select 0x79, umask 0x08, counter mask 1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const IDQ_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x08, threshold: 1, row: 217, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_2`: event select 0xa1, umask 0x0c, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event { code: 0xa1, umask: 0x0c, row: 218, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_3`: event select 0xa1, umask 0x30, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event { code: 0xa1, umask: 0x30, row: 219, ..Event::BASE };
-    /// `IDQ.MS_DSB_CYCLES`: event select 0x79, umask 0x10, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_MS_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x10, threshold: 1, row: 220, ..Event::BASE };
-    /// `IDQ.MS_DSB_OCCUR`: event select 0x79, umask 0x10, counter mask 1, edge, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_MS_DSB_OCCUR: Event = Event { code: 0x79, umask: 0x10, threshold: 1, edge: true, row: 221, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_2_CORE`: event select 0xa1, umask 0x0c, any thread, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_2_CORE: Event = Event { code: 0xa1, umask: 0x0c, any_thread: true, row: 222, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_3_CORE`: event select 0xa1, umask 0x30, any thread, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_3_CORE: Event = Event { code: 0xa1, umask: 0x30, any_thread: true, row: 223, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0x03, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event { code: 0x24, umask: 0x03, row: 224, ..Event::BASE };
-    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0x0c, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_ALL_RFO: Event = Event { code: 0x24, umask: 0x0c, row: 225, ..Event::BASE };
-    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0x30, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_ALL_CODE_RD: Event = Event { code: 0x24, umask: 0x30, row: 226, ..Event::BASE };
-    /// `L2_RQSTS.ALL_PF`: event select 0x24, umask 0xc0, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_ALL_PF: Event = Event { code: 0x24, umask: 0xc0, row: 227, ..Event::BASE };
-    /// `L1D_BLOCKS.BANK_CONFLICT_CYCLES`: event select 0xbf, umask 0x05, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const L1D_BLOCKS_BANK_CONFLICT_CYCLES: Event = Event { code: 0xbf, umask: 0x05, threshold: 1, row: 228, ..Event::BASE };
-    /// `RESOURCE_STALLS2.ALL_PRF_CONTROL`: event select 0x5b, umask 0x0f, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const RESOURCE_STALLS2_ALL_PRF_CONTROL: Event = Event { code: 0x5b, umask: 0x0f, row: 229, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 2, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 2, row: 230, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 1, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, row: 231, ..Event::BASE };
-    /// `RESOURCE_STALLS2.ALL_FL_EMPTY`: event select 0x5b, umask 0x0c, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const RESOURCE_STALLS2_ALL_FL_EMPTY: Event = Event { code: 0x5b, umask: 0x0c, row: 232, ..Event::BASE };
-    /// `RESOURCE_STALLS.MEM_RS`: event select 0xa2, umask 0x0e, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_MEM_RS: Event = Event { code: 0xa2, umask: 0x0e, row: 233, ..Event::BASE };
-    /// `RESOURCE_STALLS.OOO_RSRC`: event select 0xa2, umask 0xf0, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const RESOURCE_STALLS_OOO_RSRC: Event = Event { code: 0xa2, umask: 0xf0, row: 234, ..Event::BASE };
-    /// `RESOURCE_STALLS2.OOO_RSRC`: event select 0x5b, umask 0x4f, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const RESOURCE_STALLS2_OOO_RSRC: Event = Event { code: 0x5b, umask: 0x4f, row: 235, ..Event::BASE };
-    /// `RESOURCE_STALLS.LB_SB`: event select 0xa2, umask 0x0a, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_LB_SB: Event = Event { code: 0xa2, umask: 0x0a, row: 236, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_CYCLES`: event select 0x0d, umask 0x03, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const INT_MISC_RECOVERY_CYCLES: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, row: 237, ..Event::BASE };
-    /// `PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP_CYCLES`: event select 0x59, umask 0x20, counter mask 1,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const PARTIAL_RAT_STALLS_FLAGS_MERGE_UOP_CYCLES: Event = Event { code: 0x59, umask: 0x20, threshold: 1, row: 238, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_GE_1_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 4, invert, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_GE_1_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 4, invert: true, row: 239, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_STALLS_COUNT`: event select 0x0d, umask 0x03, counter mask 1, edge,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const INT_MISC_RECOVERY_STALLS_COUNT: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, edge: true, row: 240, ..Event::BASE };
-    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 4, row: 241, ..Event::BASE };
-    /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`: event select 0x79, umask 0x18, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 1, row: 242, ..Event::BASE };
-    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`: event select 0x79, umask 0x24, counter mask 4, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 4, row: 243, ..Event::BASE };
-    /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`: event select 0x79, umask 0x24, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 1, row: 244, ..Event::BASE };
-    /// `DSB_FILL.ALL_CANCEL`: event select 0xac, umask 0x0a, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const DSB_FILL_ALL_CANCEL: Event = Event { code: 0xac, umask: 0x0a, row: 245, ..Event::BASE };
-    /// `FP_ASSIST.ANY`: event select 0xca, umask 0x1e, counter mask 1, counters 0b1111.
-    pub const FP_ASSIST_ANY: Event = Event { code: 0xca, umask: 0x1e, threshold: 1, row: 246, ..Event::BASE };
-    /// `BACLEARS.ANY`: event select 0xe6, umask 0x1f, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const BACLEARS_ANY: Event = Event { code: 0xe6, umask: 0x1f, row: 247, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`: event select 0x60, umask 0x04,
-    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, threshold: 1, row: 248, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`: event select 0x9c, umask 0x01, counter mask 1,
-    /// invert, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, invert: true, row: 249, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_BRANCHES`: event select 0x88, umask 0xff, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_EXEC_ALL_BRANCHES: Event = Event { code: 0x88, umask: 0xff, row: 250, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_BRANCHES`: event select 0x89, umask 0xff, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event { code: 0x89, umask: 0xff, row: 251, ..Event::BASE };
-    /// `IDQ.MITE_ALL_UOPS`: event select 0x79, umask 0x3c, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MITE_ALL_UOPS: Event = Event { code: 0x79, umask: 0x3c, row: 252, ..Event::BASE };
-    /// `UOPS_RETIRED.CORE_STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert,
-    /// counters 0b1111.
-    pub const UOPS_RETIRED_CORE_STALL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 1, invert: true, row: 253, ..Event::BASE };
-    /// `LSD.CYCLES_4_UOPS`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LSD_CYCLES_4_UOPS: Event = Event { code: 0xa8, umask: 0x01, threshold: 4, row: 254, ..Event::BASE };
-    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, edge, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const MACHINE_CLEARS_COUNT: Event = Event { code: 0xc3, umask: 0x01, threshold: 1, edge: true, row: 255, ..Event::BASE };
-    /// `RS_EVENTS.EMPTY_END`: event select 0x5e, umask 0x01, counter mask 1, invert, edge, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const RS_EVENTS_EMPTY_END: Event = Event { code: 0x5e, umask: 0x01, threshold: 1, invert: true, edge: true, row: 256, ..Event::BASE };
-    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x30, counter mask 1, edge, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_MS_SWITCHES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, edge: true, row: 257, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`: event select 0x3c, umask 0x00, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event { code: 0x3c, umask: 0x00, any_thread: true, row: 258, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 259, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_CYCLES_ANY`: event select 0x0d, umask 0x03, counter mask 1, any thread,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, any_thread: true, row: 260, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_C6`: event select 0x60, umask 0x01, counter
-    /// mask 6, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_C6: Event = Event { code: 0x60, umask: 0x01, threshold: 6, row: 261, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`: event select 0xb1, umask 0x02, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event { code: 0xb1, umask: 0x02, threshold: 1, row: 262, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`: event select 0xb1, umask 0x02, counter mask 2, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event { code: 0xb1, umask: 0x02, threshold: 2, row: 263, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`: event select 0xb1, umask 0x02, counter mask 3, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event { code: 0xb1, umask: 0x02, threshold: 3, row: 264, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`: event select 0xb1, umask 0x02, counter mask 4, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event { code: 0xb1, umask: 0x02, threshold: 4, row: 265, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`: event select 0xb1, umask 0x02, invert, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event { code: 0xb1, umask: 0x02, invert: true, row: 266, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`: event select 0x48, umask 0x01, counter mask 1, any
-    /// thread, counters 0b100.
-    pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event { code: 0x48, umask: 0x01, threshold: 1, any_thread: true, row: 267, ..Event::BASE };
-    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const L1D_PEND_MISS_FB_FULL: Event = Event { code: 0x48, umask: 0x02, threshold: 1, row: 268, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 269, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 270, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 271, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0091, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0091 }), row: 272, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0091, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0091 }), row: 273, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0091, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0091 }), row: 274, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.SNOOP_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2003c0091, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003c0091 }), row: 275, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0090, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0090 }), row: 276, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x4003c0090, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0090 }), row: 277, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0090, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0090 }), row: 278, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0090, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0090 }), row: 279, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.SNOOP_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2003c0090, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003c0090 }), row: 280, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c03f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c03f7 }), row: 281, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c03f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c03f7 }), row: 282, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c03f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c03f7 }), row: 283, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c03f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c03f7 }), row: 284, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.SNOOP_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2003c03f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_SNOOP_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003c03f7 }), row: 285, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.COREWB.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10008, counters 0b1111.
-    pub const OFFCORE_RESPONSE_COREWB_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10008 }), row: 286, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0004 }), row: 287, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fffc20004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20004 }), row: 288, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x600400004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400004 }), row: 289, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x67f800004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x67f800004 }), row: 290, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x87f820004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x87f820004 }), row: 291, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x107fc00004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x107fc00004 }), row: 292, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0001 }), row: 293, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x4003c0001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0001 }), row: 294, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0001 }), row: 295, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0001 }), row: 296, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.SNOOP_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2003c0001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003c0001 }), row: 297, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x67fc00001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x67fc00001 }), row: 298, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fffc20001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20001 }), row: 299, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x600400001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400001 }), row: 300, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x67f800001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x67f800001 }), row: 301, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x87f820001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x87f820001 }), row: 302, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x107fc00001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x107fc00001 }), row: 303, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.OTHER.LRU_HINTS`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x803c8000, counters 0b1111.
-    pub const OFFCORE_RESPONSE_OTHER_LRU_HINTS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x803c8000 }), row: 304, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.OTHER.PORTIO_MMIO_UC`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x23ffc08000, counters 0b1111.
-    pub const OFFCORE_RESPONSE_OTHER_PORTIO_MMIO_UC: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x23ffc08000 }), row: 305, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0040, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0040 }), row: 306, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fffc20040, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20040 }), row: 307, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0010 }), row: 308, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x4003c0010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0010 }), row: 309, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0010 }), row: 310, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0010 }), row: 311, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.SNOOP_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2003c0010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003c0010 }), row: 312, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x67fc00010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x67fc00010 }), row: 313, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fffc20010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20010 }), row: 314, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x600400010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400010 }), row: 315, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x67f800010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x67f800010 }), row: 316, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x87f820010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x87f820010 }), row: 317, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x107fc00010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x107fc00010 }), row: 318, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0200, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0200 }), row: 319, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fffc20200, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20200 }), row: 320, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0080 }), row: 321, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x4003c0080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0080 }), row: 322, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0080 }), row: 323, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x1003c0080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0080 }), row: 324, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.SNOOP_MISS`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x2003c0080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003c0080 }), row: 325, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fffc20080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20080 }), row: 326, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.SPLIT_LOCK_UC_LOCK.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10400, counters 0b1111.
-    pub const OFFCORE_RESPONSE_SPLIT_LOCK_UC_LOCK_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10400 }), row: 327, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.STREAMING_STORES.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10800, counters 0b1111.
-    pub const OFFCORE_RESPONSE_STREAMING_STORES_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10800 }), row: 328, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10001 }), row: 329, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x10002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10002 }), row: 330, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10004 }), row: 331, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x105b3, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x105b3 }), row: 332, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 =
-    /// 0x10122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10122 }), row: 333, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.ANY_RESPONSE`: event select 0xb7, umask 0x01, MSR_OFFCORE_RSP_0
-    /// = 0x107f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x107f7 }), row: 334, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.LOCAL_DRAM`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x600400077, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400077 }), row: 335, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x3fffc20077, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20077 }), row: 336, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.REMOTE_HITM_HIT_FORWARD`: event select
-    /// 0xb7, umask 0x01, MSR_OFFCORE_RSP_0 = 0x187fc20077, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_REMOTE_HITM_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x187fc20077 }), row: 337, ..Event::BASE };
+    /// `BR_INST_EXEC.NONTAKEN_CONDITIONAL`.
+    pub const BR_INST_EXEC_NONTAKEN_CONDITIONAL: Event = Event::row(0);
+    /// `BR_INST_EXEC.TAKEN_CONDITIONAL`.
+    pub const BR_INST_EXEC_TAKEN_CONDITIONAL: Event = Event::row(1);
+    /// `BR_INST_EXEC.TAKEN_DIRECT_JUMP`.
+    pub const BR_INST_EXEC_TAKEN_DIRECT_JUMP: Event = Event::row(2);
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`.
+    pub const BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(3);
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN`.
+    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN: Event = Event::row(4);
+    /// `BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL`.
+    pub const BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event::row(5);
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL`.
+    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event::row(6);
+    /// `BR_INST_EXEC.ALL_CONDITIONAL`.
+    pub const BR_INST_EXEC_ALL_CONDITIONAL: Event = Event::row(7);
+    /// `BR_INST_EXEC.ALL_DIRECT_JMP`.
+    pub const BR_INST_EXEC_ALL_DIRECT_JMP: Event = Event::row(8);
+    /// `BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`.
+    pub const BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(9);
+    /// `BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN`.
+    pub const BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN: Event = Event::row(10);
+    /// `BR_INST_EXEC.ALL_DIRECT_NEAR_CALL`.
+    pub const BR_INST_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event::row(11);
+    /// `BR_MISP_EXEC.NONTAKEN_CONDITIONAL`.
+    pub const BR_MISP_EXEC_NONTAKEN_CONDITIONAL: Event = Event::row(12);
+    /// `BR_MISP_EXEC.TAKEN_CONDITIONAL`.
+    pub const BR_MISP_EXEC_TAKEN_CONDITIONAL: Event = Event::row(13);
+    /// `BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`.
+    pub const BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(14);
+    /// `BR_MISP_EXEC.TAKEN_RETURN_NEAR`.
+    pub const BR_MISP_EXEC_TAKEN_RETURN_NEAR: Event = Event::row(15);
+    /// `BR_MISP_EXEC.TAKEN_DIRECT_NEAR_CALL`.
+    pub const BR_MISP_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event::row(16);
+    /// `BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL`.
+    pub const BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event::row(17);
+    /// `BR_MISP_EXEC.ALL_CONDITIONAL`.
+    pub const BR_MISP_EXEC_ALL_CONDITIONAL: Event = Event::row(18);
+    /// `BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`.
+    pub const BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(19);
+    /// `BR_MISP_EXEC.ALL_DIRECT_NEAR_CALL`.
+    pub const BR_MISP_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event::row(20);
+    /// `BR_MISP_EXEC.INDIRECT`.
+    pub const BR_MISP_EXEC_INDIRECT: Event = Event::row(21);
+    /// `CPU_CLK_UNHALTED.THREAD_P`.
+    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(22);
+    /// `ITLB.ITLB_FLUSH`.
+    pub const ITLB_ITLB_FLUSH: Event = Event::row(23);
+    /// `ICACHE.HIT`.
+    pub const ICACHE_HIT: Event = Event::row(24);
+    /// `ICACHE.MISSES`.
+    pub const ICACHE_MISSES: Event = Event::row(25);
+    /// `LSD.UOPS`.
+    pub const LSD_UOPS: Event = Event::row(26);
+    /// `LSD.CYCLES_ACTIVE`.
+    pub const LSD_CYCLES_ACTIVE: Event = Event::row(27);
+    /// `ILD_STALL.LCP`.
+    pub const ILD_STALL_LCP: Event = Event::row(28);
+    /// `ILD_STALL.IQ_FULL`.
+    pub const ILD_STALL_IQ_FULL: Event = Event::row(29);
+    /// `INSTS_WRITTEN_TO_IQ.INSTS`.
+    pub const INSTS_WRITTEN_TO_IQ_INSTS: Event = Event::row(30);
+    /// `IDQ.EMPTY`.
+    pub const IDQ_EMPTY: Event = Event::row(31);
+    /// `IDQ.MITE_UOPS`.
+    pub const IDQ_MITE_UOPS: Event = Event::row(32);
+    /// `IDQ.DSB_UOPS`.
+    pub const IDQ_DSB_UOPS: Event = Event::row(33);
+    /// `IDQ.MS_DSB_UOPS`.
+    pub const IDQ_MS_DSB_UOPS: Event = Event::row(34);
+    /// `IDQ.MS_MITE_UOPS`.
+    pub const IDQ_MS_MITE_UOPS: Event = Event::row(35);
+    /// `IDQ.MS_UOPS`.
+    pub const IDQ_MS_UOPS: Event = Event::row(36);
+    /// `IDQ.MS_CYCLES`.
+    pub const IDQ_MS_CYCLES: Event = Event::row(37);
+    /// `IDQ_UOPS_NOT_DELIVERED.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event::row(38);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(39);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event::row(40);
+    /// `DSB2MITE_SWITCHES.COUNT`.
+    pub const DSB2MITE_SWITCHES_COUNT: Event = Event::row(41);
+    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`.
+    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event::row(42);
+    /// `DSB_FILL.OTHER_CANCEL`.
+    pub const DSB_FILL_OTHER_CANCEL: Event = Event::row(43);
+    /// `DSB_FILL.EXCEED_DSB_LINES`.
+    pub const DSB_FILL_EXCEED_DSB_LINES: Event = Event::row(44);
+    /// `INT_MISC.RAT_STALL_CYCLES`.
+    pub const INT_MISC_RAT_STALL_CYCLES: Event = Event::row(45);
+    /// `PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP`.
+    pub const PARTIAL_RAT_STALLS_FLAGS_MERGE_UOP: Event = Event::row(46);
+    /// `PARTIAL_RAT_STALLS.SLOW_LEA_WINDOW`.
+    pub const PARTIAL_RAT_STALLS_SLOW_LEA_WINDOW: Event = Event::row(47);
+    /// `PARTIAL_RAT_STALLS.MUL_SINGLE_UOP`.
+    pub const PARTIAL_RAT_STALLS_MUL_SINGLE_UOP: Event = Event::row(48);
+    /// `RESOURCE_STALLS.ANY`.
+    pub const RESOURCE_STALLS_ANY: Event = Event::row(49);
+    /// `RESOURCE_STALLS.LB`.
+    pub const RESOURCE_STALLS_LB: Event = Event::row(50);
+    /// `RESOURCE_STALLS.RS`.
+    pub const RESOURCE_STALLS_RS: Event = Event::row(51);
+    /// `RESOURCE_STALLS.SB`.
+    pub const RESOURCE_STALLS_SB: Event = Event::row(52);
+    /// `RESOURCE_STALLS.ROB`.
+    pub const RESOURCE_STALLS_ROB: Event = Event::row(53);
+    /// `RESOURCE_STALLS2.BOB_FULL`.
+    pub const RESOURCE_STALLS2_BOB_FULL: Event = Event::row(54);
+    /// `UOPS_ISSUED.ANY`.
+    pub const UOPS_ISSUED_ANY: Event = Event::row(55);
+    /// `UOPS_ISSUED.STALL_CYCLES`.
+    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event::row(56);
+    /// `UOPS_ISSUED.CORE_STALL_CYCLES`.
+    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = Event::row(57);
+    /// `RS_EVENTS.EMPTY_CYCLES`.
+    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event::row(58);
+    /// `CPL_CYCLES.RING0`.
+    pub const CPL_CYCLES_RING0: Event = Event::row(59);
+    /// `CPL_CYCLES.RING0_TRANS`.
+    pub const CPL_CYCLES_RING0_TRANS: Event = Event::row(60);
+    /// `CPL_CYCLES.RING123`.
+    pub const CPL_CYCLES_RING123: Event = Event::row(61);
+    /// `ROB_MISC_EVENTS.LBR_INSERTS`.
+    pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event::row(62);
+    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
+    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(63);
+    /// `MACHINE_CLEARS.SMC`.
+    pub const MACHINE_CLEARS_SMC: Event = Event::row(64);
+    /// `MACHINE_CLEARS.MASKMOV`.
+    pub const MACHINE_CLEARS_MASKMOV: Event = Event::row(65);
+    /// `INST_RETIRED.ANY_P`.
+    pub const INST_RETIRED_ANY_P: Event = Event::row(66);
+    /// `UOPS_RETIRED.ALL`.
+    pub const UOPS_RETIRED_ALL: Event = Event::row(67);
+    /// `UOPS_RETIRED.RETIRE_SLOTS`.
+    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event::row(68);
+    /// `UOPS_RETIRED.STALL_CYCLES`.
+    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event::row(69);
+    /// `UOPS_RETIRED.TOTAL_CYCLES`.
+    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event::row(70);
+    /// `BR_INST_RETIRED.CONDITIONAL`.
+    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event::row(71);
+    /// `BR_INST_RETIRED.NEAR_CALL`.
+    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(72);
+    /// `BR_INST_RETIRED.ALL_BRANCHES`.
+    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(73);
+    /// `BR_INST_RETIRED.NEAR_RETURN`.
+    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(74);
+    /// `BR_INST_RETIRED.NOT_TAKEN`.
+    pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event::row(75);
+    /// `BR_INST_RETIRED.NEAR_TAKEN`.
+    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(76);
+    /// `BR_INST_RETIRED.FAR_BRANCH`.
+    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event::row(77);
+    /// `BR_MISP_RETIRED.CONDITIONAL`.
+    pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event::row(78);
+    /// `BR_MISP_RETIRED.NEAR_CALL`.
+    pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event::row(79);
+    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
+    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(80);
+    /// `BR_MISP_RETIRED.NOT_TAKEN`.
+    pub const BR_MISP_RETIRED_NOT_TAKEN: Event = Event::row(81);
+    /// `BR_MISP_RETIRED.TAKEN`.
+    pub const BR_MISP_RETIRED_TAKEN: Event = Event::row(82);
+    /// `OTHER_ASSISTS.ITLB_MISS_RETIRED`.
+    pub const OTHER_ASSISTS_ITLB_MISS_RETIRED: Event = Event::row(83);
+    /// `OTHER_ASSISTS.AVX_STORE`.
+    pub const OTHER_ASSISTS_AVX_STORE: Event = Event::row(84);
+    /// `OTHER_ASSISTS.AVX_TO_SSE`.
+    pub const OTHER_ASSISTS_AVX_TO_SSE: Event = Event::row(85);
+    /// `OTHER_ASSISTS.SSE_TO_AVX`.
+    pub const OTHER_ASSISTS_SSE_TO_AVX: Event = Event::row(86);
+    /// `FP_ASSIST.X87_OUTPUT`.
+    pub const FP_ASSIST_X87_OUTPUT: Event = Event::row(87);
+    /// `FP_ASSIST.X87_INPUT`.
+    pub const FP_ASSIST_X87_INPUT: Event = Event::row(88);
+    /// `FP_ASSIST.SIMD_OUTPUT`.
+    pub const FP_ASSIST_SIMD_OUTPUT: Event = Event::row(89);
+    /// `FP_ASSIST.SIMD_INPUT`.
+    pub const FP_ASSIST_SIMD_INPUT: Event = Event::row(90);
+    /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`.
+    pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = Event::row(91);
+    /// `MEM_UOPS_RETIRED.STLB_MISS_STORES`.
+    pub const MEM_UOPS_RETIRED_STLB_MISS_STORES: Event = Event::row(92);
+    /// `MEM_UOPS_RETIRED.LOCK_LOADS`.
+    pub const MEM_UOPS_RETIRED_LOCK_LOADS: Event = Event::row(93);
+    /// `MEM_UOPS_RETIRED.SPLIT_LOADS`.
+    pub const MEM_UOPS_RETIRED_SPLIT_LOADS: Event = Event::row(94);
+    /// `MEM_UOPS_RETIRED.SPLIT_STORES`.
+    pub const MEM_UOPS_RETIRED_SPLIT_STORES: Event = Event::row(95);
+    /// `MEM_UOPS_RETIRED.ALL_LOADS`.
+    pub const MEM_UOPS_RETIRED_ALL_LOADS: Event = Event::row(96);
+    /// `MEM_UOPS_RETIRED.ALL_STORES`.
+    pub const MEM_UOPS_RETIRED_ALL_STORES: Event = Event::row(97);
+    /// `MEM_LOAD_UOPS_RETIRED.L1_HIT`.
+    pub const MEM_LOAD_UOPS_RETIRED_L1_HIT: Event = Event::row(98);
+    /// `MEM_LOAD_UOPS_RETIRED.L2_HIT`.
+    pub const MEM_LOAD_UOPS_RETIRED_L2_HIT: Event = Event::row(99);
+    /// `MEM_LOAD_UOPS_RETIRED.LLC_HIT`.
+    pub const MEM_LOAD_UOPS_RETIRED_LLC_HIT: Event = Event::row(100);
+    /// `MEM_LOAD_UOPS_RETIRED.LLC_MISS`.
+    pub const MEM_LOAD_UOPS_RETIRED_LLC_MISS: Event = Event::row(101);
+    /// `MEM_LOAD_UOPS_RETIRED.HIT_LFB`.
+    pub const MEM_LOAD_UOPS_RETIRED_HIT_LFB: Event = Event::row(102);
+    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_MISS`.
+    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_MISS: Event = Event::row(103);
+    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HIT`.
+    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HIT: Event = Event::row(104);
+    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HITM`.
+    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HITM: Event = Event::row(105);
+    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_NONE`.
+    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_NONE: Event = Event::row(106);
+    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.LOCAL_DRAM`.
+    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(107);
+    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM`.
+    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_DRAM: Event = Event::row(108);
+    /// `ARITH.FPU_DIV_ACTIVE`.
+    pub const ARITH_FPU_DIV_ACTIVE: Event = Event::row(109);
+    /// `ARITH.FPU_DIV`.
+    pub const ARITH_FPU_DIV: Event = Event::row(110);
+    /// `FP_COMP_OPS_EXE.X87`.
+    pub const FP_COMP_OPS_EXE_X87: Event = Event::row(111);
+    /// `FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE`.
+    pub const FP_COMP_OPS_EXE_SSE_PACKED_DOUBLE: Event = Event::row(112);
+    /// `FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE`.
+    pub const FP_COMP_OPS_EXE_SSE_SCALAR_SINGLE: Event = Event::row(113);
+    /// `FP_COMP_OPS_EXE.SSE_PACKED_SINGLE`.
+    pub const FP_COMP_OPS_EXE_SSE_PACKED_SINGLE: Event = Event::row(114);
+    /// `FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE`.
+    pub const FP_COMP_OPS_EXE_SSE_SCALAR_DOUBLE: Event = Event::row(115);
+    /// `SIMD_FP_256.PACKED_SINGLE`.
+    pub const SIMD_FP_256_PACKED_SINGLE: Event = Event::row(116);
+    /// `SIMD_FP_256.PACKED_DOUBLE`.
+    pub const SIMD_FP_256_PACKED_DOUBLE: Event = Event::row(117);
+    /// `UOPS_DISPATCHED.THREAD`.
+    pub const UOPS_DISPATCHED_THREAD: Event = Event::row(118);
+    /// `UOPS_DISPATCHED.CORE`.
+    pub const UOPS_DISPATCHED_CORE: Event = Event::row(119);
+    /// `UOPS_DISPATCHED_PORT.PORT_0`.
+    pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event::row(120);
+    /// `UOPS_DISPATCHED_PORT.PORT_1`.
+    pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event::row(121);
+    /// `UOPS_DISPATCHED_PORT.PORT_4`.
+    pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event::row(122);
+    /// `UOPS_DISPATCHED_PORT.PORT_5`.
+    pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event::row(123);
+    /// `CYCLE_ACTIVITY.CYCLES_NO_DISPATCH`.
+    pub const CYCLE_ACTIVITY_CYCLES_NO_DISPATCH: Event = Event::row(124);
+    /// `CYCLE_ACTIVITY.CYCLES_L1D_PENDING`.
+    pub const CYCLE_ACTIVITY_CYCLES_L1D_PENDING: Event = Event::row(125);
+    /// `CYCLE_ACTIVITY.CYCLES_L2_PENDING`.
+    pub const CYCLE_ACTIVITY_CYCLES_L2_PENDING: Event = Event::row(126);
+    /// `CYCLE_ACTIVITY.STALLS_L1D_PENDING`.
+    pub const CYCLE_ACTIVITY_STALLS_L1D_PENDING: Event = Event::row(127);
+    /// `CYCLE_ACTIVITY.STALLS_L2_PENDING`.
+    pub const CYCLE_ACTIVITY_STALLS_L2_PENDING: Event = Event::row(128);
+    /// `EPT.WALK_CYCLES`.
+    pub const EPT_WALK_CYCLES: Event = Event::row(129);
+    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`.
+    pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(130);
+    /// `ITLB_MISSES.WALK_COMPLETED`.
+    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(131);
+    /// `ITLB_MISSES.WALK_DURATION`.
+    pub const ITLB_MISSES_WALK_DURATION: Event = Event::row(132);
+    /// `ITLB_MISSES.STLB_HIT`.
+    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(133);
+    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`.
+    pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(134);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(135);
+    /// `DTLB_LOAD_MISSES.WALK_DURATION`.
+    pub const DTLB_LOAD_MISSES_WALK_DURATION: Event = Event::row(136);
+    /// `DTLB_LOAD_MISSES.STLB_HIT`.
+    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(137);
+    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`.
+    pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(138);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(139);
+    /// `DTLB_STORE_MISSES.WALK_DURATION`.
+    pub const DTLB_STORE_MISSES_WALK_DURATION: Event = Event::row(140);
+    /// `DTLB_STORE_MISSES.STLB_HIT`.
+    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(141);
+    /// `TLB_FLUSH.DTLB_THREAD`.
+    pub const TLB_FLUSH_DTLB_THREAD: Event = Event::row(142);
+    /// `TLB_FLUSH.STLB_ANY`.
+    pub const TLB_FLUSH_STLB_ANY: Event = Event::row(143);
+    /// `L1D.REPLACEMENT`.
+    pub const L1D_REPLACEMENT: Event = Event::row(144);
+    /// `L1D.ALLOCATED_IN_M`.
+    pub const L1D_ALLOCATED_IN_M: Event = Event::row(145);
+    /// `L1D.EVICTION`.
+    pub const L1D_EVICTION: Event = Event::row(146);
+    /// `L1D.ALL_M_REPLACEMENT`.
+    pub const L1D_ALL_M_REPLACEMENT: Event = Event::row(147);
+    /// `L1D_PEND_MISS.PENDING`.
+    pub const L1D_PEND_MISS_PENDING: Event = Event::row(148);
+    /// `L1D_PEND_MISS.PENDING_CYCLES`.
+    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event::row(149);
+    /// `LOAD_HIT_PRE.SW_PF`.
+    pub const LOAD_HIT_PRE_SW_PF: Event = Event::row(150);
+    /// `LOAD_HIT_PRE.HW_PF`.
+    pub const LOAD_HIT_PRE_HW_PF: Event = Event::row(151);
+    /// `HW_PRE_REQ.DL1_MISS`.
+    pub const HW_PRE_REQ_DL1_MISS: Event = Event::row(152);
+    /// `LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION`.
+    pub const LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION: Event = Event::row(153);
+    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`.
+    pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = Event::row(154);
+    /// `LD_BLOCKS.DATA_UNKNOWN`.
+    pub const LD_BLOCKS_DATA_UNKNOWN: Event = Event::row(155);
+    /// `LD_BLOCKS.STORE_FORWARD`.
+    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(156);
+    /// `LD_BLOCKS.NO_SR`.
+    pub const LD_BLOCKS_NO_SR: Event = Event::row(157);
+    /// `LD_BLOCKS.ALL_BLOCK`.
+    pub const LD_BLOCKS_ALL_BLOCK: Event = Event::row(158);
+    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`.
+    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event::row(159);
+    /// `LD_BLOCKS_PARTIAL.ALL_STA_BLOCK`.
+    pub const LD_BLOCKS_PARTIAL_ALL_STA_BLOCK: Event = Event::row(160);
+    /// `MISALIGN_MEM_REF.LOADS`.
+    pub const MISALIGN_MEM_REF_LOADS: Event = Event::row(161);
+    /// `MISALIGN_MEM_REF.STORES`.
+    pub const MISALIGN_MEM_REF_STORES: Event = Event::row(162);
+    /// `AGU_BYPASS_CANCEL.COUNT`.
+    pub const AGU_BYPASS_CANCEL_COUNT: Event = Event::row(163);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event::row(164);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event::row(165);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event::row(166);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event::row(167);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event::row(168);
+    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event::row(169);
+    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`.
+    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event::row(170);
+    /// `OFFCORE_REQUESTS.DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event::row(171);
+    /// `OFFCORE_REQUESTS.ALL_DATA_RD`.
+    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event::row(172);
+    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`.
+    pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event::row(173);
+    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`.
+    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event::row(174);
+    /// `L2_RQSTS.RFO_HIT`.
+    pub const L2_RQSTS_RFO_HIT: Event = Event::row(175);
+    /// `L2_RQSTS.RFO_MISS`.
+    pub const L2_RQSTS_RFO_MISS: Event = Event::row(176);
+    /// `L2_RQSTS.CODE_RD_HIT`.
+    pub const L2_RQSTS_CODE_RD_HIT: Event = Event::row(177);
+    /// `L2_RQSTS.CODE_RD_MISS`.
+    pub const L2_RQSTS_CODE_RD_MISS: Event = Event::row(178);
+    /// `L2_RQSTS.PF_HIT`.
+    pub const L2_RQSTS_PF_HIT: Event = Event::row(179);
+    /// `L2_RQSTS.PF_MISS`.
+    pub const L2_RQSTS_PF_MISS: Event = Event::row(180);
+    /// `L2_STORE_LOCK_RQSTS.MISS`.
+    pub const L2_STORE_LOCK_RQSTS_MISS: Event = Event::row(181);
+    /// `L2_STORE_LOCK_RQSTS.HIT_E`.
+    pub const L2_STORE_LOCK_RQSTS_HIT_E: Event = Event::row(182);
+    /// `L2_STORE_LOCK_RQSTS.HIT_M`.
+    pub const L2_STORE_LOCK_RQSTS_HIT_M: Event = Event::row(183);
+    /// `L2_STORE_LOCK_RQSTS.ALL`.
+    pub const L2_STORE_LOCK_RQSTS_ALL: Event = Event::row(184);
+    /// `L2_L1D_WB_RQSTS.MISS`.
+    pub const L2_L1D_WB_RQSTS_MISS: Event = Event::row(185);
+    /// `L2_L1D_WB_RQSTS.HIT_S`.
+    pub const L2_L1D_WB_RQSTS_HIT_S: Event = Event::row(186);
+    /// `L2_L1D_WB_RQSTS.HIT_E`.
+    pub const L2_L1D_WB_RQSTS_HIT_E: Event = Event::row(187);
+    /// `L2_L1D_WB_RQSTS.HIT_M`.
+    pub const L2_L1D_WB_RQSTS_HIT_M: Event = Event::row(188);
+    /// `L2_L1D_WB_RQSTS.ALL`.
+    pub const L2_L1D_WB_RQSTS_ALL: Event = Event::row(189);
+    /// `L2_TRANS.DEMAND_DATA_RD`.
+    pub const L2_TRANS_DEMAND_DATA_RD: Event = Event::row(190);
+    /// `L2_TRANS.RFO`.
+    pub const L2_TRANS_RFO: Event = Event::row(191);
+    /// `L2_TRANS.CODE_RD`.
+    pub const L2_TRANS_CODE_RD: Event = Event::row(192);
+    /// `L2_TRANS.ALL_PF`.
+    pub const L2_TRANS_ALL_PF: Event = Event::row(193);
+    /// `L2_TRANS.L1D_WB`.
+    pub const L2_TRANS_L1D_WB: Event = Event::row(194);
+    /// `L2_TRANS.L2_FILL`.
+    pub const L2_TRANS_L2_FILL: Event = Event::row(195);
+    /// `L2_TRANS.L2_WB`.
+    pub const L2_TRANS_L2_WB: Event = Event::row(196);
+    /// `L2_TRANS.ALL_REQUESTS`.
+    pub const L2_TRANS_ALL_REQUESTS: Event = Event::row(197);
+    /// `L2_LINES_IN.I`.
+    pub const L2_LINES_IN_I: Event = Event::row(198);
+    /// `L2_LINES_IN.S`.
+    pub const L2_LINES_IN_S: Event = Event::row(199);
+    /// `L2_LINES_IN.E`.
+    pub const L2_LINES_IN_E: Event = Event::row(200);
+    /// `L2_LINES_IN.ALL`.
+    pub const L2_LINES_IN_ALL: Event = Event::row(201);
+    /// `L2_LINES_OUT.DEMAND_CLEAN`.
+    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event::row(202);
+    /// `L2_LINES_OUT.DEMAND_DIRTY`.
+    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = Event::row(203);
+    /// `L2_LINES_OUT.PF_CLEAN`.
+    pub const L2_LINES_OUT_PF_CLEAN: Event = Event::row(204);
+    /// `L2_LINES_OUT.PF_DIRTY`.
+    pub const L2_LINES_OUT_PF_DIRTY: Event = Event::row(205);
+    /// `L2_LINES_OUT.DIRTY_ALL`.
+    pub const L2_LINES_OUT_DIRTY_ALL: Event = Event::row(206);
+    /// `LONGEST_LAT_CACHE.MISS`.
+    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(207);
+    /// `LONGEST_LAT_CACHE.REFERENCE`.
+    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(208);
+    /// `SQ_MISC.SPLIT_LOCK`.
+    pub const SQ_MISC_SPLIT_LOCK: Event = Event::row(209);
+    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`.
+    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event::row(210);
+    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`.
+    pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(211);
+    /// `UOPS_DISPATCHED_PORT.PORT_0_CORE`.
+    pub const UOPS_DISPATCHED_PORT_PORT_0_CORE: Event = Event::row(212);
+    /// `UOPS_DISPATCHED_PORT.PORT_1_CORE`.
+    pub const UOPS_DISPATCHED_PORT_PORT_1_CORE: Event = Event::row(213);
+    /// `UOPS_DISPATCHED_PORT.PORT_4_CORE`.
+    pub const UOPS_DISPATCHED_PORT_PORT_4_CORE: Event = Event::row(214);
+    /// `UOPS_DISPATCHED_PORT.PORT_5_CORE`.
+    pub const UOPS_DISPATCHED_PORT_PORT_5_CORE: Event = Event::row(215);
+    /// `IDQ.MITE_CYCLES`.
+    pub const IDQ_MITE_CYCLES: Event = Event::row(216);
+    /// `IDQ.DSB_CYCLES`.
+    pub const IDQ_DSB_CYCLES: Event = Event::row(217);
+    /// `UOPS_DISPATCHED_PORT.PORT_2`.
+    pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event::row(218);
+    /// `UOPS_DISPATCHED_PORT.PORT_3`.
+    pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event::row(219);
+    /// `IDQ.MS_DSB_CYCLES`.
+    pub const IDQ_MS_DSB_CYCLES: Event = Event::row(220);
+    /// `IDQ.MS_DSB_OCCUR`.
+    pub const IDQ_MS_DSB_OCCUR: Event = Event::row(221);
+    /// `UOPS_DISPATCHED_PORT.PORT_2_CORE`.
+    pub const UOPS_DISPATCHED_PORT_PORT_2_CORE: Event = Event::row(222);
+    /// `UOPS_DISPATCHED_PORT.PORT_3_CORE`.
+    pub const UOPS_DISPATCHED_PORT_PORT_3_CORE: Event = Event::row(223);
+    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`.
+    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event::row(224);
+    /// `L2_RQSTS.ALL_RFO`.
+    pub const L2_RQSTS_ALL_RFO: Event = Event::row(225);
+    /// `L2_RQSTS.ALL_CODE_RD`.
+    pub const L2_RQSTS_ALL_CODE_RD: Event = Event::row(226);
+    /// `L2_RQSTS.ALL_PF`.
+    pub const L2_RQSTS_ALL_PF: Event = Event::row(227);
+    /// `L1D_BLOCKS.BANK_CONFLICT_CYCLES`.
+    pub const L1D_BLOCKS_BANK_CONFLICT_CYCLES: Event = Event::row(228);
+    /// `RESOURCE_STALLS2.ALL_PRF_CONTROL`.
+    pub const RESOURCE_STALLS2_ALL_PRF_CONTROL: Event = Event::row(229);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = Event::row(230);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event::row(231);
+    /// `RESOURCE_STALLS2.ALL_FL_EMPTY`.
+    pub const RESOURCE_STALLS2_ALL_FL_EMPTY: Event = Event::row(232);
+    /// `RESOURCE_STALLS.MEM_RS`.
+    pub const RESOURCE_STALLS_MEM_RS: Event = Event::row(233);
+    /// `RESOURCE_STALLS.OOO_RSRC`.
+    pub const RESOURCE_STALLS_OOO_RSRC: Event = Event::row(234);
+    /// `RESOURCE_STALLS2.OOO_RSRC`.
+    pub const RESOURCE_STALLS2_OOO_RSRC: Event = Event::row(235);
+    /// `RESOURCE_STALLS.LB_SB`.
+    pub const RESOURCE_STALLS_LB_SB: Event = Event::row(236);
+    /// `INT_MISC.RECOVERY_CYCLES`.
+    pub const INT_MISC_RECOVERY_CYCLES: Event = Event::row(237);
+    /// `PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP_CYCLES`.
+    pub const PARTIAL_RAT_STALLS_FLAGS_MERGE_UOP_CYCLES: Event = Event::row(238);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_GE_1_UOP_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_GE_1_UOP_DELIV_CORE: Event = Event::row(239);
+    /// `INT_MISC.RECOVERY_STALLS_COUNT`.
+    pub const INT_MISC_RECOVERY_STALLS_COUNT: Event = Event::row(240);
+    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`.
+    pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event::row(241);
+    /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`.
+    pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event::row(242);
+    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`.
+    pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event::row(243);
+    /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`.
+    pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event::row(244);
+    /// `DSB_FILL.ALL_CANCEL`.
+    pub const DSB_FILL_ALL_CANCEL: Event = Event::row(245);
+    /// `FP_ASSIST.ANY`.
+    pub const FP_ASSIST_ANY: Event = Event::row(246);
+    /// `BACLEARS.ANY`.
+    pub const BACLEARS_ANY: Event = Event::row(247);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event::row(248);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event::row(249);
+    /// `BR_INST_EXEC.ALL_BRANCHES`.
+    pub const BR_INST_EXEC_ALL_BRANCHES: Event = Event::row(250);
+    /// `BR_MISP_EXEC.ALL_BRANCHES`.
+    pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event::row(251);
+    /// `IDQ.MITE_ALL_UOPS`.
+    pub const IDQ_MITE_ALL_UOPS: Event = Event::row(252);
+    /// `UOPS_RETIRED.CORE_STALL_CYCLES`.
+    pub const UOPS_RETIRED_CORE_STALL_CYCLES: Event = Event::row(253);
+    /// `LSD.CYCLES_4_UOPS`.
+    pub const LSD_CYCLES_4_UOPS: Event = Event::row(254);
+    /// `MACHINE_CLEARS.COUNT`.
+    pub const MACHINE_CLEARS_COUNT: Event = Event::row(255);
+    /// `RS_EVENTS.EMPTY_END`.
+    pub const RS_EVENTS_EMPTY_END: Event = Event::row(256);
+    /// `IDQ.MS_SWITCHES`.
+    pub const IDQ_MS_SWITCHES: Event = Event::row(257);
+    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`.
+    pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event::row(258);
+    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`.
+    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event::row(259);
+    /// `INT_MISC.RECOVERY_CYCLES_ANY`.
+    pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event::row(260);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_C6`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_C6: Event = Event::row(261);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event::row(262);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event::row(263);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event::row(264);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event::row(265);
+    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event::row(266);
+    /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`.
+    pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event::row(267);
+    /// `L1D_PEND_MISS.FB_FULL`.
+    pub const L1D_PEND_MISS_FB_FULL: Event = Event::row(268);
+    /// `CPU_CLK_UNHALTED.REF_XCLK`.
+    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event::row(269);
+    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`.
+    pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event::row(270);
+    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`.
+    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(271);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(272);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(273);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event::row(274);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.SNOOP_MISS`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event::row(275);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(276);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(277);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(278);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event::row(279);
+    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.SNOOP_MISS`.
+    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event::row(280);
+    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_ANY_RESPONSE: Event = Event::row(281);
+    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(282);
+    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(283);
+    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_NO_SNOOP_NEEDED: Event = Event::row(284);
+    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.SNOOP_MISS`.
+    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_SNOOP_MISS: Event = Event::row(285);
+    /// `OFFCORE_RESPONSE.COREWB.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_COREWB_ANY_RESPONSE: Event = Event::row(286);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(287);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(288);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(289);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_DRAM: Event = Event::row(290);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event::row(291);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_HITM: Event = Event::row(292);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(293);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(294);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(295);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event::row(296);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.SNOOP_MISS`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event::row(297);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_DRAM: Event = Event::row(298);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(299);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(300);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_DRAM: Event = Event::row(301);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event::row(302);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_HITM: Event = Event::row(303);
+    /// `OFFCORE_RESPONSE.OTHER.LRU_HINTS`.
+    pub const OFFCORE_RESPONSE_OTHER_LRU_HINTS: Event = Event::row(304);
+    /// `OFFCORE_RESPONSE.OTHER.PORTIO_MMIO_UC`.
+    pub const OFFCORE_RESPONSE_OTHER_PORTIO_MMIO_UC: Event = Event::row(305);
+    /// `OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(306);
+    /// `OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(307);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(308);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(309);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(310);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event::row(311);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.SNOOP_MISS`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event::row(312);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_DRAM`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_DRAM: Event = Event::row(313);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(314);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(315);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_DRAM: Event = Event::row(316);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event::row(317);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_HITM: Event = Event::row(318);
+    /// `OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(319);
+    /// `OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(320);
+    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(321);
+    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(322);
+    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(323);
+    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`.
+    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event::row(324);
+    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.SNOOP_MISS`.
+    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event::row(325);
+    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(326);
+    /// `OFFCORE_RESPONSE.SPLIT_LOCK_UC_LOCK.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_SPLIT_LOCK_UC_LOCK_ANY_RESPONSE: Event = Event::row(327);
+    /// `OFFCORE_RESPONSE.STREAMING_STORES.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_STREAMING_STORES_ANY_RESPONSE: Event = Event::row(328);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event::row(329);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_ANY_RESPONSE: Event = Event::row(330);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event::row(331);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_ANY_RESPONSE: Event = Event::row(332);
+    /// `OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_ANY_RESPONSE: Event = Event::row(333);
+    /// `OFFCORE_RESPONSE.ALL_READS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_READS_ANY_RESPONSE: Event = Event::row(334);
+    /// `OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_LOCAL_DRAM: Event = Event::row(335);
+    /// `OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_ANY_RESPONSE: Event = Event::row(336);
+    /// `OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.REMOTE_HITM_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_REMOTE_HITM_HIT_FORWARD: Event = Event::row(337);
     /// Every event of the list.
-    pub const ALL: &'static [Event] = &[
-        Event::BR_INST_EXEC_NONTAKEN_CONDITIONAL,
-        Event::BR_INST_EXEC_TAKEN_CONDITIONAL,
-        Event::BR_INST_EXEC_TAKEN_DIRECT_JUMP,
-        Event::BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET,
-        Event::BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN,
-        Event::BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL,
-        Event::BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL,
-        Event::BR_INST_EXEC_ALL_CONDITIONAL,
-        Event::BR_INST_EXEC_ALL_DIRECT_JMP,
-        Event::BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET,
-        Event::BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN,
-        Event::BR_INST_EXEC_ALL_DIRECT_NEAR_CALL,
-        Event::BR_MISP_EXEC_NONTAKEN_CONDITIONAL,
-        Event::BR_MISP_EXEC_TAKEN_CONDITIONAL,
-        Event::BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET,
-        Event::BR_MISP_EXEC_TAKEN_RETURN_NEAR,
-        Event::BR_MISP_EXEC_TAKEN_DIRECT_NEAR_CALL,
-        Event::BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL,
-        Event::BR_MISP_EXEC_ALL_CONDITIONAL,
-        Event::BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET,
-        Event::BR_MISP_EXEC_ALL_DIRECT_NEAR_CALL,
-        Event::BR_MISP_EXEC_INDIRECT,
-        Event::CPU_CLK_UNHALTED_THREAD_P,
-        Event::ITLB_ITLB_FLUSH,
-        Event::ICACHE_HIT,
-        Event::ICACHE_MISSES,
-        Event::LSD_UOPS,
-        Event::LSD_CYCLES_ACTIVE,
-        Event::ILD_STALL_LCP,
-        Event::ILD_STALL_IQ_FULL,
-        Event::INSTS_WRITTEN_TO_IQ_INSTS,
-        Event::IDQ_EMPTY,
-        Event::IDQ_MITE_UOPS,
-        Event::IDQ_DSB_UOPS,
-        Event::IDQ_MS_DSB_UOPS,
-        Event::IDQ_MS_MITE_UOPS,
-        Event::IDQ_MS_UOPS,
-        Event::IDQ_MS_CYCLES,
-        Event::IDQ_UOPS_NOT_DELIVERED_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE,
-        Event::DSB2MITE_SWITCHES_COUNT,
-        Event::DSB2MITE_SWITCHES_PENALTY_CYCLES,
-        Event::DSB_FILL_OTHER_CANCEL,
-        Event::DSB_FILL_EXCEED_DSB_LINES,
-        Event::INT_MISC_RAT_STALL_CYCLES,
-        Event::PARTIAL_RAT_STALLS_FLAGS_MERGE_UOP,
-        Event::PARTIAL_RAT_STALLS_SLOW_LEA_WINDOW,
-        Event::PARTIAL_RAT_STALLS_MUL_SINGLE_UOP,
-        Event::RESOURCE_STALLS_ANY,
-        Event::RESOURCE_STALLS_LB,
-        Event::RESOURCE_STALLS_RS,
-        Event::RESOURCE_STALLS_SB,
-        Event::RESOURCE_STALLS_ROB,
-        Event::RESOURCE_STALLS2_BOB_FULL,
-        Event::UOPS_ISSUED_ANY,
-        Event::UOPS_ISSUED_STALL_CYCLES,
-        Event::UOPS_ISSUED_CORE_STALL_CYCLES,
-        Event::RS_EVENTS_EMPTY_CYCLES,
-        Event::CPL_CYCLES_RING0,
-        Event::CPL_CYCLES_RING0_TRANS,
-        Event::CPL_CYCLES_RING123,
-        Event::ROB_MISC_EVENTS_LBR_INSERTS,
-        Event::MACHINE_CLEARS_MEMORY_ORDERING,
-        Event::MACHINE_CLEARS_SMC,
-        Event::MACHINE_CLEARS_MASKMOV,
-        Event::INST_RETIRED_ANY_P,
-        Event::UOPS_RETIRED_ALL,
-        Event::UOPS_RETIRED_RETIRE_SLOTS,
-        Event::UOPS_RETIRED_STALL_CYCLES,
-        Event::UOPS_RETIRED_TOTAL_CYCLES,
-        Event::BR_INST_RETIRED_CONDITIONAL,
-        Event::BR_INST_RETIRED_NEAR_CALL,
-        Event::BR_INST_RETIRED_ALL_BRANCHES,
-        Event::BR_INST_RETIRED_NEAR_RETURN,
-        Event::BR_INST_RETIRED_NOT_TAKEN,
-        Event::BR_INST_RETIRED_NEAR_TAKEN,
-        Event::BR_INST_RETIRED_FAR_BRANCH,
-        Event::BR_MISP_RETIRED_CONDITIONAL,
-        Event::BR_MISP_RETIRED_NEAR_CALL,
-        Event::BR_MISP_RETIRED_ALL_BRANCHES,
-        Event::BR_MISP_RETIRED_NOT_TAKEN,
-        Event::BR_MISP_RETIRED_TAKEN,
-        Event::OTHER_ASSISTS_ITLB_MISS_RETIRED,
-        Event::OTHER_ASSISTS_AVX_STORE,
-        Event::OTHER_ASSISTS_AVX_TO_SSE,
-        Event::OTHER_ASSISTS_SSE_TO_AVX,
-        Event::FP_ASSIST_X87_OUTPUT,
-        Event::FP_ASSIST_X87_INPUT,
-        Event::FP_ASSIST_SIMD_OUTPUT,
-        Event::FP_ASSIST_SIMD_INPUT,
-        Event::MEM_UOPS_RETIRED_STLB_MISS_LOADS,
-        Event::MEM_UOPS_RETIRED_STLB_MISS_STORES,
-        Event::MEM_UOPS_RETIRED_LOCK_LOADS,
-        Event::MEM_UOPS_RETIRED_SPLIT_LOADS,
-        Event::MEM_UOPS_RETIRED_SPLIT_STORES,
-        Event::MEM_UOPS_RETIRED_ALL_LOADS,
-        Event::MEM_UOPS_RETIRED_ALL_STORES,
-        Event::MEM_LOAD_UOPS_RETIRED_L1_HIT,
-        Event::MEM_LOAD_UOPS_RETIRED_L2_HIT,
-        Event::MEM_LOAD_UOPS_RETIRED_LLC_HIT,
-        Event::MEM_LOAD_UOPS_RETIRED_LLC_MISS,
-        Event::MEM_LOAD_UOPS_RETIRED_HIT_LFB,
-        Event::MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_MISS,
-        Event::MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HIT,
-        Event::MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HITM,
-        Event::MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_NONE,
-        Event::MEM_LOAD_UOPS_LLC_MISS_RETIRED_LOCAL_DRAM,
-        Event::MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_DRAM,
-        Event::ARITH_FPU_DIV_ACTIVE,
-        Event::ARITH_FPU_DIV,
-        Event::FP_COMP_OPS_EXE_X87,
-        Event::FP_COMP_OPS_EXE_SSE_PACKED_DOUBLE,
-        Event::FP_COMP_OPS_EXE_SSE_SCALAR_SINGLE,
-        Event::FP_COMP_OPS_EXE_SSE_PACKED_SINGLE,
-        Event::FP_COMP_OPS_EXE_SSE_SCALAR_DOUBLE,
-        Event::SIMD_FP_256_PACKED_SINGLE,
-        Event::SIMD_FP_256_PACKED_DOUBLE,
-        Event::UOPS_DISPATCHED_THREAD,
-        Event::UOPS_DISPATCHED_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_0,
-        Event::UOPS_DISPATCHED_PORT_PORT_1,
-        Event::UOPS_DISPATCHED_PORT_PORT_4,
-        Event::UOPS_DISPATCHED_PORT_PORT_5,
-        Event::CYCLE_ACTIVITY_CYCLES_NO_DISPATCH,
-        Event::CYCLE_ACTIVITY_CYCLES_L1D_PENDING,
-        Event::CYCLE_ACTIVITY_CYCLES_L2_PENDING,
-        Event::CYCLE_ACTIVITY_STALLS_L1D_PENDING,
-        Event::CYCLE_ACTIVITY_STALLS_L2_PENDING,
-        Event::EPT_WALK_CYCLES,
-        Event::ITLB_MISSES_MISS_CAUSES_A_WALK,
-        Event::ITLB_MISSES_WALK_COMPLETED,
-        Event::ITLB_MISSES_WALK_DURATION,
-        Event::ITLB_MISSES_STLB_HIT,
-        Event::DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED,
-        Event::DTLB_LOAD_MISSES_WALK_DURATION,
-        Event::DTLB_LOAD_MISSES_STLB_HIT,
-        Event::DTLB_STORE_MISSES_MISS_CAUSES_A_WALK,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED,
-        Event::DTLB_STORE_MISSES_WALK_DURATION,
-        Event::DTLB_STORE_MISSES_STLB_HIT,
-        Event::TLB_FLUSH_DTLB_THREAD,
-        Event::TLB_FLUSH_STLB_ANY,
-        Event::L1D_REPLACEMENT,
-        Event::L1D_ALLOCATED_IN_M,
-        Event::L1D_EVICTION,
-        Event::L1D_ALL_M_REPLACEMENT,
-        Event::L1D_PEND_MISS_PENDING,
-        Event::L1D_PEND_MISS_PENDING_CYCLES,
-        Event::LOAD_HIT_PRE_SW_PF,
-        Event::LOAD_HIT_PRE_HW_PF,
-        Event::HW_PRE_REQ_DL1_MISS,
-        Event::LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION,
-        Event::LOCK_CYCLES_CACHE_LOCK_DURATION,
-        Event::LD_BLOCKS_DATA_UNKNOWN,
-        Event::LD_BLOCKS_STORE_FORWARD,
-        Event::LD_BLOCKS_NO_SR,
-        Event::LD_BLOCKS_ALL_BLOCK,
-        Event::LD_BLOCKS_PARTIAL_ADDRESS_ALIAS,
-        Event::LD_BLOCKS_PARTIAL_ALL_STA_BLOCK,
-        Event::MISALIGN_MEM_REF_LOADS,
-        Event::MISALIGN_MEM_REF_STORES,
-        Event::AGU_BYPASS_CANCEL_COUNT,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD,
-        Event::OFFCORE_REQUESTS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_DEMAND_CODE_RD,
-        Event::OFFCORE_REQUESTS_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_ALL_DATA_RD,
-        Event::OFFCORE_REQUESTS_BUFFER_SQ_FULL,
-        Event::L2_RQSTS_DEMAND_DATA_RD_HIT,
-        Event::L2_RQSTS_RFO_HIT,
-        Event::L2_RQSTS_RFO_MISS,
-        Event::L2_RQSTS_CODE_RD_HIT,
-        Event::L2_RQSTS_CODE_RD_MISS,
-        Event::L2_RQSTS_PF_HIT,
-        Event::L2_RQSTS_PF_MISS,
-        Event::L2_STORE_LOCK_RQSTS_MISS,
-        Event::L2_STORE_LOCK_RQSTS_HIT_E,
-        Event::L2_STORE_LOCK_RQSTS_HIT_M,
-        Event::L2_STORE_LOCK_RQSTS_ALL,
-        Event::L2_L1D_WB_RQSTS_MISS,
-        Event::L2_L1D_WB_RQSTS_HIT_S,
-        Event::L2_L1D_WB_RQSTS_HIT_E,
-        Event::L2_L1D_WB_RQSTS_HIT_M,
-        Event::L2_L1D_WB_RQSTS_ALL,
-        Event::L2_TRANS_DEMAND_DATA_RD,
-        Event::L2_TRANS_RFO,
-        Event::L2_TRANS_CODE_RD,
-        Event::L2_TRANS_ALL_PF,
-        Event::L2_TRANS_L1D_WB,
-        Event::L2_TRANS_L2_FILL,
-        Event::L2_TRANS_L2_WB,
-        Event::L2_TRANS_ALL_REQUESTS,
-        Event::L2_LINES_IN_I,
-        Event::L2_LINES_IN_S,
-        Event::L2_LINES_IN_E,
-        Event::L2_LINES_IN_ALL,
-        Event::L2_LINES_OUT_DEMAND_CLEAN,
-        Event::L2_LINES_OUT_DEMAND_DIRTY,
-        Event::L2_LINES_OUT_PF_CLEAN,
-        Event::L2_LINES_OUT_PF_DIRTY,
-        Event::L2_LINES_OUT_DIRTY_ALL,
-        Event::LONGEST_LAT_CACHE_MISS,
-        Event::LONGEST_LAT_CACHE_REFERENCE,
-        Event::SQ_MISC_SPLIT_LOCK,
-        Event::CPU_CLK_THREAD_UNHALTED_REF_XCLK,
-        Event::CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE,
-        Event::UOPS_DISPATCHED_PORT_PORT_0_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_1_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_4_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_5_CORE,
-        Event::IDQ_MITE_CYCLES,
-        Event::IDQ_DSB_CYCLES,
-        Event::UOPS_DISPATCHED_PORT_PORT_2,
-        Event::UOPS_DISPATCHED_PORT_PORT_3,
-        Event::IDQ_MS_DSB_CYCLES,
-        Event::IDQ_MS_DSB_OCCUR,
-        Event::UOPS_DISPATCHED_PORT_PORT_2_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_3_CORE,
-        Event::L2_RQSTS_ALL_DEMAND_DATA_RD,
-        Event::L2_RQSTS_ALL_RFO,
-        Event::L2_RQSTS_ALL_CODE_RD,
-        Event::L2_RQSTS_ALL_PF,
-        Event::L1D_BLOCKS_BANK_CONFLICT_CYCLES,
-        Event::RESOURCE_STALLS2_ALL_PRF_CONTROL,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE,
-        Event::RESOURCE_STALLS2_ALL_FL_EMPTY,
-        Event::RESOURCE_STALLS_MEM_RS,
-        Event::RESOURCE_STALLS_OOO_RSRC,
-        Event::RESOURCE_STALLS2_OOO_RSRC,
-        Event::RESOURCE_STALLS_LB_SB,
-        Event::INT_MISC_RECOVERY_CYCLES,
-        Event::PARTIAL_RAT_STALLS_FLAGS_MERGE_UOP_CYCLES,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_GE_1_UOP_DELIV_CORE,
-        Event::INT_MISC_RECOVERY_STALLS_COUNT,
-        Event::IDQ_ALL_DSB_CYCLES_4_UOPS,
-        Event::IDQ_ALL_DSB_CYCLES_ANY_UOPS,
-        Event::IDQ_ALL_MITE_CYCLES_4_UOPS,
-        Event::IDQ_ALL_MITE_CYCLES_ANY_UOPS,
-        Event::DSB_FILL_ALL_CANCEL,
-        Event::FP_ASSIST_ANY,
-        Event::BACLEARS_ANY,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK,
-        Event::BR_INST_EXEC_ALL_BRANCHES,
-        Event::BR_MISP_EXEC_ALL_BRANCHES,
-        Event::IDQ_MITE_ALL_UOPS,
-        Event::UOPS_RETIRED_CORE_STALL_CYCLES,
-        Event::LSD_CYCLES_4_UOPS,
-        Event::MACHINE_CLEARS_COUNT,
-        Event::RS_EVENTS_EMPTY_END,
-        Event::IDQ_MS_SWITCHES,
-        Event::CPU_CLK_UNHALTED_THREAD_P_ANY,
-        Event::CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY,
-        Event::INT_MISC_RECOVERY_CYCLES_ANY,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_C6,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_1,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_2,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_3,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_4,
-        Event::UOPS_EXECUTED_CORE_CYCLES_NONE,
-        Event::L1D_PEND_MISS_PENDING_CYCLES_ANY,
-        Event::L1D_PEND_MISS_FB_FULL,
-        Event::CPU_CLK_UNHALTED_REF_XCLK,
-        Event::CPU_CLK_UNHALTED_REF_XCLK_ANY,
-        Event::CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_SNOOP_MISS,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_SNOOP_MISS,
-        Event::OFFCORE_RESPONSE_ALL_READS_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_ALL_READS_LLC_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_ALL_READS_LLC_HIT_SNOOP_MISS,
-        Event::OFFCORE_RESPONSE_COREWB_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_SNOOP_MISS,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_OTHER_LRU_HINTS,
-        Event::OFFCORE_RESPONSE_OTHER_PORTIO_MMIO_UC,
-        Event::OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_SNOOP_MISS,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_DRAM,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED,
-        Event::OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_SNOOP_MISS,
-        Event::OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_SPLIT_LOCK_UC_LOCK_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_STREAMING_STORES_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_RFO_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_READS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_REMOTE_HITM_HIT_FORWARD,
-    ];
+    pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
+
+    /// The event of row `n` of the list's table.
+    const fn row(n: u16) -> Event {
+        Event::from_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n)
+    }
 }
 
 #[cfg(feature = "metadata")]
@@ -1358,348 +714,368 @@ impl crate::core_events::EventList for List {
     const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;
 }
 
+/// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
+const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("BR_INST_EXEC.NONTAKEN_CONDITIONAL", 0x88, 0x41, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.TAKEN_CONDITIONAL", 0x88, 0x81, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.TAKEN_DIRECT_JUMP", 0x88, 0x82, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", 0x88, 0x84, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", 0x88, 0x88, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", 0x88, 0x90, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", 0x88, 0xa0, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.ALL_CONDITIONAL", 0x88, 0xc1, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.ALL_DIRECT_JMP", 0x88, 0xc2, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", 0x88, 0xc4, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", 0x88, 0xc8, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", 0x88, 0xd0, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.NONTAKEN_CONDITIONAL", 0x89, 0x41, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.TAKEN_CONDITIONAL", 0x89, 0x81, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", 0x89, 0x84, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.TAKEN_RETURN_NEAR", 0x89, 0x88, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.TAKEN_DIRECT_NEAR_CALL", 0x89, 0x90, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", 0x89, 0xa0, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.ALL_CONDITIONAL", 0x89, 0xc1, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", 0x89, 0xc4, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.ALL_DIRECT_NEAR_CALL", 0x89, 0xd0, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.INDIRECT", 0x89, 0xe4, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b1111).ht_off(0b11111111),
+    ev("ITLB.ITLB_FLUSH", 0xae, 0x01, 0b1111).ht_off(0b11111111),
+    ev("ICACHE.HIT", 0x80, 0x01, 0b1111).ht_off(0b11111111),
+    ev("ICACHE.MISSES", 0x80, 0x02, 0b1111).ht_off(0b11111111),
+    ev("LSD.UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111),
+    ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("ILD_STALL.LCP", 0x87, 0x01, 0b1111).ht_off(0b11111111),
+    ev("ILD_STALL.IQ_FULL", 0x87, 0x04, 0b1111).ht_off(0b11111111),
+    ev("INSTS_WRITTEN_TO_IQ.INSTS", 0x17, 0x01, 0b1111).ht_off(0b11111111),
+    ev("IDQ.EMPTY", 0x79, 0x02, 0b1111),
+    ev("IDQ.MITE_UOPS", 0x79, 0x04, 0b1111).ht_off(0b11111111),
+    ev("IDQ.DSB_UOPS", 0x79, 0x08, 0b1111).ht_off(0b11111111),
+    ev("IDQ.MS_DSB_UOPS", 0x79, 0x10, 0b1111).ht_off(0b11111111),
+    ev("IDQ.MS_MITE_UOPS", 0x79, 0x20, 0b1111).ht_off(0b11111111),
+    ev("IDQ.MS_UOPS", 0x79, 0x30, 0b1111).ht_off(0b11111111),
+    ev("IDQ.MS_CYCLES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01, 0b1111),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(4),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(3),
+    ev("DSB2MITE_SWITCHES.COUNT", 0xab, 0x01, 0b1111).ht_off(0b11111111),
+    ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02, 0b1111).ht_off(0b11111111),
+    ev("DSB_FILL.OTHER_CANCEL", 0xac, 0x02, 0b1111).ht_off(0b11111111),
+    ev("DSB_FILL.EXCEED_DSB_LINES", 0xac, 0x08, 0b1111).ht_off(0b11111111),
+    ev("INT_MISC.RAT_STALL_CYCLES", 0x0d, 0x40, 0b1111).ht_off(0b11111111),
+    ev("PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP", 0x59, 0x20, 0b1111).ht_off(0b11111111),
+    ev("PARTIAL_RAT_STALLS.SLOW_LEA_WINDOW", 0x59, 0x40, 0b1111).ht_off(0b11111111),
+    ev("PARTIAL_RAT_STALLS.MUL_SINGLE_UOP", 0x59, 0x80, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.ANY", 0xa2, 0x01, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.LB", 0xa2, 0x02, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.RS", 0xa2, 0x04, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.SB", 0xa2, 0x08, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.ROB", 0xa2, 0x10, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS2.BOB_FULL", 0x5b, 0x40, 0b1111).ht_off(0b11111111),
+    ev("UOPS_ISSUED.ANY", 0x0e, 0x01, 0b1111).ht_off(0b11111111),
+    ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01, 0b1111).threshold(1).invert(),
+    ev("UOPS_ISSUED.CORE_STALL_CYCLES", 0x0e, 0x01, 0b1111).threshold(1).invert().any_thread(),
+    ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01, 0b1111).ht_off(0b11111111),
+    ev("CPL_CYCLES.RING0", 0x5c, 0x01, 0b1111).ht_off(0b11111111),
+    ev("CPL_CYCLES.RING0_TRANS", 0x5c, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("CPL_CYCLES.RING123", 0x5c, 0x02, 0b1111).ht_off(0b11111111),
+    ev("ROB_MISC_EVENTS.LBR_INSERTS", 0xcc, 0x20, 0b1111).ht_off(0b11111111),
+    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b1111).ht_off(0b11111111),
+    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b1111).ht_off(0b11111111),
+    ev("MACHINE_CLEARS.MASKMOV", 0xc3, 0x20, 0b1111).ht_off(0b11111111),
+    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b1111).ht_off(0b11111111),
+    ev("UOPS_RETIRED.ALL", 0xc2, 0x01, 0b1111).ht_off(0b11111111),
+    ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02, 0b1111).ht_off(0b11111111),
+    ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x01, 0b1111).threshold(1).invert(),
+    ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x01, 0b1111).threshold(10).invert(),
+    ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NOT_TAKEN", 0xc4, 0x10, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.CONDITIONAL", 0xc5, 0x01, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.NEAR_CALL", 0xc5, 0x02, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.NOT_TAKEN", 0xc5, 0x10, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.TAKEN", 0xc5, 0x20, 0b1111).ht_off(0b11111111),
+    ev("OTHER_ASSISTS.ITLB_MISS_RETIRED", 0xc1, 0x02, 0b1111).ht_off(0b11111111),
+    ev("OTHER_ASSISTS.AVX_STORE", 0xc1, 0x08, 0b1111).ht_off(0b11111111),
+    ev("OTHER_ASSISTS.AVX_TO_SSE", 0xc1, 0x10, 0b1111).ht_off(0b11111111),
+    ev("OTHER_ASSISTS.SSE_TO_AVX", 0xc1, 0x20, 0b1111).ht_off(0b11111111),
+    ev("FP_ASSIST.X87_OUTPUT", 0xca, 0x02, 0b1111).ht_off(0b11111111),
+    ev("FP_ASSIST.X87_INPUT", 0xca, 0x04, 0b1111).ht_off(0b11111111),
+    ev("FP_ASSIST.SIMD_OUTPUT", 0xca, 0x08, 0b1111).ht_off(0b11111111),
+    ev("FP_ASSIST.SIMD_INPUT", 0xca, 0x10, 0b1111).ht_off(0b11111111),
+    ev("MEM_UOPS_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b1111),
+    ev("MEM_UOPS_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b1111),
+    ev("MEM_UOPS_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b1111),
+    ev("MEM_UOPS_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b1111),
+    ev("MEM_UOPS_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b1111),
+    ev("MEM_UOPS_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b1111),
+    ev("MEM_UOPS_RETIRED.ALL_STORES", 0xd0, 0x82, 0b1111),
+    ev("MEM_LOAD_UOPS_RETIRED.L1_HIT", 0xd1, 0x01, 0b1111),
+    ev("MEM_LOAD_UOPS_RETIRED.L2_HIT", 0xd1, 0x02, 0b1111),
+    ev("MEM_LOAD_UOPS_RETIRED.LLC_HIT", 0xd1, 0x04, 0b1111),
+    ev("MEM_LOAD_UOPS_RETIRED.LLC_MISS", 0xd1, 0x20, 0b1111),
+    ev("MEM_LOAD_UOPS_RETIRED.HIT_LFB", 0xd1, 0x40, 0b1111),
+    ev("MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01, 0b1111),
+    ev("MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HIT", 0xd2, 0x02, 0b1111),
+    ev("MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HITM", 0xd2, 0x04, 0b1111),
+    ev("MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08, 0b1111),
+    ev("MEM_LOAD_UOPS_LLC_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b1111),
+    ev("MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x04, 0b1111),
+    ev("ARITH.FPU_DIV_ACTIVE", 0x14, 0x01, 0b1111).ht_off(0b11111111),
+    ev("ARITH.FPU_DIV", 0x14, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("FP_COMP_OPS_EXE.X87", 0x10, 0x01, 0b1111).ht_off(0b11111111),
+    ev("FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE", 0x10, 0x10, 0b1111).ht_off(0b11111111),
+    ev("FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE", 0x10, 0x20, 0b1111).ht_off(0b11111111),
+    ev("FP_COMP_OPS_EXE.SSE_PACKED_SINGLE", 0x10, 0x40, 0b1111).ht_off(0b11111111),
+    ev("FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE", 0x10, 0x80, 0b1111).ht_off(0b11111111),
+    ev("SIMD_FP_256.PACKED_SINGLE", 0x11, 0x01, 0b1111).ht_off(0b11111111),
+    ev("SIMD_FP_256.PACKED_DOUBLE", 0x11, 0x02, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED.THREAD", 0xb1, 0x01, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED.CORE", 0xb1, 0x02, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED_PORT.PORT_0", 0xa1, 0x01, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED_PORT.PORT_1", 0xa1, 0x02, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED_PORT.PORT_4", 0xa1, 0x40, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED_PORT.PORT_5", 0xa1, 0x80, 0b1111).ht_off(0b11111111),
+    ev("CYCLE_ACTIVITY.CYCLES_NO_DISPATCH", 0xa3, 0x04, 0b1111).threshold(4),
+    ev("CYCLE_ACTIVITY.CYCLES_L1D_PENDING", 0xa3, 0x02, 0b100).threshold(2),
+    ev("CYCLE_ACTIVITY.CYCLES_L2_PENDING", 0xa3, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("CYCLE_ACTIVITY.STALLS_L1D_PENDING", 0xa3, 0x06, 0b100).threshold(6),
+    ev("CYCLE_ACTIVITY.STALLS_L2_PENDING", 0xa3, 0x05, 0b1111).threshold(5),
+    ev("EPT.WALK_CYCLES", 0x4f, 0x10, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.MISS_CAUSES_A_WALK", 0x85, 0x01, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x02, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_DURATION", 0x85, 0x04, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.STLB_HIT", 0x85, 0x10, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", 0x08, 0x01, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x02, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_DURATION", 0x08, 0x04, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x10, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", 0x49, 0x01, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x02, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_DURATION", 0x49, 0x04, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x10, 0b1111).ht_off(0b11111111),
+    ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01, 0b1111).ht_off(0b11111111),
+    ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20, 0b1111).ht_off(0b11111111),
+    ev("L1D.REPLACEMENT", 0x51, 0x01, 0b1111).ht_off(0b11111111),
+    ev("L1D.ALLOCATED_IN_M", 0x51, 0x02, 0b1111).ht_off(0b11111111),
+    ev("L1D.EVICTION", 0x51, 0x04, 0b1111).ht_off(0b11111111),
+    ev("L1D.ALL_M_REPLACEMENT", 0x51, 0x08, 0b1111).ht_off(0b11111111),
+    ev("L1D_PEND_MISS.PENDING", 0x48, 0x01, 0b100),
+    ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01, 0b100).threshold(1),
+    ev("LOAD_HIT_PRE.SW_PF", 0x4c, 0x01, 0b1111).ht_off(0b11111111),
+    ev("LOAD_HIT_PRE.HW_PF", 0x4c, 0x02, 0b1111).ht_off(0b11111111),
+    ev("HW_PRE_REQ.DL1_MISS", 0x4e, 0x02, 0b1111).ht_off(0b11111111),
+    ev("LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", 0x63, 0x01, 0b1111).ht_off(0b11111111),
+    ev("LOCK_CYCLES.CACHE_LOCK_DURATION", 0x63, 0x02, 0b1111).ht_off(0b11111111),
+    ev("LD_BLOCKS.DATA_UNKNOWN", 0x03, 0x01, 0b1111).ht_off(0b11111111),
+    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02, 0b1111).ht_off(0b11111111),
+    ev("LD_BLOCKS.NO_SR", 0x03, 0x08, 0b1111).ht_off(0b11111111),
+    ev("LD_BLOCKS.ALL_BLOCK", 0x03, 0x10, 0b1111).ht_off(0b11111111),
+    ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01, 0b1111).ht_off(0b11111111),
+    ev("LD_BLOCKS_PARTIAL.ALL_STA_BLOCK", 0x07, 0x08, 0b1111).ht_off(0b11111111),
+    ev("MISALIGN_MEM_REF.LOADS", 0x05, 0x01, 0b1111).ht_off(0b11111111),
+    ev("MISALIGN_MEM_REF.STORES", 0x05, 0x02, 0b1111).ht_off(0b11111111),
+    ev("AGU_BYPASS_CANCEL.COUNT", 0xb6, 0x01, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_BUFFER.SQ_FULL", 0xb2, 0x01, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0x01, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.RFO_HIT", 0x24, 0x04, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.RFO_MISS", 0x24, 0x08, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0x10, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x20, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.PF_HIT", 0x24, 0x40, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.PF_MISS", 0x24, 0x80, 0b1111).ht_off(0b11111111),
+    ev("L2_STORE_LOCK_RQSTS.MISS", 0x27, 0x01, 0b1111).ht_off(0b11111111),
+    ev("L2_STORE_LOCK_RQSTS.HIT_E", 0x27, 0x04, 0b1111).ht_off(0b11111111),
+    ev("L2_STORE_LOCK_RQSTS.HIT_M", 0x27, 0x08, 0b1111).ht_off(0b11111111),
+    ev("L2_STORE_LOCK_RQSTS.ALL", 0x27, 0x0f, 0b1111).ht_off(0b11111111),
+    ev("L2_L1D_WB_RQSTS.MISS", 0x28, 0x01, 0b1111).ht_off(0b11111111),
+    ev("L2_L1D_WB_RQSTS.HIT_S", 0x28, 0x02, 0b1111).ht_off(0b11111111),
+    ev("L2_L1D_WB_RQSTS.HIT_E", 0x28, 0x04, 0b1111).ht_off(0b11111111),
+    ev("L2_L1D_WB_RQSTS.HIT_M", 0x28, 0x08, 0b1111).ht_off(0b11111111),
+    ev("L2_L1D_WB_RQSTS.ALL", 0x28, 0x0f, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.DEMAND_DATA_RD", 0xf0, 0x01, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.RFO", 0xf0, 0x02, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.CODE_RD", 0xf0, 0x04, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.ALL_PF", 0xf0, 0x08, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.L1D_WB", 0xf0, 0x10, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.L2_FILL", 0xf0, 0x20, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.L2_WB", 0xf0, 0x40, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.ALL_REQUESTS", 0xf0, 0x80, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_IN.I", 0xf1, 0x01, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_IN.S", 0xf1, 0x02, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_IN.E", 0xf1, 0x04, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_IN.ALL", 0xf1, 0x07, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_OUT.DEMAND_CLEAN", 0xf2, 0x01, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_OUT.DEMAND_DIRTY", 0xf2, 0x02, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_OUT.PF_CLEAN", 0xf2, 0x04, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_OUT.PF_DIRTY", 0xf2, 0x08, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_OUT.DIRTY_ALL", 0xf2, 0x0a, 0b1111).ht_off(0b11111111),
+    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b1111).ht_off(0b11111111),
+    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b1111).ht_off(0b11111111),
+    ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111),
+    ev("UOPS_DISPATCHED_PORT.PORT_0_CORE", 0xa1, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("UOPS_DISPATCHED_PORT.PORT_1_CORE", 0xa1, 0x02, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("UOPS_DISPATCHED_PORT.PORT_4_CORE", 0xa1, 0x40, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("UOPS_DISPATCHED_PORT.PORT_5_CORE", 0xa1, 0x80, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("IDQ.MITE_CYCLES", 0x79, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.DSB_CYCLES", 0x79, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("UOPS_DISPATCHED_PORT.PORT_2", 0xa1, 0x0c, 0b1111).ht_off(0b11111111),
+    ev("UOPS_DISPATCHED_PORT.PORT_3", 0xa1, 0x30, 0b1111).ht_off(0b11111111),
+    ev("IDQ.MS_DSB_CYCLES", 0x79, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.MS_DSB_OCCUR", 0x79, 0x10, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("UOPS_DISPATCHED_PORT.PORT_2_CORE", 0xa1, 0x0c, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("UOPS_DISPATCHED_PORT.PORT_3_CORE", 0xa1, 0x30, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0x03, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_RFO", 0x24, 0x0c, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0x30, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_PF", 0x24, 0xc0, 0b1111).ht_off(0b11111111),
+    ev("L1D_BLOCKS.BANK_CONFLICT_CYCLES", 0xbf, 0x05, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("RESOURCE_STALLS2.ALL_PRF_CONTROL", 0x5b, 0x0f, 0b1111).ht_off(0b11111111),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(2),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(1),
+    ev("RESOURCE_STALLS2.ALL_FL_EMPTY", 0x5b, 0x0c, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.MEM_RS", 0xa2, 0x0e, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.OOO_RSRC", 0xa2, 0xf0, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS2.OOO_RSRC", 0x5b, 0x4f, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.LB_SB", 0xa2, 0x0a, 0b1111).ht_off(0b11111111),
+    ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x03, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP_CYCLES", 0x59, 0x20, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_GE_1_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(4).invert(),
+    ev("INT_MISC.RECOVERY_STALLS_COUNT", 0x0d, 0x03, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("IDQ.ALL_DSB_CYCLES_4_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("IDQ.ALL_DSB_CYCLES_ANY_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.ALL_MITE_CYCLES_4_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("IDQ.ALL_MITE_CYCLES_ANY_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("DSB_FILL.ALL_CANCEL", 0xac, 0x0a, 0b1111).ht_off(0b11111111),
+    ev("FP_ASSIST.ANY", 0xca, 0x1e, 0b1111).threshold(1),
+    ev("BACLEARS.ANY", 0xe6, 0x1f, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b1111).threshold(1).invert(),
+    ev("BR_INST_EXEC.ALL_BRANCHES", 0x88, 0xff, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.ALL_BRANCHES", 0x89, 0xff, 0b1111).ht_off(0b11111111),
+    ev("IDQ.MITE_ALL_UOPS", 0x79, 0x3c, 0b1111).ht_off(0b11111111),
+    ev("UOPS_RETIRED.CORE_STALL_CYCLES", 0xc2, 0x01, 0b1111).threshold(1).invert(),
+    ev("LSD.CYCLES_4_UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert().edge(),
+    ev("IDQ.MS_SWITCHES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("CPU_CLK_UNHALTED.THREAD_P_ANY", 0x3c, 0x00, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("INT_MISC.RECOVERY_CYCLES_ANY", 0x0d, 0x03, 0b1111).ht_off(0b11111111).threshold(1).any_thread(),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_C6", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(6),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(2),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(3),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("UOPS_EXECUTED.CORE_CYCLES_NONE", 0xb1, 0x02, 0b1111).ht_off(0b11111111).invert(),
+    ev("L1D_PEND_MISS.PENDING_CYCLES_ANY", 0x48, 0x01, 0b100).threshold(1).any_thread(),
+    ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0091),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0091),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0091),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0091),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0090),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0090),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0090),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0090),
+    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0090),
+    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c03f7),
+    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c03f7),
+    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c03f7),
+    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c03f7),
+    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c03f7),
+    ev("OFFCORE_RESPONSE.COREWB.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10008),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x67f800004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x87f820004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x107fc00004),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x67fc00001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x67f800001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x87f820001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x107fc00001),
+    ev("OFFCORE_RESPONSE.OTHER.LRU_HINTS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c8000),
+    ev("OFFCORE_RESPONSE.OTHER.PORTIO_MMIO_UC", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23ffc08000),
+    ev("OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0040),
+    ev("OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20040),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x67fc00010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x67f800010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x87f820010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x107fc00010),
+    ev("OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0200),
+    ev("OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20200),
+    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0080),
+    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0080),
+    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0080),
+    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0080),
+    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0080),
+    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20080),
+    ev("OFFCORE_RESPONSE.SPLIT_LOCK_UC_LOCK.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10400),
+    ev("OFFCORE_RESPONSE.STREAMING_STORES.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10800),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x105b3),
+    ev("OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10122),
+    ev("OFFCORE_RESPONSE.ALL_READS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x107f7),
+    ev("OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400077),
+    ev("OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20077),
+    ev("OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.REMOTE_HITM_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x187fc20077),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<64>(EVENT_ROWS, 192, false),
+    &event_infos::<64>(EVENT_ROWS, 256, false),
+    &event_infos::<18>(EVENT_ROWS, 320, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "BR_INST_EXEC.NONTAKEN_CONDITIONAL", code: 0x88, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_CONDITIONAL", code: 0x88, umask: 0x81, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_JUMP", code: 0x88, umask: 0x82, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0x84, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0x88, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", code: 0x88, umask: 0x90, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x88, umask: 0xa0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_CONDITIONAL", code: 0x88, umask: 0xc1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_JMP", code: 0x88, umask: 0xc2, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0xc4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0xc8, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", code: 0x88, umask: 0xd0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.NONTAKEN_CONDITIONAL", code: 0x89, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_CONDITIONAL", code: 0x89, umask: 0x81, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0x84, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_RETURN_NEAR", code: 0x89, umask: 0x88, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_DIRECT_NEAR_CALL", code: 0x89, umask: 0x90, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x89, umask: 0xa0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_CONDITIONAL", code: 0x89, umask: 0xc1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0xc4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_DIRECT_NEAR_CALL", code: 0x89, umask: 0xd0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.INDIRECT", code: 0x89, umask: 0xe4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB.ITLB_FLUSH", code: 0xae, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.HIT", code: 0x80, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.MISSES", code: 0x80, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.IQ_FULL", code: 0x87, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INSTS_WRITTEN_TO_IQ.INSTS", code: 0x17, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.EMPTY", code: 0x79, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_UOPS", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_MITE_UOPS", code: 0x79, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_CYCLES", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.COUNT", code: 0xab, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0xab, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DSB_FILL.OTHER_CANCEL", code: 0xac, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DSB_FILL.EXCEED_DSB_LINES", code: 0xac, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RAT_STALL_CYCLES", code: 0x0d, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP", code: 0x59, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "PARTIAL_RAT_STALLS.SLOW_LEA_WINDOW", code: 0x59, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "PARTIAL_RAT_STALLS.MUL_SINGLE_UOP", code: 0x59, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.LB", code: 0xa2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.RS", code: 0xa2, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.ROB", code: 0xa2, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS2.BOB_FULL", code: 0x5b, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.CORE_STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_CYCLES", code: 0x5e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPL_CYCLES.RING0", code: 0x5c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPL_CYCLES.RING0_TRANS", code: 0x5c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPL_CYCLES.RING123", code: 0x5c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ROB_MISC_EVENTS.LBR_INSERTS", code: 0xcc, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MASKMOV", code: 0xc3, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.ALL", code: 0xc2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 10, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NOT_TAKEN", code: 0xc4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.CONDITIONAL", code: 0xc5, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_CALL", code: 0xc5, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NOT_TAKEN", code: 0xc5, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.TAKEN", code: 0xc5, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.ITLB_MISS_RETIRED", code: 0xc1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.AVX_STORE", code: 0xc1, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.AVX_TO_SSE", code: 0xc1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.SSE_TO_AVX", code: 0xc1, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.X87_OUTPUT", code: 0xca, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.X87_INPUT", code: 0xca, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.SIMD_OUTPUT", code: 0xca, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.SIMD_INPUT", code: 0xca, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_LOADS", code: 0xd0, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_STORES", code: 0xd0, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOCK_LOADS", code: 0xd0, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.SPLIT_LOADS", code: 0xd0, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.SPLIT_STORES", code: 0xd0, umask: 0x42, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.ALL_LOADS", code: 0xd0, umask: 0x81, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.ALL_STORES", code: 0xd0, umask: 0x82, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L1_HIT", code: 0xd1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", code: 0xd1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.LLC_HIT", code: 0xd1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.LLC_MISS", code: 0xd1, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", code: 0xd1, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_MISS", code: 0xd2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HIT", code: 0xd2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HITM", code: 0xd2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_NONE", code: 0xd2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_LLC_MISS_RETIRED.LOCAL_DRAM", code: 0xd3, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM", code: 0xd3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.FPU_DIV_ACTIVE", code: 0x14, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.FPU_DIV", code: 0x14, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.X87", code: 0x10, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE", code: 0x10, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE", code: 0x10, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_PACKED_SINGLE", code: 0x10, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE", code: 0x10, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_FP_256.PACKED_SINGLE", code: 0x11, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_FP_256.PACKED_DOUBLE", code: 0x11, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.THREAD", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.CORE", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0", code: 0xa1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1", code: 0xa1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4", code: 0xa1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5", code: 0xa1, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_NO_DISPATCH", code: 0xa3, umask: 0x04, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_PENDING", code: 0xa3, umask: 0x02, counters: 0b100, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_PENDING", code: 0xa3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_PENDING", code: 0xa3, umask: 0x06, counters: 0b100, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_PENDING", code: 0xa3, umask: 0x05, counters: 0b1111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "EPT.WALK_CYCLES", code: 0x4f, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.MISS_CAUSES_A_WALK", code: 0x85, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_DURATION", code: 0x85, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", code: 0x08, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_DURATION", code: 0x08, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", code: 0x49, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_DURATION", code: 0x49, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.DTLB_THREAD", code: 0xbd, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.STLB_ANY", code: 0xbd, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.ALLOCATED_IN_M", code: 0x51, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.EVICTION", code: 0x51, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.ALL_M_REPLACEMENT", code: 0x51, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING", code: 0x48, umask: 0x01, counters: 0b100, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES", code: 0x48, umask: 0x01, counters: 0b100, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PRE.SW_PF", code: 0x4c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PRE.HW_PF", code: 0x4c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HW_PRE_REQ.DL1_MISS", code: 0x4e, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", code: 0x63, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LOCK_CYCLES.CACHE_LOCK_DURATION", code: 0x63, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.DATA_UNKNOWN", code: 0x03, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.ALL_BLOCK", code: 0x03, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", code: 0x07, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS_PARTIAL.ALL_STA_BLOCK", code: 0x07, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISALIGN_MEM_REF.LOADS", code: 0x05, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISALIGN_MEM_REF.STORES", code: 0x05, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "AGU_BYPASS_CANCEL.COUNT", code: 0xb6, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0xb0, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0xb0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0xb0, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.ALL_DATA_RD", code: 0xb0, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", code: 0xb2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.PF_HIT", code: 0x24, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.PF_MISS", code: 0x24, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_STORE_LOCK_RQSTS.MISS", code: 0x27, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_STORE_LOCK_RQSTS.HIT_E", code: 0x27, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_STORE_LOCK_RQSTS.HIT_M", code: 0x27, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_STORE_LOCK_RQSTS.ALL", code: 0x27, umask: 0x0f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_L1D_WB_RQSTS.MISS", code: 0x28, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_L1D_WB_RQSTS.HIT_S", code: 0x28, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_L1D_WB_RQSTS.HIT_E", code: 0x28, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_L1D_WB_RQSTS.HIT_M", code: 0x28, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_L1D_WB_RQSTS.ALL", code: 0x28, umask: 0x0f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.DEMAND_DATA_RD", code: 0xf0, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.RFO", code: 0xf0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.CODE_RD", code: 0xf0, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.ALL_PF", code: 0xf0, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L1D_WB", code: 0xf0, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L2_FILL", code: 0xf0, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L2_WB", code: 0xf0, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.ALL_REQUESTS", code: 0xf0, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.I", code: 0xf1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.S", code: 0xf1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.E", code: 0xf1, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.ALL", code: 0xf1, umask: 0x07, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.DEMAND_CLEAN", code: 0xf2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.DEMAND_DIRTY", code: 0xf2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.PF_CLEAN", code: 0xf2, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.PF_DIRTY", code: 0xf2, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.DIRTY_ALL", code: 0xf2, umask: 0x0a, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0_CORE", code: 0xa1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1_CORE", code: 0xa1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4_CORE", code: 0xa1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5_CORE", code: 0xa1, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_CYCLES", code: 0x79, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES", code: 0x79, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2", code: 0xa1, umask: 0x0c, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3", code: 0xa1, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_CYCLES", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_OCCUR", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2_CORE", code: 0xa1, umask: 0x0c, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3_CORE", code: 0xa1, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0x0c, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_PF", code: 0x24, umask: 0xc0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_BLOCKS.BANK_CONFLICT_CYCLES", code: 0xbf, umask: 0x05, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS2.ALL_PRF_CONTROL", code: 0x5b, umask: 0x0f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS2.ALL_FL_EMPTY", code: 0x5b, umask: 0x0c, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.MEM_RS", code: 0xa2, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.OOO_RSRC", code: 0xa2, umask: 0xf0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS2.OOO_RSRC", code: 0x5b, umask: 0x4f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.LB_SB", code: 0xa2, umask: 0x0a, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0x0d, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP_CYCLES", code: 0x59, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_GE_1_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 4, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_STALLS_COUNT", code: 0x0d, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_4_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_4_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DSB_FILL.ALL_CANCEL", code: 0xac, umask: 0x0a, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.ANY", code: 0xca, umask: 0x1e, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x1f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_BRANCHES", code: 0x88, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_BRANCHES", code: 0x89, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_ALL_UOPS", code: 0x79, umask: 0x3c, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.CORE_STALL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_4_UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_END", code: 0x5e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P_ANY", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES_ANY", code: 0x0d, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_C6", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_NONE", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES_ANY", code: 0x48, umask: 0x01, counters: 0b100, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0091 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0091 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0091 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.SNOOP_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003c0091 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0090 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0090 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0090 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0090 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.SNOOP_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003c0090 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c03f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c03f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c03f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c03f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_HIT.SNOOP_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003c03f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.COREWB.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10008 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x67f800004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x87f820004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x107fc00004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.SNOOP_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x67fc00001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x67f800001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x87f820001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x107fc00001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.OTHER.LRU_HINTS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x803c8000 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.OTHER.PORTIO_MMIO_UC", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x23ffc08000 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0040 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20040 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.SNOOP_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003c0010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x67fc00010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x67f800010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x87f820010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x107fc00010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0200 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20200 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.SNOOP_MISS", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x2003c0080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.SPLIT_LOCK_UC_LOCK.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10400 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.STREAMING_STORES.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10800 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x105b3 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x107f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400077 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fffc20077 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.REMOTE_HITM_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x187fc20077 }), ..EventInfo::BASE },
-];
+const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 /// This processor's core event list.
 #[cfg(feature = "metadata")]

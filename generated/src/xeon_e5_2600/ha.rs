@@ -551,9 +551,15 @@ static HA_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -565,337 +571,241 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_H_ADDR_OPC_MATCH.FILT`: event select 0x20, umask 0x03, counters 0b1111.
-    pub const ADDR_OPC_MATCH_FILT: Event = Event { code: 0x20, umask: 0x03, ext_sel: false, row: 0 };
-    /// `UNC_H_BYPASS_IMC.NOT_TAKEN`: event select 0x14, umask 0x02, counters 0b1111.
-    pub const BYPASS_IMC_NOT_TAKEN: Event = Event { code: 0x14, umask: 0x02, ext_sel: false, row: 1 };
-    /// `UNC_H_BYPASS_IMC.TAKEN`: event select 0x14, umask 0x01, counters 0b1111.
-    pub const BYPASS_IMC_TAKEN: Event = Event { code: 0x14, umask: 0x01, ext_sel: false, row: 2 };
-    /// `UNC_H_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 3 };
-    /// `UNC_H_CONFLICT_CYCLES.CONFLICT`: event select 0x0b, umask 0x02, counters 0b1111.
-    pub const CONFLICT_CYCLES_CONFLICT: Event = Event { code: 0x0b, umask: 0x02, ext_sel: false, row: 4 };
-    /// `UNC_H_CONFLICT_CYCLES.NO_CONFLICT`: event select 0x0b, umask 0x01, counters 0b1111.
-    pub const CONFLICT_CYCLES_NO_CONFLICT: Event = Event { code: 0x0b, umask: 0x01, ext_sel: false, row: 5 };
-    /// `UNC_H_DIRECT2CORE_COUNT`: event select 0x11, umask 0x00, counters 0b1111.
-    pub const DIRECT2CORE_COUNT: Event = Event { code: 0x11, umask: 0x00, ext_sel: false, row: 6 };
-    /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`: event select 0x12, umask 0x00, counters 0b1111.
-    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event { code: 0x12, umask: 0x00, ext_sel: false, row: 7 };
-    /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`: event select 0x13, umask 0x00, counters 0b1111.
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event { code: 0x13, umask: 0x00, ext_sel: false, row: 8 };
-    /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`: event select 0x0c, umask 0x02, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event { code: 0x0c, umask: 0x02, ext_sel: false, row: 9 };
-    /// `UNC_H_DIRECTORY_LOOKUP.SNP`: event select 0x0c, umask 0x01, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_SNP: Event = Event { code: 0x0c, umask: 0x01, ext_sel: false, row: 10 };
-    /// `UNC_H_DIRECTORY_UPDATE.ANY`: event select 0x0d, umask 0x03, counters 0b1111.
-    pub const DIRECTORY_UPDATE_ANY: Event = Event { code: 0x0d, umask: 0x03, ext_sel: false, row: 11 };
-    /// `UNC_H_DIRECTORY_UPDATE.CLEAR`: event select 0x0d, umask 0x02, counters 0b1111.
-    pub const DIRECTORY_UPDATE_CLEAR: Event = Event { code: 0x0d, umask: 0x02, ext_sel: false, row: 12 };
-    /// `UNC_H_DIRECTORY_UPDATE.SET`: event select 0x0d, umask 0x01, counters 0b1111.
-    pub const DIRECTORY_UPDATE_SET: Event = Event { code: 0x0d, umask: 0x01, ext_sel: false, row: 13 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`: event select 0x22, umask 0x01, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event { code: 0x22, umask: 0x01, ext_sel: false, row: 14 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`: event select 0x22, umask 0x02, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event { code: 0x22, umask: 0x02, ext_sel: false, row: 15 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`: event select 0x22, umask 0x04, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event { code: 0x22, umask: 0x04, ext_sel: false, row: 16 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`: event select 0x22, umask 0x08, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event { code: 0x22, umask: 0x08, ext_sel: false, row: 17 };
-    /// `UNC_H_IMC_RETRY`: event select 0x1e, umask 0x00, counters 0b1111.
-    pub const IMC_RETRY: Event = Event { code: 0x1e, umask: 0x00, ext_sel: false, row: 18 };
-    /// `UNC_H_IMC_WRITES.ALL`: event select 0x1a, umask 0x0f, counters 0b1111.
-    pub const IMC_WRITES_ALL: Event = Event { code: 0x1a, umask: 0x0f, ext_sel: false, row: 19 };
-    /// `UNC_H_IMC_WRITES.FULL`: event select 0x1a, umask 0x01, counters 0b1111.
-    pub const IMC_WRITES_FULL: Event = Event { code: 0x1a, umask: 0x01, ext_sel: false, row: 20 };
-    /// `UNC_H_IMC_WRITES.FULL_ISOCH`: event select 0x1a, umask 0x04, counters 0b1111.
-    pub const IMC_WRITES_FULL_ISOCH: Event = Event { code: 0x1a, umask: 0x04, ext_sel: false, row: 21 };
-    /// `UNC_H_IMC_WRITES.PARTIAL`: event select 0x1a, umask 0x02, counters 0b1111.
-    pub const IMC_WRITES_PARTIAL: Event = Event { code: 0x1a, umask: 0x02, ext_sel: false, row: 22 };
-    /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`: event select 0x1a, umask 0x08, counters 0b1111.
-    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event { code: 0x1a, umask: 0x08, ext_sel: false, row: 23 };
-    /// `UNC_H_REQUESTS.READS`: event select 0x01, umask 0x03, counters 0b1111.
-    pub const REQUESTS_READS: Event = Event { code: 0x01, umask: 0x03, ext_sel: false, row: 24 };
-    /// `UNC_H_REQUESTS.WRITES`: event select 0x01, umask 0x0c, counters 0b1111.
-    pub const REQUESTS_WRITES: Event = Event { code: 0x01, umask: 0x0c, ext_sel: false, row: 25 };
-    /// `UNC_H_RING_AD_USED.CCW_EVEN`: event select 0x3e, umask 0x04, counters 0b1111.
-    pub const RING_AD_USED_CCW_EVEN: Event = Event { code: 0x3e, umask: 0x04, ext_sel: false, row: 26 };
-    /// `UNC_H_RING_AD_USED.CCW_ODD`: event select 0x3e, umask 0x08, counters 0b1111.
-    pub const RING_AD_USED_CCW_ODD: Event = Event { code: 0x3e, umask: 0x08, ext_sel: false, row: 27 };
-    /// `UNC_H_RING_AD_USED.CW_EVEN`: event select 0x3e, umask 0x01, counters 0b1111.
-    pub const RING_AD_USED_CW_EVEN: Event = Event { code: 0x3e, umask: 0x01, ext_sel: false, row: 28 };
-    /// `UNC_H_RING_AD_USED.CW_ODD`: event select 0x3e, umask 0x02, counters 0b1111.
-    pub const RING_AD_USED_CW_ODD: Event = Event { code: 0x3e, umask: 0x02, ext_sel: false, row: 29 };
-    /// `UNC_H_RING_AK_USED.CCW_EVEN`: event select 0x3f, umask 0x04, counters 0b1111.
-    pub const RING_AK_USED_CCW_EVEN: Event = Event { code: 0x3f, umask: 0x04, ext_sel: false, row: 30 };
-    /// `UNC_H_RING_AK_USED.CCW_ODD`: event select 0x3f, umask 0x08, counters 0b1111.
-    pub const RING_AK_USED_CCW_ODD: Event = Event { code: 0x3f, umask: 0x08, ext_sel: false, row: 31 };
-    /// `UNC_H_RING_AK_USED.CW_EVEN`: event select 0x3f, umask 0x01, counters 0b1111.
-    pub const RING_AK_USED_CW_EVEN: Event = Event { code: 0x3f, umask: 0x01, ext_sel: false, row: 32 };
-    /// `UNC_H_RING_AK_USED.CW_ODD`: event select 0x3f, umask 0x02, counters 0b1111.
-    pub const RING_AK_USED_CW_ODD: Event = Event { code: 0x3f, umask: 0x02, ext_sel: false, row: 33 };
-    /// `UNC_H_RING_BL_USED.CCW_EVEN`: event select 0x40, umask 0x04, counters 0b1111.
-    pub const RING_BL_USED_CCW_EVEN: Event = Event { code: 0x40, umask: 0x04, ext_sel: false, row: 34 };
-    /// `UNC_H_RING_BL_USED.CCW_ODD`: event select 0x40, umask 0x08, counters 0b1111.
-    pub const RING_BL_USED_CCW_ODD: Event = Event { code: 0x40, umask: 0x08, ext_sel: false, row: 35 };
-    /// `UNC_H_RING_BL_USED.CW_EVEN`: event select 0x40, umask 0x01, counters 0b1111.
-    pub const RING_BL_USED_CW_EVEN: Event = Event { code: 0x40, umask: 0x01, ext_sel: false, row: 36 };
-    /// `UNC_H_RING_BL_USED.CW_ODD`: event select 0x40, umask 0x02, counters 0b1111.
-    pub const RING_BL_USED_CW_ODD: Event = Event { code: 0x40, umask: 0x02, ext_sel: false, row: 37 };
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x15, umask 0x01, counters 0b1111.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event { code: 0x15, umask: 0x01, ext_sel: false, row: 38 };
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x15, umask 0x02, counters 0b1111.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event { code: 0x15, umask: 0x02, ext_sel: false, row: 39 };
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x15, umask 0x04, counters 0b1111.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event { code: 0x15, umask: 0x04, ext_sel: false, row: 40 };
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x15, umask 0x08, counters 0b1111.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event { code: 0x15, umask: 0x08, ext_sel: false, row: 41 };
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x16, umask 0x01, counters 0b1111.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event { code: 0x16, umask: 0x01, ext_sel: false, row: 42 };
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x16, umask 0x02, counters 0b1111.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event { code: 0x16, umask: 0x02, ext_sel: false, row: 43 };
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x16, umask 0x04, counters 0b1111.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event { code: 0x16, umask: 0x04, ext_sel: false, row: 44 };
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x16, umask 0x08, counters 0b1111.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event { code: 0x16, umask: 0x08, ext_sel: false, row: 45 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION0`: event select 0x1b, umask 0x01, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION0: Event = Event { code: 0x1b, umask: 0x01, ext_sel: false, row: 46 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION1`: event select 0x1b, umask 0x02, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION1: Event = Event { code: 0x1b, umask: 0x02, ext_sel: false, row: 47 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION2`: event select 0x1b, umask 0x04, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION2: Event = Event { code: 0x1b, umask: 0x04, ext_sel: false, row: 48 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION3`: event select 0x1b, umask 0x08, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION3: Event = Event { code: 0x1b, umask: 0x08, ext_sel: false, row: 49 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION4`: event select 0x1b, umask 0x10, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION4: Event = Event { code: 0x1b, umask: 0x10, ext_sel: false, row: 50 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION5`: event select 0x1b, umask 0x20, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION5: Event = Event { code: 0x1b, umask: 0x20, ext_sel: false, row: 51 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION6`: event select 0x1b, umask 0x40, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION6: Event = Event { code: 0x1b, umask: 0x40, ext_sel: false, row: 52 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION7`: event select 0x1b, umask 0x80, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION7: Event = Event { code: 0x1b, umask: 0x80, ext_sel: false, row: 53 };
-    /// `UNC_H_TAD_REQUESTS_G1.REGION10`: event select 0x1c, umask 0x04, counters 0b1111.
-    pub const TAD_REQUESTS_G1_REGION10: Event = Event { code: 0x1c, umask: 0x04, ext_sel: false, row: 54 };
-    /// `UNC_H_TAD_REQUESTS_G1.REGION11`: event select 0x1c, umask 0x08, counters 0b1111.
-    pub const TAD_REQUESTS_G1_REGION11: Event = Event { code: 0x1c, umask: 0x08, ext_sel: false, row: 55 };
-    /// `UNC_H_TAD_REQUESTS_G1.REGION8`: event select 0x1c, umask 0x01, counters 0b1111.
-    pub const TAD_REQUESTS_G1_REGION8: Event = Event { code: 0x1c, umask: 0x01, ext_sel: false, row: 56 };
-    /// `UNC_H_TAD_REQUESTS_G1.REGION9`: event select 0x1c, umask 0x02, counters 0b1111.
-    pub const TAD_REQUESTS_G1_REGION9: Event = Event { code: 0x1c, umask: 0x02, ext_sel: false, row: 57 };
-    /// `UNC_H_TRACKER_INSERTS.ALL`: event select 0x06, umask 0x03, counters 0b1111.
-    pub const TRACKER_INSERTS_ALL: Event = Event { code: 0x06, umask: 0x03, ext_sel: false, row: 58 };
-    /// `UNC_H_TxR_AD.NDR`: event select 0x0f, umask 0x01, counters 0b1111.
-    pub const TXR_AD_NDR: Event = Event { code: 0x0f, umask: 0x01, ext_sel: false, row: 59 };
-    /// `UNC_H_TxR_AD.SNP`: event select 0x0f, umask 0x02, counters 0b1111.
-    pub const TXR_AD_SNP: Event = Event { code: 0x0f, umask: 0x02, ext_sel: false, row: 60 };
-    /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`: event select 0x2a, umask 0x03, counters 0b1111.
-    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event { code: 0x2a, umask: 0x03, ext_sel: false, row: 61 };
-    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`: event select 0x2a, umask 0x01, counters 0b1111.
-    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event { code: 0x2a, umask: 0x01, ext_sel: false, row: 62 };
-    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`: event select 0x2a, umask 0x02, counters 0b1111.
-    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event { code: 0x2a, umask: 0x02, ext_sel: false, row: 63 };
-    /// `UNC_H_TxR_AD_CYCLES_NE.ALL`: event select 0x29, umask 0x03, counters 0b1111.
-    pub const TXR_AD_CYCLES_NE_ALL: Event = Event { code: 0x29, umask: 0x03, ext_sel: false, row: 64 };
-    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`: event select 0x29, umask 0x01, counters 0b1111.
-    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event { code: 0x29, umask: 0x01, ext_sel: false, row: 65 };
-    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`: event select 0x29, umask 0x02, counters 0b1111.
-    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event { code: 0x29, umask: 0x02, ext_sel: false, row: 66 };
-    /// `UNC_H_TxR_AD_INSERTS.ALL`: event select 0x27, umask 0x03, counters 0b1111.
-    pub const TXR_AD_INSERTS_ALL: Event = Event { code: 0x27, umask: 0x03, ext_sel: false, row: 67 };
-    /// `UNC_H_TxR_AD_INSERTS.SCHED0`: event select 0x27, umask 0x01, counters 0b1111.
-    pub const TXR_AD_INSERTS_SCHED0: Event = Event { code: 0x27, umask: 0x01, ext_sel: false, row: 68 };
-    /// `UNC_H_TxR_AD_INSERTS.SCHED1`: event select 0x27, umask 0x02, counters 0b1111.
-    pub const TXR_AD_INSERTS_SCHED1: Event = Event { code: 0x27, umask: 0x02, ext_sel: false, row: 69 };
-    /// `UNC_H_TxR_AD_OCCUPANCY.ALL`: event select 0x28, umask 0x03, counters 0b1111.
-    pub const TXR_AD_OCCUPANCY_ALL: Event = Event { code: 0x28, umask: 0x03, ext_sel: false, row: 70 };
-    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED0`: event select 0x28, umask 0x01, counters 0b1111.
-    pub const TXR_AD_OCCUPANCY_SCHED0: Event = Event { code: 0x28, umask: 0x01, ext_sel: false, row: 71 };
-    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED1`: event select 0x28, umask 0x02, counters 0b1111.
-    pub const TXR_AD_OCCUPANCY_SCHED1: Event = Event { code: 0x28, umask: 0x02, ext_sel: false, row: 72 };
-    /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`: event select 0x32, umask 0x03, counters 0b1111.
-    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event { code: 0x32, umask: 0x03, ext_sel: false, row: 73 };
-    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`: event select 0x32, umask 0x01, counters 0b1111.
-    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event { code: 0x32, umask: 0x01, ext_sel: false, row: 74 };
-    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`: event select 0x32, umask 0x02, counters 0b1111.
-    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event { code: 0x32, umask: 0x02, ext_sel: false, row: 75 };
-    /// `UNC_H_TxR_AK_CYCLES_NE.ALL`: event select 0x31, umask 0x03, counters 0b1111.
-    pub const TXR_AK_CYCLES_NE_ALL: Event = Event { code: 0x31, umask: 0x03, ext_sel: false, row: 76 };
-    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`: event select 0x31, umask 0x01, counters 0b1111.
-    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event { code: 0x31, umask: 0x01, ext_sel: false, row: 77 };
-    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`: event select 0x31, umask 0x02, counters 0b1111.
-    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event { code: 0x31, umask: 0x02, ext_sel: false, row: 78 };
-    /// `UNC_H_TxR_AK_INSERTS.ALL`: event select 0x2f, umask 0x03, counters 0b1111.
-    pub const TXR_AK_INSERTS_ALL: Event = Event { code: 0x2f, umask: 0x03, ext_sel: false, row: 79 };
-    /// `UNC_H_TxR_AK_INSERTS.SCHED0`: event select 0x2f, umask 0x01, counters 0b1111.
-    pub const TXR_AK_INSERTS_SCHED0: Event = Event { code: 0x2f, umask: 0x01, ext_sel: false, row: 80 };
-    /// `UNC_H_TxR_AK_INSERTS.SCHED1`: event select 0x2f, umask 0x02, counters 0b1111.
-    pub const TXR_AK_INSERTS_SCHED1: Event = Event { code: 0x2f, umask: 0x02, ext_sel: false, row: 81 };
-    /// `UNC_H_TxR_AK_NDR`: event select 0x0e, umask 0x00, counters 0b1111.
-    pub const TXR_AK_NDR: Event = Event { code: 0x0e, umask: 0x00, ext_sel: false, row: 82 };
-    /// `UNC_H_TxR_AK_OCCUPANCY.ALL`: event select 0x30, umask 0x03, counters 0b1111.
-    pub const TXR_AK_OCCUPANCY_ALL: Event = Event { code: 0x30, umask: 0x03, ext_sel: false, row: 83 };
-    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED0`: event select 0x30, umask 0x01, counters 0b1111.
-    pub const TXR_AK_OCCUPANCY_SCHED0: Event = Event { code: 0x30, umask: 0x01, ext_sel: false, row: 84 };
-    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED1`: event select 0x30, umask 0x02, counters 0b1111.
-    pub const TXR_AK_OCCUPANCY_SCHED1: Event = Event { code: 0x30, umask: 0x02, ext_sel: false, row: 85 };
-    /// `UNC_H_TxR_BL.DRS_CACHE`: event select 0x10, umask 0x01, counters 0b1111.
-    pub const TXR_BL_DRS_CACHE: Event = Event { code: 0x10, umask: 0x01, ext_sel: false, row: 86 };
-    /// `UNC_H_TxR_BL.DRS_CORE`: event select 0x10, umask 0x02, counters 0b1111.
-    pub const TXR_BL_DRS_CORE: Event = Event { code: 0x10, umask: 0x02, ext_sel: false, row: 87 };
-    /// `UNC_H_TxR_BL.DRS_QPI`: event select 0x10, umask 0x04, counters 0b1111.
-    pub const TXR_BL_DRS_QPI: Event = Event { code: 0x10, umask: 0x04, ext_sel: false, row: 88 };
-    /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`: event select 0x36, umask 0x03, counters 0b1111.
-    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event { code: 0x36, umask: 0x03, ext_sel: false, row: 89 };
-    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`: event select 0x36, umask 0x01, counters 0b1111.
-    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, row: 90 };
-    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`: event select 0x36, umask 0x02, counters 0b1111.
-    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event { code: 0x36, umask: 0x02, ext_sel: false, row: 91 };
-    /// `UNC_H_TxR_BL_CYCLES_NE.ALL`: event select 0x35, umask 0x03, counters 0b1111.
-    pub const TXR_BL_CYCLES_NE_ALL: Event = Event { code: 0x35, umask: 0x03, ext_sel: false, row: 92 };
-    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`: event select 0x35, umask 0x01, counters 0b1111.
-    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, row: 93 };
-    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`: event select 0x35, umask 0x02, counters 0b1111.
-    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event { code: 0x35, umask: 0x02, ext_sel: false, row: 94 };
-    /// `UNC_H_TxR_BL_INSERTS.ALL`: event select 0x33, umask 0x03, counters 0b1111.
-    pub const TXR_BL_INSERTS_ALL: Event = Event { code: 0x33, umask: 0x03, ext_sel: false, row: 95 };
-    /// `UNC_H_TxR_BL_INSERTS.SCHED0`: event select 0x33, umask 0x01, counters 0b1111.
-    pub const TXR_BL_INSERTS_SCHED0: Event = Event { code: 0x33, umask: 0x01, ext_sel: false, row: 96 };
-    /// `UNC_H_TxR_BL_INSERTS.SCHED1`: event select 0x33, umask 0x02, counters 0b1111.
-    pub const TXR_BL_INSERTS_SCHED1: Event = Event { code: 0x33, umask: 0x02, ext_sel: false, row: 97 };
-    /// `UNC_H_TxR_BL_OCCUPANCY.ALL`: event select 0x34, umask 0x03, counters 0b1111.
-    pub const TXR_BL_OCCUPANCY_ALL: Event = Event { code: 0x34, umask: 0x03, ext_sel: false, row: 98 };
-    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED0`: event select 0x34, umask 0x01, counters 0b1111.
-    pub const TXR_BL_OCCUPANCY_SCHED0: Event = Event { code: 0x34, umask: 0x01, ext_sel: false, row: 99 };
-    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED1`: event select 0x34, umask 0x02, counters 0b1111.
-    pub const TXR_BL_OCCUPANCY_SCHED1: Event = Event { code: 0x34, umask: 0x02, ext_sel: false, row: 100 };
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x18, umask 0x01, counters 0b1111.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event { code: 0x18, umask: 0x01, ext_sel: false, row: 101 };
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x18, umask 0x02, counters 0b1111.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event { code: 0x18, umask: 0x02, ext_sel: false, row: 102 };
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x18, umask 0x04, counters 0b1111.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event { code: 0x18, umask: 0x04, ext_sel: false, row: 103 };
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x18, umask 0x08, counters 0b1111.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event { code: 0x18, umask: 0x08, ext_sel: false, row: 104 };
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x19, umask 0x01, counters 0b1111.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event { code: 0x19, umask: 0x01, ext_sel: false, row: 105 };
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x19, umask 0x02, counters 0b1111.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event { code: 0x19, umask: 0x02, ext_sel: false, row: 106 };
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x19, umask 0x04, counters 0b1111.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event { code: 0x19, umask: 0x04, ext_sel: false, row: 107 };
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x19, umask 0x08, counters 0b1111.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event { code: 0x19, umask: 0x08, ext_sel: false, row: 108 };
+    /// `UNC_H_ADDR_OPC_MATCH.FILT`.
+    pub const ADDR_OPC_MATCH_FILT: Event = Event::row(0);
+    /// `UNC_H_BYPASS_IMC.NOT_TAKEN`.
+    pub const BYPASS_IMC_NOT_TAKEN: Event = Event::row(1);
+    /// `UNC_H_BYPASS_IMC.TAKEN`.
+    pub const BYPASS_IMC_TAKEN: Event = Event::row(2);
+    /// `UNC_H_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(3);
+    /// `UNC_H_CONFLICT_CYCLES.CONFLICT`.
+    pub const CONFLICT_CYCLES_CONFLICT: Event = Event::row(4);
+    /// `UNC_H_CONFLICT_CYCLES.NO_CONFLICT`.
+    pub const CONFLICT_CYCLES_NO_CONFLICT: Event = Event::row(5);
+    /// `UNC_H_DIRECT2CORE_COUNT`.
+    pub const DIRECT2CORE_COUNT: Event = Event::row(6);
+    /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`.
+    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event::row(7);
+    /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`.
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event::row(8);
+    /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`.
+    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event::row(9);
+    /// `UNC_H_DIRECTORY_LOOKUP.SNP`.
+    pub const DIRECTORY_LOOKUP_SNP: Event = Event::row(10);
+    /// `UNC_H_DIRECTORY_UPDATE.ANY`.
+    pub const DIRECTORY_UPDATE_ANY: Event = Event::row(11);
+    /// `UNC_H_DIRECTORY_UPDATE.CLEAR`.
+    pub const DIRECTORY_UPDATE_CLEAR: Event = Event::row(12);
+    /// `UNC_H_DIRECTORY_UPDATE.SET`.
+    pub const DIRECTORY_UPDATE_SET: Event = Event::row(13);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`.
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event::row(14);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`.
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event::row(15);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`.
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event::row(16);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`.
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event::row(17);
+    /// `UNC_H_IMC_RETRY`.
+    pub const IMC_RETRY: Event = Event::row(18);
+    /// `UNC_H_IMC_WRITES.ALL`.
+    pub const IMC_WRITES_ALL: Event = Event::row(19);
+    /// `UNC_H_IMC_WRITES.FULL`.
+    pub const IMC_WRITES_FULL: Event = Event::row(20);
+    /// `UNC_H_IMC_WRITES.FULL_ISOCH`.
+    pub const IMC_WRITES_FULL_ISOCH: Event = Event::row(21);
+    /// `UNC_H_IMC_WRITES.PARTIAL`.
+    pub const IMC_WRITES_PARTIAL: Event = Event::row(22);
+    /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`.
+    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event::row(23);
+    /// `UNC_H_REQUESTS.READS`.
+    pub const REQUESTS_READS: Event = Event::row(24);
+    /// `UNC_H_REQUESTS.WRITES`.
+    pub const REQUESTS_WRITES: Event = Event::row(25);
+    /// `UNC_H_RING_AD_USED.CCW_EVEN`.
+    pub const RING_AD_USED_CCW_EVEN: Event = Event::row(26);
+    /// `UNC_H_RING_AD_USED.CCW_ODD`.
+    pub const RING_AD_USED_CCW_ODD: Event = Event::row(27);
+    /// `UNC_H_RING_AD_USED.CW_EVEN`.
+    pub const RING_AD_USED_CW_EVEN: Event = Event::row(28);
+    /// `UNC_H_RING_AD_USED.CW_ODD`.
+    pub const RING_AD_USED_CW_ODD: Event = Event::row(29);
+    /// `UNC_H_RING_AK_USED.CCW_EVEN`.
+    pub const RING_AK_USED_CCW_EVEN: Event = Event::row(30);
+    /// `UNC_H_RING_AK_USED.CCW_ODD`.
+    pub const RING_AK_USED_CCW_ODD: Event = Event::row(31);
+    /// `UNC_H_RING_AK_USED.CW_EVEN`.
+    pub const RING_AK_USED_CW_EVEN: Event = Event::row(32);
+    /// `UNC_H_RING_AK_USED.CW_ODD`.
+    pub const RING_AK_USED_CW_ODD: Event = Event::row(33);
+    /// `UNC_H_RING_BL_USED.CCW_EVEN`.
+    pub const RING_BL_USED_CCW_EVEN: Event = Event::row(34);
+    /// `UNC_H_RING_BL_USED.CCW_ODD`.
+    pub const RING_BL_USED_CCW_ODD: Event = Event::row(35);
+    /// `UNC_H_RING_BL_USED.CW_EVEN`.
+    pub const RING_BL_USED_CW_EVEN: Event = Event::row(36);
+    /// `UNC_H_RING_BL_USED.CW_ODD`.
+    pub const RING_BL_USED_CW_ODD: Event = Event::row(37);
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`.
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event::row(38);
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`.
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event::row(39);
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`.
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event::row(40);
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`.
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event::row(41);
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`.
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event::row(42);
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`.
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event::row(43);
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`.
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event::row(44);
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`.
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event::row(45);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION0`.
+    pub const TAD_REQUESTS_G0_REGION0: Event = Event::row(46);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION1`.
+    pub const TAD_REQUESTS_G0_REGION1: Event = Event::row(47);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION2`.
+    pub const TAD_REQUESTS_G0_REGION2: Event = Event::row(48);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION3`.
+    pub const TAD_REQUESTS_G0_REGION3: Event = Event::row(49);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION4`.
+    pub const TAD_REQUESTS_G0_REGION4: Event = Event::row(50);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION5`.
+    pub const TAD_REQUESTS_G0_REGION5: Event = Event::row(51);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION6`.
+    pub const TAD_REQUESTS_G0_REGION6: Event = Event::row(52);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION7`.
+    pub const TAD_REQUESTS_G0_REGION7: Event = Event::row(53);
+    /// `UNC_H_TAD_REQUESTS_G1.REGION10`.
+    pub const TAD_REQUESTS_G1_REGION10: Event = Event::row(54);
+    /// `UNC_H_TAD_REQUESTS_G1.REGION11`.
+    pub const TAD_REQUESTS_G1_REGION11: Event = Event::row(55);
+    /// `UNC_H_TAD_REQUESTS_G1.REGION8`.
+    pub const TAD_REQUESTS_G1_REGION8: Event = Event::row(56);
+    /// `UNC_H_TAD_REQUESTS_G1.REGION9`.
+    pub const TAD_REQUESTS_G1_REGION9: Event = Event::row(57);
+    /// `UNC_H_TRACKER_INSERTS.ALL`.
+    pub const TRACKER_INSERTS_ALL: Event = Event::row(58);
+    /// `UNC_H_TxR_AD.NDR`.
+    pub const TXR_AD_NDR: Event = Event::row(59);
+    /// `UNC_H_TxR_AD.SNP`.
+    pub const TXR_AD_SNP: Event = Event::row(60);
+    /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`.
+    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event::row(61);
+    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`.
+    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event::row(62);
+    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`.
+    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event::row(63);
+    /// `UNC_H_TxR_AD_CYCLES_NE.ALL`.
+    pub const TXR_AD_CYCLES_NE_ALL: Event = Event::row(64);
+    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`.
+    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event::row(65);
+    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`.
+    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event::row(66);
+    /// `UNC_H_TxR_AD_INSERTS.ALL`.
+    pub const TXR_AD_INSERTS_ALL: Event = Event::row(67);
+    /// `UNC_H_TxR_AD_INSERTS.SCHED0`.
+    pub const TXR_AD_INSERTS_SCHED0: Event = Event::row(68);
+    /// `UNC_H_TxR_AD_INSERTS.SCHED1`.
+    pub const TXR_AD_INSERTS_SCHED1: Event = Event::row(69);
+    /// `UNC_H_TxR_AD_OCCUPANCY.ALL`.
+    pub const TXR_AD_OCCUPANCY_ALL: Event = Event::row(70);
+    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED0`.
+    pub const TXR_AD_OCCUPANCY_SCHED0: Event = Event::row(71);
+    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED1`.
+    pub const TXR_AD_OCCUPANCY_SCHED1: Event = Event::row(72);
+    /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`.
+    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event::row(73);
+    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`.
+    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event::row(74);
+    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`.
+    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event::row(75);
+    /// `UNC_H_TxR_AK_CYCLES_NE.ALL`.
+    pub const TXR_AK_CYCLES_NE_ALL: Event = Event::row(76);
+    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`.
+    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event::row(77);
+    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`.
+    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event::row(78);
+    /// `UNC_H_TxR_AK_INSERTS.ALL`.
+    pub const TXR_AK_INSERTS_ALL: Event = Event::row(79);
+    /// `UNC_H_TxR_AK_INSERTS.SCHED0`.
+    pub const TXR_AK_INSERTS_SCHED0: Event = Event::row(80);
+    /// `UNC_H_TxR_AK_INSERTS.SCHED1`.
+    pub const TXR_AK_INSERTS_SCHED1: Event = Event::row(81);
+    /// `UNC_H_TxR_AK_NDR`.
+    pub const TXR_AK_NDR: Event = Event::row(82);
+    /// `UNC_H_TxR_AK_OCCUPANCY.ALL`.
+    pub const TXR_AK_OCCUPANCY_ALL: Event = Event::row(83);
+    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED0`.
+    pub const TXR_AK_OCCUPANCY_SCHED0: Event = Event::row(84);
+    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED1`.
+    pub const TXR_AK_OCCUPANCY_SCHED1: Event = Event::row(85);
+    /// `UNC_H_TxR_BL.DRS_CACHE`.
+    pub const TXR_BL_DRS_CACHE: Event = Event::row(86);
+    /// `UNC_H_TxR_BL.DRS_CORE`.
+    pub const TXR_BL_DRS_CORE: Event = Event::row(87);
+    /// `UNC_H_TxR_BL.DRS_QPI`.
+    pub const TXR_BL_DRS_QPI: Event = Event::row(88);
+    /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`.
+    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event::row(89);
+    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`.
+    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event::row(90);
+    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`.
+    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event::row(91);
+    /// `UNC_H_TxR_BL_CYCLES_NE.ALL`.
+    pub const TXR_BL_CYCLES_NE_ALL: Event = Event::row(92);
+    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`.
+    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event::row(93);
+    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`.
+    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event::row(94);
+    /// `UNC_H_TxR_BL_INSERTS.ALL`.
+    pub const TXR_BL_INSERTS_ALL: Event = Event::row(95);
+    /// `UNC_H_TxR_BL_INSERTS.SCHED0`.
+    pub const TXR_BL_INSERTS_SCHED0: Event = Event::row(96);
+    /// `UNC_H_TxR_BL_INSERTS.SCHED1`.
+    pub const TXR_BL_INSERTS_SCHED1: Event = Event::row(97);
+    /// `UNC_H_TxR_BL_OCCUPANCY.ALL`.
+    pub const TXR_BL_OCCUPANCY_ALL: Event = Event::row(98);
+    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED0`.
+    pub const TXR_BL_OCCUPANCY_SCHED0: Event = Event::row(99);
+    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED1`.
+    pub const TXR_BL_OCCUPANCY_SCHED1: Event = Event::row(100);
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`.
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event::row(101);
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`.
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event::row(102);
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`.
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event::row(103);
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`.
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event::row(104);
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`.
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event::row(105);
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`.
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event::row(106);
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`.
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event::row(107);
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`.
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event::row(108);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::ADDR_OPC_MATCH_FILT,
-        Event::BYPASS_IMC_NOT_TAKEN,
-        Event::BYPASS_IMC_TAKEN,
-        Event::CLOCKTICKS,
-        Event::CONFLICT_CYCLES_CONFLICT,
-        Event::CONFLICT_CYCLES_NO_CONFLICT,
-        Event::DIRECT2CORE_COUNT,
-        Event::DIRECT2CORE_CYCLES_DISABLED,
-        Event::DIRECT2CORE_TXN_OVERRIDE,
-        Event::DIRECTORY_LOOKUP_NO_SNP,
-        Event::DIRECTORY_LOOKUP_SNP,
-        Event::DIRECTORY_UPDATE_ANY,
-        Event::DIRECTORY_UPDATE_CLEAR,
-        Event::DIRECTORY_UPDATE_SET,
-        Event::IGR_NO_CREDIT_CYCLES_AD_QPI0,
-        Event::IGR_NO_CREDIT_CYCLES_AD_QPI1,
-        Event::IGR_NO_CREDIT_CYCLES_BL_QPI0,
-        Event::IGR_NO_CREDIT_CYCLES_BL_QPI1,
-        Event::IMC_RETRY,
-        Event::IMC_WRITES_ALL,
-        Event::IMC_WRITES_FULL,
-        Event::IMC_WRITES_FULL_ISOCH,
-        Event::IMC_WRITES_PARTIAL,
-        Event::IMC_WRITES_PARTIAL_ISOCH,
-        Event::REQUESTS_READS,
-        Event::REQUESTS_WRITES,
-        Event::RING_AD_USED_CCW_EVEN,
-        Event::RING_AD_USED_CCW_ODD,
-        Event::RING_AD_USED_CW_EVEN,
-        Event::RING_AD_USED_CW_ODD,
-        Event::RING_AK_USED_CCW_EVEN,
-        Event::RING_AK_USED_CCW_ODD,
-        Event::RING_AK_USED_CW_EVEN,
-        Event::RING_AK_USED_CW_ODD,
-        Event::RING_BL_USED_CCW_EVEN,
-        Event::RING_BL_USED_CCW_ODD,
-        Event::RING_BL_USED_CW_EVEN,
-        Event::RING_BL_USED_CW_ODD,
-        Event::RPQ_CYCLES_NO_REG_CREDITS_CHN0,
-        Event::RPQ_CYCLES_NO_REG_CREDITS_CHN1,
-        Event::RPQ_CYCLES_NO_REG_CREDITS_CHN2,
-        Event::RPQ_CYCLES_NO_REG_CREDITS_CHN3,
-        Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN0,
-        Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN1,
-        Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN2,
-        Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN3,
-        Event::TAD_REQUESTS_G0_REGION0,
-        Event::TAD_REQUESTS_G0_REGION1,
-        Event::TAD_REQUESTS_G0_REGION2,
-        Event::TAD_REQUESTS_G0_REGION3,
-        Event::TAD_REQUESTS_G0_REGION4,
-        Event::TAD_REQUESTS_G0_REGION5,
-        Event::TAD_REQUESTS_G0_REGION6,
-        Event::TAD_REQUESTS_G0_REGION7,
-        Event::TAD_REQUESTS_G1_REGION10,
-        Event::TAD_REQUESTS_G1_REGION11,
-        Event::TAD_REQUESTS_G1_REGION8,
-        Event::TAD_REQUESTS_G1_REGION9,
-        Event::TRACKER_INSERTS_ALL,
-        Event::TXR_AD_NDR,
-        Event::TXR_AD_SNP,
-        Event::TXR_AD_CYCLES_FULL_ALL,
-        Event::TXR_AD_CYCLES_FULL_SCHED0,
-        Event::TXR_AD_CYCLES_FULL_SCHED1,
-        Event::TXR_AD_CYCLES_NE_ALL,
-        Event::TXR_AD_CYCLES_NE_SCHED0,
-        Event::TXR_AD_CYCLES_NE_SCHED1,
-        Event::TXR_AD_INSERTS_ALL,
-        Event::TXR_AD_INSERTS_SCHED0,
-        Event::TXR_AD_INSERTS_SCHED1,
-        Event::TXR_AD_OCCUPANCY_ALL,
-        Event::TXR_AD_OCCUPANCY_SCHED0,
-        Event::TXR_AD_OCCUPANCY_SCHED1,
-        Event::TXR_AK_CYCLES_FULL_ALL,
-        Event::TXR_AK_CYCLES_FULL_SCHED0,
-        Event::TXR_AK_CYCLES_FULL_SCHED1,
-        Event::TXR_AK_CYCLES_NE_ALL,
-        Event::TXR_AK_CYCLES_NE_SCHED0,
-        Event::TXR_AK_CYCLES_NE_SCHED1,
-        Event::TXR_AK_INSERTS_ALL,
-        Event::TXR_AK_INSERTS_SCHED0,
-        Event::TXR_AK_INSERTS_SCHED1,
-        Event::TXR_AK_NDR,
-        Event::TXR_AK_OCCUPANCY_ALL,
-        Event::TXR_AK_OCCUPANCY_SCHED0,
-        Event::TXR_AK_OCCUPANCY_SCHED1,
-        Event::TXR_BL_DRS_CACHE,
-        Event::TXR_BL_DRS_CORE,
-        Event::TXR_BL_DRS_QPI,
-        Event::TXR_BL_CYCLES_FULL_ALL,
-        Event::TXR_BL_CYCLES_FULL_SCHED0,
-        Event::TXR_BL_CYCLES_FULL_SCHED1,
-        Event::TXR_BL_CYCLES_NE_ALL,
-        Event::TXR_BL_CYCLES_NE_SCHED0,
-        Event::TXR_BL_CYCLES_NE_SCHED1,
-        Event::TXR_BL_INSERTS_ALL,
-        Event::TXR_BL_INSERTS_SCHED0,
-        Event::TXR_BL_INSERTS_SCHED1,
-        Event::TXR_BL_OCCUPANCY_ALL,
-        Event::TXR_BL_OCCUPANCY_SCHED0,
-        Event::TXR_BL_OCCUPANCY_SCHED1,
-        Event::WPQ_CYCLES_NO_REG_CREDITS_CHN0,
-        Event::WPQ_CYCLES_NO_REG_CREDITS_CHN1,
-        Event::WPQ_CYCLES_NO_REG_CREDITS_CHN2,
-        Event::WPQ_CYCLES_NO_REG_CREDITS_CHN3,
-        Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN0,
-        Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN1,
-        Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN2,
-        Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN3,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -926,120 +836,133 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_H_ADDR_OPC_MATCH.FILT", 0x20, 0x03, 0b1111).filters("HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]"),
+    ev("UNC_H_BYPASS_IMC.NOT_TAKEN", 0x14, 0x02, 0b1111),
+    ev("UNC_H_BYPASS_IMC.TAKEN", 0x14, 0x01, 0b1111),
+    ev("UNC_H_CLOCKTICKS", 0x00, 0x00, 0b1111),
+    ev("UNC_H_CONFLICT_CYCLES.CONFLICT", 0x0b, 0x02, 0b1111),
+    ev("UNC_H_CONFLICT_CYCLES.NO_CONFLICT", 0x0b, 0x01, 0b1111),
+    ev("UNC_H_DIRECT2CORE_COUNT", 0x11, 0x00, 0b1111),
+    ev("UNC_H_DIRECT2CORE_CYCLES_DISABLED", 0x12, 0x00, 0b1111),
+    ev("UNC_H_DIRECT2CORE_TXN_OVERRIDE", 0x13, 0x00, 0b1111),
+    ev("UNC_H_DIRECTORY_LOOKUP.NO_SNP", 0x0c, 0x02, 0b1111),
+    ev("UNC_H_DIRECTORY_LOOKUP.SNP", 0x0c, 0x01, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.ANY", 0x0d, 0x03, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.CLEAR", 0x0d, 0x02, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.SET", 0x0d, 0x01, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", 0x22, 0x01, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", 0x22, 0x02, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", 0x22, 0x04, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", 0x22, 0x08, 0b1111),
+    ev("UNC_H_IMC_RETRY", 0x1e, 0x00, 0b1111),
+    ev("UNC_H_IMC_WRITES.ALL", 0x1a, 0x0f, 0b1111),
+    ev("UNC_H_IMC_WRITES.FULL", 0x1a, 0x01, 0b1111),
+    ev("UNC_H_IMC_WRITES.FULL_ISOCH", 0x1a, 0x04, 0b1111),
+    ev("UNC_H_IMC_WRITES.PARTIAL", 0x1a, 0x02, 0b1111),
+    ev("UNC_H_IMC_WRITES.PARTIAL_ISOCH", 0x1a, 0x08, 0b1111),
+    ev("UNC_H_REQUESTS.READS", 0x01, 0x03, 0b1111),
+    ev("UNC_H_REQUESTS.WRITES", 0x01, 0x0c, 0b1111),
+    ev("UNC_H_RING_AD_USED.CCW_EVEN", 0x3e, 0x04, 0b1111),
+    ev("UNC_H_RING_AD_USED.CCW_ODD", 0x3e, 0x08, 0b1111),
+    ev("UNC_H_RING_AD_USED.CW_EVEN", 0x3e, 0x01, 0b1111),
+    ev("UNC_H_RING_AD_USED.CW_ODD", 0x3e, 0x02, 0b1111),
+    ev("UNC_H_RING_AK_USED.CCW_EVEN", 0x3f, 0x04, 0b1111),
+    ev("UNC_H_RING_AK_USED.CCW_ODD", 0x3f, 0x08, 0b1111),
+    ev("UNC_H_RING_AK_USED.CW_EVEN", 0x3f, 0x01, 0b1111),
+    ev("UNC_H_RING_AK_USED.CW_ODD", 0x3f, 0x02, 0b1111),
+    ev("UNC_H_RING_BL_USED.CCW_EVEN", 0x40, 0x04, 0b1111),
+    ev("UNC_H_RING_BL_USED.CCW_ODD", 0x40, 0x08, 0b1111),
+    ev("UNC_H_RING_BL_USED.CW_EVEN", 0x40, 0x01, 0b1111),
+    ev("UNC_H_RING_BL_USED.CW_ODD", 0x40, 0x02, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x15, 0x01, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x15, 0x02, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x15, 0x04, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x15, 0x08, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x16, 0x01, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x16, 0x02, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x16, 0x04, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x16, 0x08, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION0", 0x1b, 0x01, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION1", 0x1b, 0x02, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION2", 0x1b, 0x04, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION3", 0x1b, 0x08, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION4", 0x1b, 0x10, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION5", 0x1b, 0x20, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION6", 0x1b, 0x40, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION7", 0x1b, 0x80, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G1.REGION10", 0x1c, 0x04, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G1.REGION11", 0x1c, 0x08, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G1.REGION8", 0x1c, 0x01, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G1.REGION9", 0x1c, 0x02, 0b1111),
+    ev("UNC_H_TRACKER_INSERTS.ALL", 0x06, 0x03, 0b1111),
+    ev("UNC_H_TxR_AD.NDR", 0x0f, 0x01, 0b1111),
+    ev("UNC_H_TxR_AD.SNP", 0x0f, 0x02, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_FULL.ALL", 0x2a, 0x03, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED0", 0x2a, 0x01, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED1", 0x2a, 0x02, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_NE.ALL", 0x29, 0x03, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_NE.SCHED0", 0x29, 0x01, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_NE.SCHED1", 0x29, 0x02, 0b1111),
+    ev("UNC_H_TxR_AD_INSERTS.ALL", 0x27, 0x03, 0b1111),
+    ev("UNC_H_TxR_AD_INSERTS.SCHED0", 0x27, 0x01, 0b1111),
+    ev("UNC_H_TxR_AD_INSERTS.SCHED1", 0x27, 0x02, 0b1111),
+    ev("UNC_H_TxR_AD_OCCUPANCY.ALL", 0x28, 0x03, 0b1111),
+    ev("UNC_H_TxR_AD_OCCUPANCY.SCHED0", 0x28, 0x01, 0b1111),
+    ev("UNC_H_TxR_AD_OCCUPANCY.SCHED1", 0x28, 0x02, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_FULL.ALL", 0x32, 0x03, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED0", 0x32, 0x01, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED1", 0x32, 0x02, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_NE.ALL", 0x31, 0x03, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_NE.SCHED0", 0x31, 0x01, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_NE.SCHED1", 0x31, 0x02, 0b1111),
+    ev("UNC_H_TxR_AK_INSERTS.ALL", 0x2f, 0x03, 0b1111),
+    ev("UNC_H_TxR_AK_INSERTS.SCHED0", 0x2f, 0x01, 0b1111),
+    ev("UNC_H_TxR_AK_INSERTS.SCHED1", 0x2f, 0x02, 0b1111),
+    ev("UNC_H_TxR_AK_NDR", 0x0e, 0x00, 0b1111),
+    ev("UNC_H_TxR_AK_OCCUPANCY.ALL", 0x30, 0x03, 0b1111),
+    ev("UNC_H_TxR_AK_OCCUPANCY.SCHED0", 0x30, 0x01, 0b1111),
+    ev("UNC_H_TxR_AK_OCCUPANCY.SCHED1", 0x30, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL.DRS_CACHE", 0x10, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL.DRS_CORE", 0x10, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL.DRS_QPI", 0x10, 0x04, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_FULL.ALL", 0x36, 0x03, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED0", 0x36, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED1", 0x36, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_NE.ALL", 0x35, 0x03, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_NE.SCHED0", 0x35, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_NE.SCHED1", 0x35, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL_INSERTS.ALL", 0x33, 0x03, 0b1111),
+    ev("UNC_H_TxR_BL_INSERTS.SCHED0", 0x33, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL_INSERTS.SCHED1", 0x33, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL_OCCUPANCY.ALL", 0x34, 0x03, 0b1111),
+    ev("UNC_H_TxR_BL_OCCUPANCY.SCHED0", 0x34, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL_OCCUPANCY.SCHED1", 0x34, 0x02, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x18, 0x01, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x18, 0x02, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x18, 0x04, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x18, 0x08, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x19, 0x01, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x19, 0x02, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x19, 0x04, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x19, 0x08, 0b1111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<45>(EVENT_ROWS, 64, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BYPASS_IMC.NOT_TAKEN", code: 0x14, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BYPASS_IMC.TAKEN", code: 0x14, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_CONFLICT_CYCLES.CONFLICT", code: 0x0b, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_CONFLICT_CYCLES.NO_CONFLICT", code: 0x0b, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECT2CORE_COUNT", code: 0x11, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECT2CORE_CYCLES_DISABLED", code: 0x12, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECT2CORE_TXN_OVERRIDE", code: 0x13, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.NO_SNP", code: 0x0c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNP", code: 0x0c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.ANY", code: 0x0d, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.CLEAR", code: 0x0d, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.SET", code: 0x0d, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", code: 0x22, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", code: 0x22, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", code: 0x22, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", code: 0x22, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_RETRY", code: 0x1e, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.ALL", code: 0x1a, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.FULL", code: 0x1a, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.FULL_ISOCH", code: 0x1a, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL", code: 0x1a, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL_ISOCH", code: 0x1a, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.READS", code: 0x01, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.WRITES", code: 0x01, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CCW_EVEN", code: 0x3e, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CCW_ODD", code: 0x3e, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CW_EVEN", code: 0x3e, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CW_ODD", code: 0x3e, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CCW_EVEN", code: 0x3f, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CCW_ODD", code: 0x3f, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CW_EVEN", code: 0x3f, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CW_ODD", code: 0x3f, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CCW_EVEN", code: 0x40, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CCW_ODD", code: 0x40, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CW_EVEN", code: 0x40, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CW_ODD", code: 0x40, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x15, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x15, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x15, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x15, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x16, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x16, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x16, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x16, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION0", code: 0x1b, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION1", code: 0x1b, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION2", code: 0x1b, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION3", code: 0x1b, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION4", code: 0x1b, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION5", code: 0x1b, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION6", code: 0x1b, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION7", code: 0x1b, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION10", code: 0x1c, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION11", code: 0x1c, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION8", code: 0x1c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION9", code: 0x1c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_INSERTS.ALL", code: 0x06, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD.NDR", code: 0x0f, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD.SNP", code: 0x0f, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.ALL", code: 0x2a, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED0", code: 0x2a, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED1", code: 0x2a, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.ALL", code: 0x29, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED0", code: 0x29, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED1", code: 0x29, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_INSERTS.ALL", code: 0x27, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED0", code: 0x27, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED1", code: 0x27, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.ALL", code: 0x28, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED0", code: 0x28, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED1", code: 0x28, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.ALL", code: 0x32, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED0", code: 0x32, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED1", code: 0x32, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.ALL", code: 0x31, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED0", code: 0x31, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED1", code: 0x31, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_INSERTS.ALL", code: 0x2f, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED0", code: 0x2f, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED1", code: 0x2f, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_NDR", code: 0x0e, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.ALL", code: 0x30, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED0", code: 0x30, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED1", code: 0x30, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL.DRS_CACHE", code: 0x10, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL.DRS_CORE", code: 0x10, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL.DRS_QPI", code: 0x10, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.ALL", code: 0x36, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED0", code: 0x36, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED1", code: 0x36, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.ALL", code: 0x35, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED0", code: 0x35, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED1", code: 0x35, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_INSERTS.ALL", code: 0x33, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED0", code: 0x33, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED1", code: 0x33, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.ALL", code: 0x34, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED0", code: 0x34, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED1", code: 0x34, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x18, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x18, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x18, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x18, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x19, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x19, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x19, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x19, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl HaCtl {
     /// This value set to count `event`: its event select and umask.

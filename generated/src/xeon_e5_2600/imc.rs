@@ -582,9 +582,15 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -596,163 +602,125 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M_ACT_COUNT`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const ACT_COUNT: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_M_CAS_COUNT.ALL`: event select 0x04, umask 0x0f, counters 0b1111.
-    pub const CAS_COUNT_ALL: Event = Event { code: 0x04, umask: 0x0f, ext_sel: false, row: 1 };
-    /// `UNC_M_CAS_COUNT.RD`: event select 0x04, umask 0x03, counters 0b1111.
-    pub const CAS_COUNT_RD: Event = Event { code: 0x04, umask: 0x03, ext_sel: false, row: 2 };
-    /// `UNC_M_CAS_COUNT.RD_REG`: event select 0x04, umask 0x01, counters 0b1111.
-    pub const CAS_COUNT_RD_REG: Event = Event { code: 0x04, umask: 0x01, ext_sel: false, row: 3 };
-    /// `UNC_M_CAS_COUNT.RD_UNDERFILL`: event select 0x04, umask 0x02, counters 0b1111.
-    pub const CAS_COUNT_RD_UNDERFILL: Event = Event { code: 0x04, umask: 0x02, ext_sel: false, row: 4 };
-    /// `UNC_M_CAS_COUNT.WR`: event select 0x04, umask 0x0c, counters 0b1111.
-    pub const CAS_COUNT_WR: Event = Event { code: 0x04, umask: 0x0c, ext_sel: false, row: 5 };
-    /// `UNC_M_CAS_COUNT.WR_RMM`: event select 0x04, umask 0x08, counters 0b1111.
-    pub const CAS_COUNT_WR_RMM: Event = Event { code: 0x04, umask: 0x08, ext_sel: false, row: 6 };
-    /// `UNC_M_CAS_COUNT.WR_WMM`: event select 0x04, umask 0x04, counters 0b1111.
-    pub const CAS_COUNT_WR_WMM: Event = Event { code: 0x04, umask: 0x04, ext_sel: false, row: 7 };
-    /// `UNC_M_DRAM_PRE_ALL`: event select 0x06, umask 0x00, counters 0b1111.
-    pub const DRAM_PRE_ALL: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 8 };
-    /// `UNC_M_DRAM_REFRESH.HIGH`: event select 0x05, umask 0x04, counters 0b1111.
-    pub const DRAM_REFRESH_HIGH: Event = Event { code: 0x05, umask: 0x04, ext_sel: false, row: 9 };
-    /// `UNC_M_DRAM_REFRESH.PANIC`: event select 0x05, umask 0x02, counters 0b1111.
-    pub const DRAM_REFRESH_PANIC: Event = Event { code: 0x05, umask: 0x02, ext_sel: false, row: 10 };
-    /// `UNC_M_ECC_CORRECTABLE_ERRORS`: event select 0x09, umask 0x00, counters 0b1111.
-    pub const ECC_CORRECTABLE_ERRORS: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 11 };
-    /// `UNC_M_MAJOR_MODES.ISOCH`: event select 0x07, umask 0x08, counters 0b1111.
-    pub const MAJOR_MODES_ISOCH: Event = Event { code: 0x07, umask: 0x08, ext_sel: false, row: 12 };
-    /// `UNC_M_MAJOR_MODES.PARTIAL`: event select 0x07, umask 0x04, counters 0b1111.
-    pub const MAJOR_MODES_PARTIAL: Event = Event { code: 0x07, umask: 0x04, ext_sel: false, row: 13 };
-    /// `UNC_M_MAJOR_MODES.READ`: event select 0x07, umask 0x01, counters 0b1111.
-    pub const MAJOR_MODES_READ: Event = Event { code: 0x07, umask: 0x01, ext_sel: false, row: 14 };
-    /// `UNC_M_MAJOR_MODES.WRITE`: event select 0x07, umask 0x02, counters 0b1111.
-    pub const MAJOR_MODES_WRITE: Event = Event { code: 0x07, umask: 0x02, ext_sel: false, row: 15 };
-    /// `UNC_M_POWER_CHANNEL_DLLOFF`: event select 0x84, umask 0x00, counters 0b1111.
-    pub const POWER_CHANNEL_DLLOFF: Event = Event { code: 0x84, umask: 0x00, ext_sel: false, row: 16 };
-    /// `UNC_M_POWER_CHANNEL_PPD`: event select 0x85, umask 0x00, counters 0b1111.
-    pub const POWER_CHANNEL_PPD: Event = Event { code: 0x85, umask: 0x00, ext_sel: false, row: 17 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK0`: event select 0x83, umask 0x01, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK0: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, row: 18 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK1`: event select 0x83, umask 0x02, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK1: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, row: 19 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK2`: event select 0x83, umask 0x04, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK2: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, row: 20 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK3`: event select 0x83, umask 0x08, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK3: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, row: 21 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK4`: event select 0x83, umask 0x10, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK4: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, row: 22 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK5`: event select 0x83, umask 0x20, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK5: Event = Event { code: 0x83, umask: 0x20, ext_sel: false, row: 23 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK6`: event select 0x83, umask 0x40, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK6: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, row: 24 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK7`: event select 0x83, umask 0x80, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK7: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, row: 25 };
-    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES`: event select 0x86, umask 0x00, counters 0b1111.
-    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event { code: 0x86, umask: 0x00, ext_sel: false, row: 26 };
-    /// `UNC_M_POWER_SELF_REFRESH`: event select 0x43, umask 0x00, counters 0b1111.
-    pub const POWER_SELF_REFRESH: Event = Event { code: 0x43, umask: 0x00, ext_sel: false, row: 27 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK0`: event select 0x41, umask 0x01, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event { code: 0x41, umask: 0x01, ext_sel: false, row: 28 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK1`: event select 0x41, umask 0x02, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event { code: 0x41, umask: 0x02, ext_sel: false, row: 29 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK2`: event select 0x41, umask 0x04, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event { code: 0x41, umask: 0x04, ext_sel: false, row: 30 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK3`: event select 0x41, umask 0x08, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event { code: 0x41, umask: 0x08, ext_sel: false, row: 31 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK4`: event select 0x41, umask 0x10, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event { code: 0x41, umask: 0x10, ext_sel: false, row: 32 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK5`: event select 0x41, umask 0x20, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event { code: 0x41, umask: 0x20, ext_sel: false, row: 33 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK6`: event select 0x41, umask 0x40, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event { code: 0x41, umask: 0x40, ext_sel: false, row: 34 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK7`: event select 0x41, umask 0x80, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event { code: 0x41, umask: 0x80, ext_sel: false, row: 35 };
-    /// `UNC_M_PREEMPTION.RD_PREEMPT_RD`: event select 0x08, umask 0x01, counters 0b1111.
-    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event { code: 0x08, umask: 0x01, ext_sel: false, row: 36 };
-    /// `UNC_M_PREEMPTION.RD_PREEMPT_WR`: event select 0x08, umask 0x02, counters 0b1111.
-    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event { code: 0x08, umask: 0x02, ext_sel: false, row: 37 };
-    /// `UNC_M_PRE_COUNT.PAGE_CLOSE`: event select 0x02, umask 0x02, counters 0b1111.
-    pub const PRE_COUNT_PAGE_CLOSE: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, row: 38 };
-    /// `UNC_M_PRE_COUNT.PAGE_MISS`: event select 0x02, umask 0x01, counters 0b1111.
-    pub const PRE_COUNT_PAGE_MISS: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, row: 39 };
-    /// `UNC_M_RPQ_CYCLES_FULL`: event select 0x12, umask 0x00, counters 0b1111.
-    pub const RPQ_CYCLES_FULL: Event = Event { code: 0x12, umask: 0x00, ext_sel: false, row: 40 };
-    /// `UNC_M_RPQ_CYCLES_NE`: event select 0x11, umask 0x00, counters 0b1111.
-    pub const RPQ_CYCLES_NE: Event = Event { code: 0x11, umask: 0x00, ext_sel: false, row: 41 };
-    /// `UNC_M_RPQ_INSERTS`: event select 0x10, umask 0x00, counters 0b1111.
-    pub const RPQ_INSERTS: Event = Event { code: 0x10, umask: 0x00, ext_sel: false, row: 42 };
-    /// `UNC_M_RPQ_OCCUPANCY`: event select 0x80, umask 0x00, counters 0b1111.
-    pub const RPQ_OCCUPANCY: Event = Event { code: 0x80, umask: 0x00, ext_sel: false, row: 43 };
-    /// `UNC_M_WPQ_CYCLES_FULL`: event select 0x22, umask 0x00, counters 0b1111.
-    pub const WPQ_CYCLES_FULL: Event = Event { code: 0x22, umask: 0x00, ext_sel: false, row: 44 };
-    /// `UNC_M_WPQ_CYCLES_NE`: event select 0x21, umask 0x00, counters 0b1111.
-    pub const WPQ_CYCLES_NE: Event = Event { code: 0x21, umask: 0x00, ext_sel: false, row: 45 };
-    /// `UNC_M_WPQ_INSERTS`: event select 0x20, umask 0x00, counters 0b1111.
-    pub const WPQ_INSERTS: Event = Event { code: 0x20, umask: 0x00, ext_sel: false, row: 46 };
-    /// `UNC_M_WPQ_OCCUPANCY`: event select 0x81, umask 0x00, counters 0b1111.
-    pub const WPQ_OCCUPANCY: Event = Event { code: 0x81, umask: 0x00, ext_sel: false, row: 47 };
-    /// `UNC_M_WPQ_READ_HIT`: event select 0x23, umask 0x00, counters 0b1111.
-    pub const WPQ_READ_HIT: Event = Event { code: 0x23, umask: 0x00, ext_sel: false, row: 48 };
-    /// `UNC_M_WPQ_WRITE_HIT`: event select 0x24, umask 0x00, counters 0b1111.
-    pub const WPQ_WRITE_HIT: Event = Event { code: 0x24, umask: 0x00, ext_sel: false, row: 49 };
-    /// `UNC_M_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 50 };
+    /// `UNC_M_ACT_COUNT`.
+    pub const ACT_COUNT: Event = Event::row(0);
+    /// `UNC_M_CAS_COUNT.ALL`.
+    pub const CAS_COUNT_ALL: Event = Event::row(1);
+    /// `UNC_M_CAS_COUNT.RD`.
+    pub const CAS_COUNT_RD: Event = Event::row(2);
+    /// `UNC_M_CAS_COUNT.RD_REG`.
+    pub const CAS_COUNT_RD_REG: Event = Event::row(3);
+    /// `UNC_M_CAS_COUNT.RD_UNDERFILL`.
+    pub const CAS_COUNT_RD_UNDERFILL: Event = Event::row(4);
+    /// `UNC_M_CAS_COUNT.WR`.
+    pub const CAS_COUNT_WR: Event = Event::row(5);
+    /// `UNC_M_CAS_COUNT.WR_RMM`.
+    pub const CAS_COUNT_WR_RMM: Event = Event::row(6);
+    /// `UNC_M_CAS_COUNT.WR_WMM`.
+    pub const CAS_COUNT_WR_WMM: Event = Event::row(7);
+    /// `UNC_M_DRAM_PRE_ALL`.
+    pub const DRAM_PRE_ALL: Event = Event::row(8);
+    /// `UNC_M_DRAM_REFRESH.HIGH`.
+    pub const DRAM_REFRESH_HIGH: Event = Event::row(9);
+    /// `UNC_M_DRAM_REFRESH.PANIC`.
+    pub const DRAM_REFRESH_PANIC: Event = Event::row(10);
+    /// `UNC_M_ECC_CORRECTABLE_ERRORS`.
+    pub const ECC_CORRECTABLE_ERRORS: Event = Event::row(11);
+    /// `UNC_M_MAJOR_MODES.ISOCH`.
+    pub const MAJOR_MODES_ISOCH: Event = Event::row(12);
+    /// `UNC_M_MAJOR_MODES.PARTIAL`.
+    pub const MAJOR_MODES_PARTIAL: Event = Event::row(13);
+    /// `UNC_M_MAJOR_MODES.READ`.
+    pub const MAJOR_MODES_READ: Event = Event::row(14);
+    /// `UNC_M_MAJOR_MODES.WRITE`.
+    pub const MAJOR_MODES_WRITE: Event = Event::row(15);
+    /// `UNC_M_POWER_CHANNEL_DLLOFF`.
+    pub const POWER_CHANNEL_DLLOFF: Event = Event::row(16);
+    /// `UNC_M_POWER_CHANNEL_PPD`.
+    pub const POWER_CHANNEL_PPD: Event = Event::row(17);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK0`.
+    pub const POWER_CKE_CYCLES_RANK0: Event = Event::row(18);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK1`.
+    pub const POWER_CKE_CYCLES_RANK1: Event = Event::row(19);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK2`.
+    pub const POWER_CKE_CYCLES_RANK2: Event = Event::row(20);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK3`.
+    pub const POWER_CKE_CYCLES_RANK3: Event = Event::row(21);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK4`.
+    pub const POWER_CKE_CYCLES_RANK4: Event = Event::row(22);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK5`.
+    pub const POWER_CKE_CYCLES_RANK5: Event = Event::row(23);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK6`.
+    pub const POWER_CKE_CYCLES_RANK6: Event = Event::row(24);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK7`.
+    pub const POWER_CKE_CYCLES_RANK7: Event = Event::row(25);
+    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES`.
+    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event::row(26);
+    /// `UNC_M_POWER_SELF_REFRESH`.
+    pub const POWER_SELF_REFRESH: Event = Event::row(27);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK0`.
+    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event::row(28);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK1`.
+    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event::row(29);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK2`.
+    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event::row(30);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK3`.
+    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event::row(31);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK4`.
+    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event::row(32);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK5`.
+    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event::row(33);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK6`.
+    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event::row(34);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK7`.
+    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event::row(35);
+    /// `UNC_M_PREEMPTION.RD_PREEMPT_RD`.
+    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event::row(36);
+    /// `UNC_M_PREEMPTION.RD_PREEMPT_WR`.
+    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event::row(37);
+    /// `UNC_M_PRE_COUNT.PAGE_CLOSE`.
+    pub const PRE_COUNT_PAGE_CLOSE: Event = Event::row(38);
+    /// `UNC_M_PRE_COUNT.PAGE_MISS`.
+    pub const PRE_COUNT_PAGE_MISS: Event = Event::row(39);
+    /// `UNC_M_RPQ_CYCLES_FULL`.
+    pub const RPQ_CYCLES_FULL: Event = Event::row(40);
+    /// `UNC_M_RPQ_CYCLES_NE`.
+    pub const RPQ_CYCLES_NE: Event = Event::row(41);
+    /// `UNC_M_RPQ_INSERTS`.
+    pub const RPQ_INSERTS: Event = Event::row(42);
+    /// `UNC_M_RPQ_OCCUPANCY`.
+    pub const RPQ_OCCUPANCY: Event = Event::row(43);
+    /// `UNC_M_WPQ_CYCLES_FULL`.
+    pub const WPQ_CYCLES_FULL: Event = Event::row(44);
+    /// `UNC_M_WPQ_CYCLES_NE`.
+    pub const WPQ_CYCLES_NE: Event = Event::row(45);
+    /// `UNC_M_WPQ_INSERTS`.
+    pub const WPQ_INSERTS: Event = Event::row(46);
+    /// `UNC_M_WPQ_OCCUPANCY`.
+    pub const WPQ_OCCUPANCY: Event = Event::row(47);
+    /// `UNC_M_WPQ_READ_HIT`.
+    pub const WPQ_READ_HIT: Event = Event::row(48);
+    /// `UNC_M_WPQ_WRITE_HIT`.
+    pub const WPQ_WRITE_HIT: Event = Event::row(49);
+    /// `UNC_M_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(50);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::ACT_COUNT,
-        Event::CAS_COUNT_ALL,
-        Event::CAS_COUNT_RD,
-        Event::CAS_COUNT_RD_REG,
-        Event::CAS_COUNT_RD_UNDERFILL,
-        Event::CAS_COUNT_WR,
-        Event::CAS_COUNT_WR_RMM,
-        Event::CAS_COUNT_WR_WMM,
-        Event::DRAM_PRE_ALL,
-        Event::DRAM_REFRESH_HIGH,
-        Event::DRAM_REFRESH_PANIC,
-        Event::ECC_CORRECTABLE_ERRORS,
-        Event::MAJOR_MODES_ISOCH,
-        Event::MAJOR_MODES_PARTIAL,
-        Event::MAJOR_MODES_READ,
-        Event::MAJOR_MODES_WRITE,
-        Event::POWER_CHANNEL_DLLOFF,
-        Event::POWER_CHANNEL_PPD,
-        Event::POWER_CKE_CYCLES_RANK0,
-        Event::POWER_CKE_CYCLES_RANK1,
-        Event::POWER_CKE_CYCLES_RANK2,
-        Event::POWER_CKE_CYCLES_RANK3,
-        Event::POWER_CKE_CYCLES_RANK4,
-        Event::POWER_CKE_CYCLES_RANK5,
-        Event::POWER_CKE_CYCLES_RANK6,
-        Event::POWER_CKE_CYCLES_RANK7,
-        Event::POWER_CRITICAL_THROTTLE_CYCLES,
-        Event::POWER_SELF_REFRESH,
-        Event::POWER_THROTTLE_CYCLES_RANK0,
-        Event::POWER_THROTTLE_CYCLES_RANK1,
-        Event::POWER_THROTTLE_CYCLES_RANK2,
-        Event::POWER_THROTTLE_CYCLES_RANK3,
-        Event::POWER_THROTTLE_CYCLES_RANK4,
-        Event::POWER_THROTTLE_CYCLES_RANK5,
-        Event::POWER_THROTTLE_CYCLES_RANK6,
-        Event::POWER_THROTTLE_CYCLES_RANK7,
-        Event::PREEMPTION_RD_PREEMPT_RD,
-        Event::PREEMPTION_RD_PREEMPT_WR,
-        Event::PRE_COUNT_PAGE_CLOSE,
-        Event::PRE_COUNT_PAGE_MISS,
-        Event::RPQ_CYCLES_FULL,
-        Event::RPQ_CYCLES_NE,
-        Event::RPQ_INSERTS,
-        Event::RPQ_OCCUPANCY,
-        Event::WPQ_CYCLES_FULL,
-        Event::WPQ_CYCLES_NE,
-        Event::WPQ_INSERTS,
-        Event::WPQ_OCCUPANCY,
-        Event::WPQ_READ_HIT,
-        Event::WPQ_WRITE_HIT,
-        Event::CLOCKTICKS,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -783,62 +751,74 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_M_ACT_COUNT", 0x01, 0x00, 0b1111),
+    ev("UNC_M_CAS_COUNT.ALL", 0x04, 0x0f, 0b1111),
+    ev("UNC_M_CAS_COUNT.RD", 0x04, 0x03, 0b1111),
+    ev("UNC_M_CAS_COUNT.RD_REG", 0x04, 0x01, 0b1111),
+    ev("UNC_M_CAS_COUNT.RD_UNDERFILL", 0x04, 0x02, 0b1111),
+    ev("UNC_M_CAS_COUNT.WR", 0x04, 0x0c, 0b1111),
+    ev("UNC_M_CAS_COUNT.WR_RMM", 0x04, 0x08, 0b1111),
+    ev("UNC_M_CAS_COUNT.WR_WMM", 0x04, 0x04, 0b1111),
+    ev("UNC_M_DRAM_PRE_ALL", 0x06, 0x00, 0b1111),
+    ev("UNC_M_DRAM_REFRESH.HIGH", 0x05, 0x04, 0b1111),
+    ev("UNC_M_DRAM_REFRESH.PANIC", 0x05, 0x02, 0b1111),
+    ev("UNC_M_ECC_CORRECTABLE_ERRORS", 0x09, 0x00, 0b1111),
+    ev("UNC_M_MAJOR_MODES.ISOCH", 0x07, 0x08, 0b1111),
+    ev("UNC_M_MAJOR_MODES.PARTIAL", 0x07, 0x04, 0b1111),
+    ev("UNC_M_MAJOR_MODES.READ", 0x07, 0x01, 0b1111),
+    ev("UNC_M_MAJOR_MODES.WRITE", 0x07, 0x02, 0b1111),
+    ev("UNC_M_POWER_CHANNEL_DLLOFF", 0x84, 0x00, 0b1111),
+    ev("UNC_M_POWER_CHANNEL_PPD", 0x85, 0x00, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK0", 0x83, 0x01, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK1", 0x83, 0x02, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK2", 0x83, 0x04, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK3", 0x83, 0x08, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK4", 0x83, 0x10, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK5", 0x83, 0x20, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK6", 0x83, 0x40, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK7", 0x83, 0x80, 0b1111),
+    ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", 0x86, 0x00, 0b1111),
+    ev("UNC_M_POWER_SELF_REFRESH", 0x43, 0x00, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK0", 0x41, 0x01, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK1", 0x41, 0x02, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK2", 0x41, 0x04, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK3", 0x41, 0x08, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK4", 0x41, 0x10, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK5", 0x41, 0x20, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK6", 0x41, 0x40, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK7", 0x41, 0x80, 0b1111),
+    ev("UNC_M_PREEMPTION.RD_PREEMPT_RD", 0x08, 0x01, 0b1111),
+    ev("UNC_M_PREEMPTION.RD_PREEMPT_WR", 0x08, 0x02, 0b1111),
+    ev("UNC_M_PRE_COUNT.PAGE_CLOSE", 0x02, 0x02, 0b1111),
+    ev("UNC_M_PRE_COUNT.PAGE_MISS", 0x02, 0x01, 0b1111),
+    ev("UNC_M_RPQ_CYCLES_FULL", 0x12, 0x00, 0b1111),
+    ev("UNC_M_RPQ_CYCLES_NE", 0x11, 0x00, 0b1111),
+    ev("UNC_M_RPQ_INSERTS", 0x10, 0x00, 0b1111),
+    ev("UNC_M_RPQ_OCCUPANCY", 0x80, 0x00, 0b1111),
+    ev("UNC_M_WPQ_CYCLES_FULL", 0x22, 0x00, 0b1111),
+    ev("UNC_M_WPQ_CYCLES_NE", 0x21, 0x00, 0b1111),
+    ev("UNC_M_WPQ_INSERTS", 0x20, 0x00, 0b1111),
+    ev("UNC_M_WPQ_OCCUPANCY", 0x81, 0x00, 0b1111),
+    ev("UNC_M_WPQ_READ_HIT", 0x23, 0x00, 0b1111),
+    ev("UNC_M_WPQ_WRITE_HIT", 0x24, 0x00, 0b1111),
+    ev("UNC_M_CLOCKTICKS", 0x00, 0x00, 0b1111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<51>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_M_ACT_COUNT", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x04, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x04, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.RD_REG", code: 0x04, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.RD_UNDERFILL", code: 0x04, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x04, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.WR_RMM", code: 0x04, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.WR_WMM", code: 0x04, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_DRAM_PRE_ALL", code: 0x06, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_DRAM_REFRESH.HIGH", code: 0x05, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_DRAM_REFRESH.PANIC", code: 0x05, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_ECC_CORRECTABLE_ERRORS", code: 0x09, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_MAJOR_MODES.ISOCH", code: 0x07, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_MAJOR_MODES.PARTIAL", code: 0x07, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_MAJOR_MODES.READ", code: 0x07, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_MAJOR_MODES.WRITE", code: 0x07, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CHANNEL_DLLOFF", code: 0x84, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CHANNEL_PPD", code: 0x85, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK0", code: 0x83, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK1", code: 0x83, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK2", code: 0x83, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK3", code: 0x83, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK4", code: 0x83, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK5", code: 0x83, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK6", code: 0x83, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK7", code: 0x83, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", code: 0x86, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_SELF_REFRESH", code: 0x43, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK0", code: 0x41, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK1", code: 0x41, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK2", code: 0x41, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK3", code: 0x41, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK4", code: 0x41, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK5", code: 0x41, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK6", code: 0x41, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK7", code: 0x41, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_RD", code: 0x08, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_WR", code: 0x08, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.PAGE_CLOSE", code: 0x02, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.PAGE_MISS", code: 0x02, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_CYCLES_FULL", code: 0x12, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_CYCLES_NE", code: 0x11, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS", code: 0x10, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY", code: 0x80, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_CYCLES_FULL", code: 0x22, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_CYCLES_NE", code: 0x21, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_INSERTS", code: 0x20, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY", code: 0x81, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_READ_HIT", code: 0x23, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_WRITE_HIT", code: 0x24, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl ImcCtl {
     /// This value set to count `event`: its event select and umask.

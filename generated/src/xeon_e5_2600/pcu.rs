@@ -633,9 +633,15 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -647,118 +653,95 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_P_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_P_CORE0_TRANSITION_CYCLES`: event select 0x03, umask 0x00, counters 0b1111.
-    pub const CORE0_TRANSITION_CYCLES: Event = Event { code: 0x03, umask: 0x00, ext_sel: true, row: 1 };
-    /// `UNC_P_CORE1_TRANSITION_CYCLES`: event select 0x04, umask 0x00, counters 0b1111.
-    pub const CORE1_TRANSITION_CYCLES: Event = Event { code: 0x04, umask: 0x00, ext_sel: true, row: 2 };
-    /// `UNC_P_CORE2_TRANSITION_CYCLES`: event select 0x05, umask 0x00, counters 0b1111.
-    pub const CORE2_TRANSITION_CYCLES: Event = Event { code: 0x05, umask: 0x00, ext_sel: true, row: 3 };
-    /// `UNC_P_CORE3_TRANSITION_CYCLES`: event select 0x06, umask 0x00, counters 0b1111.
-    pub const CORE3_TRANSITION_CYCLES: Event = Event { code: 0x06, umask: 0x00, ext_sel: true, row: 4 };
-    /// `UNC_P_CORE4_TRANSITION_CYCLES`: event select 0x07, umask 0x00, counters 0b1111.
-    pub const CORE4_TRANSITION_CYCLES: Event = Event { code: 0x07, umask: 0x00, ext_sel: true, row: 5 };
-    /// `UNC_P_CORE5_TRANSITION_CYCLES`: event select 0x08, umask 0x00, counters 0b1111.
-    pub const CORE5_TRANSITION_CYCLES: Event = Event { code: 0x08, umask: 0x00, ext_sel: true, row: 6 };
-    /// `UNC_P_CORE6_TRANSITION_CYCLES`: event select 0x09, umask 0x00, counters 0b1111.
-    pub const CORE6_TRANSITION_CYCLES: Event = Event { code: 0x09, umask: 0x00, ext_sel: true, row: 7 };
-    /// `UNC_P_CORE7_TRANSITION_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111.
-    pub const CORE7_TRANSITION_CYCLES: Event = Event { code: 0x0a, umask: 0x00, ext_sel: true, row: 8 };
-    /// `UNC_P_DEMOTIONS_CORE0`: event select 0x1e, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE0: Event = Event { code: 0x1e, umask: 0x00, ext_sel: false, row: 9 };
-    /// `UNC_P_DEMOTIONS_CORE1`: event select 0x1f, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE1: Event = Event { code: 0x1f, umask: 0x00, ext_sel: false, row: 10 };
-    /// `UNC_P_DEMOTIONS_CORE2`: event select 0x20, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE2: Event = Event { code: 0x20, umask: 0x00, ext_sel: false, row: 11 };
-    /// `UNC_P_DEMOTIONS_CORE3`: event select 0x21, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE3: Event = Event { code: 0x21, umask: 0x00, ext_sel: false, row: 12 };
-    /// `UNC_P_DEMOTIONS_CORE4`: event select 0x22, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE4: Event = Event { code: 0x22, umask: 0x00, ext_sel: false, row: 13 };
-    /// `UNC_P_DEMOTIONS_CORE5`: event select 0x23, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE5: Event = Event { code: 0x23, umask: 0x00, ext_sel: false, row: 14 };
-    /// `UNC_P_DEMOTIONS_CORE6`: event select 0x24, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE6: Event = Event { code: 0x24, umask: 0x00, ext_sel: false, row: 15 };
-    /// `UNC_P_DEMOTIONS_CORE7`: event select 0x25, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE7: Event = Event { code: 0x25, umask: 0x00, ext_sel: false, row: 16 };
-    /// `UNC_P_FREQ_BAND0_CYCLES`: event select 0x0b, umask 0x00, counters 0b1111.
-    pub const FREQ_BAND0_CYCLES: Event = Event { code: 0x0b, umask: 0x00, ext_sel: false, row: 17 };
-    /// `UNC_P_FREQ_BAND1_CYCLES`: event select 0x0c, umask 0x00, counters 0b1111.
-    pub const FREQ_BAND1_CYCLES: Event = Event { code: 0x0c, umask: 0x00, ext_sel: false, row: 18 };
-    /// `UNC_P_FREQ_BAND2_CYCLES`: event select 0x0d, umask 0x00, counters 0b1111.
-    pub const FREQ_BAND2_CYCLES: Event = Event { code: 0x0d, umask: 0x00, ext_sel: false, row: 19 };
-    /// `UNC_P_FREQ_BAND3_CYCLES`: event select 0x0e, umask 0x00, counters 0b1111.
-    pub const FREQ_BAND3_CYCLES: Event = Event { code: 0x0e, umask: 0x00, ext_sel: false, row: 20 };
-    /// `UNC_P_FREQ_MAX_CURRENT_CYCLES`: event select 0x07, umask 0x00, counters 0b1111.
-    pub const FREQ_MAX_CURRENT_CYCLES: Event = Event { code: 0x07, umask: 0x00, ext_sel: false, row: 21 };
-    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`: event select 0x04, umask 0x00, counters 0b1111.
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 22 };
-    /// `UNC_P_FREQ_MAX_OS_CYCLES`: event select 0x06, umask 0x00, counters 0b1111.
-    pub const FREQ_MAX_OS_CYCLES: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 23 };
-    /// `UNC_P_FREQ_MAX_POWER_CYCLES`: event select 0x05, umask 0x00, counters 0b1111.
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 24 };
-    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const FREQ_MIN_IO_P_CYCLES: Event = Event { code: 0x01, umask: 0x00, ext_sel: true, row: 25 };
-    /// `UNC_P_FREQ_MIN_PERF_P_CYCLES`: event select 0x02, umask 0x00, counters 0b1111.
-    pub const FREQ_MIN_PERF_P_CYCLES: Event = Event { code: 0x02, umask: 0x00, ext_sel: true, row: 26 };
-    /// `UNC_P_FREQ_TRANS_CYCLES`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const FREQ_TRANS_CYCLES: Event = Event { code: 0x00, umask: 0x00, ext_sel: true, row: 27 };
-    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`: event select 0x2f, umask 0x00, counters 0b1111.
-    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event { code: 0x2f, umask: 0x00, ext_sel: false, row: 28 };
-    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111.
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 29 };
-    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`: event select 0x09, umask 0x00, counters 0b1111.
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 30 };
-    /// `UNC_P_TOTAL_TRANSITION_CYCLES`: event select 0x0b, umask 0x00, counters 0b1111.
-    pub const TOTAL_TRANSITION_CYCLES: Event = Event { code: 0x0b, umask: 0x00, ext_sel: true, row: 31 };
-    /// `UNC_P_VOLT_TRANS_CYCLES_CHANGE`: event select 0x03, umask 0x00, counters 0b1111.
-    pub const VOLT_TRANS_CYCLES_CHANGE: Event = Event { code: 0x03, umask: 0x00, ext_sel: false, row: 32 };
-    /// `UNC_P_VOLT_TRANS_CYCLES_DECREASE`: event select 0x02, umask 0x00, counters 0b1111.
-    pub const VOLT_TRANS_CYCLES_DECREASE: Event = Event { code: 0x02, umask: 0x00, ext_sel: false, row: 33 };
-    /// `UNC_P_VOLT_TRANS_CYCLES_INCREASE`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const VOLT_TRANS_CYCLES_INCREASE: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 34 };
-    /// `UNC_P_VR_HOT_CYCLES`: event select 0x32, umask 0x00, counters 0b1111.
-    pub const VR_HOT_CYCLES: Event = Event { code: 0x32, umask: 0x00, ext_sel: false, row: 35 };
+    /// `UNC_P_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_P_CORE0_TRANSITION_CYCLES`.
+    pub const CORE0_TRANSITION_CYCLES: Event = Event::row(1);
+    /// `UNC_P_CORE1_TRANSITION_CYCLES`.
+    pub const CORE1_TRANSITION_CYCLES: Event = Event::row(2);
+    /// `UNC_P_CORE2_TRANSITION_CYCLES`.
+    pub const CORE2_TRANSITION_CYCLES: Event = Event::row(3);
+    /// `UNC_P_CORE3_TRANSITION_CYCLES`.
+    pub const CORE3_TRANSITION_CYCLES: Event = Event::row(4);
+    /// `UNC_P_CORE4_TRANSITION_CYCLES`.
+    pub const CORE4_TRANSITION_CYCLES: Event = Event::row(5);
+    /// `UNC_P_CORE5_TRANSITION_CYCLES`.
+    pub const CORE5_TRANSITION_CYCLES: Event = Event::row(6);
+    /// `UNC_P_CORE6_TRANSITION_CYCLES`.
+    pub const CORE6_TRANSITION_CYCLES: Event = Event::row(7);
+    /// `UNC_P_CORE7_TRANSITION_CYCLES`.
+    pub const CORE7_TRANSITION_CYCLES: Event = Event::row(8);
+    /// `UNC_P_DEMOTIONS_CORE0`.
+    pub const DEMOTIONS_CORE0: Event = Event::row(9);
+    /// `UNC_P_DEMOTIONS_CORE1`.
+    pub const DEMOTIONS_CORE1: Event = Event::row(10);
+    /// `UNC_P_DEMOTIONS_CORE2`.
+    pub const DEMOTIONS_CORE2: Event = Event::row(11);
+    /// `UNC_P_DEMOTIONS_CORE3`.
+    pub const DEMOTIONS_CORE3: Event = Event::row(12);
+    /// `UNC_P_DEMOTIONS_CORE4`.
+    pub const DEMOTIONS_CORE4: Event = Event::row(13);
+    /// `UNC_P_DEMOTIONS_CORE5`.
+    pub const DEMOTIONS_CORE5: Event = Event::row(14);
+    /// `UNC_P_DEMOTIONS_CORE6`.
+    pub const DEMOTIONS_CORE6: Event = Event::row(15);
+    /// `UNC_P_DEMOTIONS_CORE7`.
+    pub const DEMOTIONS_CORE7: Event = Event::row(16);
+    /// `UNC_P_FREQ_BAND0_CYCLES`.
+    pub const FREQ_BAND0_CYCLES: Event = Event::row(17);
+    /// `UNC_P_FREQ_BAND1_CYCLES`.
+    pub const FREQ_BAND1_CYCLES: Event = Event::row(18);
+    /// `UNC_P_FREQ_BAND2_CYCLES`.
+    pub const FREQ_BAND2_CYCLES: Event = Event::row(19);
+    /// `UNC_P_FREQ_BAND3_CYCLES`.
+    pub const FREQ_BAND3_CYCLES: Event = Event::row(20);
+    /// `UNC_P_FREQ_MAX_CURRENT_CYCLES`.
+    pub const FREQ_MAX_CURRENT_CYCLES: Event = Event::row(21);
+    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`.
+    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(22);
+    /// `UNC_P_FREQ_MAX_OS_CYCLES`.
+    pub const FREQ_MAX_OS_CYCLES: Event = Event::row(23);
+    /// `UNC_P_FREQ_MAX_POWER_CYCLES`.
+    pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(24);
+    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`.
+    pub const FREQ_MIN_IO_P_CYCLES: Event = Event::row(25);
+    /// `UNC_P_FREQ_MIN_PERF_P_CYCLES`.
+    pub const FREQ_MIN_PERF_P_CYCLES: Event = Event::row(26);
+    /// `UNC_P_FREQ_TRANS_CYCLES`.
+    pub const FREQ_TRANS_CYCLES: Event = Event::row(27);
+    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`.
+    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event::row(28);
+    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`.
+    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(29);
+    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`.
+    pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(30);
+    /// `UNC_P_TOTAL_TRANSITION_CYCLES`.
+    pub const TOTAL_TRANSITION_CYCLES: Event = Event::row(31);
+    /// `UNC_P_VOLT_TRANS_CYCLES_CHANGE`.
+    pub const VOLT_TRANS_CYCLES_CHANGE: Event = Event::row(32);
+    /// `UNC_P_VOLT_TRANS_CYCLES_DECREASE`.
+    pub const VOLT_TRANS_CYCLES_DECREASE: Event = Event::row(33);
+    /// `UNC_P_VOLT_TRANS_CYCLES_INCREASE`.
+    pub const VOLT_TRANS_CYCLES_INCREASE: Event = Event::row(34);
+    /// `UNC_P_VR_HOT_CYCLES`.
+    pub const VR_HOT_CYCLES: Event = Event::row(35);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::CORE0_TRANSITION_CYCLES,
-        Event::CORE1_TRANSITION_CYCLES,
-        Event::CORE2_TRANSITION_CYCLES,
-        Event::CORE3_TRANSITION_CYCLES,
-        Event::CORE4_TRANSITION_CYCLES,
-        Event::CORE5_TRANSITION_CYCLES,
-        Event::CORE6_TRANSITION_CYCLES,
-        Event::CORE7_TRANSITION_CYCLES,
-        Event::DEMOTIONS_CORE0,
-        Event::DEMOTIONS_CORE1,
-        Event::DEMOTIONS_CORE2,
-        Event::DEMOTIONS_CORE3,
-        Event::DEMOTIONS_CORE4,
-        Event::DEMOTIONS_CORE5,
-        Event::DEMOTIONS_CORE6,
-        Event::DEMOTIONS_CORE7,
-        Event::FREQ_BAND0_CYCLES,
-        Event::FREQ_BAND1_CYCLES,
-        Event::FREQ_BAND2_CYCLES,
-        Event::FREQ_BAND3_CYCLES,
-        Event::FREQ_MAX_CURRENT_CYCLES,
-        Event::FREQ_MAX_LIMIT_THERMAL_CYCLES,
-        Event::FREQ_MAX_OS_CYCLES,
-        Event::FREQ_MAX_POWER_CYCLES,
-        Event::FREQ_MIN_IO_P_CYCLES,
-        Event::FREQ_MIN_PERF_P_CYCLES,
-        Event::FREQ_TRANS_CYCLES,
-        Event::MEMORY_PHASE_SHEDDING_CYCLES,
-        Event::PROCHOT_EXTERNAL_CYCLES,
-        Event::PROCHOT_INTERNAL_CYCLES,
-        Event::TOTAL_TRANSITION_CYCLES,
-        Event::VOLT_TRANS_CYCLES_CHANGE,
-        Event::VOLT_TRANS_CYCLES_DECREASE,
-        Event::VOLT_TRANS_CYCLES_INCREASE,
-        Event::VR_HOT_CYCLES,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -789,47 +772,59 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_P_CLOCKTICKS", 0x00, 0x00, 0b1111),
+    ev("UNC_P_CORE0_TRANSITION_CYCLES", 0x03, 0x00, 0b1111).ext_sel(),
+    ev("UNC_P_CORE1_TRANSITION_CYCLES", 0x04, 0x00, 0b1111).ext_sel(),
+    ev("UNC_P_CORE2_TRANSITION_CYCLES", 0x05, 0x00, 0b1111).ext_sel(),
+    ev("UNC_P_CORE3_TRANSITION_CYCLES", 0x06, 0x00, 0b1111).ext_sel(),
+    ev("UNC_P_CORE4_TRANSITION_CYCLES", 0x07, 0x00, 0b1111).ext_sel(),
+    ev("UNC_P_CORE5_TRANSITION_CYCLES", 0x08, 0x00, 0b1111).ext_sel(),
+    ev("UNC_P_CORE6_TRANSITION_CYCLES", 0x09, 0x00, 0b1111).ext_sel(),
+    ev("UNC_P_CORE7_TRANSITION_CYCLES", 0x0a, 0x00, 0b1111).ext_sel(),
+    ev("UNC_P_DEMOTIONS_CORE0", 0x1e, 0x00, 0b1111).filters("PCUFilter[7:0]"),
+    ev("UNC_P_DEMOTIONS_CORE1", 0x1f, 0x00, 0b1111).filters("PCUFilter[7:0]"),
+    ev("UNC_P_DEMOTIONS_CORE2", 0x20, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE3", 0x21, 0x00, 0b1111).filters("PCUFilter[7:0]"),
+    ev("UNC_P_DEMOTIONS_CORE4", 0x22, 0x00, 0b1111).filters("PCUFilter[7:0]"),
+    ev("UNC_P_DEMOTIONS_CORE5", 0x23, 0x00, 0b1111).filters("PCUFilter[7:0]"),
+    ev("UNC_P_DEMOTIONS_CORE6", 0x24, 0x00, 0b1111).filters("PCUFilter[7:0]"),
+    ev("UNC_P_DEMOTIONS_CORE7", 0x25, 0x00, 0b1111).filters("PCUFilter[7:0]"),
+    ev("UNC_P_FREQ_BAND0_CYCLES", 0x0b, 0x00, 0b1111).filters("PCUFilter[7:0]"),
+    ev("UNC_P_FREQ_BAND1_CYCLES", 0x0c, 0x00, 0b1111).filters("PCUFilter[15:8]"),
+    ev("UNC_P_FREQ_BAND2_CYCLES", 0x0d, 0x00, 0b1111).filters("PCUFilter[23:16]"),
+    ev("UNC_P_FREQ_BAND3_CYCLES", 0x0e, 0x00, 0b1111).filters("PCUFilter[31:24]"),
+    ev("UNC_P_FREQ_MAX_CURRENT_CYCLES", 0x07, 0x00, 0b1111),
+    ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00, 0b1111),
+    ev("UNC_P_FREQ_MAX_OS_CYCLES", 0x06, 0x00, 0b1111),
+    ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00, 0b1111),
+    ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x01, 0x00, 0b1111).ext_sel(),
+    ev("UNC_P_FREQ_MIN_PERF_P_CYCLES", 0x02, 0x00, 0b1111).ext_sel(),
+    ev("UNC_P_FREQ_TRANS_CYCLES", 0x00, 0x00, 0b1111).ext_sel(),
+    ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00, 0b1111),
+    ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00, 0b1111),
+    ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00, 0b1111),
+    ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x0b, 0x00, 0b1111).ext_sel(),
+    ev("UNC_P_VOLT_TRANS_CYCLES_CHANGE", 0x03, 0x00, 0b1111),
+    ev("UNC_P_VOLT_TRANS_CYCLES_DECREASE", 0x02, 0x00, 0b1111),
+    ev("UNC_P_VOLT_TRANS_CYCLES_INCREASE", 0x01, 0x00, 0b1111),
+    ev("UNC_P_VR_HOT_CYCLES", 0x32, 0x00, 0b1111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<36>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE0_TRANSITION_CYCLES", code: 0x03, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE1_TRANSITION_CYCLES", code: 0x04, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE2_TRANSITION_CYCLES", code: 0x05, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE3_TRANSITION_CYCLES", code: 0x06, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE4_TRANSITION_CYCLES", code: 0x07, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE5_TRANSITION_CYCLES", code: 0x08, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE6_TRANSITION_CYCLES", code: 0x09, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE7_TRANSITION_CYCLES", code: 0x0a, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE0", code: 0x1e, umask: 0x00, counters: 0b1111, filters: "PCUFilter[7:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE1", code: 0x1f, umask: 0x00, counters: 0b1111, filters: "PCUFilter[7:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE2", code: 0x20, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE3", code: 0x21, umask: 0x00, counters: 0b1111, filters: "PCUFilter[7:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE4", code: 0x22, umask: 0x00, counters: 0b1111, filters: "PCUFilter[7:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE5", code: 0x23, umask: 0x00, counters: 0b1111, filters: "PCUFilter[7:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE6", code: 0x24, umask: 0x00, counters: 0b1111, filters: "PCUFilter[7:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE7", code: 0x25, umask: 0x00, counters: 0b1111, filters: "PCUFilter[7:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_BAND0_CYCLES", code: 0x0b, umask: 0x00, counters: 0b1111, filters: "PCUFilter[7:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_BAND1_CYCLES", code: 0x0c, umask: 0x00, counters: 0b1111, filters: "PCUFilter[15:8]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_BAND2_CYCLES", code: 0x0d, umask: 0x00, counters: 0b1111, filters: "PCUFilter[23:16]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_BAND3_CYCLES", code: 0x0e, umask: 0x00, counters: 0b1111, filters: "PCUFilter[31:24]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_MAX_CURRENT_CYCLES", code: 0x07, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", code: 0x04, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_MAX_OS_CYCLES", code: 0x06, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_MAX_POWER_CYCLES", code: 0x05, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_MIN_IO_P_CYCLES", code: 0x01, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_MIN_PERF_P_CYCLES", code: 0x02, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_TRANS_CYCLES", code: 0x00, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", code: 0x2f, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_PROCHOT_EXTERNAL_CYCLES", code: 0x0a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_PROCHOT_INTERNAL_CYCLES", code: 0x09, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_TOTAL_TRANSITION_CYCLES", code: 0x0b, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_CHANGE", code: 0x03, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_DECREASE", code: 0x02, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_INCREASE", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_VR_HOT_CYCLES", code: 0x32, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl PcuCtl {
     /// This value set to count `event`: its event select and extension bit (this box has no unit

@@ -354,9 +354,15 @@ static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -368,118 +374,95 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_R2_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`: event select 0x33, umask 0x08, counters 0b11.
-    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event { code: 0x33, umask: 0x08, ext_sel: false, row: 1 };
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`: event select 0x33, umask 0x10, counters 0b11.
-    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event { code: 0x33, umask: 0x10, ext_sel: false, row: 2 };
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`: event select 0x33, umask 0x20, counters 0b11.
-    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event { code: 0x33, umask: 0x20, ext_sel: false, row: 3 };
-    /// `UNC_R2_IIO_CREDITS_REJECT.DRS`: event select 0x34, umask 0x08, counters 0b11.
-    pub const IIO_CREDITS_REJECT_DRS: Event = Event { code: 0x34, umask: 0x08, ext_sel: false, row: 4 };
-    /// `UNC_R2_IIO_CREDITS_REJECT.NCB`: event select 0x34, umask 0x10, counters 0b11.
-    pub const IIO_CREDITS_REJECT_NCB: Event = Event { code: 0x34, umask: 0x10, ext_sel: false, row: 5 };
-    /// `UNC_R2_IIO_CREDITS_REJECT.NCS`: event select 0x34, umask 0x20, counters 0b11.
-    pub const IIO_CREDITS_REJECT_NCS: Event = Event { code: 0x34, umask: 0x20, ext_sel: false, row: 6 };
-    /// `UNC_R2_IIO_CREDITS_USED.DRS`: event select 0x32, umask 0x08, counters 0b11.
-    pub const IIO_CREDITS_USED_DRS: Event = Event { code: 0x32, umask: 0x08, ext_sel: false, row: 7 };
-    /// `UNC_R2_IIO_CREDITS_USED.NCB`: event select 0x32, umask 0x10, counters 0b11.
-    pub const IIO_CREDITS_USED_NCB: Event = Event { code: 0x32, umask: 0x10, ext_sel: false, row: 8 };
-    /// `UNC_R2_IIO_CREDITS_USED.NCS`: event select 0x32, umask 0x20, counters 0b11.
-    pub const IIO_CREDITS_USED_NCS: Event = Event { code: 0x32, umask: 0x20, ext_sel: false, row: 9 };
-    /// `UNC_R2_RING_AD_USED.CCW_EVEN`: event select 0x07, umask 0x04, counters 0b1111.
-    pub const RING_AD_USED_CCW_EVEN: Event = Event { code: 0x07, umask: 0x04, ext_sel: false, row: 10 };
-    /// `UNC_R2_RING_AD_USED.CCW_ODD`: event select 0x07, umask 0x08, counters 0b1111.
-    pub const RING_AD_USED_CCW_ODD: Event = Event { code: 0x07, umask: 0x08, ext_sel: false, row: 11 };
-    /// `UNC_R2_RING_AD_USED.CW_EVEN`: event select 0x07, umask 0x01, counters 0b1111.
-    pub const RING_AD_USED_CW_EVEN: Event = Event { code: 0x07, umask: 0x01, ext_sel: false, row: 12 };
-    /// `UNC_R2_RING_AD_USED.CW_ODD`: event select 0x07, umask 0x02, counters 0b1111.
-    pub const RING_AD_USED_CW_ODD: Event = Event { code: 0x07, umask: 0x02, ext_sel: false, row: 13 };
-    /// `UNC_R2_RING_AK_USED.CCW_EVEN`: event select 0x08, umask 0x04, counters 0b1111.
-    pub const RING_AK_USED_CCW_EVEN: Event = Event { code: 0x08, umask: 0x04, ext_sel: false, row: 14 };
-    /// `UNC_R2_RING_AK_USED.CCW_ODD`: event select 0x08, umask 0x08, counters 0b1111.
-    pub const RING_AK_USED_CCW_ODD: Event = Event { code: 0x08, umask: 0x08, ext_sel: false, row: 15 };
-    /// `UNC_R2_RING_AK_USED.CW_EVEN`: event select 0x08, umask 0x01, counters 0b1111.
-    pub const RING_AK_USED_CW_EVEN: Event = Event { code: 0x08, umask: 0x01, ext_sel: false, row: 16 };
-    /// `UNC_R2_RING_AK_USED.CW_ODD`: event select 0x08, umask 0x02, counters 0b1111.
-    pub const RING_AK_USED_CW_ODD: Event = Event { code: 0x08, umask: 0x02, ext_sel: false, row: 17 };
-    /// `UNC_R2_RING_BL_USED.CCW_EVEN`: event select 0x09, umask 0x04, counters 0b1111.
-    pub const RING_BL_USED_CCW_EVEN: Event = Event { code: 0x09, umask: 0x04, ext_sel: false, row: 18 };
-    /// `UNC_R2_RING_BL_USED.CCW_ODD`: event select 0x09, umask 0x08, counters 0b1111.
-    pub const RING_BL_USED_CCW_ODD: Event = Event { code: 0x09, umask: 0x08, ext_sel: false, row: 19 };
-    /// `UNC_R2_RING_BL_USED.CW_EVEN`: event select 0x09, umask 0x01, counters 0b1111.
-    pub const RING_BL_USED_CW_EVEN: Event = Event { code: 0x09, umask: 0x01, ext_sel: false, row: 20 };
-    /// `UNC_R2_RING_BL_USED.CW_ODD`: event select 0x09, umask 0x02, counters 0b1111.
-    pub const RING_BL_USED_CW_ODD: Event = Event { code: 0x09, umask: 0x02, ext_sel: false, row: 21 };
-    /// `UNC_R2_RING_IV_USED.ANY`: event select 0x0a, umask 0x0f, counters 0b1111.
-    pub const RING_IV_USED_ANY: Event = Event { code: 0x0a, umask: 0x0f, ext_sel: false, row: 22 };
-    /// `UNC_R2_RxR_AK_BOUNCES`: event select 0x12, umask 0x00, counters 0b1.
-    pub const RXR_AK_BOUNCES: Event = Event { code: 0x12, umask: 0x00, ext_sel: false, row: 23 };
-    /// `UNC_R2_RxR_CYCLES_NE.DRS`: event select 0x10, umask 0x08, counters 0b11.
-    pub const RXR_CYCLES_NE_DRS: Event = Event { code: 0x10, umask: 0x08, ext_sel: false, row: 24 };
-    /// `UNC_R2_RxR_CYCLES_NE.NCB`: event select 0x10, umask 0x10, counters 0b11.
-    pub const RXR_CYCLES_NE_NCB: Event = Event { code: 0x10, umask: 0x10, ext_sel: false, row: 25 };
-    /// `UNC_R2_RxR_CYCLES_NE.NCS`: event select 0x10, umask 0x20, counters 0b11.
-    pub const RXR_CYCLES_NE_NCS: Event = Event { code: 0x10, umask: 0x20, ext_sel: false, row: 26 };
-    /// `UNC_R2_TxR_CYCLES_FULL.AD`: event select 0x25, umask 0x01, counters 0b1.
-    pub const TXR_CYCLES_FULL_AD: Event = Event { code: 0x25, umask: 0x01, ext_sel: false, row: 27 };
-    /// `UNC_R2_TxR_CYCLES_FULL.AK`: event select 0x25, umask 0x02, counters 0b1.
-    pub const TXR_CYCLES_FULL_AK: Event = Event { code: 0x25, umask: 0x02, ext_sel: false, row: 28 };
-    /// `UNC_R2_TxR_CYCLES_FULL.BL`: event select 0x25, umask 0x04, counters 0b1.
-    pub const TXR_CYCLES_FULL_BL: Event = Event { code: 0x25, umask: 0x04, ext_sel: false, row: 29 };
-    /// `UNC_R2_TxR_CYCLES_NE.AD`: event select 0x23, umask 0x01, counters 0b1.
-    pub const TXR_CYCLES_NE_AD: Event = Event { code: 0x23, umask: 0x01, ext_sel: false, row: 30 };
-    /// `UNC_R2_TxR_CYCLES_NE.AK`: event select 0x23, umask 0x02, counters 0b1.
-    pub const TXR_CYCLES_NE_AK: Event = Event { code: 0x23, umask: 0x02, ext_sel: false, row: 31 };
-    /// `UNC_R2_TxR_CYCLES_NE.BL`: event select 0x23, umask 0x04, counters 0b1.
-    pub const TXR_CYCLES_NE_BL: Event = Event { code: 0x23, umask: 0x04, ext_sel: false, row: 32 };
-    /// `UNC_R2_TxR_NACKS.AD`: event select 0x26, umask 0x01, counters 0b11.
-    pub const TXR_NACKS_AD: Event = Event { code: 0x26, umask: 0x01, ext_sel: false, row: 33 };
-    /// `UNC_R2_TxR_NACKS.AK`: event select 0x26, umask 0x02, counters 0b11.
-    pub const TXR_NACKS_AK: Event = Event { code: 0x26, umask: 0x02, ext_sel: false, row: 34 };
-    /// `UNC_R2_TxR_NACKS.BL`: event select 0x26, umask 0x04, counters 0b11.
-    pub const TXR_NACKS_BL: Event = Event { code: 0x26, umask: 0x04, ext_sel: false, row: 35 };
+    /// `UNC_R2_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`.
+    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event::row(1);
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`.
+    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event::row(2);
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`.
+    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event::row(3);
+    /// `UNC_R2_IIO_CREDITS_REJECT.DRS`.
+    pub const IIO_CREDITS_REJECT_DRS: Event = Event::row(4);
+    /// `UNC_R2_IIO_CREDITS_REJECT.NCB`.
+    pub const IIO_CREDITS_REJECT_NCB: Event = Event::row(5);
+    /// `UNC_R2_IIO_CREDITS_REJECT.NCS`.
+    pub const IIO_CREDITS_REJECT_NCS: Event = Event::row(6);
+    /// `UNC_R2_IIO_CREDITS_USED.DRS`.
+    pub const IIO_CREDITS_USED_DRS: Event = Event::row(7);
+    /// `UNC_R2_IIO_CREDITS_USED.NCB`.
+    pub const IIO_CREDITS_USED_NCB: Event = Event::row(8);
+    /// `UNC_R2_IIO_CREDITS_USED.NCS`.
+    pub const IIO_CREDITS_USED_NCS: Event = Event::row(9);
+    /// `UNC_R2_RING_AD_USED.CCW_EVEN`.
+    pub const RING_AD_USED_CCW_EVEN: Event = Event::row(10);
+    /// `UNC_R2_RING_AD_USED.CCW_ODD`.
+    pub const RING_AD_USED_CCW_ODD: Event = Event::row(11);
+    /// `UNC_R2_RING_AD_USED.CW_EVEN`.
+    pub const RING_AD_USED_CW_EVEN: Event = Event::row(12);
+    /// `UNC_R2_RING_AD_USED.CW_ODD`.
+    pub const RING_AD_USED_CW_ODD: Event = Event::row(13);
+    /// `UNC_R2_RING_AK_USED.CCW_EVEN`.
+    pub const RING_AK_USED_CCW_EVEN: Event = Event::row(14);
+    /// `UNC_R2_RING_AK_USED.CCW_ODD`.
+    pub const RING_AK_USED_CCW_ODD: Event = Event::row(15);
+    /// `UNC_R2_RING_AK_USED.CW_EVEN`.
+    pub const RING_AK_USED_CW_EVEN: Event = Event::row(16);
+    /// `UNC_R2_RING_AK_USED.CW_ODD`.
+    pub const RING_AK_USED_CW_ODD: Event = Event::row(17);
+    /// `UNC_R2_RING_BL_USED.CCW_EVEN`.
+    pub const RING_BL_USED_CCW_EVEN: Event = Event::row(18);
+    /// `UNC_R2_RING_BL_USED.CCW_ODD`.
+    pub const RING_BL_USED_CCW_ODD: Event = Event::row(19);
+    /// `UNC_R2_RING_BL_USED.CW_EVEN`.
+    pub const RING_BL_USED_CW_EVEN: Event = Event::row(20);
+    /// `UNC_R2_RING_BL_USED.CW_ODD`.
+    pub const RING_BL_USED_CW_ODD: Event = Event::row(21);
+    /// `UNC_R2_RING_IV_USED.ANY`.
+    pub const RING_IV_USED_ANY: Event = Event::row(22);
+    /// `UNC_R2_RxR_AK_BOUNCES`.
+    pub const RXR_AK_BOUNCES: Event = Event::row(23);
+    /// `UNC_R2_RxR_CYCLES_NE.DRS`.
+    pub const RXR_CYCLES_NE_DRS: Event = Event::row(24);
+    /// `UNC_R2_RxR_CYCLES_NE.NCB`.
+    pub const RXR_CYCLES_NE_NCB: Event = Event::row(25);
+    /// `UNC_R2_RxR_CYCLES_NE.NCS`.
+    pub const RXR_CYCLES_NE_NCS: Event = Event::row(26);
+    /// `UNC_R2_TxR_CYCLES_FULL.AD`.
+    pub const TXR_CYCLES_FULL_AD: Event = Event::row(27);
+    /// `UNC_R2_TxR_CYCLES_FULL.AK`.
+    pub const TXR_CYCLES_FULL_AK: Event = Event::row(28);
+    /// `UNC_R2_TxR_CYCLES_FULL.BL`.
+    pub const TXR_CYCLES_FULL_BL: Event = Event::row(29);
+    /// `UNC_R2_TxR_CYCLES_NE.AD`.
+    pub const TXR_CYCLES_NE_AD: Event = Event::row(30);
+    /// `UNC_R2_TxR_CYCLES_NE.AK`.
+    pub const TXR_CYCLES_NE_AK: Event = Event::row(31);
+    /// `UNC_R2_TxR_CYCLES_NE.BL`.
+    pub const TXR_CYCLES_NE_BL: Event = Event::row(32);
+    /// `UNC_R2_TxR_NACKS.AD`.
+    pub const TXR_NACKS_AD: Event = Event::row(33);
+    /// `UNC_R2_TxR_NACKS.AK`.
+    pub const TXR_NACKS_AK: Event = Event::row(34);
+    /// `UNC_R2_TxR_NACKS.BL`.
+    pub const TXR_NACKS_BL: Event = Event::row(35);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::IIO_CREDITS_ACQUIRED_DRS,
-        Event::IIO_CREDITS_ACQUIRED_NCB,
-        Event::IIO_CREDITS_ACQUIRED_NCS,
-        Event::IIO_CREDITS_REJECT_DRS,
-        Event::IIO_CREDITS_REJECT_NCB,
-        Event::IIO_CREDITS_REJECT_NCS,
-        Event::IIO_CREDITS_USED_DRS,
-        Event::IIO_CREDITS_USED_NCB,
-        Event::IIO_CREDITS_USED_NCS,
-        Event::RING_AD_USED_CCW_EVEN,
-        Event::RING_AD_USED_CCW_ODD,
-        Event::RING_AD_USED_CW_EVEN,
-        Event::RING_AD_USED_CW_ODD,
-        Event::RING_AK_USED_CCW_EVEN,
-        Event::RING_AK_USED_CCW_ODD,
-        Event::RING_AK_USED_CW_EVEN,
-        Event::RING_AK_USED_CW_ODD,
-        Event::RING_BL_USED_CCW_EVEN,
-        Event::RING_BL_USED_CCW_ODD,
-        Event::RING_BL_USED_CW_EVEN,
-        Event::RING_BL_USED_CW_ODD,
-        Event::RING_IV_USED_ANY,
-        Event::RXR_AK_BOUNCES,
-        Event::RXR_CYCLES_NE_DRS,
-        Event::RXR_CYCLES_NE_NCB,
-        Event::RXR_CYCLES_NE_NCS,
-        Event::TXR_CYCLES_FULL_AD,
-        Event::TXR_CYCLES_FULL_AK,
-        Event::TXR_CYCLES_FULL_BL,
-        Event::TXR_CYCLES_NE_AD,
-        Event::TXR_CYCLES_NE_AK,
-        Event::TXR_CYCLES_NE_BL,
-        Event::TXR_NACKS_AD,
-        Event::TXR_NACKS_AK,
-        Event::TXR_NACKS_BL,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -510,47 +493,59 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_R2_CLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_R2_IIO_CREDITS_ACQUIRED.DRS", 0x33, 0x08, 0b11),
+    ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCB", 0x33, 0x10, 0b11),
+    ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCS", 0x33, 0x20, 0b11),
+    ev("UNC_R2_IIO_CREDITS_REJECT.DRS", 0x34, 0x08, 0b11),
+    ev("UNC_R2_IIO_CREDITS_REJECT.NCB", 0x34, 0x10, 0b11),
+    ev("UNC_R2_IIO_CREDITS_REJECT.NCS", 0x34, 0x20, 0b11),
+    ev("UNC_R2_IIO_CREDITS_USED.DRS", 0x32, 0x08, 0b11),
+    ev("UNC_R2_IIO_CREDITS_USED.NCB", 0x32, 0x10, 0b11),
+    ev("UNC_R2_IIO_CREDITS_USED.NCS", 0x32, 0x20, 0b11),
+    ev("UNC_R2_RING_AD_USED.CCW_EVEN", 0x07, 0x04, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CCW_ODD", 0x07, 0x08, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CW_EVEN", 0x07, 0x01, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CW_ODD", 0x07, 0x02, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CCW_EVEN", 0x08, 0x04, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CCW_ODD", 0x08, 0x08, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CW_EVEN", 0x08, 0x01, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CW_ODD", 0x08, 0x02, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CCW_EVEN", 0x09, 0x04, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CCW_ODD", 0x09, 0x08, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CW_EVEN", 0x09, 0x01, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CW_ODD", 0x09, 0x02, 0b1111),
+    ev("UNC_R2_RING_IV_USED.ANY", 0x0a, 0x0f, 0b1111),
+    ev("UNC_R2_RxR_AK_BOUNCES", 0x12, 0x00, 0b1),
+    ev("UNC_R2_RxR_CYCLES_NE.DRS", 0x10, 0x08, 0b11),
+    ev("UNC_R2_RxR_CYCLES_NE.NCB", 0x10, 0x10, 0b11),
+    ev("UNC_R2_RxR_CYCLES_NE.NCS", 0x10, 0x20, 0b11),
+    ev("UNC_R2_TxR_CYCLES_FULL.AD", 0x25, 0x01, 0b1),
+    ev("UNC_R2_TxR_CYCLES_FULL.AK", 0x25, 0x02, 0b1),
+    ev("UNC_R2_TxR_CYCLES_FULL.BL", 0x25, 0x04, 0b1),
+    ev("UNC_R2_TxR_CYCLES_NE.AD", 0x23, 0x01, 0b1),
+    ev("UNC_R2_TxR_CYCLES_NE.AK", 0x23, 0x02, 0b1),
+    ev("UNC_R2_TxR_CYCLES_NE.BL", 0x23, 0x04, 0b1),
+    ev("UNC_R2_TxR_NACKS.AD", 0x26, 0x01, 0b11),
+    ev("UNC_R2_TxR_NACKS.AK", 0x26, 0x02, 0b11),
+    ev("UNC_R2_TxR_NACKS.BL", 0x26, 0x04, 0b11),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<36>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_R2_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.DRS", code: 0x33, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCB", code: 0x33, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCS", code: 0x33, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.NCB", code: 0x34, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.NCS", code: 0x34, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_USED.DRS", code: 0x32, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCB", code: 0x32, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCS", code: 0x32, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_AK_BOUNCES", code: 0x12, umask: 0x00, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_CYCLES_NE.DRS", code: 0x10, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AD", code: 0x25, umask: 0x01, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AK", code: 0x25, umask: 0x02, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.BL", code: 0x25, umask: 0x04, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AD", code: 0x23, umask: 0x01, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AK", code: 0x23, umask: 0x02, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_NE.BL", code: 0x23, umask: 0x04, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACKS.AD", code: 0x26, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACKS.AK", code: 0x26, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACKS.BL", code: 0x26, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl R2pcieCtl {
     /// This value set to count `event`: its event select and umask.

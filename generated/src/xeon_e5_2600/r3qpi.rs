@@ -371,9 +371,15 @@ static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -385,199 +391,149 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_R3_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_R3_IIO_CREDITS_ACQUIRED.DRS`: event select 0x20, umask 0x08, counters 0b11.
-    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event { code: 0x20, umask: 0x08, ext_sel: false, row: 1 };
-    /// `UNC_R3_IIO_CREDITS_ACQUIRED.NCB`: event select 0x20, umask 0x10, counters 0b11.
-    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event { code: 0x20, umask: 0x10, ext_sel: false, row: 2 };
-    /// `UNC_R3_IIO_CREDITS_ACQUIRED.NCS`: event select 0x20, umask 0x20, counters 0b11.
-    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event { code: 0x20, umask: 0x20, ext_sel: false, row: 3 };
-    /// `UNC_R3_IIO_CREDITS_REJECT.DRS`: event select 0x21, umask 0x08, counters 0b11.
-    pub const IIO_CREDITS_REJECT_DRS: Event = Event { code: 0x21, umask: 0x08, ext_sel: false, row: 4 };
-    /// `UNC_R3_IIO_CREDITS_REJECT.NCB`: event select 0x21, umask 0x10, counters 0b11.
-    pub const IIO_CREDITS_REJECT_NCB: Event = Event { code: 0x21, umask: 0x10, ext_sel: false, row: 5 };
-    /// `UNC_R3_IIO_CREDITS_REJECT.NCS`: event select 0x21, umask 0x20, counters 0b11.
-    pub const IIO_CREDITS_REJECT_NCS: Event = Event { code: 0x21, umask: 0x20, ext_sel: false, row: 6 };
-    /// `UNC_R3_IIO_CREDITS_USED.DRS`: event select 0x22, umask 0x08, counters 0b11.
-    pub const IIO_CREDITS_USED_DRS: Event = Event { code: 0x22, umask: 0x08, ext_sel: false, row: 7 };
-    /// `UNC_R3_IIO_CREDITS_USED.NCB`: event select 0x22, umask 0x10, counters 0b11.
-    pub const IIO_CREDITS_USED_NCB: Event = Event { code: 0x22, umask: 0x10, ext_sel: false, row: 8 };
-    /// `UNC_R3_IIO_CREDITS_USED.NCS`: event select 0x22, umask 0x20, counters 0b11.
-    pub const IIO_CREDITS_USED_NCS: Event = Event { code: 0x22, umask: 0x20, ext_sel: false, row: 9 };
-    /// `UNC_R3_RING_AD_USED.CCW_EVEN`: event select 0x07, umask 0x04, counters 0b111.
-    pub const RING_AD_USED_CCW_EVEN: Event = Event { code: 0x07, umask: 0x04, ext_sel: false, row: 10 };
-    /// `UNC_R3_RING_AD_USED.CCW_ODD`: event select 0x07, umask 0x08, counters 0b111.
-    pub const RING_AD_USED_CCW_ODD: Event = Event { code: 0x07, umask: 0x08, ext_sel: false, row: 11 };
-    /// `UNC_R3_RING_AD_USED.CW_EVEN`: event select 0x07, umask 0x01, counters 0b111.
-    pub const RING_AD_USED_CW_EVEN: Event = Event { code: 0x07, umask: 0x01, ext_sel: false, row: 12 };
-    /// `UNC_R3_RING_AD_USED.CW_ODD`: event select 0x07, umask 0x02, counters 0b111.
-    pub const RING_AD_USED_CW_ODD: Event = Event { code: 0x07, umask: 0x02, ext_sel: false, row: 13 };
-    /// `UNC_R3_RING_AK_USED.CCW_EVEN`: event select 0x08, umask 0x04, counters 0b111.
-    pub const RING_AK_USED_CCW_EVEN: Event = Event { code: 0x08, umask: 0x04, ext_sel: false, row: 14 };
-    /// `UNC_R3_RING_AK_USED.CCW_ODD`: event select 0x08, umask 0x08, counters 0b111.
-    pub const RING_AK_USED_CCW_ODD: Event = Event { code: 0x08, umask: 0x08, ext_sel: false, row: 15 };
-    /// `UNC_R3_RING_AK_USED.CW_EVEN`: event select 0x08, umask 0x01, counters 0b111.
-    pub const RING_AK_USED_CW_EVEN: Event = Event { code: 0x08, umask: 0x01, ext_sel: false, row: 16 };
-    /// `UNC_R3_RING_AK_USED.CW_ODD`: event select 0x08, umask 0x02, counters 0b111.
-    pub const RING_AK_USED_CW_ODD: Event = Event { code: 0x08, umask: 0x02, ext_sel: false, row: 17 };
-    /// `UNC_R3_RING_BL_USED.CCW_EVEN`: event select 0x09, umask 0x04, counters 0b111.
-    pub const RING_BL_USED_CCW_EVEN: Event = Event { code: 0x09, umask: 0x04, ext_sel: false, row: 18 };
-    /// `UNC_R3_RING_BL_USED.CCW_ODD`: event select 0x09, umask 0x08, counters 0b111.
-    pub const RING_BL_USED_CCW_ODD: Event = Event { code: 0x09, umask: 0x08, ext_sel: false, row: 19 };
-    /// `UNC_R3_RING_BL_USED.CW_EVEN`: event select 0x09, umask 0x01, counters 0b111.
-    pub const RING_BL_USED_CW_EVEN: Event = Event { code: 0x09, umask: 0x01, ext_sel: false, row: 20 };
-    /// `UNC_R3_RING_BL_USED.CW_ODD`: event select 0x09, umask 0x02, counters 0b111.
-    pub const RING_BL_USED_CW_ODD: Event = Event { code: 0x09, umask: 0x02, ext_sel: false, row: 21 };
-    /// `UNC_R3_RING_IV_USED.ANY`: event select 0x0a, umask 0x0f, counters 0b111.
-    pub const RING_IV_USED_ANY: Event = Event { code: 0x0a, umask: 0x0f, ext_sel: false, row: 22 };
-    /// `UNC_R3_RxR_BYPASSED.AD`: event select 0x12, umask 0x01, counters 0b11.
-    pub const RXR_BYPASSED_AD: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, row: 23 };
-    /// `UNC_R3_RxR_CYCLES_NE.DRS`: event select 0x10, umask 0x08, counters 0b11.
-    pub const RXR_CYCLES_NE_DRS: Event = Event { code: 0x10, umask: 0x08, ext_sel: false, row: 24 };
-    /// `UNC_R3_RxR_CYCLES_NE.HOM`: event select 0x10, umask 0x01, counters 0b11.
-    pub const RXR_CYCLES_NE_HOM: Event = Event { code: 0x10, umask: 0x01, ext_sel: false, row: 25 };
-    /// `UNC_R3_RxR_CYCLES_NE.NCB`: event select 0x10, umask 0x10, counters 0b11.
-    pub const RXR_CYCLES_NE_NCB: Event = Event { code: 0x10, umask: 0x10, ext_sel: false, row: 26 };
-    /// `UNC_R3_RxR_CYCLES_NE.NCS`: event select 0x10, umask 0x20, counters 0b11.
-    pub const RXR_CYCLES_NE_NCS: Event = Event { code: 0x10, umask: 0x20, ext_sel: false, row: 27 };
-    /// `UNC_R3_RxR_CYCLES_NE.NDR`: event select 0x10, umask 0x04, counters 0b11.
-    pub const RXR_CYCLES_NE_NDR: Event = Event { code: 0x10, umask: 0x04, ext_sel: false, row: 28 };
-    /// `UNC_R3_RxR_CYCLES_NE.SNP`: event select 0x10, umask 0x02, counters 0b11.
-    pub const RXR_CYCLES_NE_SNP: Event = Event { code: 0x10, umask: 0x02, ext_sel: false, row: 29 };
-    /// `UNC_R3_RxR_INSERTS.DRS`: event select 0x11, umask 0x08, counters 0b11.
-    pub const RXR_INSERTS_DRS: Event = Event { code: 0x11, umask: 0x08, ext_sel: false, row: 30 };
-    /// `UNC_R3_RxR_INSERTS.HOM`: event select 0x11, umask 0x01, counters 0b11.
-    pub const RXR_INSERTS_HOM: Event = Event { code: 0x11, umask: 0x01, ext_sel: false, row: 31 };
-    /// `UNC_R3_RxR_INSERTS.NCB`: event select 0x11, umask 0x10, counters 0b11.
-    pub const RXR_INSERTS_NCB: Event = Event { code: 0x11, umask: 0x10, ext_sel: false, row: 32 };
-    /// `UNC_R3_RxR_INSERTS.NCS`: event select 0x11, umask 0x20, counters 0b11.
-    pub const RXR_INSERTS_NCS: Event = Event { code: 0x11, umask: 0x20, ext_sel: false, row: 33 };
-    /// `UNC_R3_RxR_INSERTS.NDR`: event select 0x11, umask 0x04, counters 0b11.
-    pub const RXR_INSERTS_NDR: Event = Event { code: 0x11, umask: 0x04, ext_sel: false, row: 34 };
-    /// `UNC_R3_RxR_INSERTS.SNP`: event select 0x11, umask 0x02, counters 0b11.
-    pub const RXR_INSERTS_SNP: Event = Event { code: 0x11, umask: 0x02, ext_sel: false, row: 35 };
-    /// `UNC_R3_RxR_OCCUPANCY.DRS`: event select 0x13, umask 0x08, counters 0b1.
-    pub const RXR_OCCUPANCY_DRS: Event = Event { code: 0x13, umask: 0x08, ext_sel: false, row: 36 };
-    /// `UNC_R3_RxR_OCCUPANCY.HOM`: event select 0x13, umask 0x01, counters 0b1.
-    pub const RXR_OCCUPANCY_HOM: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, row: 37 };
-    /// `UNC_R3_RxR_OCCUPANCY.NCB`: event select 0x13, umask 0x10, counters 0b1.
-    pub const RXR_OCCUPANCY_NCB: Event = Event { code: 0x13, umask: 0x10, ext_sel: false, row: 38 };
-    /// `UNC_R3_RxR_OCCUPANCY.NCS`: event select 0x13, umask 0x20, counters 0b1.
-    pub const RXR_OCCUPANCY_NCS: Event = Event { code: 0x13, umask: 0x20, ext_sel: false, row: 39 };
-    /// `UNC_R3_RxR_OCCUPANCY.NDR`: event select 0x13, umask 0x04, counters 0b1.
-    pub const RXR_OCCUPANCY_NDR: Event = Event { code: 0x13, umask: 0x04, ext_sel: false, row: 40 };
-    /// `UNC_R3_RxR_OCCUPANCY.SNP`: event select 0x13, umask 0x02, counters 0b1.
-    pub const RXR_OCCUPANCY_SNP: Event = Event { code: 0x13, umask: 0x02, ext_sel: false, row: 41 };
-    /// `UNC_R3_VN0_CREDITS_REJECT.DRS`: event select 0x37, umask 0x08, counters 0b11.
-    pub const VN0_CREDITS_REJECT_DRS: Event = Event { code: 0x37, umask: 0x08, ext_sel: false, row: 42 };
-    /// `UNC_R3_VN0_CREDITS_REJECT.HOM`: event select 0x37, umask 0x01, counters 0b11.
-    pub const VN0_CREDITS_REJECT_HOM: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, row: 43 };
-    /// `UNC_R3_VN0_CREDITS_REJECT.NCB`: event select 0x37, umask 0x10, counters 0b11.
-    pub const VN0_CREDITS_REJECT_NCB: Event = Event { code: 0x37, umask: 0x10, ext_sel: false, row: 44 };
-    /// `UNC_R3_VN0_CREDITS_REJECT.NCS`: event select 0x37, umask 0x20, counters 0b11.
-    pub const VN0_CREDITS_REJECT_NCS: Event = Event { code: 0x37, umask: 0x20, ext_sel: false, row: 45 };
-    /// `UNC_R3_VN0_CREDITS_REJECT.NDR`: event select 0x37, umask 0x04, counters 0b11.
-    pub const VN0_CREDITS_REJECT_NDR: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, row: 46 };
-    /// `UNC_R3_VN0_CREDITS_REJECT.SNP`: event select 0x37, umask 0x02, counters 0b11.
-    pub const VN0_CREDITS_REJECT_SNP: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, row: 47 };
-    /// `UNC_R3_VN0_CREDITS_USED.DRS`: event select 0x36, umask 0x08, counters 0b11.
-    pub const VN0_CREDITS_USED_DRS: Event = Event { code: 0x36, umask: 0x08, ext_sel: false, row: 48 };
-    /// `UNC_R3_VN0_CREDITS_USED.HOM`: event select 0x36, umask 0x01, counters 0b11.
-    pub const VN0_CREDITS_USED_HOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, row: 49 };
-    /// `UNC_R3_VN0_CREDITS_USED.NCB`: event select 0x36, umask 0x10, counters 0b11.
-    pub const VN0_CREDITS_USED_NCB: Event = Event { code: 0x36, umask: 0x10, ext_sel: false, row: 50 };
-    /// `UNC_R3_VN0_CREDITS_USED.NCS`: event select 0x36, umask 0x20, counters 0b11.
-    pub const VN0_CREDITS_USED_NCS: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, row: 51 };
-    /// `UNC_R3_VN0_CREDITS_USED.NDR`: event select 0x36, umask 0x04, counters 0b11.
-    pub const VN0_CREDITS_USED_NDR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, row: 52 };
-    /// `UNC_R3_VN0_CREDITS_USED.SNP`: event select 0x36, umask 0x02, counters 0b11.
-    pub const VN0_CREDITS_USED_SNP: Event = Event { code: 0x36, umask: 0x02, ext_sel: false, row: 53 };
-    /// `UNC_R3_VNA_CREDITS_ACQUIRED`: event select 0x33, umask 0x00, counters 0b11.
-    pub const VNA_CREDITS_ACQUIRED: Event = Event { code: 0x33, umask: 0x00, ext_sel: false, row: 54 };
-    /// `UNC_R3_VNA_CREDITS_REJECT.DRS`: event select 0x34, umask 0x08, counters 0b11.
-    pub const VNA_CREDITS_REJECT_DRS: Event = Event { code: 0x34, umask: 0x08, ext_sel: false, row: 55 };
-    /// `UNC_R3_VNA_CREDITS_REJECT.HOM`: event select 0x34, umask 0x01, counters 0b11.
-    pub const VNA_CREDITS_REJECT_HOM: Event = Event { code: 0x34, umask: 0x01, ext_sel: false, row: 56 };
-    /// `UNC_R3_VNA_CREDITS_REJECT.NCB`: event select 0x34, umask 0x10, counters 0b11.
-    pub const VNA_CREDITS_REJECT_NCB: Event = Event { code: 0x34, umask: 0x10, ext_sel: false, row: 57 };
-    /// `UNC_R3_VNA_CREDITS_REJECT.NCS`: event select 0x34, umask 0x20, counters 0b11.
-    pub const VNA_CREDITS_REJECT_NCS: Event = Event { code: 0x34, umask: 0x20, ext_sel: false, row: 58 };
-    /// `UNC_R3_VNA_CREDITS_REJECT.NDR`: event select 0x34, umask 0x04, counters 0b11.
-    pub const VNA_CREDITS_REJECT_NDR: Event = Event { code: 0x34, umask: 0x04, ext_sel: false, row: 59 };
-    /// `UNC_R3_VNA_CREDITS_REJECT.SNP`: event select 0x34, umask 0x02, counters 0b11.
-    pub const VNA_CREDITS_REJECT_SNP: Event = Event { code: 0x34, umask: 0x02, ext_sel: false, row: 60 };
-    /// `UNC_R3_VNA_CREDIT_CYCLES_OUT`: event select 0x31, umask 0x00, counters 0b11.
-    pub const VNA_CREDIT_CYCLES_OUT: Event = Event { code: 0x31, umask: 0x00, ext_sel: false, row: 61 };
-    /// `UNC_R3_VNA_CREDIT_CYCLES_USED`: event select 0x32, umask 0x00, counters 0b11.
-    pub const VNA_CREDIT_CYCLES_USED: Event = Event { code: 0x32, umask: 0x00, ext_sel: false, row: 62 };
+    /// `UNC_R3_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_R3_IIO_CREDITS_ACQUIRED.DRS`.
+    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event::row(1);
+    /// `UNC_R3_IIO_CREDITS_ACQUIRED.NCB`.
+    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event::row(2);
+    /// `UNC_R3_IIO_CREDITS_ACQUIRED.NCS`.
+    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event::row(3);
+    /// `UNC_R3_IIO_CREDITS_REJECT.DRS`.
+    pub const IIO_CREDITS_REJECT_DRS: Event = Event::row(4);
+    /// `UNC_R3_IIO_CREDITS_REJECT.NCB`.
+    pub const IIO_CREDITS_REJECT_NCB: Event = Event::row(5);
+    /// `UNC_R3_IIO_CREDITS_REJECT.NCS`.
+    pub const IIO_CREDITS_REJECT_NCS: Event = Event::row(6);
+    /// `UNC_R3_IIO_CREDITS_USED.DRS`.
+    pub const IIO_CREDITS_USED_DRS: Event = Event::row(7);
+    /// `UNC_R3_IIO_CREDITS_USED.NCB`.
+    pub const IIO_CREDITS_USED_NCB: Event = Event::row(8);
+    /// `UNC_R3_IIO_CREDITS_USED.NCS`.
+    pub const IIO_CREDITS_USED_NCS: Event = Event::row(9);
+    /// `UNC_R3_RING_AD_USED.CCW_EVEN`.
+    pub const RING_AD_USED_CCW_EVEN: Event = Event::row(10);
+    /// `UNC_R3_RING_AD_USED.CCW_ODD`.
+    pub const RING_AD_USED_CCW_ODD: Event = Event::row(11);
+    /// `UNC_R3_RING_AD_USED.CW_EVEN`.
+    pub const RING_AD_USED_CW_EVEN: Event = Event::row(12);
+    /// `UNC_R3_RING_AD_USED.CW_ODD`.
+    pub const RING_AD_USED_CW_ODD: Event = Event::row(13);
+    /// `UNC_R3_RING_AK_USED.CCW_EVEN`.
+    pub const RING_AK_USED_CCW_EVEN: Event = Event::row(14);
+    /// `UNC_R3_RING_AK_USED.CCW_ODD`.
+    pub const RING_AK_USED_CCW_ODD: Event = Event::row(15);
+    /// `UNC_R3_RING_AK_USED.CW_EVEN`.
+    pub const RING_AK_USED_CW_EVEN: Event = Event::row(16);
+    /// `UNC_R3_RING_AK_USED.CW_ODD`.
+    pub const RING_AK_USED_CW_ODD: Event = Event::row(17);
+    /// `UNC_R3_RING_BL_USED.CCW_EVEN`.
+    pub const RING_BL_USED_CCW_EVEN: Event = Event::row(18);
+    /// `UNC_R3_RING_BL_USED.CCW_ODD`.
+    pub const RING_BL_USED_CCW_ODD: Event = Event::row(19);
+    /// `UNC_R3_RING_BL_USED.CW_EVEN`.
+    pub const RING_BL_USED_CW_EVEN: Event = Event::row(20);
+    /// `UNC_R3_RING_BL_USED.CW_ODD`.
+    pub const RING_BL_USED_CW_ODD: Event = Event::row(21);
+    /// `UNC_R3_RING_IV_USED.ANY`.
+    pub const RING_IV_USED_ANY: Event = Event::row(22);
+    /// `UNC_R3_RxR_BYPASSED.AD`.
+    pub const RXR_BYPASSED_AD: Event = Event::row(23);
+    /// `UNC_R3_RxR_CYCLES_NE.DRS`.
+    pub const RXR_CYCLES_NE_DRS: Event = Event::row(24);
+    /// `UNC_R3_RxR_CYCLES_NE.HOM`.
+    pub const RXR_CYCLES_NE_HOM: Event = Event::row(25);
+    /// `UNC_R3_RxR_CYCLES_NE.NCB`.
+    pub const RXR_CYCLES_NE_NCB: Event = Event::row(26);
+    /// `UNC_R3_RxR_CYCLES_NE.NCS`.
+    pub const RXR_CYCLES_NE_NCS: Event = Event::row(27);
+    /// `UNC_R3_RxR_CYCLES_NE.NDR`.
+    pub const RXR_CYCLES_NE_NDR: Event = Event::row(28);
+    /// `UNC_R3_RxR_CYCLES_NE.SNP`.
+    pub const RXR_CYCLES_NE_SNP: Event = Event::row(29);
+    /// `UNC_R3_RxR_INSERTS.DRS`.
+    pub const RXR_INSERTS_DRS: Event = Event::row(30);
+    /// `UNC_R3_RxR_INSERTS.HOM`.
+    pub const RXR_INSERTS_HOM: Event = Event::row(31);
+    /// `UNC_R3_RxR_INSERTS.NCB`.
+    pub const RXR_INSERTS_NCB: Event = Event::row(32);
+    /// `UNC_R3_RxR_INSERTS.NCS`.
+    pub const RXR_INSERTS_NCS: Event = Event::row(33);
+    /// `UNC_R3_RxR_INSERTS.NDR`.
+    pub const RXR_INSERTS_NDR: Event = Event::row(34);
+    /// `UNC_R3_RxR_INSERTS.SNP`.
+    pub const RXR_INSERTS_SNP: Event = Event::row(35);
+    /// `UNC_R3_RxR_OCCUPANCY.DRS`.
+    pub const RXR_OCCUPANCY_DRS: Event = Event::row(36);
+    /// `UNC_R3_RxR_OCCUPANCY.HOM`.
+    pub const RXR_OCCUPANCY_HOM: Event = Event::row(37);
+    /// `UNC_R3_RxR_OCCUPANCY.NCB`.
+    pub const RXR_OCCUPANCY_NCB: Event = Event::row(38);
+    /// `UNC_R3_RxR_OCCUPANCY.NCS`.
+    pub const RXR_OCCUPANCY_NCS: Event = Event::row(39);
+    /// `UNC_R3_RxR_OCCUPANCY.NDR`.
+    pub const RXR_OCCUPANCY_NDR: Event = Event::row(40);
+    /// `UNC_R3_RxR_OCCUPANCY.SNP`.
+    pub const RXR_OCCUPANCY_SNP: Event = Event::row(41);
+    /// `UNC_R3_VN0_CREDITS_REJECT.DRS`.
+    pub const VN0_CREDITS_REJECT_DRS: Event = Event::row(42);
+    /// `UNC_R3_VN0_CREDITS_REJECT.HOM`.
+    pub const VN0_CREDITS_REJECT_HOM: Event = Event::row(43);
+    /// `UNC_R3_VN0_CREDITS_REJECT.NCB`.
+    pub const VN0_CREDITS_REJECT_NCB: Event = Event::row(44);
+    /// `UNC_R3_VN0_CREDITS_REJECT.NCS`.
+    pub const VN0_CREDITS_REJECT_NCS: Event = Event::row(45);
+    /// `UNC_R3_VN0_CREDITS_REJECT.NDR`.
+    pub const VN0_CREDITS_REJECT_NDR: Event = Event::row(46);
+    /// `UNC_R3_VN0_CREDITS_REJECT.SNP`.
+    pub const VN0_CREDITS_REJECT_SNP: Event = Event::row(47);
+    /// `UNC_R3_VN0_CREDITS_USED.DRS`.
+    pub const VN0_CREDITS_USED_DRS: Event = Event::row(48);
+    /// `UNC_R3_VN0_CREDITS_USED.HOM`.
+    pub const VN0_CREDITS_USED_HOM: Event = Event::row(49);
+    /// `UNC_R3_VN0_CREDITS_USED.NCB`.
+    pub const VN0_CREDITS_USED_NCB: Event = Event::row(50);
+    /// `UNC_R3_VN0_CREDITS_USED.NCS`.
+    pub const VN0_CREDITS_USED_NCS: Event = Event::row(51);
+    /// `UNC_R3_VN0_CREDITS_USED.NDR`.
+    pub const VN0_CREDITS_USED_NDR: Event = Event::row(52);
+    /// `UNC_R3_VN0_CREDITS_USED.SNP`.
+    pub const VN0_CREDITS_USED_SNP: Event = Event::row(53);
+    /// `UNC_R3_VNA_CREDITS_ACQUIRED`.
+    pub const VNA_CREDITS_ACQUIRED: Event = Event::row(54);
+    /// `UNC_R3_VNA_CREDITS_REJECT.DRS`.
+    pub const VNA_CREDITS_REJECT_DRS: Event = Event::row(55);
+    /// `UNC_R3_VNA_CREDITS_REJECT.HOM`.
+    pub const VNA_CREDITS_REJECT_HOM: Event = Event::row(56);
+    /// `UNC_R3_VNA_CREDITS_REJECT.NCB`.
+    pub const VNA_CREDITS_REJECT_NCB: Event = Event::row(57);
+    /// `UNC_R3_VNA_CREDITS_REJECT.NCS`.
+    pub const VNA_CREDITS_REJECT_NCS: Event = Event::row(58);
+    /// `UNC_R3_VNA_CREDITS_REJECT.NDR`.
+    pub const VNA_CREDITS_REJECT_NDR: Event = Event::row(59);
+    /// `UNC_R3_VNA_CREDITS_REJECT.SNP`.
+    pub const VNA_CREDITS_REJECT_SNP: Event = Event::row(60);
+    /// `UNC_R3_VNA_CREDIT_CYCLES_OUT`.
+    pub const VNA_CREDIT_CYCLES_OUT: Event = Event::row(61);
+    /// `UNC_R3_VNA_CREDIT_CYCLES_USED`.
+    pub const VNA_CREDIT_CYCLES_USED: Event = Event::row(62);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::IIO_CREDITS_ACQUIRED_DRS,
-        Event::IIO_CREDITS_ACQUIRED_NCB,
-        Event::IIO_CREDITS_ACQUIRED_NCS,
-        Event::IIO_CREDITS_REJECT_DRS,
-        Event::IIO_CREDITS_REJECT_NCB,
-        Event::IIO_CREDITS_REJECT_NCS,
-        Event::IIO_CREDITS_USED_DRS,
-        Event::IIO_CREDITS_USED_NCB,
-        Event::IIO_CREDITS_USED_NCS,
-        Event::RING_AD_USED_CCW_EVEN,
-        Event::RING_AD_USED_CCW_ODD,
-        Event::RING_AD_USED_CW_EVEN,
-        Event::RING_AD_USED_CW_ODD,
-        Event::RING_AK_USED_CCW_EVEN,
-        Event::RING_AK_USED_CCW_ODD,
-        Event::RING_AK_USED_CW_EVEN,
-        Event::RING_AK_USED_CW_ODD,
-        Event::RING_BL_USED_CCW_EVEN,
-        Event::RING_BL_USED_CCW_ODD,
-        Event::RING_BL_USED_CW_EVEN,
-        Event::RING_BL_USED_CW_ODD,
-        Event::RING_IV_USED_ANY,
-        Event::RXR_BYPASSED_AD,
-        Event::RXR_CYCLES_NE_DRS,
-        Event::RXR_CYCLES_NE_HOM,
-        Event::RXR_CYCLES_NE_NCB,
-        Event::RXR_CYCLES_NE_NCS,
-        Event::RXR_CYCLES_NE_NDR,
-        Event::RXR_CYCLES_NE_SNP,
-        Event::RXR_INSERTS_DRS,
-        Event::RXR_INSERTS_HOM,
-        Event::RXR_INSERTS_NCB,
-        Event::RXR_INSERTS_NCS,
-        Event::RXR_INSERTS_NDR,
-        Event::RXR_INSERTS_SNP,
-        Event::RXR_OCCUPANCY_DRS,
-        Event::RXR_OCCUPANCY_HOM,
-        Event::RXR_OCCUPANCY_NCB,
-        Event::RXR_OCCUPANCY_NCS,
-        Event::RXR_OCCUPANCY_NDR,
-        Event::RXR_OCCUPANCY_SNP,
-        Event::VN0_CREDITS_REJECT_DRS,
-        Event::VN0_CREDITS_REJECT_HOM,
-        Event::VN0_CREDITS_REJECT_NCB,
-        Event::VN0_CREDITS_REJECT_NCS,
-        Event::VN0_CREDITS_REJECT_NDR,
-        Event::VN0_CREDITS_REJECT_SNP,
-        Event::VN0_CREDITS_USED_DRS,
-        Event::VN0_CREDITS_USED_HOM,
-        Event::VN0_CREDITS_USED_NCB,
-        Event::VN0_CREDITS_USED_NCS,
-        Event::VN0_CREDITS_USED_NDR,
-        Event::VN0_CREDITS_USED_SNP,
-        Event::VNA_CREDITS_ACQUIRED,
-        Event::VNA_CREDITS_REJECT_DRS,
-        Event::VNA_CREDITS_REJECT_HOM,
-        Event::VNA_CREDITS_REJECT_NCB,
-        Event::VNA_CREDITS_REJECT_NCS,
-        Event::VNA_CREDITS_REJECT_NDR,
-        Event::VNA_CREDITS_REJECT_SNP,
-        Event::VNA_CREDIT_CYCLES_OUT,
-        Event::VNA_CREDIT_CYCLES_USED,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -608,74 +564,86 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_R3_CLOCKTICKS", 0x01, 0x00, 0b111),
+    ev("UNC_R3_IIO_CREDITS_ACQUIRED.DRS", 0x20, 0x08, 0b11),
+    ev("UNC_R3_IIO_CREDITS_ACQUIRED.NCB", 0x20, 0x10, 0b11),
+    ev("UNC_R3_IIO_CREDITS_ACQUIRED.NCS", 0x20, 0x20, 0b11),
+    ev("UNC_R3_IIO_CREDITS_REJECT.DRS", 0x21, 0x08, 0b11),
+    ev("UNC_R3_IIO_CREDITS_REJECT.NCB", 0x21, 0x10, 0b11),
+    ev("UNC_R3_IIO_CREDITS_REJECT.NCS", 0x21, 0x20, 0b11),
+    ev("UNC_R3_IIO_CREDITS_USED.DRS", 0x22, 0x08, 0b11),
+    ev("UNC_R3_IIO_CREDITS_USED.NCB", 0x22, 0x10, 0b11),
+    ev("UNC_R3_IIO_CREDITS_USED.NCS", 0x22, 0x20, 0b11),
+    ev("UNC_R3_RING_AD_USED.CCW_EVEN", 0x07, 0x04, 0b111),
+    ev("UNC_R3_RING_AD_USED.CCW_ODD", 0x07, 0x08, 0b111),
+    ev("UNC_R3_RING_AD_USED.CW_EVEN", 0x07, 0x01, 0b111),
+    ev("UNC_R3_RING_AD_USED.CW_ODD", 0x07, 0x02, 0b111),
+    ev("UNC_R3_RING_AK_USED.CCW_EVEN", 0x08, 0x04, 0b111),
+    ev("UNC_R3_RING_AK_USED.CCW_ODD", 0x08, 0x08, 0b111),
+    ev("UNC_R3_RING_AK_USED.CW_EVEN", 0x08, 0x01, 0b111),
+    ev("UNC_R3_RING_AK_USED.CW_ODD", 0x08, 0x02, 0b111),
+    ev("UNC_R3_RING_BL_USED.CCW_EVEN", 0x09, 0x04, 0b111),
+    ev("UNC_R3_RING_BL_USED.CCW_ODD", 0x09, 0x08, 0b111),
+    ev("UNC_R3_RING_BL_USED.CW_EVEN", 0x09, 0x01, 0b111),
+    ev("UNC_R3_RING_BL_USED.CW_ODD", 0x09, 0x02, 0b111),
+    ev("UNC_R3_RING_IV_USED.ANY", 0x0a, 0x0f, 0b111),
+    ev("UNC_R3_RxR_BYPASSED.AD", 0x12, 0x01, 0b11),
+    ev("UNC_R3_RxR_CYCLES_NE.DRS", 0x10, 0x08, 0b11),
+    ev("UNC_R3_RxR_CYCLES_NE.HOM", 0x10, 0x01, 0b11),
+    ev("UNC_R3_RxR_CYCLES_NE.NCB", 0x10, 0x10, 0b11),
+    ev("UNC_R3_RxR_CYCLES_NE.NCS", 0x10, 0x20, 0b11),
+    ev("UNC_R3_RxR_CYCLES_NE.NDR", 0x10, 0x04, 0b11),
+    ev("UNC_R3_RxR_CYCLES_NE.SNP", 0x10, 0x02, 0b11),
+    ev("UNC_R3_RxR_INSERTS.DRS", 0x11, 0x08, 0b11),
+    ev("UNC_R3_RxR_INSERTS.HOM", 0x11, 0x01, 0b11),
+    ev("UNC_R3_RxR_INSERTS.NCB", 0x11, 0x10, 0b11),
+    ev("UNC_R3_RxR_INSERTS.NCS", 0x11, 0x20, 0b11),
+    ev("UNC_R3_RxR_INSERTS.NDR", 0x11, 0x04, 0b11),
+    ev("UNC_R3_RxR_INSERTS.SNP", 0x11, 0x02, 0b11),
+    ev("UNC_R3_RxR_OCCUPANCY.DRS", 0x13, 0x08, 0b1),
+    ev("UNC_R3_RxR_OCCUPANCY.HOM", 0x13, 0x01, 0b1),
+    ev("UNC_R3_RxR_OCCUPANCY.NCB", 0x13, 0x10, 0b1),
+    ev("UNC_R3_RxR_OCCUPANCY.NCS", 0x13, 0x20, 0b1),
+    ev("UNC_R3_RxR_OCCUPANCY.NDR", 0x13, 0x04, 0b1),
+    ev("UNC_R3_RxR_OCCUPANCY.SNP", 0x13, 0x02, 0b1),
+    ev("UNC_R3_VN0_CREDITS_REJECT.DRS", 0x37, 0x08, 0b11),
+    ev("UNC_R3_VN0_CREDITS_REJECT.HOM", 0x37, 0x01, 0b11),
+    ev("UNC_R3_VN0_CREDITS_REJECT.NCB", 0x37, 0x10, 0b11),
+    ev("UNC_R3_VN0_CREDITS_REJECT.NCS", 0x37, 0x20, 0b11),
+    ev("UNC_R3_VN0_CREDITS_REJECT.NDR", 0x37, 0x04, 0b11),
+    ev("UNC_R3_VN0_CREDITS_REJECT.SNP", 0x37, 0x02, 0b11),
+    ev("UNC_R3_VN0_CREDITS_USED.DRS", 0x36, 0x08, 0b11),
+    ev("UNC_R3_VN0_CREDITS_USED.HOM", 0x36, 0x01, 0b11),
+    ev("UNC_R3_VN0_CREDITS_USED.NCB", 0x36, 0x10, 0b11),
+    ev("UNC_R3_VN0_CREDITS_USED.NCS", 0x36, 0x20, 0b11),
+    ev("UNC_R3_VN0_CREDITS_USED.NDR", 0x36, 0x04, 0b11),
+    ev("UNC_R3_VN0_CREDITS_USED.SNP", 0x36, 0x02, 0b11),
+    ev("UNC_R3_VNA_CREDITS_ACQUIRED", 0x33, 0x00, 0b11),
+    ev("UNC_R3_VNA_CREDITS_REJECT.DRS", 0x34, 0x08, 0b11),
+    ev("UNC_R3_VNA_CREDITS_REJECT.HOM", 0x34, 0x01, 0b11),
+    ev("UNC_R3_VNA_CREDITS_REJECT.NCB", 0x34, 0x10, 0b11),
+    ev("UNC_R3_VNA_CREDITS_REJECT.NCS", 0x34, 0x20, 0b11),
+    ev("UNC_R3_VNA_CREDITS_REJECT.NDR", 0x34, 0x04, 0b11),
+    ev("UNC_R3_VNA_CREDITS_REJECT.SNP", 0x34, 0x02, 0b11),
+    ev("UNC_R3_VNA_CREDIT_CYCLES_OUT", 0x31, 0x00, 0b11),
+    ev("UNC_R3_VNA_CREDIT_CYCLES_USED", 0x32, 0x00, 0b11),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<63>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_R3_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_IIO_CREDITS_ACQUIRED.DRS", code: 0x20, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_IIO_CREDITS_ACQUIRED.NCB", code: 0x20, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_IIO_CREDITS_ACQUIRED.NCS", code: 0x20, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_IIO_CREDITS_REJECT.DRS", code: 0x21, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_IIO_CREDITS_REJECT.NCB", code: 0x21, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_IIO_CREDITS_REJECT.NCS", code: 0x21, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_IIO_CREDITS_USED.DRS", code: 0x22, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_IIO_CREDITS_USED.NCB", code: 0x22, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_IIO_CREDITS_USED.NCS", code: 0x22, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_BYPASSED.AD", code: 0x12, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_CYCLES_NE.DRS", code: 0x10, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_CYCLES_NE.HOM", code: 0x10, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NDR", code: 0x10, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_CYCLES_NE.SNP", code: 0x10, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_INSERTS.DRS", code: 0x11, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_INSERTS.HOM", code: 0x11, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_INSERTS.NDR", code: 0x11, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_INSERTS.SNP", code: 0x11, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_OCCUPANCY.HOM", code: 0x13, umask: 0x01, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NCB", code: 0x13, umask: 0x10, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NCS", code: 0x13, umask: 0x20, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NDR", code: 0x13, umask: 0x04, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_OCCUPANCY.SNP", code: 0x13, umask: 0x02, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.DRS", code: 0x37, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.HOM", code: 0x37, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCB", code: 0x37, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCS", code: 0x37, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NDR", code: 0x37, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.SNP", code: 0x37, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_USED.DRS", code: 0x36, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_USED.HOM", code: 0x36, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCB", code: 0x36, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCS", code: 0x36, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NDR", code: 0x36, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_USED.SNP", code: 0x36, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED", code: 0x33, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.HOM", code: 0x34, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCB", code: 0x34, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCS", code: 0x34, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NDR", code: 0x34, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.SNP", code: 0x34, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDIT_CYCLES_OUT", code: 0x31, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDIT_CYCLES_USED", code: 0x32, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl R3qpiCtl {
     /// This value set to count `event`: its event select and umask.

@@ -634,9 +634,15 @@ static HA_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -648,609 +654,419 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_H_ADDR_OPC_MATCH.FILT`: event select 0x20, umask 0x03, counters 0b1111.
-    pub const ADDR_OPC_MATCH_FILT: Event = Event { code: 0x20, umask: 0x03, ext_sel: false, row: 0 };
-    /// `UNC_H_BT_BYPASS`: event select 0x52, umask 0x00, counters 0b1111.
-    pub const BT_BYPASS: Event = Event { code: 0x52, umask: 0x00, ext_sel: false, row: 1 };
-    /// `UNC_H_BT_CYCLES_NE.LOCAL`: event select 0x42, umask 0x01, counters 0b1111.
-    pub const BT_CYCLES_NE_LOCAL: Event = Event { code: 0x42, umask: 0x01, ext_sel: false, row: 2 };
-    /// `UNC_H_BT_CYCLES_NE.REMOTE`: event select 0x42, umask 0x02, counters 0b1111.
-    pub const BT_CYCLES_NE_REMOTE: Event = Event { code: 0x42, umask: 0x02, ext_sel: false, row: 3 };
-    /// `UNC_H_BT_OCCUPANCY.LOCAL`: event select 0x43, umask 0x01, counters 0b1111.
-    pub const BT_OCCUPANCY_LOCAL: Event = Event { code: 0x43, umask: 0x01, ext_sel: false, row: 4 };
-    /// `UNC_H_BT_OCCUPANCY.READS_LOCAL`: event select 0x43, umask 0x04, counters 0b1111.
-    pub const BT_OCCUPANCY_READS_LOCAL: Event = Event { code: 0x43, umask: 0x04, ext_sel: false, row: 5 };
-    /// `UNC_H_BT_OCCUPANCY.READS_REMOTE`: event select 0x43, umask 0x08, counters 0b1111.
-    pub const BT_OCCUPANCY_READS_REMOTE: Event = Event { code: 0x43, umask: 0x08, ext_sel: false, row: 6 };
-    /// `UNC_H_BT_OCCUPANCY.REMOTE`: event select 0x43, umask 0x02, counters 0b1111.
-    pub const BT_OCCUPANCY_REMOTE: Event = Event { code: 0x43, umask: 0x02, ext_sel: false, row: 7 };
-    /// `UNC_H_BT_OCCUPANCY.WRITES_LOCAL`: event select 0x43, umask 0x10, counters 0b1111.
-    pub const BT_OCCUPANCY_WRITES_LOCAL: Event = Event { code: 0x43, umask: 0x10, ext_sel: false, row: 8 };
-    /// `UNC_H_BT_OCCUPANCY.WRITES_REMOTE`: event select 0x43, umask 0x20, counters 0b1111.
-    pub const BT_OCCUPANCY_WRITES_REMOTE: Event = Event { code: 0x43, umask: 0x20, ext_sel: false, row: 9 };
-    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD`: event select 0x51, umask 0x04, counters
-    /// 0b1111.
-    pub const BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD: Event = Event { code: 0x51, umask: 0x04, ext_sel: false, row: 10 };
-    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD`: event select 0x51, umask 0x02, counters
-    /// 0b1111.
-    pub const BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD: Event = Event { code: 0x51, umask: 0x02, ext_sel: false, row: 11 };
-    /// `UNC_H_BYPASS_IMC.NOT_TAKEN`: event select 0x14, umask 0x02, counters 0b1111.
-    pub const BYPASS_IMC_NOT_TAKEN: Event = Event { code: 0x14, umask: 0x02, ext_sel: false, row: 12 };
-    /// `UNC_H_BYPASS_IMC.TAKEN`: event select 0x14, umask 0x01, counters 0b1111.
-    pub const BYPASS_IMC_TAKEN: Event = Event { code: 0x14, umask: 0x01, ext_sel: false, row: 13 };
-    /// `UNC_H_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 14 };
-    /// `UNC_H_CONFLICT_CYCLES.ACKCNFLTS`: event select 0x0b, umask 0x08, counters 0b1111.
-    pub const CONFLICT_CYCLES_ACKCNFLTS: Event = Event { code: 0x0b, umask: 0x08, ext_sel: false, row: 15 };
-    /// `UNC_H_CONFLICT_CYCLES.CMP_FWDS`: event select 0x0b, umask 0x10, counters 0b1111.
-    pub const CONFLICT_CYCLES_CMP_FWDS: Event = Event { code: 0x0b, umask: 0x10, ext_sel: false, row: 16 };
-    /// `UNC_H_CONFLICT_CYCLES.CONFLICT`: event select 0x0b, umask 0x02, counters 0b1111.
-    pub const CONFLICT_CYCLES_CONFLICT: Event = Event { code: 0x0b, umask: 0x02, ext_sel: false, row: 17 };
-    /// `UNC_H_CONFLICT_CYCLES.LAST`: event select 0x0b, umask 0x04, counters 0b1111.
-    pub const CONFLICT_CYCLES_LAST: Event = Event { code: 0x0b, umask: 0x04, ext_sel: false, row: 18 };
-    /// `UNC_H_DIRECT2CORE_COUNT`: event select 0x11, umask 0x00, counters 0b1111.
-    pub const DIRECT2CORE_COUNT: Event = Event { code: 0x11, umask: 0x00, ext_sel: false, row: 19 };
-    /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`: event select 0x12, umask 0x00, counters 0b1111.
-    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event { code: 0x12, umask: 0x00, ext_sel: false, row: 20 };
-    /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`: event select 0x13, umask 0x00, counters 0b1111.
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event { code: 0x13, umask: 0x00, ext_sel: false, row: 21 };
-    /// `UNC_H_DIRECTORY_LAT_OPT`: event select 0x41, umask 0x00, counters 0b1111.
-    pub const DIRECTORY_LAT_OPT: Event = Event { code: 0x41, umask: 0x00, ext_sel: false, row: 22 };
-    /// `UNC_H_DIRECTORY_LOOKUP.ANY`: event select 0x0c, umask 0x10, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_ANY: Event = Event { code: 0x0c, umask: 0x10, ext_sel: false, row: 23 };
-    /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`: event select 0x0c, umask 0x02, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event { code: 0x0c, umask: 0x02, ext_sel: false, row: 24 };
-    /// `UNC_H_DIRECTORY_LOOKUP.SNOOP_A`: event select 0x0c, umask 0x08, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_SNOOP_A: Event = Event { code: 0x0c, umask: 0x08, ext_sel: false, row: 25 };
-    /// `UNC_H_DIRECTORY_LOOKUP.SNOOP_S`: event select 0x0c, umask 0x02, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_SNOOP_S: Event = Event { code: 0x0c, umask: 0x02, ext_sel: false, row: 26 };
-    /// `UNC_H_DIRECTORY_LOOKUP.SNP`: event select 0x0c, umask 0x01, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_SNP: Event = Event { code: 0x0c, umask: 0x01, ext_sel: false, row: 27 };
-    /// `UNC_H_DIRECTORY_LOOKUP.STATE_A`: event select 0x0c, umask 0x80, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event { code: 0x0c, umask: 0x80, ext_sel: false, row: 28 };
-    /// `UNC_H_DIRECTORY_LOOKUP.STATE_I`: event select 0x0c, umask 0x20, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event { code: 0x0c, umask: 0x20, ext_sel: false, row: 29 };
-    /// `UNC_H_DIRECTORY_LOOKUP.STATE_S`: event select 0x0c, umask 0x40, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event { code: 0x0c, umask: 0x40, ext_sel: false, row: 30 };
-    /// `UNC_H_DIRECTORY_UPDATE.A2I`: event select 0x0d, umask 0x20, counters 0b1111.
-    pub const DIRECTORY_UPDATE_A2I: Event = Event { code: 0x0d, umask: 0x20, ext_sel: false, row: 31 };
-    /// `UNC_H_DIRECTORY_UPDATE.A2S`: event select 0x0d, umask 0x40, counters 0b1111.
-    pub const DIRECTORY_UPDATE_A2S: Event = Event { code: 0x0d, umask: 0x40, ext_sel: false, row: 32 };
-    /// `UNC_H_DIRECTORY_UPDATE.ANY`: event select 0x0d, umask 0x03, counters 0b1111.
-    pub const DIRECTORY_UPDATE_ANY: Event = Event { code: 0x0d, umask: 0x03, ext_sel: false, row: 33 };
-    /// `UNC_H_DIRECTORY_UPDATE.I2A`: event select 0x0d, umask 0x04, counters 0b1111.
-    pub const DIRECTORY_UPDATE_I2A: Event = Event { code: 0x0d, umask: 0x04, ext_sel: false, row: 34 };
-    /// `UNC_H_DIRECTORY_UPDATE.I2S`: event select 0x0d, umask 0x02, counters 0b1111.
-    pub const DIRECTORY_UPDATE_I2S: Event = Event { code: 0x0d, umask: 0x02, ext_sel: false, row: 35 };
-    /// `UNC_H_DIRECTORY_UPDATE.S2A`: event select 0x0d, umask 0x10, counters 0b1111.
-    pub const DIRECTORY_UPDATE_S2A: Event = Event { code: 0x0d, umask: 0x10, ext_sel: false, row: 36 };
-    /// `UNC_H_DIRECTORY_UPDATE.S2I`: event select 0x0d, umask 0x08, counters 0b1111.
-    pub const DIRECTORY_UPDATE_S2I: Event = Event { code: 0x0d, umask: 0x08, ext_sel: false, row: 37 };
-    /// `UNC_H_IGR_AD_QPI2_ACCUMULATOR`: event select 0x59, umask 0x00, counters 0b1111.
-    pub const IGR_AD_QPI2_ACCUMULATOR: Event = Event { code: 0x59, umask: 0x00, ext_sel: false, row: 38 };
-    /// `UNC_H_IGR_BL_QPI2_ACCUMULATOR`: event select 0x5a, umask 0x00, counters 0b1111.
-    pub const IGR_BL_QPI2_ACCUMULATOR: Event = Event { code: 0x5a, umask: 0x00, ext_sel: false, row: 39 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`: event select 0x22, umask 0x01, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event { code: 0x22, umask: 0x01, ext_sel: false, row: 40 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`: event select 0x22, umask 0x02, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event { code: 0x22, umask: 0x02, ext_sel: false, row: 41 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`: event select 0x22, umask 0x04, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event { code: 0x22, umask: 0x04, ext_sel: false, row: 42 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`: event select 0x22, umask 0x08, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event { code: 0x22, umask: 0x08, ext_sel: false, row: 43 };
-    /// `UNC_H_IMC_READS.NORMAL`: event select 0x17, umask 0x01, counters 0b1111.
-    pub const IMC_READS_NORMAL: Event = Event { code: 0x17, umask: 0x01, ext_sel: false, row: 44 };
-    /// `UNC_H_IMC_RETRY`: event select 0x1e, umask 0x00, counters 0b1111.
-    pub const IMC_RETRY: Event = Event { code: 0x1e, umask: 0x00, ext_sel: false, row: 45 };
-    /// `UNC_H_IMC_WRITES.ALL`: event select 0x1a, umask 0x0f, counters 0b1111.
-    pub const IMC_WRITES_ALL: Event = Event { code: 0x1a, umask: 0x0f, ext_sel: false, row: 46 };
-    /// `UNC_H_IMC_WRITES.FULL`: event select 0x1a, umask 0x01, counters 0b1111.
-    pub const IMC_WRITES_FULL: Event = Event { code: 0x1a, umask: 0x01, ext_sel: false, row: 47 };
-    /// `UNC_H_IMC_WRITES.FULL_ISOCH`: event select 0x1a, umask 0x04, counters 0b1111.
-    pub const IMC_WRITES_FULL_ISOCH: Event = Event { code: 0x1a, umask: 0x04, ext_sel: false, row: 48 };
-    /// `UNC_H_IMC_WRITES.PARTIAL`: event select 0x1a, umask 0x02, counters 0b1111.
-    pub const IMC_WRITES_PARTIAL: Event = Event { code: 0x1a, umask: 0x02, ext_sel: false, row: 49 };
-    /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`: event select 0x1a, umask 0x08, counters 0b1111.
-    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event { code: 0x1a, umask: 0x08, ext_sel: false, row: 50 };
-    /// `UNC_H_IODC_CONFLICTS.REMOTE_INVI2E_SAME_RTID`: event select 0x57, umask 0x01, counters
-    /// 0b1111.
-    pub const IODC_CONFLICTS_REMOTE_INVI2E_SAME_RTID: Event = Event { code: 0x57, umask: 0x01, ext_sel: false, row: 51 };
-    /// `UNC_H_IODC_CONFLICTS.REMOTE_OTHER_SAME_ADDR`: event select 0x57, umask 0x04, counters
-    /// 0b1111.
-    pub const IODC_CONFLICTS_REMOTE_OTHER_SAME_ADDR: Event = Event { code: 0x57, umask: 0x04, ext_sel: false, row: 52 };
-    /// `UNC_H_IODC_INSERTS`: event select 0x56, umask 0x00, counters 0b1111.
-    pub const IODC_INSERTS: Event = Event { code: 0x56, umask: 0x00, ext_sel: false, row: 53 };
-    /// `UNC_H_IODC_OLEN_WBMTOI`: event select 0x58, umask 0x00, counters 0b1111.
-    pub const IODC_OLEN_WBMTOI: Event = Event { code: 0x58, umask: 0x00, ext_sel: false, row: 54 };
-    /// `UNC_H_OSB.INVITOE_LOCAL`: event select 0x53, umask 0x04, counters 0b1111.
-    pub const OSB_INVITOE_LOCAL: Event = Event { code: 0x53, umask: 0x04, ext_sel: false, row: 55 };
-    /// `UNC_H_OSB.READS_LOCAL`: event select 0x53, umask 0x02, counters 0b1111.
-    pub const OSB_READS_LOCAL: Event = Event { code: 0x53, umask: 0x02, ext_sel: false, row: 56 };
-    /// `UNC_H_OSB.REMOTE`: event select 0x53, umask 0x08, counters 0b1111.
-    pub const OSB_REMOTE: Event = Event { code: 0x53, umask: 0x08, ext_sel: false, row: 57 };
-    /// `UNC_H_OSB_EDR.ALL`: event select 0x54, umask 0x01, counters 0b1111.
-    pub const OSB_EDR_ALL: Event = Event { code: 0x54, umask: 0x01, ext_sel: false, row: 58 };
-    /// `UNC_H_OSB_EDR.READS_LOCAL_I`: event select 0x54, umask 0x02, counters 0b1111.
-    pub const OSB_EDR_READS_LOCAL_I: Event = Event { code: 0x54, umask: 0x02, ext_sel: false, row: 59 };
-    /// `UNC_H_OSB_EDR.READS_LOCAL_S`: event select 0x54, umask 0x08, counters 0b1111.
-    pub const OSB_EDR_READS_LOCAL_S: Event = Event { code: 0x54, umask: 0x08, ext_sel: false, row: 60 };
-    /// `UNC_H_OSB_EDR.READS_REMOTE_I`: event select 0x54, umask 0x04, counters 0b1111.
-    pub const OSB_EDR_READS_REMOTE_I: Event = Event { code: 0x54, umask: 0x04, ext_sel: false, row: 61 };
-    /// `UNC_H_OSB_EDR.READS_REMOTE_S`: event select 0x54, umask 0x10, counters 0b1111.
-    pub const OSB_EDR_READS_REMOTE_S: Event = Event { code: 0x54, umask: 0x10, ext_sel: false, row: 62 };
-    /// `UNC_H_REQUESTS.INVITOE_LOCAL`: event select 0x01, umask 0x10, counters 0b1111.
-    pub const REQUESTS_INVITOE_LOCAL: Event = Event { code: 0x01, umask: 0x10, ext_sel: false, row: 63 };
-    /// `UNC_H_REQUESTS.INVITOE_REMOTE`: event select 0x01, umask 0x20, counters 0b1111.
-    pub const REQUESTS_INVITOE_REMOTE: Event = Event { code: 0x01, umask: 0x20, ext_sel: false, row: 64 };
-    /// `UNC_H_REQUESTS.READS`: event select 0x01, umask 0x03, counters 0b1111.
-    pub const REQUESTS_READS: Event = Event { code: 0x01, umask: 0x03, ext_sel: false, row: 65 };
-    /// `UNC_H_REQUESTS.READS_LOCAL`: event select 0x01, umask 0x01, counters 0b1111.
-    pub const REQUESTS_READS_LOCAL: Event = Event { code: 0x01, umask: 0x01, ext_sel: false, row: 66 };
-    /// `UNC_H_REQUESTS.READS_REMOTE`: event select 0x01, umask 0x02, counters 0b1111.
-    pub const REQUESTS_READS_REMOTE: Event = Event { code: 0x01, umask: 0x02, ext_sel: false, row: 67 };
-    /// `UNC_H_REQUESTS.WRITES`: event select 0x01, umask 0x0c, counters 0b1111.
-    pub const REQUESTS_WRITES: Event = Event { code: 0x01, umask: 0x0c, ext_sel: false, row: 68 };
-    /// `UNC_H_REQUESTS.WRITES_LOCAL`: event select 0x01, umask 0x04, counters 0b1111.
-    pub const REQUESTS_WRITES_LOCAL: Event = Event { code: 0x01, umask: 0x04, ext_sel: false, row: 69 };
-    /// `UNC_H_REQUESTS.WRITES_REMOTE`: event select 0x01, umask 0x08, counters 0b1111.
-    pub const REQUESTS_WRITES_REMOTE: Event = Event { code: 0x01, umask: 0x08, ext_sel: false, row: 70 };
-    /// `UNC_H_RING_AD_USED.CCW_VR0_EVEN`: event select 0x3e, umask 0x04, counters 0b1111.
-    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event { code: 0x3e, umask: 0x04, ext_sel: false, row: 71 };
-    /// `UNC_H_RING_AD_USED.CCW_VR0_ODD`: event select 0x3e, umask 0x08, counters 0b1111.
-    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event { code: 0x3e, umask: 0x08, ext_sel: false, row: 72 };
-    /// `UNC_H_RING_AD_USED.CCW_VR1_EVEN`: event select 0x3e, umask 0x40, counters 0b1111.
-    pub const RING_AD_USED_CCW_VR1_EVEN: Event = Event { code: 0x3e, umask: 0x40, ext_sel: false, row: 73 };
-    /// `UNC_H_RING_AD_USED.CCW_VR1_ODD`: event select 0x3e, umask 0x80, counters 0b1111.
-    pub const RING_AD_USED_CCW_VR1_ODD: Event = Event { code: 0x3e, umask: 0x80, ext_sel: false, row: 74 };
-    /// `UNC_H_RING_AD_USED.CW_VR0_EVEN`: event select 0x3e, umask 0x01, counters 0b1111.
-    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event { code: 0x3e, umask: 0x01, ext_sel: false, row: 75 };
-    /// `UNC_H_RING_AD_USED.CW_VR0_ODD`: event select 0x3e, umask 0x02, counters 0b1111.
-    pub const RING_AD_USED_CW_VR0_ODD: Event = Event { code: 0x3e, umask: 0x02, ext_sel: false, row: 76 };
-    /// `UNC_H_RING_AD_USED.CW_VR1_EVEN`: event select 0x3e, umask 0x10, counters 0b1111.
-    pub const RING_AD_USED_CW_VR1_EVEN: Event = Event { code: 0x3e, umask: 0x10, ext_sel: false, row: 77 };
-    /// `UNC_H_RING_AD_USED.CW_VR1_ODD`: event select 0x3e, umask 0x20, counters 0b1111.
-    pub const RING_AD_USED_CW_VR1_ODD: Event = Event { code: 0x3e, umask: 0x20, ext_sel: false, row: 78 };
-    /// `UNC_H_RING_AK_USED.CCW_VR0_EVEN`: event select 0x3f, umask 0x04, counters 0b1111.
-    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event { code: 0x3f, umask: 0x04, ext_sel: false, row: 79 };
-    /// `UNC_H_RING_AK_USED.CCW_VR0_ODD`: event select 0x3f, umask 0x08, counters 0b1111.
-    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event { code: 0x3f, umask: 0x08, ext_sel: false, row: 80 };
-    /// `UNC_H_RING_AK_USED.CCW_VR1_EVEN`: event select 0x3f, umask 0x40, counters 0b1111.
-    pub const RING_AK_USED_CCW_VR1_EVEN: Event = Event { code: 0x3f, umask: 0x40, ext_sel: false, row: 81 };
-    /// `UNC_H_RING_AK_USED.CCW_VR1_ODD`: event select 0x3f, umask 0x80, counters 0b1111.
-    pub const RING_AK_USED_CCW_VR1_ODD: Event = Event { code: 0x3f, umask: 0x80, ext_sel: false, row: 82 };
-    /// `UNC_H_RING_AK_USED.CW_VR0_EVEN`: event select 0x3f, umask 0x01, counters 0b1111.
-    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event { code: 0x3f, umask: 0x01, ext_sel: false, row: 83 };
-    /// `UNC_H_RING_AK_USED.CW_VR0_ODD`: event select 0x3f, umask 0x02, counters 0b1111.
-    pub const RING_AK_USED_CW_VR0_ODD: Event = Event { code: 0x3f, umask: 0x02, ext_sel: false, row: 84 };
-    /// `UNC_H_RING_AK_USED.CW_VR1_EVEN`: event select 0x3f, umask 0x10, counters 0b1111.
-    pub const RING_AK_USED_CW_VR1_EVEN: Event = Event { code: 0x3f, umask: 0x10, ext_sel: false, row: 85 };
-    /// `UNC_H_RING_AK_USED.CW_VR1_ODD`: event select 0x3f, umask 0x20, counters 0b1111.
-    pub const RING_AK_USED_CW_VR1_ODD: Event = Event { code: 0x3f, umask: 0x20, ext_sel: false, row: 86 };
-    /// `UNC_H_RING_BL_USED.CCW_VR0_EVEN`: event select 0x40, umask 0x04, counters 0b1111.
-    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event { code: 0x40, umask: 0x04, ext_sel: false, row: 87 };
-    /// `UNC_H_RING_BL_USED.CCW_VR0_ODD`: event select 0x40, umask 0x08, counters 0b1111.
-    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event { code: 0x40, umask: 0x08, ext_sel: false, row: 88 };
-    /// `UNC_H_RING_BL_USED.CCW_VR1_EVEN`: event select 0x40, umask 0x40, counters 0b1111.
-    pub const RING_BL_USED_CCW_VR1_EVEN: Event = Event { code: 0x40, umask: 0x40, ext_sel: false, row: 89 };
-    /// `UNC_H_RING_BL_USED.CCW_VR1_ODD`: event select 0x40, umask 0x80, counters 0b1111.
-    pub const RING_BL_USED_CCW_VR1_ODD: Event = Event { code: 0x40, umask: 0x80, ext_sel: false, row: 90 };
-    /// `UNC_H_RING_BL_USED.CW_VR0_EVEN`: event select 0x40, umask 0x01, counters 0b1111.
-    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event { code: 0x40, umask: 0x01, ext_sel: false, row: 91 };
-    /// `UNC_H_RING_BL_USED.CW_VR0_ODD`: event select 0x40, umask 0x02, counters 0b1111.
-    pub const RING_BL_USED_CW_VR0_ODD: Event = Event { code: 0x40, umask: 0x02, ext_sel: false, row: 92 };
-    /// `UNC_H_RING_BL_USED.CW_VR1_EVEN`: event select 0x40, umask 0x10, counters 0b1111.
-    pub const RING_BL_USED_CW_VR1_EVEN: Event = Event { code: 0x40, umask: 0x10, ext_sel: false, row: 93 };
-    /// `UNC_H_RING_BL_USED.CW_VR1_ODD`: event select 0x40, umask 0x20, counters 0b1111.
-    pub const RING_BL_USED_CW_VR1_ODD: Event = Event { code: 0x40, umask: 0x20, ext_sel: false, row: 94 };
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x15, umask 0x01, counters 0b1111.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event { code: 0x15, umask: 0x01, ext_sel: false, row: 95 };
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x15, umask 0x02, counters 0b1111.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event { code: 0x15, umask: 0x02, ext_sel: false, row: 96 };
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x15, umask 0x04, counters 0b1111.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event { code: 0x15, umask: 0x04, ext_sel: false, row: 97 };
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x15, umask 0x08, counters 0b1111.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event { code: 0x15, umask: 0x08, ext_sel: false, row: 98 };
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x16, umask 0x01, counters 0b1111.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event { code: 0x16, umask: 0x01, ext_sel: false, row: 99 };
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x16, umask 0x02, counters 0b1111.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event { code: 0x16, umask: 0x02, ext_sel: false, row: 100 };
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x16, umask 0x04, counters 0b1111.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event { code: 0x16, umask: 0x04, ext_sel: false, row: 101 };
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x16, umask 0x08, counters 0b1111.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event { code: 0x16, umask: 0x08, ext_sel: false, row: 102 };
-    /// `UNC_H_SNOOP_RESP.RSPCNFLCT`: event select 0x21, umask 0x40, counters 0b1111.
-    pub const SNOOP_RESP_RSPCNFLCT: Event = Event { code: 0x21, umask: 0x40, ext_sel: false, row: 103 };
-    /// `UNC_H_SNOOP_RESP.RSPI`: event select 0x21, umask 0x01, counters 0b1111.
-    pub const SNOOP_RESP_RSPI: Event = Event { code: 0x21, umask: 0x01, ext_sel: false, row: 104 };
-    /// `UNC_H_SNOOP_RESP.RSPIFWD`: event select 0x21, umask 0x04, counters 0b1111.
-    pub const SNOOP_RESP_RSPIFWD: Event = Event { code: 0x21, umask: 0x04, ext_sel: false, row: 105 };
-    /// `UNC_H_SNOOP_RESP.RSPS`: event select 0x21, umask 0x02, counters 0b1111.
-    pub const SNOOP_RESP_RSPS: Event = Event { code: 0x21, umask: 0x02, ext_sel: false, row: 106 };
-    /// `UNC_H_SNOOP_RESP.RSPSFWD`: event select 0x21, umask 0x08, counters 0b1111.
-    pub const SNOOP_RESP_RSPSFWD: Event = Event { code: 0x21, umask: 0x08, ext_sel: false, row: 107 };
-    /// `UNC_H_SNOOP_RESP.RSP_FWD_WB`: event select 0x21, umask 0x20, counters 0b1111.
-    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event { code: 0x21, umask: 0x20, ext_sel: false, row: 108 };
-    /// `UNC_H_SNOOP_RESP.RSP_WB`: event select 0x21, umask 0x10, counters 0b1111.
-    pub const SNOOP_RESP_RSP_WB: Event = Event { code: 0x21, umask: 0x10, ext_sel: false, row: 109 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.OTHER`: event select 0x60, umask 0x80, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_OTHER: Event = Event { code: 0x60, umask: 0x80, ext_sel: false, row: 110 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT`: event select 0x60, umask 0x40, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPCNFLCT: Event = Event { code: 0x60, umask: 0x40, ext_sel: false, row: 111 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPI`: event select 0x60, umask 0x01, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPI: Event = Event { code: 0x60, umask: 0x01, ext_sel: false, row: 112 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD`: event select 0x60, umask 0x04, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPIFWD: Event = Event { code: 0x60, umask: 0x04, ext_sel: false, row: 113 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPS`: event select 0x60, umask 0x02, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPS: Event = Event { code: 0x60, umask: 0x02, ext_sel: false, row: 114 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD`: event select 0x60, umask 0x08, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPSFWD: Event = Event { code: 0x60, umask: 0x08, ext_sel: false, row: 115 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB`: event select 0x60, umask 0x20, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPXFWDXWB: Event = Event { code: 0x60, umask: 0x20, ext_sel: false, row: 116 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB`: event select 0x60, umask 0x10, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPXWB: Event = Event { code: 0x60, umask: 0x10, ext_sel: false, row: 117 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION0`: event select 0x1b, umask 0x01, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION0: Event = Event { code: 0x1b, umask: 0x01, ext_sel: false, row: 118 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION1`: event select 0x1b, umask 0x02, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION1: Event = Event { code: 0x1b, umask: 0x02, ext_sel: false, row: 119 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION2`: event select 0x1b, umask 0x04, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION2: Event = Event { code: 0x1b, umask: 0x04, ext_sel: false, row: 120 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION3`: event select 0x1b, umask 0x08, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION3: Event = Event { code: 0x1b, umask: 0x08, ext_sel: false, row: 121 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION4`: event select 0x1b, umask 0x10, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION4: Event = Event { code: 0x1b, umask: 0x10, ext_sel: false, row: 122 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION5`: event select 0x1b, umask 0x20, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION5: Event = Event { code: 0x1b, umask: 0x20, ext_sel: false, row: 123 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION6`: event select 0x1b, umask 0x40, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION6: Event = Event { code: 0x1b, umask: 0x40, ext_sel: false, row: 124 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION7`: event select 0x1b, umask 0x80, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION7: Event = Event { code: 0x1b, umask: 0x80, ext_sel: false, row: 125 };
-    /// `UNC_H_TAD_REQUESTS_G1.REGION10`: event select 0x1c, umask 0x04, counters 0b1111.
-    pub const TAD_REQUESTS_G1_REGION10: Event = Event { code: 0x1c, umask: 0x04, ext_sel: false, row: 126 };
-    /// `UNC_H_TAD_REQUESTS_G1.REGION11`: event select 0x1c, umask 0x08, counters 0b1111.
-    pub const TAD_REQUESTS_G1_REGION11: Event = Event { code: 0x1c, umask: 0x08, ext_sel: false, row: 127 };
-    /// `UNC_H_TAD_REQUESTS_G1.REGION8`: event select 0x1c, umask 0x01, counters 0b1111.
-    pub const TAD_REQUESTS_G1_REGION8: Event = Event { code: 0x1c, umask: 0x01, ext_sel: false, row: 128 };
-    /// `UNC_H_TAD_REQUESTS_G1.REGION9`: event select 0x1c, umask 0x02, counters 0b1111.
-    pub const TAD_REQUESTS_G1_REGION9: Event = Event { code: 0x1c, umask: 0x02, ext_sel: false, row: 129 };
-    /// `UNC_H_TRACKER_CYCLES_NE`: event select 0x03, umask 0x00, counters 0b1111.
-    pub const TRACKER_CYCLES_NE: Event = Event { code: 0x03, umask: 0x00, ext_sel: false, row: 130 };
-    /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`: event select 0x2a, umask 0x03, counters 0b1111.
-    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event { code: 0x2a, umask: 0x03, ext_sel: false, row: 131 };
-    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`: event select 0x2a, umask 0x01, counters 0b1111.
-    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event { code: 0x2a, umask: 0x01, ext_sel: false, row: 132 };
-    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`: event select 0x2a, umask 0x02, counters 0b1111.
-    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event { code: 0x2a, umask: 0x02, ext_sel: false, row: 133 };
-    /// `UNC_H_TxR_AD_CYCLES_NE.ALL`: event select 0x29, umask 0x03, counters 0b1111.
-    pub const TXR_AD_CYCLES_NE_ALL: Event = Event { code: 0x29, umask: 0x03, ext_sel: false, row: 134 };
-    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`: event select 0x29, umask 0x01, counters 0b1111.
-    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event { code: 0x29, umask: 0x01, ext_sel: false, row: 135 };
-    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`: event select 0x29, umask 0x02, counters 0b1111.
-    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event { code: 0x29, umask: 0x02, ext_sel: false, row: 136 };
-    /// `UNC_H_TxR_AD_INSERTS.ALL`: event select 0x27, umask 0x03, counters 0b1111.
-    pub const TXR_AD_INSERTS_ALL: Event = Event { code: 0x27, umask: 0x03, ext_sel: false, row: 137 };
-    /// `UNC_H_TxR_AD_INSERTS.SCHED0`: event select 0x27, umask 0x01, counters 0b1111.
-    pub const TXR_AD_INSERTS_SCHED0: Event = Event { code: 0x27, umask: 0x01, ext_sel: false, row: 138 };
-    /// `UNC_H_TxR_AD_INSERTS.SCHED1`: event select 0x27, umask 0x02, counters 0b1111.
-    pub const TXR_AD_INSERTS_SCHED1: Event = Event { code: 0x27, umask: 0x02, ext_sel: false, row: 139 };
-    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED0`: event select 0x28, umask 0x01, counters 0b1111.
-    pub const TXR_AD_OCCUPANCY_SCHED0: Event = Event { code: 0x28, umask: 0x01, ext_sel: false, row: 140 };
-    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED1`: event select 0x28, umask 0x02, counters 0b1111.
-    pub const TXR_AD_OCCUPANCY_SCHED1: Event = Event { code: 0x28, umask: 0x02, ext_sel: false, row: 141 };
-    /// `UNC_H_TxR_AK.CRD_CBO`: event select 0x0e, umask 0x02, counters 0b1111.
-    pub const TXR_AK_CRD_CBO: Event = Event { code: 0x0e, umask: 0x02, ext_sel: false, row: 142 };
-    /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`: event select 0x32, umask 0x03, counters 0b1111.
-    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event { code: 0x32, umask: 0x03, ext_sel: false, row: 143 };
-    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`: event select 0x32, umask 0x01, counters 0b1111.
-    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event { code: 0x32, umask: 0x01, ext_sel: false, row: 144 };
-    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`: event select 0x32, umask 0x02, counters 0b1111.
-    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event { code: 0x32, umask: 0x02, ext_sel: false, row: 145 };
-    /// `UNC_H_TxR_AK_CYCLES_NE.ALL`: event select 0x31, umask 0x03, counters 0b1111.
-    pub const TXR_AK_CYCLES_NE_ALL: Event = Event { code: 0x31, umask: 0x03, ext_sel: false, row: 146 };
-    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`: event select 0x31, umask 0x01, counters 0b1111.
-    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event { code: 0x31, umask: 0x01, ext_sel: false, row: 147 };
-    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`: event select 0x31, umask 0x02, counters 0b1111.
-    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event { code: 0x31, umask: 0x02, ext_sel: false, row: 148 };
-    /// `UNC_H_TxR_AK_INSERTS.ALL`: event select 0x2f, umask 0x03, counters 0b1111.
-    pub const TXR_AK_INSERTS_ALL: Event = Event { code: 0x2f, umask: 0x03, ext_sel: false, row: 149 };
-    /// `UNC_H_TxR_AK_INSERTS.SCHED0`: event select 0x2f, umask 0x01, counters 0b1111.
-    pub const TXR_AK_INSERTS_SCHED0: Event = Event { code: 0x2f, umask: 0x01, ext_sel: false, row: 150 };
-    /// `UNC_H_TxR_AK_INSERTS.SCHED1`: event select 0x2f, umask 0x02, counters 0b1111.
-    pub const TXR_AK_INSERTS_SCHED1: Event = Event { code: 0x2f, umask: 0x02, ext_sel: false, row: 151 };
-    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED0`: event select 0x30, umask 0x01, counters 0b1111.
-    pub const TXR_AK_OCCUPANCY_SCHED0: Event = Event { code: 0x30, umask: 0x01, ext_sel: false, row: 152 };
-    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED1`: event select 0x30, umask 0x02, counters 0b1111.
-    pub const TXR_AK_OCCUPANCY_SCHED1: Event = Event { code: 0x30, umask: 0x02, ext_sel: false, row: 153 };
-    /// `UNC_H_TxR_BL.DRS_CACHE`: event select 0x10, umask 0x01, counters 0b1111.
-    pub const TXR_BL_DRS_CACHE: Event = Event { code: 0x10, umask: 0x01, ext_sel: false, row: 154 };
-    /// `UNC_H_TxR_BL.DRS_CORE`: event select 0x10, umask 0x02, counters 0b1111.
-    pub const TXR_BL_DRS_CORE: Event = Event { code: 0x10, umask: 0x02, ext_sel: false, row: 155 };
-    /// `UNC_H_TxR_BL.DRS_QPI`: event select 0x10, umask 0x04, counters 0b1111.
-    pub const TXR_BL_DRS_QPI: Event = Event { code: 0x10, umask: 0x04, ext_sel: false, row: 156 };
-    /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`: event select 0x36, umask 0x03, counters 0b1111.
-    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event { code: 0x36, umask: 0x03, ext_sel: false, row: 157 };
-    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`: event select 0x36, umask 0x01, counters 0b1111.
-    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, row: 158 };
-    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`: event select 0x36, umask 0x02, counters 0b1111.
-    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event { code: 0x36, umask: 0x02, ext_sel: false, row: 159 };
-    /// `UNC_H_TxR_BL_CYCLES_NE.ALL`: event select 0x35, umask 0x03, counters 0b1111.
-    pub const TXR_BL_CYCLES_NE_ALL: Event = Event { code: 0x35, umask: 0x03, ext_sel: false, row: 160 };
-    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`: event select 0x35, umask 0x01, counters 0b1111.
-    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, row: 161 };
-    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`: event select 0x35, umask 0x02, counters 0b1111.
-    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event { code: 0x35, umask: 0x02, ext_sel: false, row: 162 };
-    /// `UNC_H_TxR_BL_INSERTS.ALL`: event select 0x33, umask 0x03, counters 0b1111.
-    pub const TXR_BL_INSERTS_ALL: Event = Event { code: 0x33, umask: 0x03, ext_sel: false, row: 163 };
-    /// `UNC_H_TxR_BL_INSERTS.SCHED0`: event select 0x33, umask 0x01, counters 0b1111.
-    pub const TXR_BL_INSERTS_SCHED0: Event = Event { code: 0x33, umask: 0x01, ext_sel: false, row: 164 };
-    /// `UNC_H_TxR_BL_INSERTS.SCHED1`: event select 0x33, umask 0x02, counters 0b1111.
-    pub const TXR_BL_INSERTS_SCHED1: Event = Event { code: 0x33, umask: 0x02, ext_sel: false, row: 165 };
-    /// `UNC_H_TxR_BL_OCCUPANCY.ALL`: event select 0x34, umask 0x03, counters 0b1111.
-    pub const TXR_BL_OCCUPANCY_ALL: Event = Event { code: 0x34, umask: 0x03, ext_sel: false, row: 166 };
-    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED0`: event select 0x34, umask 0x01, counters 0b1111.
-    pub const TXR_BL_OCCUPANCY_SCHED0: Event = Event { code: 0x34, umask: 0x01, ext_sel: false, row: 167 };
-    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED1`: event select 0x34, umask 0x02, counters 0b1111.
-    pub const TXR_BL_OCCUPANCY_SCHED1: Event = Event { code: 0x34, umask: 0x02, ext_sel: false, row: 168 };
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x18, umask 0x01, counters 0b1111.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event { code: 0x18, umask: 0x01, ext_sel: false, row: 169 };
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x18, umask 0x02, counters 0b1111.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event { code: 0x18, umask: 0x02, ext_sel: false, row: 170 };
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x18, umask 0x04, counters 0b1111.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event { code: 0x18, umask: 0x04, ext_sel: false, row: 171 };
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x18, umask 0x08, counters 0b1111.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event { code: 0x18, umask: 0x08, ext_sel: false, row: 172 };
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x19, umask 0x01, counters 0b1111.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event { code: 0x19, umask: 0x01, ext_sel: false, row: 173 };
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x19, umask 0x02, counters 0b1111.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event { code: 0x19, umask: 0x02, ext_sel: false, row: 174 };
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x19, umask 0x04, counters 0b1111.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event { code: 0x19, umask: 0x04, ext_sel: false, row: 175 };
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x19, umask 0x08, counters 0b1111.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event { code: 0x19, umask: 0x08, ext_sel: false, row: 176 };
-    /// `UNC_H_ADDR_OPC_MATCH.ADDR`: event select 0x20, umask 0x01, counters 0b1111.
-    pub const ADDR_OPC_MATCH_ADDR: Event = Event { code: 0x20, umask: 0x01, ext_sel: false, row: 177 };
-    /// `UNC_H_ADDR_OPC_MATCH.OPC`: event select 0x20, umask 0x02, counters 0b1111.
-    pub const ADDR_OPC_MATCH_OPC: Event = Event { code: 0x20, umask: 0x02, ext_sel: false, row: 178 };
-    /// `UNC_H_ADDR_OPC_MATCH.AD`: event select 0x20, umask 0x04, counters 0b1111.
-    pub const ADDR_OPC_MATCH_AD: Event = Event { code: 0x20, umask: 0x04, ext_sel: false, row: 179 };
-    /// `UNC_H_ADDR_OPC_MATCH.BL`: event select 0x20, umask 0x08, counters 0b1111.
-    pub const ADDR_OPC_MATCH_BL: Event = Event { code: 0x20, umask: 0x08, ext_sel: false, row: 180 };
-    /// `UNC_H_ADDR_OPC_MATCH.AK`: event select 0x20, umask 0x10, counters 0b1111.
-    pub const ADDR_OPC_MATCH_AK: Event = Event { code: 0x20, umask: 0x10, ext_sel: false, row: 181 };
-    /// `UNC_H_BT_CYCLES_NE`: event select 0x42, umask 0x00, counters 0b1111.
-    pub const BT_CYCLES_NE: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, row: 182 };
-    /// `UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD`: event select 0x51, umask 0x08, counters
-    /// 0b1111.
-    pub const BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD: Event = Event { code: 0x51, umask: 0x08, ext_sel: false, row: 183 };
-    /// `UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD`: event select 0x51, umask 0x10, counters 0b1111.
-    pub const BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD: Event = Event { code: 0x51, umask: 0x10, ext_sel: false, row: 184 };
-    /// `UNC_H_DIRECTORY_UPDATE.SET`: event select 0x0d, umask 0x01, counters 0b1111.
-    pub const DIRECTORY_UPDATE_SET: Event = Event { code: 0x0d, umask: 0x01, ext_sel: false, row: 185 };
-    /// `UNC_H_DIRECTORY_UPDATE.CLEAR`: event select 0x0d, umask 0x02, counters 0b1111.
-    pub const DIRECTORY_UPDATE_CLEAR: Event = Event { code: 0x0d, umask: 0x02, ext_sel: false, row: 186 };
-    /// `UNC_H_IGR_CREDITS_AD_QPI2`: event select 0x59, umask 0x00, counters 0b1111.
-    pub const IGR_CREDITS_AD_QPI2: Event = Event { code: 0x59, umask: 0x00, ext_sel: false, row: 187 };
-    /// `UNC_H_IGR_CREDITS_BL_QPI2`: event select 0x5a, umask 0x00, counters 0b1111.
-    pub const IGR_CREDITS_BL_QPI2: Event = Event { code: 0x5a, umask: 0x00, ext_sel: false, row: 188 };
-    /// `UNC_H_IODC_CONFLICTS.ANY`: event select 0x57, umask 0x01, counters 0b1111.
-    pub const IODC_CONFLICTS_ANY: Event = Event { code: 0x57, umask: 0x01, ext_sel: false, row: 189 };
-    /// `UNC_H_IODC_CONFLICTS.LAST`: event select 0x57, umask 0x04, counters 0b1111.
-    pub const IODC_CONFLICTS_LAST: Event = Event { code: 0x57, umask: 0x04, ext_sel: false, row: 190 };
-    /// `UNC_H_RING_AD_USED.CW`: event select 0x3e, umask 0x33, counters 0b1111.
-    pub const RING_AD_USED_CW: Event = Event { code: 0x3e, umask: 0x33, ext_sel: false, row: 191 };
-    /// `UNC_H_RING_AD_USED.CCW`: event select 0x3e, umask 0xcc, counters 0b1111.
-    pub const RING_AD_USED_CCW: Event = Event { code: 0x3e, umask: 0xcc, ext_sel: false, row: 192 };
-    /// `UNC_H_RING_AK_USED.CW`: event select 0x3f, umask 0x33, counters 0b1111.
-    pub const RING_AK_USED_CW: Event = Event { code: 0x3f, umask: 0x33, ext_sel: false, row: 193 };
-    /// `UNC_H_RING_AK_USED.CCW`: event select 0x3f, umask 0xcc, counters 0b1111.
-    pub const RING_AK_USED_CCW: Event = Event { code: 0x3f, umask: 0xcc, ext_sel: false, row: 194 };
-    /// `UNC_H_RING_BL_USED.CW`: event select 0x40, umask 0x33, counters 0b1111.
-    pub const RING_BL_USED_CW: Event = Event { code: 0x40, umask: 0x33, ext_sel: false, row: 195 };
-    /// `UNC_H_RING_BL_USED.CCW`: event select 0x40, umask 0xcc, counters 0b1111.
-    pub const RING_BL_USED_CCW: Event = Event { code: 0x40, umask: 0xcc, ext_sel: false, row: 196 };
-    /// `UNC_H_TxR_AD.HOM`: event select 0x0f, umask 0x04, counters 0b1111.
-    pub const TXR_AD_HOM: Event = Event { code: 0x0f, umask: 0x04, ext_sel: false, row: 197 };
+    /// `UNC_H_ADDR_OPC_MATCH.FILT`.
+    pub const ADDR_OPC_MATCH_FILT: Event = Event::row(0);
+    /// `UNC_H_BT_BYPASS`.
+    pub const BT_BYPASS: Event = Event::row(1);
+    /// `UNC_H_BT_CYCLES_NE.LOCAL`.
+    pub const BT_CYCLES_NE_LOCAL: Event = Event::row(2);
+    /// `UNC_H_BT_CYCLES_NE.REMOTE`.
+    pub const BT_CYCLES_NE_REMOTE: Event = Event::row(3);
+    /// `UNC_H_BT_OCCUPANCY.LOCAL`.
+    pub const BT_OCCUPANCY_LOCAL: Event = Event::row(4);
+    /// `UNC_H_BT_OCCUPANCY.READS_LOCAL`.
+    pub const BT_OCCUPANCY_READS_LOCAL: Event = Event::row(5);
+    /// `UNC_H_BT_OCCUPANCY.READS_REMOTE`.
+    pub const BT_OCCUPANCY_READS_REMOTE: Event = Event::row(6);
+    /// `UNC_H_BT_OCCUPANCY.REMOTE`.
+    pub const BT_OCCUPANCY_REMOTE: Event = Event::row(7);
+    /// `UNC_H_BT_OCCUPANCY.WRITES_LOCAL`.
+    pub const BT_OCCUPANCY_WRITES_LOCAL: Event = Event::row(8);
+    /// `UNC_H_BT_OCCUPANCY.WRITES_REMOTE`.
+    pub const BT_OCCUPANCY_WRITES_REMOTE: Event = Event::row(9);
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD`.
+    pub const BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD: Event = Event::row(10);
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD`.
+    pub const BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD: Event = Event::row(11);
+    /// `UNC_H_BYPASS_IMC.NOT_TAKEN`.
+    pub const BYPASS_IMC_NOT_TAKEN: Event = Event::row(12);
+    /// `UNC_H_BYPASS_IMC.TAKEN`.
+    pub const BYPASS_IMC_TAKEN: Event = Event::row(13);
+    /// `UNC_H_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(14);
+    /// `UNC_H_CONFLICT_CYCLES.ACKCNFLTS`.
+    pub const CONFLICT_CYCLES_ACKCNFLTS: Event = Event::row(15);
+    /// `UNC_H_CONFLICT_CYCLES.CMP_FWDS`.
+    pub const CONFLICT_CYCLES_CMP_FWDS: Event = Event::row(16);
+    /// `UNC_H_CONFLICT_CYCLES.CONFLICT`.
+    pub const CONFLICT_CYCLES_CONFLICT: Event = Event::row(17);
+    /// `UNC_H_CONFLICT_CYCLES.LAST`.
+    pub const CONFLICT_CYCLES_LAST: Event = Event::row(18);
+    /// `UNC_H_DIRECT2CORE_COUNT`.
+    pub const DIRECT2CORE_COUNT: Event = Event::row(19);
+    /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`.
+    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event::row(20);
+    /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`.
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event::row(21);
+    /// `UNC_H_DIRECTORY_LAT_OPT`.
+    pub const DIRECTORY_LAT_OPT: Event = Event::row(22);
+    /// `UNC_H_DIRECTORY_LOOKUP.ANY`.
+    pub const DIRECTORY_LOOKUP_ANY: Event = Event::row(23);
+    /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`.
+    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event::row(24);
+    /// `UNC_H_DIRECTORY_LOOKUP.SNOOP_A`.
+    pub const DIRECTORY_LOOKUP_SNOOP_A: Event = Event::row(25);
+    /// `UNC_H_DIRECTORY_LOOKUP.SNOOP_S`.
+    pub const DIRECTORY_LOOKUP_SNOOP_S: Event = Event::row(26);
+    /// `UNC_H_DIRECTORY_LOOKUP.SNP`.
+    pub const DIRECTORY_LOOKUP_SNP: Event = Event::row(27);
+    /// `UNC_H_DIRECTORY_LOOKUP.STATE_A`.
+    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event::row(28);
+    /// `UNC_H_DIRECTORY_LOOKUP.STATE_I`.
+    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event::row(29);
+    /// `UNC_H_DIRECTORY_LOOKUP.STATE_S`.
+    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event::row(30);
+    /// `UNC_H_DIRECTORY_UPDATE.A2I`.
+    pub const DIRECTORY_UPDATE_A2I: Event = Event::row(31);
+    /// `UNC_H_DIRECTORY_UPDATE.A2S`.
+    pub const DIRECTORY_UPDATE_A2S: Event = Event::row(32);
+    /// `UNC_H_DIRECTORY_UPDATE.ANY`.
+    pub const DIRECTORY_UPDATE_ANY: Event = Event::row(33);
+    /// `UNC_H_DIRECTORY_UPDATE.I2A`.
+    pub const DIRECTORY_UPDATE_I2A: Event = Event::row(34);
+    /// `UNC_H_DIRECTORY_UPDATE.I2S`.
+    pub const DIRECTORY_UPDATE_I2S: Event = Event::row(35);
+    /// `UNC_H_DIRECTORY_UPDATE.S2A`.
+    pub const DIRECTORY_UPDATE_S2A: Event = Event::row(36);
+    /// `UNC_H_DIRECTORY_UPDATE.S2I`.
+    pub const DIRECTORY_UPDATE_S2I: Event = Event::row(37);
+    /// `UNC_H_IGR_AD_QPI2_ACCUMULATOR`.
+    pub const IGR_AD_QPI2_ACCUMULATOR: Event = Event::row(38);
+    /// `UNC_H_IGR_BL_QPI2_ACCUMULATOR`.
+    pub const IGR_BL_QPI2_ACCUMULATOR: Event = Event::row(39);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`.
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event::row(40);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`.
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event::row(41);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`.
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event::row(42);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`.
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event::row(43);
+    /// `UNC_H_IMC_READS.NORMAL`.
+    pub const IMC_READS_NORMAL: Event = Event::row(44);
+    /// `UNC_H_IMC_RETRY`.
+    pub const IMC_RETRY: Event = Event::row(45);
+    /// `UNC_H_IMC_WRITES.ALL`.
+    pub const IMC_WRITES_ALL: Event = Event::row(46);
+    /// `UNC_H_IMC_WRITES.FULL`.
+    pub const IMC_WRITES_FULL: Event = Event::row(47);
+    /// `UNC_H_IMC_WRITES.FULL_ISOCH`.
+    pub const IMC_WRITES_FULL_ISOCH: Event = Event::row(48);
+    /// `UNC_H_IMC_WRITES.PARTIAL`.
+    pub const IMC_WRITES_PARTIAL: Event = Event::row(49);
+    /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`.
+    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event::row(50);
+    /// `UNC_H_IODC_CONFLICTS.REMOTE_INVI2E_SAME_RTID`.
+    pub const IODC_CONFLICTS_REMOTE_INVI2E_SAME_RTID: Event = Event::row(51);
+    /// `UNC_H_IODC_CONFLICTS.REMOTE_OTHER_SAME_ADDR`.
+    pub const IODC_CONFLICTS_REMOTE_OTHER_SAME_ADDR: Event = Event::row(52);
+    /// `UNC_H_IODC_INSERTS`.
+    pub const IODC_INSERTS: Event = Event::row(53);
+    /// `UNC_H_IODC_OLEN_WBMTOI`.
+    pub const IODC_OLEN_WBMTOI: Event = Event::row(54);
+    /// `UNC_H_OSB.INVITOE_LOCAL`.
+    pub const OSB_INVITOE_LOCAL: Event = Event::row(55);
+    /// `UNC_H_OSB.READS_LOCAL`.
+    pub const OSB_READS_LOCAL: Event = Event::row(56);
+    /// `UNC_H_OSB.REMOTE`.
+    pub const OSB_REMOTE: Event = Event::row(57);
+    /// `UNC_H_OSB_EDR.ALL`.
+    pub const OSB_EDR_ALL: Event = Event::row(58);
+    /// `UNC_H_OSB_EDR.READS_LOCAL_I`.
+    pub const OSB_EDR_READS_LOCAL_I: Event = Event::row(59);
+    /// `UNC_H_OSB_EDR.READS_LOCAL_S`.
+    pub const OSB_EDR_READS_LOCAL_S: Event = Event::row(60);
+    /// `UNC_H_OSB_EDR.READS_REMOTE_I`.
+    pub const OSB_EDR_READS_REMOTE_I: Event = Event::row(61);
+    /// `UNC_H_OSB_EDR.READS_REMOTE_S`.
+    pub const OSB_EDR_READS_REMOTE_S: Event = Event::row(62);
+    /// `UNC_H_REQUESTS.INVITOE_LOCAL`.
+    pub const REQUESTS_INVITOE_LOCAL: Event = Event::row(63);
+    /// `UNC_H_REQUESTS.INVITOE_REMOTE`.
+    pub const REQUESTS_INVITOE_REMOTE: Event = Event::row(64);
+    /// `UNC_H_REQUESTS.READS`.
+    pub const REQUESTS_READS: Event = Event::row(65);
+    /// `UNC_H_REQUESTS.READS_LOCAL`.
+    pub const REQUESTS_READS_LOCAL: Event = Event::row(66);
+    /// `UNC_H_REQUESTS.READS_REMOTE`.
+    pub const REQUESTS_READS_REMOTE: Event = Event::row(67);
+    /// `UNC_H_REQUESTS.WRITES`.
+    pub const REQUESTS_WRITES: Event = Event::row(68);
+    /// `UNC_H_REQUESTS.WRITES_LOCAL`.
+    pub const REQUESTS_WRITES_LOCAL: Event = Event::row(69);
+    /// `UNC_H_REQUESTS.WRITES_REMOTE`.
+    pub const REQUESTS_WRITES_REMOTE: Event = Event::row(70);
+    /// `UNC_H_RING_AD_USED.CCW_VR0_EVEN`.
+    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event::row(71);
+    /// `UNC_H_RING_AD_USED.CCW_VR0_ODD`.
+    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event::row(72);
+    /// `UNC_H_RING_AD_USED.CCW_VR1_EVEN`.
+    pub const RING_AD_USED_CCW_VR1_EVEN: Event = Event::row(73);
+    /// `UNC_H_RING_AD_USED.CCW_VR1_ODD`.
+    pub const RING_AD_USED_CCW_VR1_ODD: Event = Event::row(74);
+    /// `UNC_H_RING_AD_USED.CW_VR0_EVEN`.
+    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event::row(75);
+    /// `UNC_H_RING_AD_USED.CW_VR0_ODD`.
+    pub const RING_AD_USED_CW_VR0_ODD: Event = Event::row(76);
+    /// `UNC_H_RING_AD_USED.CW_VR1_EVEN`.
+    pub const RING_AD_USED_CW_VR1_EVEN: Event = Event::row(77);
+    /// `UNC_H_RING_AD_USED.CW_VR1_ODD`.
+    pub const RING_AD_USED_CW_VR1_ODD: Event = Event::row(78);
+    /// `UNC_H_RING_AK_USED.CCW_VR0_EVEN`.
+    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event::row(79);
+    /// `UNC_H_RING_AK_USED.CCW_VR0_ODD`.
+    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event::row(80);
+    /// `UNC_H_RING_AK_USED.CCW_VR1_EVEN`.
+    pub const RING_AK_USED_CCW_VR1_EVEN: Event = Event::row(81);
+    /// `UNC_H_RING_AK_USED.CCW_VR1_ODD`.
+    pub const RING_AK_USED_CCW_VR1_ODD: Event = Event::row(82);
+    /// `UNC_H_RING_AK_USED.CW_VR0_EVEN`.
+    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event::row(83);
+    /// `UNC_H_RING_AK_USED.CW_VR0_ODD`.
+    pub const RING_AK_USED_CW_VR0_ODD: Event = Event::row(84);
+    /// `UNC_H_RING_AK_USED.CW_VR1_EVEN`.
+    pub const RING_AK_USED_CW_VR1_EVEN: Event = Event::row(85);
+    /// `UNC_H_RING_AK_USED.CW_VR1_ODD`.
+    pub const RING_AK_USED_CW_VR1_ODD: Event = Event::row(86);
+    /// `UNC_H_RING_BL_USED.CCW_VR0_EVEN`.
+    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event::row(87);
+    /// `UNC_H_RING_BL_USED.CCW_VR0_ODD`.
+    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event::row(88);
+    /// `UNC_H_RING_BL_USED.CCW_VR1_EVEN`.
+    pub const RING_BL_USED_CCW_VR1_EVEN: Event = Event::row(89);
+    /// `UNC_H_RING_BL_USED.CCW_VR1_ODD`.
+    pub const RING_BL_USED_CCW_VR1_ODD: Event = Event::row(90);
+    /// `UNC_H_RING_BL_USED.CW_VR0_EVEN`.
+    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event::row(91);
+    /// `UNC_H_RING_BL_USED.CW_VR0_ODD`.
+    pub const RING_BL_USED_CW_VR0_ODD: Event = Event::row(92);
+    /// `UNC_H_RING_BL_USED.CW_VR1_EVEN`.
+    pub const RING_BL_USED_CW_VR1_EVEN: Event = Event::row(93);
+    /// `UNC_H_RING_BL_USED.CW_VR1_ODD`.
+    pub const RING_BL_USED_CW_VR1_ODD: Event = Event::row(94);
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`.
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event::row(95);
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`.
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event::row(96);
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`.
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event::row(97);
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`.
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event::row(98);
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`.
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event::row(99);
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`.
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event::row(100);
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`.
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event::row(101);
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`.
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event::row(102);
+    /// `UNC_H_SNOOP_RESP.RSPCNFLCT`.
+    pub const SNOOP_RESP_RSPCNFLCT: Event = Event::row(103);
+    /// `UNC_H_SNOOP_RESP.RSPI`.
+    pub const SNOOP_RESP_RSPI: Event = Event::row(104);
+    /// `UNC_H_SNOOP_RESP.RSPIFWD`.
+    pub const SNOOP_RESP_RSPIFWD: Event = Event::row(105);
+    /// `UNC_H_SNOOP_RESP.RSPS`.
+    pub const SNOOP_RESP_RSPS: Event = Event::row(106);
+    /// `UNC_H_SNOOP_RESP.RSPSFWD`.
+    pub const SNOOP_RESP_RSPSFWD: Event = Event::row(107);
+    /// `UNC_H_SNOOP_RESP.RSP_FWD_WB`.
+    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event::row(108);
+    /// `UNC_H_SNOOP_RESP.RSP_WB`.
+    pub const SNOOP_RESP_RSP_WB: Event = Event::row(109);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.OTHER`.
+    pub const SNP_RESP_RECV_LOCAL_OTHER: Event = Event::row(110);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT`.
+    pub const SNP_RESP_RECV_LOCAL_RSPCNFLCT: Event = Event::row(111);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPI`.
+    pub const SNP_RESP_RECV_LOCAL_RSPI: Event = Event::row(112);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD`.
+    pub const SNP_RESP_RECV_LOCAL_RSPIFWD: Event = Event::row(113);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPS`.
+    pub const SNP_RESP_RECV_LOCAL_RSPS: Event = Event::row(114);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD`.
+    pub const SNP_RESP_RECV_LOCAL_RSPSFWD: Event = Event::row(115);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB`.
+    pub const SNP_RESP_RECV_LOCAL_RSPXFWDXWB: Event = Event::row(116);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB`.
+    pub const SNP_RESP_RECV_LOCAL_RSPXWB: Event = Event::row(117);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION0`.
+    pub const TAD_REQUESTS_G0_REGION0: Event = Event::row(118);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION1`.
+    pub const TAD_REQUESTS_G0_REGION1: Event = Event::row(119);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION2`.
+    pub const TAD_REQUESTS_G0_REGION2: Event = Event::row(120);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION3`.
+    pub const TAD_REQUESTS_G0_REGION3: Event = Event::row(121);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION4`.
+    pub const TAD_REQUESTS_G0_REGION4: Event = Event::row(122);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION5`.
+    pub const TAD_REQUESTS_G0_REGION5: Event = Event::row(123);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION6`.
+    pub const TAD_REQUESTS_G0_REGION6: Event = Event::row(124);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION7`.
+    pub const TAD_REQUESTS_G0_REGION7: Event = Event::row(125);
+    /// `UNC_H_TAD_REQUESTS_G1.REGION10`.
+    pub const TAD_REQUESTS_G1_REGION10: Event = Event::row(126);
+    /// `UNC_H_TAD_REQUESTS_G1.REGION11`.
+    pub const TAD_REQUESTS_G1_REGION11: Event = Event::row(127);
+    /// `UNC_H_TAD_REQUESTS_G1.REGION8`.
+    pub const TAD_REQUESTS_G1_REGION8: Event = Event::row(128);
+    /// `UNC_H_TAD_REQUESTS_G1.REGION9`.
+    pub const TAD_REQUESTS_G1_REGION9: Event = Event::row(129);
+    /// `UNC_H_TRACKER_CYCLES_NE`.
+    pub const TRACKER_CYCLES_NE: Event = Event::row(130);
+    /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`.
+    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event::row(131);
+    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`.
+    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event::row(132);
+    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`.
+    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event::row(133);
+    /// `UNC_H_TxR_AD_CYCLES_NE.ALL`.
+    pub const TXR_AD_CYCLES_NE_ALL: Event = Event::row(134);
+    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`.
+    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event::row(135);
+    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`.
+    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event::row(136);
+    /// `UNC_H_TxR_AD_INSERTS.ALL`.
+    pub const TXR_AD_INSERTS_ALL: Event = Event::row(137);
+    /// `UNC_H_TxR_AD_INSERTS.SCHED0`.
+    pub const TXR_AD_INSERTS_SCHED0: Event = Event::row(138);
+    /// `UNC_H_TxR_AD_INSERTS.SCHED1`.
+    pub const TXR_AD_INSERTS_SCHED1: Event = Event::row(139);
+    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED0`.
+    pub const TXR_AD_OCCUPANCY_SCHED0: Event = Event::row(140);
+    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED1`.
+    pub const TXR_AD_OCCUPANCY_SCHED1: Event = Event::row(141);
+    /// `UNC_H_TxR_AK.CRD_CBO`.
+    pub const TXR_AK_CRD_CBO: Event = Event::row(142);
+    /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`.
+    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event::row(143);
+    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`.
+    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event::row(144);
+    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`.
+    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event::row(145);
+    /// `UNC_H_TxR_AK_CYCLES_NE.ALL`.
+    pub const TXR_AK_CYCLES_NE_ALL: Event = Event::row(146);
+    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`.
+    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event::row(147);
+    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`.
+    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event::row(148);
+    /// `UNC_H_TxR_AK_INSERTS.ALL`.
+    pub const TXR_AK_INSERTS_ALL: Event = Event::row(149);
+    /// `UNC_H_TxR_AK_INSERTS.SCHED0`.
+    pub const TXR_AK_INSERTS_SCHED0: Event = Event::row(150);
+    /// `UNC_H_TxR_AK_INSERTS.SCHED1`.
+    pub const TXR_AK_INSERTS_SCHED1: Event = Event::row(151);
+    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED0`.
+    pub const TXR_AK_OCCUPANCY_SCHED0: Event = Event::row(152);
+    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED1`.
+    pub const TXR_AK_OCCUPANCY_SCHED1: Event = Event::row(153);
+    /// `UNC_H_TxR_BL.DRS_CACHE`.
+    pub const TXR_BL_DRS_CACHE: Event = Event::row(154);
+    /// `UNC_H_TxR_BL.DRS_CORE`.
+    pub const TXR_BL_DRS_CORE: Event = Event::row(155);
+    /// `UNC_H_TxR_BL.DRS_QPI`.
+    pub const TXR_BL_DRS_QPI: Event = Event::row(156);
+    /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`.
+    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event::row(157);
+    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`.
+    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event::row(158);
+    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`.
+    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event::row(159);
+    /// `UNC_H_TxR_BL_CYCLES_NE.ALL`.
+    pub const TXR_BL_CYCLES_NE_ALL: Event = Event::row(160);
+    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`.
+    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event::row(161);
+    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`.
+    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event::row(162);
+    /// `UNC_H_TxR_BL_INSERTS.ALL`.
+    pub const TXR_BL_INSERTS_ALL: Event = Event::row(163);
+    /// `UNC_H_TxR_BL_INSERTS.SCHED0`.
+    pub const TXR_BL_INSERTS_SCHED0: Event = Event::row(164);
+    /// `UNC_H_TxR_BL_INSERTS.SCHED1`.
+    pub const TXR_BL_INSERTS_SCHED1: Event = Event::row(165);
+    /// `UNC_H_TxR_BL_OCCUPANCY.ALL`.
+    pub const TXR_BL_OCCUPANCY_ALL: Event = Event::row(166);
+    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED0`.
+    pub const TXR_BL_OCCUPANCY_SCHED0: Event = Event::row(167);
+    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED1`.
+    pub const TXR_BL_OCCUPANCY_SCHED1: Event = Event::row(168);
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`.
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event::row(169);
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`.
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event::row(170);
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`.
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event::row(171);
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`.
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event::row(172);
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`.
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event::row(173);
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`.
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event::row(174);
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`.
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event::row(175);
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`.
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event::row(176);
+    /// `UNC_H_ADDR_OPC_MATCH.ADDR`.
+    pub const ADDR_OPC_MATCH_ADDR: Event = Event::row(177);
+    /// `UNC_H_ADDR_OPC_MATCH.OPC`.
+    pub const ADDR_OPC_MATCH_OPC: Event = Event::row(178);
+    /// `UNC_H_ADDR_OPC_MATCH.AD`.
+    pub const ADDR_OPC_MATCH_AD: Event = Event::row(179);
+    /// `UNC_H_ADDR_OPC_MATCH.BL`.
+    pub const ADDR_OPC_MATCH_BL: Event = Event::row(180);
+    /// `UNC_H_ADDR_OPC_MATCH.AK`.
+    pub const ADDR_OPC_MATCH_AK: Event = Event::row(181);
+    /// `UNC_H_BT_CYCLES_NE`.
+    pub const BT_CYCLES_NE: Event = Event::row(182);
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD`.
+    pub const BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD: Event = Event::row(183);
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD`.
+    pub const BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD: Event = Event::row(184);
+    /// `UNC_H_DIRECTORY_UPDATE.SET`.
+    pub const DIRECTORY_UPDATE_SET: Event = Event::row(185);
+    /// `UNC_H_DIRECTORY_UPDATE.CLEAR`.
+    pub const DIRECTORY_UPDATE_CLEAR: Event = Event::row(186);
+    /// `UNC_H_IGR_CREDITS_AD_QPI2`.
+    pub const IGR_CREDITS_AD_QPI2: Event = Event::row(187);
+    /// `UNC_H_IGR_CREDITS_BL_QPI2`.
+    pub const IGR_CREDITS_BL_QPI2: Event = Event::row(188);
+    /// `UNC_H_IODC_CONFLICTS.ANY`.
+    pub const IODC_CONFLICTS_ANY: Event = Event::row(189);
+    /// `UNC_H_IODC_CONFLICTS.LAST`.
+    pub const IODC_CONFLICTS_LAST: Event = Event::row(190);
+    /// `UNC_H_RING_AD_USED.CW`.
+    pub const RING_AD_USED_CW: Event = Event::row(191);
+    /// `UNC_H_RING_AD_USED.CCW`.
+    pub const RING_AD_USED_CCW: Event = Event::row(192);
+    /// `UNC_H_RING_AK_USED.CW`.
+    pub const RING_AK_USED_CW: Event = Event::row(193);
+    /// `UNC_H_RING_AK_USED.CCW`.
+    pub const RING_AK_USED_CCW: Event = Event::row(194);
+    /// `UNC_H_RING_BL_USED.CW`.
+    pub const RING_BL_USED_CW: Event = Event::row(195);
+    /// `UNC_H_RING_BL_USED.CCW`.
+    pub const RING_BL_USED_CCW: Event = Event::row(196);
+    /// `UNC_H_TxR_AD.HOM`.
+    pub const TXR_AD_HOM: Event = Event::row(197);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::ADDR_OPC_MATCH_FILT,
-        Event::BT_BYPASS,
-        Event::BT_CYCLES_NE_LOCAL,
-        Event::BT_CYCLES_NE_REMOTE,
-        Event::BT_OCCUPANCY_LOCAL,
-        Event::BT_OCCUPANCY_READS_LOCAL,
-        Event::BT_OCCUPANCY_READS_REMOTE,
-        Event::BT_OCCUPANCY_REMOTE,
-        Event::BT_OCCUPANCY_WRITES_LOCAL,
-        Event::BT_OCCUPANCY_WRITES_REMOTE,
-        Event::BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD,
-        Event::BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD,
-        Event::BYPASS_IMC_NOT_TAKEN,
-        Event::BYPASS_IMC_TAKEN,
-        Event::CLOCKTICKS,
-        Event::CONFLICT_CYCLES_ACKCNFLTS,
-        Event::CONFLICT_CYCLES_CMP_FWDS,
-        Event::CONFLICT_CYCLES_CONFLICT,
-        Event::CONFLICT_CYCLES_LAST,
-        Event::DIRECT2CORE_COUNT,
-        Event::DIRECT2CORE_CYCLES_DISABLED,
-        Event::DIRECT2CORE_TXN_OVERRIDE,
-        Event::DIRECTORY_LAT_OPT,
-        Event::DIRECTORY_LOOKUP_ANY,
-        Event::DIRECTORY_LOOKUP_NO_SNP,
-        Event::DIRECTORY_LOOKUP_SNOOP_A,
-        Event::DIRECTORY_LOOKUP_SNOOP_S,
-        Event::DIRECTORY_LOOKUP_SNP,
-        Event::DIRECTORY_LOOKUP_STATE_A,
-        Event::DIRECTORY_LOOKUP_STATE_I,
-        Event::DIRECTORY_LOOKUP_STATE_S,
-        Event::DIRECTORY_UPDATE_A2I,
-        Event::DIRECTORY_UPDATE_A2S,
-        Event::DIRECTORY_UPDATE_ANY,
-        Event::DIRECTORY_UPDATE_I2A,
-        Event::DIRECTORY_UPDATE_I2S,
-        Event::DIRECTORY_UPDATE_S2A,
-        Event::DIRECTORY_UPDATE_S2I,
-        Event::IGR_AD_QPI2_ACCUMULATOR,
-        Event::IGR_BL_QPI2_ACCUMULATOR,
-        Event::IGR_NO_CREDIT_CYCLES_AD_QPI0,
-        Event::IGR_NO_CREDIT_CYCLES_AD_QPI1,
-        Event::IGR_NO_CREDIT_CYCLES_BL_QPI0,
-        Event::IGR_NO_CREDIT_CYCLES_BL_QPI1,
-        Event::IMC_READS_NORMAL,
-        Event::IMC_RETRY,
-        Event::IMC_WRITES_ALL,
-        Event::IMC_WRITES_FULL,
-        Event::IMC_WRITES_FULL_ISOCH,
-        Event::IMC_WRITES_PARTIAL,
-        Event::IMC_WRITES_PARTIAL_ISOCH,
-        Event::IODC_CONFLICTS_REMOTE_INVI2E_SAME_RTID,
-        Event::IODC_CONFLICTS_REMOTE_OTHER_SAME_ADDR,
-        Event::IODC_INSERTS,
-        Event::IODC_OLEN_WBMTOI,
-        Event::OSB_INVITOE_LOCAL,
-        Event::OSB_READS_LOCAL,
-        Event::OSB_REMOTE,
-        Event::OSB_EDR_ALL,
-        Event::OSB_EDR_READS_LOCAL_I,
-        Event::OSB_EDR_READS_LOCAL_S,
-        Event::OSB_EDR_READS_REMOTE_I,
-        Event::OSB_EDR_READS_REMOTE_S,
-        Event::REQUESTS_INVITOE_LOCAL,
-        Event::REQUESTS_INVITOE_REMOTE,
-        Event::REQUESTS_READS,
-        Event::REQUESTS_READS_LOCAL,
-        Event::REQUESTS_READS_REMOTE,
-        Event::REQUESTS_WRITES,
-        Event::REQUESTS_WRITES_LOCAL,
-        Event::REQUESTS_WRITES_REMOTE,
-        Event::RING_AD_USED_CCW_VR0_EVEN,
-        Event::RING_AD_USED_CCW_VR0_ODD,
-        Event::RING_AD_USED_CCW_VR1_EVEN,
-        Event::RING_AD_USED_CCW_VR1_ODD,
-        Event::RING_AD_USED_CW_VR0_EVEN,
-        Event::RING_AD_USED_CW_VR0_ODD,
-        Event::RING_AD_USED_CW_VR1_EVEN,
-        Event::RING_AD_USED_CW_VR1_ODD,
-        Event::RING_AK_USED_CCW_VR0_EVEN,
-        Event::RING_AK_USED_CCW_VR0_ODD,
-        Event::RING_AK_USED_CCW_VR1_EVEN,
-        Event::RING_AK_USED_CCW_VR1_ODD,
-        Event::RING_AK_USED_CW_VR0_EVEN,
-        Event::RING_AK_USED_CW_VR0_ODD,
-        Event::RING_AK_USED_CW_VR1_EVEN,
-        Event::RING_AK_USED_CW_VR1_ODD,
-        Event::RING_BL_USED_CCW_VR0_EVEN,
-        Event::RING_BL_USED_CCW_VR0_ODD,
-        Event::RING_BL_USED_CCW_VR1_EVEN,
-        Event::RING_BL_USED_CCW_VR1_ODD,
-        Event::RING_BL_USED_CW_VR0_EVEN,
-        Event::RING_BL_USED_CW_VR0_ODD,
-        Event::RING_BL_USED_CW_VR1_EVEN,
-        Event::RING_BL_USED_CW_VR1_ODD,
-        Event::RPQ_CYCLES_NO_REG_CREDITS_CHN0,
-        Event::RPQ_CYCLES_NO_REG_CREDITS_CHN1,
-        Event::RPQ_CYCLES_NO_REG_CREDITS_CHN2,
-        Event::RPQ_CYCLES_NO_REG_CREDITS_CHN3,
-        Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN0,
-        Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN1,
-        Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN2,
-        Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN3,
-        Event::SNOOP_RESP_RSPCNFLCT,
-        Event::SNOOP_RESP_RSPI,
-        Event::SNOOP_RESP_RSPIFWD,
-        Event::SNOOP_RESP_RSPS,
-        Event::SNOOP_RESP_RSPSFWD,
-        Event::SNOOP_RESP_RSP_FWD_WB,
-        Event::SNOOP_RESP_RSP_WB,
-        Event::SNP_RESP_RECV_LOCAL_OTHER,
-        Event::SNP_RESP_RECV_LOCAL_RSPCNFLCT,
-        Event::SNP_RESP_RECV_LOCAL_RSPI,
-        Event::SNP_RESP_RECV_LOCAL_RSPIFWD,
-        Event::SNP_RESP_RECV_LOCAL_RSPS,
-        Event::SNP_RESP_RECV_LOCAL_RSPSFWD,
-        Event::SNP_RESP_RECV_LOCAL_RSPXFWDXWB,
-        Event::SNP_RESP_RECV_LOCAL_RSPXWB,
-        Event::TAD_REQUESTS_G0_REGION0,
-        Event::TAD_REQUESTS_G0_REGION1,
-        Event::TAD_REQUESTS_G0_REGION2,
-        Event::TAD_REQUESTS_G0_REGION3,
-        Event::TAD_REQUESTS_G0_REGION4,
-        Event::TAD_REQUESTS_G0_REGION5,
-        Event::TAD_REQUESTS_G0_REGION6,
-        Event::TAD_REQUESTS_G0_REGION7,
-        Event::TAD_REQUESTS_G1_REGION10,
-        Event::TAD_REQUESTS_G1_REGION11,
-        Event::TAD_REQUESTS_G1_REGION8,
-        Event::TAD_REQUESTS_G1_REGION9,
-        Event::TRACKER_CYCLES_NE,
-        Event::TXR_AD_CYCLES_FULL_ALL,
-        Event::TXR_AD_CYCLES_FULL_SCHED0,
-        Event::TXR_AD_CYCLES_FULL_SCHED1,
-        Event::TXR_AD_CYCLES_NE_ALL,
-        Event::TXR_AD_CYCLES_NE_SCHED0,
-        Event::TXR_AD_CYCLES_NE_SCHED1,
-        Event::TXR_AD_INSERTS_ALL,
-        Event::TXR_AD_INSERTS_SCHED0,
-        Event::TXR_AD_INSERTS_SCHED1,
-        Event::TXR_AD_OCCUPANCY_SCHED0,
-        Event::TXR_AD_OCCUPANCY_SCHED1,
-        Event::TXR_AK_CRD_CBO,
-        Event::TXR_AK_CYCLES_FULL_ALL,
-        Event::TXR_AK_CYCLES_FULL_SCHED0,
-        Event::TXR_AK_CYCLES_FULL_SCHED1,
-        Event::TXR_AK_CYCLES_NE_ALL,
-        Event::TXR_AK_CYCLES_NE_SCHED0,
-        Event::TXR_AK_CYCLES_NE_SCHED1,
-        Event::TXR_AK_INSERTS_ALL,
-        Event::TXR_AK_INSERTS_SCHED0,
-        Event::TXR_AK_INSERTS_SCHED1,
-        Event::TXR_AK_OCCUPANCY_SCHED0,
-        Event::TXR_AK_OCCUPANCY_SCHED1,
-        Event::TXR_BL_DRS_CACHE,
-        Event::TXR_BL_DRS_CORE,
-        Event::TXR_BL_DRS_QPI,
-        Event::TXR_BL_CYCLES_FULL_ALL,
-        Event::TXR_BL_CYCLES_FULL_SCHED0,
-        Event::TXR_BL_CYCLES_FULL_SCHED1,
-        Event::TXR_BL_CYCLES_NE_ALL,
-        Event::TXR_BL_CYCLES_NE_SCHED0,
-        Event::TXR_BL_CYCLES_NE_SCHED1,
-        Event::TXR_BL_INSERTS_ALL,
-        Event::TXR_BL_INSERTS_SCHED0,
-        Event::TXR_BL_INSERTS_SCHED1,
-        Event::TXR_BL_OCCUPANCY_ALL,
-        Event::TXR_BL_OCCUPANCY_SCHED0,
-        Event::TXR_BL_OCCUPANCY_SCHED1,
-        Event::WPQ_CYCLES_NO_REG_CREDITS_CHN0,
-        Event::WPQ_CYCLES_NO_REG_CREDITS_CHN1,
-        Event::WPQ_CYCLES_NO_REG_CREDITS_CHN2,
-        Event::WPQ_CYCLES_NO_REG_CREDITS_CHN3,
-        Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN0,
-        Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN1,
-        Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN2,
-        Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN3,
-        Event::ADDR_OPC_MATCH_ADDR,
-        Event::ADDR_OPC_MATCH_OPC,
-        Event::ADDR_OPC_MATCH_AD,
-        Event::ADDR_OPC_MATCH_BL,
-        Event::ADDR_OPC_MATCH_AK,
-        Event::BT_CYCLES_NE,
-        Event::BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD,
-        Event::BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD,
-        Event::DIRECTORY_UPDATE_SET,
-        Event::DIRECTORY_UPDATE_CLEAR,
-        Event::IGR_CREDITS_AD_QPI2,
-        Event::IGR_CREDITS_BL_QPI2,
-        Event::IODC_CONFLICTS_ANY,
-        Event::IODC_CONFLICTS_LAST,
-        Event::RING_AD_USED_CW,
-        Event::RING_AD_USED_CCW,
-        Event::RING_AK_USED_CW,
-        Event::RING_AK_USED_CCW,
-        Event::RING_BL_USED_CW,
-        Event::RING_BL_USED_CCW,
-        Event::TXR_AD_HOM,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -1281,209 +1097,224 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_H_ADDR_OPC_MATCH.FILT", 0x20, 0x03, 0b1111).filters("HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]"),
+    ev("UNC_H_BT_BYPASS", 0x52, 0x00, 0b1111),
+    ev("UNC_H_BT_CYCLES_NE.LOCAL", 0x42, 0x01, 0b1111),
+    ev("UNC_H_BT_CYCLES_NE.REMOTE", 0x42, 0x02, 0b1111),
+    ev("UNC_H_BT_OCCUPANCY.LOCAL", 0x43, 0x01, 0b1111),
+    ev("UNC_H_BT_OCCUPANCY.READS_LOCAL", 0x43, 0x04, 0b1111),
+    ev("UNC_H_BT_OCCUPANCY.READS_REMOTE", 0x43, 0x08, 0b1111),
+    ev("UNC_H_BT_OCCUPANCY.REMOTE", 0x43, 0x02, 0b1111),
+    ev("UNC_H_BT_OCCUPANCY.WRITES_LOCAL", 0x43, 0x10, 0b1111),
+    ev("UNC_H_BT_OCCUPANCY.WRITES_REMOTE", 0x43, 0x20, 0b1111),
+    ev("UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD", 0x51, 0x04, 0b1111),
+    ev("UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD", 0x51, 0x02, 0b1111),
+    ev("UNC_H_BYPASS_IMC.NOT_TAKEN", 0x14, 0x02, 0b1111),
+    ev("UNC_H_BYPASS_IMC.TAKEN", 0x14, 0x01, 0b1111),
+    ev("UNC_H_CLOCKTICKS", 0x00, 0x00, 0b1111),
+    ev("UNC_H_CONFLICT_CYCLES.ACKCNFLTS", 0x0b, 0x08, 0b1111),
+    ev("UNC_H_CONFLICT_CYCLES.CMP_FWDS", 0x0b, 0x10, 0b1111),
+    ev("UNC_H_CONFLICT_CYCLES.CONFLICT", 0x0b, 0x02, 0b1111),
+    ev("UNC_H_CONFLICT_CYCLES.LAST", 0x0b, 0x04, 0b1111),
+    ev("UNC_H_DIRECT2CORE_COUNT", 0x11, 0x00, 0b1111),
+    ev("UNC_H_DIRECT2CORE_CYCLES_DISABLED", 0x12, 0x00, 0b1111),
+    ev("UNC_H_DIRECT2CORE_TXN_OVERRIDE", 0x13, 0x00, 0b1111),
+    ev("UNC_H_DIRECTORY_LAT_OPT", 0x41, 0x00, 0b1111),
+    ev("UNC_H_DIRECTORY_LOOKUP.ANY", 0x0c, 0x10, 0b1111),
+    ev("UNC_H_DIRECTORY_LOOKUP.NO_SNP", 0x0c, 0x02, 0b1111),
+    ev("UNC_H_DIRECTORY_LOOKUP.SNOOP_A", 0x0c, 0x08, 0b1111),
+    ev("UNC_H_DIRECTORY_LOOKUP.SNOOP_S", 0x0c, 0x02, 0b1111),
+    ev("UNC_H_DIRECTORY_LOOKUP.SNP", 0x0c, 0x01, 0b1111),
+    ev("UNC_H_DIRECTORY_LOOKUP.STATE_A", 0x0c, 0x80, 0b1111),
+    ev("UNC_H_DIRECTORY_LOOKUP.STATE_I", 0x0c, 0x20, 0b1111),
+    ev("UNC_H_DIRECTORY_LOOKUP.STATE_S", 0x0c, 0x40, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.A2I", 0x0d, 0x20, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.A2S", 0x0d, 0x40, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.ANY", 0x0d, 0x03, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.I2A", 0x0d, 0x04, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.I2S", 0x0d, 0x02, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.S2A", 0x0d, 0x10, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.S2I", 0x0d, 0x08, 0b1111),
+    ev("UNC_H_IGR_AD_QPI2_ACCUMULATOR", 0x59, 0x00, 0b1111),
+    ev("UNC_H_IGR_BL_QPI2_ACCUMULATOR", 0x5a, 0x00, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", 0x22, 0x01, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", 0x22, 0x02, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", 0x22, 0x04, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", 0x22, 0x08, 0b1111),
+    ev("UNC_H_IMC_READS.NORMAL", 0x17, 0x01, 0b1111),
+    ev("UNC_H_IMC_RETRY", 0x1e, 0x00, 0b1111),
+    ev("UNC_H_IMC_WRITES.ALL", 0x1a, 0x0f, 0b1111),
+    ev("UNC_H_IMC_WRITES.FULL", 0x1a, 0x01, 0b1111),
+    ev("UNC_H_IMC_WRITES.FULL_ISOCH", 0x1a, 0x04, 0b1111),
+    ev("UNC_H_IMC_WRITES.PARTIAL", 0x1a, 0x02, 0b1111),
+    ev("UNC_H_IMC_WRITES.PARTIAL_ISOCH", 0x1a, 0x08, 0b1111),
+    ev("UNC_H_IODC_CONFLICTS.REMOTE_INVI2E_SAME_RTID", 0x57, 0x01, 0b1111),
+    ev("UNC_H_IODC_CONFLICTS.REMOTE_OTHER_SAME_ADDR", 0x57, 0x04, 0b1111),
+    ev("UNC_H_IODC_INSERTS", 0x56, 0x00, 0b1111),
+    ev("UNC_H_IODC_OLEN_WBMTOI", 0x58, 0x00, 0b1111),
+    ev("UNC_H_OSB.INVITOE_LOCAL", 0x53, 0x04, 0b1111),
+    ev("UNC_H_OSB.READS_LOCAL", 0x53, 0x02, 0b1111),
+    ev("UNC_H_OSB.REMOTE", 0x53, 0x08, 0b1111),
+    ev("UNC_H_OSB_EDR.ALL", 0x54, 0x01, 0b1111),
+    ev("UNC_H_OSB_EDR.READS_LOCAL_I", 0x54, 0x02, 0b1111),
+    ev("UNC_H_OSB_EDR.READS_LOCAL_S", 0x54, 0x08, 0b1111),
+    ev("UNC_H_OSB_EDR.READS_REMOTE_I", 0x54, 0x04, 0b1111),
+    ev("UNC_H_OSB_EDR.READS_REMOTE_S", 0x54, 0x10, 0b1111),
+    ev("UNC_H_REQUESTS.INVITOE_LOCAL", 0x01, 0x10, 0b1111),
+    ev("UNC_H_REQUESTS.INVITOE_REMOTE", 0x01, 0x20, 0b1111),
+    ev("UNC_H_REQUESTS.READS", 0x01, 0x03, 0b1111),
+    ev("UNC_H_REQUESTS.READS_LOCAL", 0x01, 0x01, 0b1111),
+    ev("UNC_H_REQUESTS.READS_REMOTE", 0x01, 0x02, 0b1111),
+    ev("UNC_H_REQUESTS.WRITES", 0x01, 0x0c, 0b1111),
+    ev("UNC_H_REQUESTS.WRITES_LOCAL", 0x01, 0x04, 0b1111),
+    ev("UNC_H_REQUESTS.WRITES_REMOTE", 0x01, 0x08, 0b1111),
+    ev("UNC_H_RING_AD_USED.CCW_VR0_EVEN", 0x3e, 0x04, 0b1111),
+    ev("UNC_H_RING_AD_USED.CCW_VR0_ODD", 0x3e, 0x08, 0b1111),
+    ev("UNC_H_RING_AD_USED.CCW_VR1_EVEN", 0x3e, 0x40, 0b1111),
+    ev("UNC_H_RING_AD_USED.CCW_VR1_ODD", 0x3e, 0x80, 0b1111),
+    ev("UNC_H_RING_AD_USED.CW_VR0_EVEN", 0x3e, 0x01, 0b1111),
+    ev("UNC_H_RING_AD_USED.CW_VR0_ODD", 0x3e, 0x02, 0b1111),
+    ev("UNC_H_RING_AD_USED.CW_VR1_EVEN", 0x3e, 0x10, 0b1111),
+    ev("UNC_H_RING_AD_USED.CW_VR1_ODD", 0x3e, 0x20, 0b1111),
+    ev("UNC_H_RING_AK_USED.CCW_VR0_EVEN", 0x3f, 0x04, 0b1111),
+    ev("UNC_H_RING_AK_USED.CCW_VR0_ODD", 0x3f, 0x08, 0b1111),
+    ev("UNC_H_RING_AK_USED.CCW_VR1_EVEN", 0x3f, 0x40, 0b1111),
+    ev("UNC_H_RING_AK_USED.CCW_VR1_ODD", 0x3f, 0x80, 0b1111),
+    ev("UNC_H_RING_AK_USED.CW_VR0_EVEN", 0x3f, 0x01, 0b1111),
+    ev("UNC_H_RING_AK_USED.CW_VR0_ODD", 0x3f, 0x02, 0b1111),
+    ev("UNC_H_RING_AK_USED.CW_VR1_EVEN", 0x3f, 0x10, 0b1111),
+    ev("UNC_H_RING_AK_USED.CW_VR1_ODD", 0x3f, 0x20, 0b1111),
+    ev("UNC_H_RING_BL_USED.CCW_VR0_EVEN", 0x40, 0x04, 0b1111),
+    ev("UNC_H_RING_BL_USED.CCW_VR0_ODD", 0x40, 0x08, 0b1111),
+    ev("UNC_H_RING_BL_USED.CCW_VR1_EVEN", 0x40, 0x40, 0b1111),
+    ev("UNC_H_RING_BL_USED.CCW_VR1_ODD", 0x40, 0x80, 0b1111),
+    ev("UNC_H_RING_BL_USED.CW_VR0_EVEN", 0x40, 0x01, 0b1111),
+    ev("UNC_H_RING_BL_USED.CW_VR0_ODD", 0x40, 0x02, 0b1111),
+    ev("UNC_H_RING_BL_USED.CW_VR1_EVEN", 0x40, 0x10, 0b1111),
+    ev("UNC_H_RING_BL_USED.CW_VR1_ODD", 0x40, 0x20, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x15, 0x01, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x15, 0x02, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x15, 0x04, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x15, 0x08, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x16, 0x01, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x16, 0x02, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x16, 0x04, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x16, 0x08, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSPCNFLCT", 0x21, 0x40, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSPI", 0x21, 0x01, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSPIFWD", 0x21, 0x04, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSPS", 0x21, 0x02, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSPSFWD", 0x21, 0x08, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSP_FWD_WB", 0x21, 0x20, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSP_WB", 0x21, 0x10, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.OTHER", 0x60, 0x80, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT", 0x60, 0x40, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPI", 0x60, 0x01, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD", 0x60, 0x04, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPS", 0x60, 0x02, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD", 0x60, 0x08, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB", 0x60, 0x20, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB", 0x60, 0x10, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION0", 0x1b, 0x01, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION1", 0x1b, 0x02, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION2", 0x1b, 0x04, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION3", 0x1b, 0x08, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION4", 0x1b, 0x10, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION5", 0x1b, 0x20, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION6", 0x1b, 0x40, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION7", 0x1b, 0x80, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G1.REGION10", 0x1c, 0x04, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G1.REGION11", 0x1c, 0x08, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G1.REGION8", 0x1c, 0x01, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G1.REGION9", 0x1c, 0x02, 0b1111),
+    ev("UNC_H_TRACKER_CYCLES_NE", 0x03, 0x00, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_FULL.ALL", 0x2a, 0x03, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED0", 0x2a, 0x01, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED1", 0x2a, 0x02, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_NE.ALL", 0x29, 0x03, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_NE.SCHED0", 0x29, 0x01, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_NE.SCHED1", 0x29, 0x02, 0b1111),
+    ev("UNC_H_TxR_AD_INSERTS.ALL", 0x27, 0x03, 0b1111),
+    ev("UNC_H_TxR_AD_INSERTS.SCHED0", 0x27, 0x01, 0b1111),
+    ev("UNC_H_TxR_AD_INSERTS.SCHED1", 0x27, 0x02, 0b1111),
+    ev("UNC_H_TxR_AD_OCCUPANCY.SCHED0", 0x28, 0x01, 0b1111),
+    ev("UNC_H_TxR_AD_OCCUPANCY.SCHED1", 0x28, 0x02, 0b1111),
+    ev("UNC_H_TxR_AK.CRD_CBO", 0x0e, 0x02, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_FULL.ALL", 0x32, 0x03, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED0", 0x32, 0x01, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED1", 0x32, 0x02, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_NE.ALL", 0x31, 0x03, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_NE.SCHED0", 0x31, 0x01, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_NE.SCHED1", 0x31, 0x02, 0b1111),
+    ev("UNC_H_TxR_AK_INSERTS.ALL", 0x2f, 0x03, 0b1111),
+    ev("UNC_H_TxR_AK_INSERTS.SCHED0", 0x2f, 0x01, 0b1111),
+    ev("UNC_H_TxR_AK_INSERTS.SCHED1", 0x2f, 0x02, 0b1111),
+    ev("UNC_H_TxR_AK_OCCUPANCY.SCHED0", 0x30, 0x01, 0b1111),
+    ev("UNC_H_TxR_AK_OCCUPANCY.SCHED1", 0x30, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL.DRS_CACHE", 0x10, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL.DRS_CORE", 0x10, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL.DRS_QPI", 0x10, 0x04, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_FULL.ALL", 0x36, 0x03, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED0", 0x36, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED1", 0x36, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_NE.ALL", 0x35, 0x03, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_NE.SCHED0", 0x35, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_NE.SCHED1", 0x35, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL_INSERTS.ALL", 0x33, 0x03, 0b1111),
+    ev("UNC_H_TxR_BL_INSERTS.SCHED0", 0x33, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL_INSERTS.SCHED1", 0x33, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL_OCCUPANCY.ALL", 0x34, 0x03, 0b1111),
+    ev("UNC_H_TxR_BL_OCCUPANCY.SCHED0", 0x34, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL_OCCUPANCY.SCHED1", 0x34, 0x02, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x18, 0x01, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x18, 0x02, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x18, 0x04, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x18, 0x08, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x19, 0x01, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x19, 0x02, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x19, 0x04, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x19, 0x08, 0b1111),
+    ev("UNC_H_ADDR_OPC_MATCH.ADDR", 0x20, 0x01, 0b1111).filters("HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]"),
+    ev("UNC_H_ADDR_OPC_MATCH.OPC", 0x20, 0x02, 0b1111).filters("HA_OpcodeMatch[5:0]"),
+    ev("UNC_H_ADDR_OPC_MATCH.AD", 0x20, 0x04, 0b1111).filters("HA_OpcodeMatch[5:0]"),
+    ev("UNC_H_ADDR_OPC_MATCH.BL", 0x20, 0x08, 0b1111).filters("HA_OpcodeMatch[5:0]"),
+    ev("UNC_H_ADDR_OPC_MATCH.AK", 0x20, 0x10, 0b1111).filters("HA_OpcodeMatch[5:0]"),
+    ev("UNC_H_BT_CYCLES_NE", 0x42, 0x00, 0b1111),
+    ev("UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD", 0x51, 0x08, 0b1111),
+    ev("UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD", 0x51, 0x10, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.SET", 0x0d, 0x01, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.CLEAR", 0x0d, 0x02, 0b1111),
+    ev("UNC_H_IGR_CREDITS_AD_QPI2", 0x59, 0x00, 0b1111),
+    ev("UNC_H_IGR_CREDITS_BL_QPI2", 0x5a, 0x00, 0b1111),
+    ev("UNC_H_IODC_CONFLICTS.ANY", 0x57, 0x01, 0b1111),
+    ev("UNC_H_IODC_CONFLICTS.LAST", 0x57, 0x04, 0b1111),
+    ev("UNC_H_RING_AD_USED.CW", 0x3e, 0x33, 0b1111),
+    ev("UNC_H_RING_AD_USED.CCW", 0x3e, 0xcc, 0b1111),
+    ev("UNC_H_RING_AK_USED.CW", 0x3f, 0x33, 0b1111),
+    ev("UNC_H_RING_AK_USED.CCW", 0x3f, 0xcc, 0b1111),
+    ev("UNC_H_RING_BL_USED.CW", 0x40, 0x33, 0b1111),
+    ev("UNC_H_RING_BL_USED.CCW", 0x40, 0xcc, 0b1111),
+    ev("UNC_H_TxR_AD.HOM", 0x0f, 0x04, 0b1111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<6>(EVENT_ROWS, 192, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_BYPASS", code: 0x52, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_CYCLES_NE.LOCAL", code: 0x42, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_CYCLES_NE.REMOTE", code: 0x42, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_OCCUPANCY.LOCAL", code: 0x43, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_OCCUPANCY.READS_LOCAL", code: 0x43, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_OCCUPANCY.READS_REMOTE", code: 0x43, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_OCCUPANCY.REMOTE", code: 0x43, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_OCCUPANCY.WRITES_LOCAL", code: 0x43, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_OCCUPANCY.WRITES_REMOTE", code: 0x43, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD", code: 0x51, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD", code: 0x51, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BYPASS_IMC.NOT_TAKEN", code: 0x14, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BYPASS_IMC.TAKEN", code: 0x14, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_CONFLICT_CYCLES.ACKCNFLTS", code: 0x0b, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_CONFLICT_CYCLES.CMP_FWDS", code: 0x0b, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_CONFLICT_CYCLES.CONFLICT", code: 0x0b, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_CONFLICT_CYCLES.LAST", code: 0x0b, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECT2CORE_COUNT", code: 0x11, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECT2CORE_CYCLES_DISABLED", code: 0x12, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECT2CORE_TXN_OVERRIDE", code: 0x13, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LAT_OPT", code: 0x41, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.ANY", code: 0x0c, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.NO_SNP", code: 0x0c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNOOP_A", code: 0x0c, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNOOP_S", code: 0x0c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNP", code: 0x0c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.STATE_A", code: 0x0c, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.STATE_I", code: 0x0c, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.STATE_S", code: 0x0c, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.A2I", code: 0x0d, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.A2S", code: 0x0d, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.ANY", code: 0x0d, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.I2A", code: 0x0d, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.I2S", code: 0x0d, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.S2A", code: 0x0d, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.S2I", code: 0x0d, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_AD_QPI2_ACCUMULATOR", code: 0x59, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_BL_QPI2_ACCUMULATOR", code: 0x5a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", code: 0x22, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", code: 0x22, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", code: 0x22, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", code: 0x22, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_READS.NORMAL", code: 0x17, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_RETRY", code: 0x1e, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.ALL", code: 0x1a, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.FULL", code: 0x1a, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.FULL_ISOCH", code: 0x1a, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL", code: 0x1a, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL_ISOCH", code: 0x1a, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IODC_CONFLICTS.REMOTE_INVI2E_SAME_RTID", code: 0x57, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IODC_CONFLICTS.REMOTE_OTHER_SAME_ADDR", code: 0x57, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IODC_INSERTS", code: 0x56, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IODC_OLEN_WBMTOI", code: 0x58, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB.INVITOE_LOCAL", code: 0x53, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB.READS_LOCAL", code: 0x53, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB.REMOTE", code: 0x53, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB_EDR.ALL", code: 0x54, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_I", code: 0x54, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_S", code: 0x54, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_I", code: 0x54, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_S", code: 0x54, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.INVITOE_LOCAL", code: 0x01, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.INVITOE_REMOTE", code: 0x01, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.READS", code: 0x01, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.READS_LOCAL", code: 0x01, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.READS_REMOTE", code: 0x01, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.WRITES", code: 0x01, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.WRITES_LOCAL", code: 0x01, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.WRITES_REMOTE", code: 0x01, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR0_EVEN", code: 0x3e, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR0_ODD", code: 0x3e, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR1_EVEN", code: 0x3e, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR1_ODD", code: 0x3e, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CW_VR0_EVEN", code: 0x3e, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CW_VR0_ODD", code: 0x3e, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CW_VR1_EVEN", code: 0x3e, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CW_VR1_ODD", code: 0x3e, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR0_EVEN", code: 0x3f, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR0_ODD", code: 0x3f, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR1_EVEN", code: 0x3f, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR1_ODD", code: 0x3f, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CW_VR0_EVEN", code: 0x3f, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CW_VR0_ODD", code: 0x3f, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CW_VR1_EVEN", code: 0x3f, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CW_VR1_ODD", code: 0x3f, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR0_EVEN", code: 0x40, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR0_ODD", code: 0x40, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR1_EVEN", code: 0x40, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR1_ODD", code: 0x40, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CW_VR0_EVEN", code: 0x40, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CW_VR0_ODD", code: 0x40, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CW_VR1_EVEN", code: 0x40, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CW_VR1_ODD", code: 0x40, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x15, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x15, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x15, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x15, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x16, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x16, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x16, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x16, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSPCNFLCT", code: 0x21, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSPI", code: 0x21, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSPIFWD", code: 0x21, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSPS", code: 0x21, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSPSFWD", code: 0x21, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSP_FWD_WB", code: 0x21, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSP_WB", code: 0x21, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.OTHER", code: 0x60, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT", code: 0x60, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPI", code: 0x60, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD", code: 0x60, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPS", code: 0x60, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD", code: 0x60, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB", code: 0x60, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB", code: 0x60, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION0", code: 0x1b, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION1", code: 0x1b, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION2", code: 0x1b, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION3", code: 0x1b, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION4", code: 0x1b, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION5", code: 0x1b, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION6", code: 0x1b, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION7", code: 0x1b, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION10", code: 0x1c, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION11", code: 0x1c, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION8", code: 0x1c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION9", code: 0x1c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_CYCLES_NE", code: 0x03, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.ALL", code: 0x2a, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED0", code: 0x2a, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED1", code: 0x2a, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.ALL", code: 0x29, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED0", code: 0x29, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED1", code: 0x29, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_INSERTS.ALL", code: 0x27, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED0", code: 0x27, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED1", code: 0x27, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED0", code: 0x28, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED1", code: 0x28, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK.CRD_CBO", code: 0x0e, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.ALL", code: 0x32, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED0", code: 0x32, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED1", code: 0x32, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.ALL", code: 0x31, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED0", code: 0x31, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED1", code: 0x31, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_INSERTS.ALL", code: 0x2f, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED0", code: 0x2f, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED1", code: 0x2f, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED0", code: 0x30, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED1", code: 0x30, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL.DRS_CACHE", code: 0x10, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL.DRS_CORE", code: 0x10, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL.DRS_QPI", code: 0x10, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.ALL", code: 0x36, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED0", code: 0x36, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED1", code: 0x36, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.ALL", code: 0x35, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED0", code: 0x35, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED1", code: 0x35, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_INSERTS.ALL", code: 0x33, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED0", code: 0x33, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED1", code: 0x33, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.ALL", code: 0x34, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED0", code: 0x34, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED1", code: 0x34, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x18, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x18, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x18, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x18, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x19, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x19, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x19, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x19, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.ADDR", code: 0x20, umask: 0x01, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.OPC", code: 0x20, umask: 0x02, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AD", code: 0x20, umask: 0x04, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.BL", code: 0x20, umask: 0x08, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AK", code: 0x20, umask: 0x10, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_CYCLES_NE", code: 0x42, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD", code: 0x51, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD", code: 0x51, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.SET", code: 0x0d, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.CLEAR", code: 0x0d, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_CREDITS_AD_QPI2", code: 0x59, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_CREDITS_BL_QPI2", code: 0x5a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IODC_CONFLICTS.ANY", code: 0x57, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IODC_CONFLICTS.LAST", code: 0x57, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CW", code: 0x3e, umask: 0x33, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CCW", code: 0x3e, umask: 0xcc, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CW", code: 0x3f, umask: 0x33, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CCW", code: 0x3f, umask: 0xcc, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CW", code: 0x40, umask: 0x33, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CCW", code: 0x40, umask: 0xcc, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD.HOM", code: 0x0f, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl HaCtl {
     /// This value set to count `event`: its event select and umask.

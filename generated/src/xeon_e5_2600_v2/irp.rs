@@ -397,9 +397,15 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -411,124 +417,99 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_I_ADDRESS_MATCH.MERGE_COUNT`: event select 0x17, umask 0x02, counters 0b11.
-    pub const ADDRESS_MATCH_MERGE_COUNT: Event = Event { code: 0x17, umask: 0x02, ext_sel: false, row: 0 };
-    /// `UNC_I_ADDRESS_MATCH.STALL_COUNT`: event select 0x17, umask 0x01, counters 0b11.
-    pub const ADDRESS_MATCH_STALL_COUNT: Event = Event { code: 0x17, umask: 0x01, ext_sel: false, row: 1 };
-    /// `UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY`: event select 0x14, umask 0x01, counters 0b11.
-    pub const CACHE_ACK_PENDING_OCCUPANCY_ANY: Event = Event { code: 0x14, umask: 0x01, ext_sel: false, row: 2 };
-    /// `UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE`: event select 0x14, umask 0x02, counters 0b11.
-    pub const CACHE_ACK_PENDING_OCCUPANCY_SOURCE: Event = Event { code: 0x14, umask: 0x02, ext_sel: false, row: 3 };
-    /// `UNC_I_CACHE_OWN_OCCUPANCY.ANY`: event select 0x13, umask 0x01, counters 0b11.
-    pub const CACHE_OWN_OCCUPANCY_ANY: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, row: 4 };
-    /// `UNC_I_CACHE_OWN_OCCUPANCY.SOURCE`: event select 0x13, umask 0x02, counters 0b11.
-    pub const CACHE_OWN_OCCUPANCY_SOURCE: Event = Event { code: 0x13, umask: 0x02, ext_sel: false, row: 5 };
-    /// `UNC_I_CACHE_READ_OCCUPANCY.ANY`: event select 0x10, umask 0x01, counters 0b11.
-    pub const CACHE_READ_OCCUPANCY_ANY: Event = Event { code: 0x10, umask: 0x01, ext_sel: false, row: 6 };
-    /// `UNC_I_CACHE_READ_OCCUPANCY.SOURCE`: event select 0x10, umask 0x02, counters 0b11.
-    pub const CACHE_READ_OCCUPANCY_SOURCE: Event = Event { code: 0x10, umask: 0x02, ext_sel: false, row: 7 };
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY`: event select 0x12, umask 0x01, counters 0b11.
-    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, row: 8 };
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE`: event select 0x12, umask 0x02, counters 0b11.
-    pub const CACHE_TOTAL_OCCUPANCY_SOURCE: Event = Event { code: 0x12, umask: 0x02, ext_sel: false, row: 9 };
-    /// `UNC_I_CACHE_WRITE_OCCUPANCY.ANY`: event select 0x11, umask 0x01, counters 0b11.
-    pub const CACHE_WRITE_OCCUPANCY_ANY: Event = Event { code: 0x11, umask: 0x01, ext_sel: false, row: 10 };
-    /// `UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE`: event select 0x11, umask 0x02, counters 0b11.
-    pub const CACHE_WRITE_OCCUPANCY_SOURCE: Event = Event { code: 0x11, umask: 0x02, ext_sel: false, row: 11 };
-    /// `UNC_I_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b11.
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 12 };
-    /// `UNC_I_RxR_AK_CYCLES_FULL`: event select 0x0b, umask 0x00, counters 0b11.
-    pub const RXR_AK_CYCLES_FULL: Event = Event { code: 0x0b, umask: 0x00, ext_sel: false, row: 13 };
-    /// `UNC_I_RxR_AK_INSERTS`: event select 0x0a, umask 0x00, counters 0b11.
-    pub const RXR_AK_INSERTS: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 14 };
-    /// `UNC_I_RxR_AK_OCCUPANCY`: event select 0x0c, umask 0x00, counters 0b11.
-    pub const RXR_AK_OCCUPANCY: Event = Event { code: 0x0c, umask: 0x00, ext_sel: false, row: 15 };
-    /// `UNC_I_RxR_BL_DRS_CYCLES_FULL`: event select 0x04, umask 0x00, counters 0b11.
-    pub const RXR_BL_DRS_CYCLES_FULL: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 16 };
-    /// `UNC_I_RxR_BL_DRS_INSERTS`: event select 0x01, umask 0x00, counters 0b11.
-    pub const RXR_BL_DRS_INSERTS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 17 };
-    /// `UNC_I_RxR_BL_DRS_OCCUPANCY`: event select 0x07, umask 0x00, counters 0b11.
-    pub const RXR_BL_DRS_OCCUPANCY: Event = Event { code: 0x07, umask: 0x00, ext_sel: false, row: 18 };
-    /// `UNC_I_RxR_BL_NCB_CYCLES_FULL`: event select 0x05, umask 0x00, counters 0b11.
-    pub const RXR_BL_NCB_CYCLES_FULL: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 19 };
-    /// `UNC_I_RxR_BL_NCB_INSERTS`: event select 0x02, umask 0x00, counters 0b11.
-    pub const RXR_BL_NCB_INSERTS: Event = Event { code: 0x02, umask: 0x00, ext_sel: false, row: 20 };
-    /// `UNC_I_RxR_BL_NCB_OCCUPANCY`: event select 0x08, umask 0x00, counters 0b11.
-    pub const RXR_BL_NCB_OCCUPANCY: Event = Event { code: 0x08, umask: 0x00, ext_sel: false, row: 21 };
-    /// `UNC_I_RxR_BL_NCS_CYCLES_FULL`: event select 0x06, umask 0x00, counters 0b11.
-    pub const RXR_BL_NCS_CYCLES_FULL: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 22 };
-    /// `UNC_I_RxR_BL_NCS_INSERTS`: event select 0x03, umask 0x00, counters 0b11.
-    pub const RXR_BL_NCS_INSERTS: Event = Event { code: 0x03, umask: 0x00, ext_sel: false, row: 23 };
-    /// `UNC_I_RxR_BL_NCS_OCCUPANCY`: event select 0x09, umask 0x00, counters 0b11.
-    pub const RXR_BL_NCS_OCCUPANCY: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 24 };
-    /// `UNC_I_TICKLES.LOST_OWNERSHIP`: event select 0x16, umask 0x01, counters 0b11.
-    pub const TICKLES_LOST_OWNERSHIP: Event = Event { code: 0x16, umask: 0x01, ext_sel: false, row: 25 };
-    /// `UNC_I_TICKLES.TOP_OF_QUEUE`: event select 0x16, umask 0x02, counters 0b11.
-    pub const TICKLES_TOP_OF_QUEUE: Event = Event { code: 0x16, umask: 0x02, ext_sel: false, row: 26 };
-    /// `UNC_I_TRANSACTIONS.ORDERINGQ`: event select 0x15, umask 0x08, counters 0b11.
-    pub const TRANSACTIONS_ORDERINGQ: Event = Event { code: 0x15, umask: 0x08, ext_sel: false, row: 27 };
-    /// `UNC_I_TRANSACTIONS.PD_PREFETCHES`: event select 0x15, umask 0x04, counters 0b11.
-    pub const TRANSACTIONS_PD_PREFETCHES: Event = Event { code: 0x15, umask: 0x04, ext_sel: false, row: 28 };
-    /// `UNC_I_TRANSACTIONS.READS`: event select 0x15, umask 0x01, counters 0b11.
-    pub const TRANSACTIONS_READS: Event = Event { code: 0x15, umask: 0x01, ext_sel: false, row: 29 };
-    /// `UNC_I_TRANSACTIONS.WRITES`: event select 0x15, umask 0x02, counters 0b11.
-    pub const TRANSACTIONS_WRITES: Event = Event { code: 0x15, umask: 0x02, ext_sel: false, row: 30 };
-    /// `UNC_I_TxR_AD_STALL_CREDIT_CYCLES`: event select 0x18, umask 0x00, counters 0b11.
-    pub const TXR_AD_STALL_CREDIT_CYCLES: Event = Event { code: 0x18, umask: 0x00, ext_sel: false, row: 31 };
-    /// `UNC_I_TxR_BL_STALL_CREDIT_CYCLES`: event select 0x19, umask 0x00, counters 0b11.
-    pub const TXR_BL_STALL_CREDIT_CYCLES: Event = Event { code: 0x19, umask: 0x00, ext_sel: false, row: 32 };
-    /// `UNC_I_TxR_DATA_INSERTS_NCB`: event select 0x0e, umask 0x00, counters 0b11.
-    pub const TXR_DATA_INSERTS_NCB: Event = Event { code: 0x0e, umask: 0x00, ext_sel: false, row: 33 };
-    /// `UNC_I_TxR_DATA_INSERTS_NCS`: event select 0x0f, umask 0x00, counters 0b11.
-    pub const TXR_DATA_INSERTS_NCS: Event = Event { code: 0x0f, umask: 0x00, ext_sel: false, row: 34 };
-    /// `UNC_I_TxR_REQUEST_OCCUPANCY`: event select 0x0d, umask 0x00, counters 0b11.
-    pub const TXR_REQUEST_OCCUPANCY: Event = Event { code: 0x0d, umask: 0x00, ext_sel: false, row: 35 };
-    /// `UNC_I_WRITE_ORDERING_STALL_CYCLES`: event select 0x1a, umask 0x00, counters 0b11.
-    pub const WRITE_ORDERING_STALL_CYCLES: Event = Event { code: 0x1a, umask: 0x00, ext_sel: false, row: 36 };
-    /// `UNC_I_TRANSACTIONS.RD_PREFETCHES`: event select 0x15, umask 0x04, counters 0b11.
-    pub const TRANSACTIONS_RD_PREFETCHES: Event = Event { code: 0x15, umask: 0x04, ext_sel: false, row: 37 };
+    /// `UNC_I_ADDRESS_MATCH.MERGE_COUNT`.
+    pub const ADDRESS_MATCH_MERGE_COUNT: Event = Event::row(0);
+    /// `UNC_I_ADDRESS_MATCH.STALL_COUNT`.
+    pub const ADDRESS_MATCH_STALL_COUNT: Event = Event::row(1);
+    /// `UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY`.
+    pub const CACHE_ACK_PENDING_OCCUPANCY_ANY: Event = Event::row(2);
+    /// `UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE`.
+    pub const CACHE_ACK_PENDING_OCCUPANCY_SOURCE: Event = Event::row(3);
+    /// `UNC_I_CACHE_OWN_OCCUPANCY.ANY`.
+    pub const CACHE_OWN_OCCUPANCY_ANY: Event = Event::row(4);
+    /// `UNC_I_CACHE_OWN_OCCUPANCY.SOURCE`.
+    pub const CACHE_OWN_OCCUPANCY_SOURCE: Event = Event::row(5);
+    /// `UNC_I_CACHE_READ_OCCUPANCY.ANY`.
+    pub const CACHE_READ_OCCUPANCY_ANY: Event = Event::row(6);
+    /// `UNC_I_CACHE_READ_OCCUPANCY.SOURCE`.
+    pub const CACHE_READ_OCCUPANCY_SOURCE: Event = Event::row(7);
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY`.
+    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event::row(8);
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE`.
+    pub const CACHE_TOTAL_OCCUPANCY_SOURCE: Event = Event::row(9);
+    /// `UNC_I_CACHE_WRITE_OCCUPANCY.ANY`.
+    pub const CACHE_WRITE_OCCUPANCY_ANY: Event = Event::row(10);
+    /// `UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE`.
+    pub const CACHE_WRITE_OCCUPANCY_SOURCE: Event = Event::row(11);
+    /// `UNC_I_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(12);
+    /// `UNC_I_RxR_AK_CYCLES_FULL`.
+    pub const RXR_AK_CYCLES_FULL: Event = Event::row(13);
+    /// `UNC_I_RxR_AK_INSERTS`.
+    pub const RXR_AK_INSERTS: Event = Event::row(14);
+    /// `UNC_I_RxR_AK_OCCUPANCY`.
+    pub const RXR_AK_OCCUPANCY: Event = Event::row(15);
+    /// `UNC_I_RxR_BL_DRS_CYCLES_FULL`.
+    pub const RXR_BL_DRS_CYCLES_FULL: Event = Event::row(16);
+    /// `UNC_I_RxR_BL_DRS_INSERTS`.
+    pub const RXR_BL_DRS_INSERTS: Event = Event::row(17);
+    /// `UNC_I_RxR_BL_DRS_OCCUPANCY`.
+    pub const RXR_BL_DRS_OCCUPANCY: Event = Event::row(18);
+    /// `UNC_I_RxR_BL_NCB_CYCLES_FULL`.
+    pub const RXR_BL_NCB_CYCLES_FULL: Event = Event::row(19);
+    /// `UNC_I_RxR_BL_NCB_INSERTS`.
+    pub const RXR_BL_NCB_INSERTS: Event = Event::row(20);
+    /// `UNC_I_RxR_BL_NCB_OCCUPANCY`.
+    pub const RXR_BL_NCB_OCCUPANCY: Event = Event::row(21);
+    /// `UNC_I_RxR_BL_NCS_CYCLES_FULL`.
+    pub const RXR_BL_NCS_CYCLES_FULL: Event = Event::row(22);
+    /// `UNC_I_RxR_BL_NCS_INSERTS`.
+    pub const RXR_BL_NCS_INSERTS: Event = Event::row(23);
+    /// `UNC_I_RxR_BL_NCS_OCCUPANCY`.
+    pub const RXR_BL_NCS_OCCUPANCY: Event = Event::row(24);
+    /// `UNC_I_TICKLES.LOST_OWNERSHIP`.
+    pub const TICKLES_LOST_OWNERSHIP: Event = Event::row(25);
+    /// `UNC_I_TICKLES.TOP_OF_QUEUE`.
+    pub const TICKLES_TOP_OF_QUEUE: Event = Event::row(26);
+    /// `UNC_I_TRANSACTIONS.ORDERINGQ`.
+    pub const TRANSACTIONS_ORDERINGQ: Event = Event::row(27);
+    /// `UNC_I_TRANSACTIONS.PD_PREFETCHES`.
+    pub const TRANSACTIONS_PD_PREFETCHES: Event = Event::row(28);
+    /// `UNC_I_TRANSACTIONS.READS`.
+    pub const TRANSACTIONS_READS: Event = Event::row(29);
+    /// `UNC_I_TRANSACTIONS.WRITES`.
+    pub const TRANSACTIONS_WRITES: Event = Event::row(30);
+    /// `UNC_I_TxR_AD_STALL_CREDIT_CYCLES`.
+    pub const TXR_AD_STALL_CREDIT_CYCLES: Event = Event::row(31);
+    /// `UNC_I_TxR_BL_STALL_CREDIT_CYCLES`.
+    pub const TXR_BL_STALL_CREDIT_CYCLES: Event = Event::row(32);
+    /// `UNC_I_TxR_DATA_INSERTS_NCB`.
+    pub const TXR_DATA_INSERTS_NCB: Event = Event::row(33);
+    /// `UNC_I_TxR_DATA_INSERTS_NCS`.
+    pub const TXR_DATA_INSERTS_NCS: Event = Event::row(34);
+    /// `UNC_I_TxR_REQUEST_OCCUPANCY`.
+    pub const TXR_REQUEST_OCCUPANCY: Event = Event::row(35);
+    /// `UNC_I_WRITE_ORDERING_STALL_CYCLES`.
+    pub const WRITE_ORDERING_STALL_CYCLES: Event = Event::row(36);
+    /// `UNC_I_TRANSACTIONS.RD_PREFETCHES`.
+    pub const TRANSACTIONS_RD_PREFETCHES: Event = Event::row(37);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::ADDRESS_MATCH_MERGE_COUNT,
-        Event::ADDRESS_MATCH_STALL_COUNT,
-        Event::CACHE_ACK_PENDING_OCCUPANCY_ANY,
-        Event::CACHE_ACK_PENDING_OCCUPANCY_SOURCE,
-        Event::CACHE_OWN_OCCUPANCY_ANY,
-        Event::CACHE_OWN_OCCUPANCY_SOURCE,
-        Event::CACHE_READ_OCCUPANCY_ANY,
-        Event::CACHE_READ_OCCUPANCY_SOURCE,
-        Event::CACHE_TOTAL_OCCUPANCY_ANY,
-        Event::CACHE_TOTAL_OCCUPANCY_SOURCE,
-        Event::CACHE_WRITE_OCCUPANCY_ANY,
-        Event::CACHE_WRITE_OCCUPANCY_SOURCE,
-        Event::CLOCKTICKS,
-        Event::RXR_AK_CYCLES_FULL,
-        Event::RXR_AK_INSERTS,
-        Event::RXR_AK_OCCUPANCY,
-        Event::RXR_BL_DRS_CYCLES_FULL,
-        Event::RXR_BL_DRS_INSERTS,
-        Event::RXR_BL_DRS_OCCUPANCY,
-        Event::RXR_BL_NCB_CYCLES_FULL,
-        Event::RXR_BL_NCB_INSERTS,
-        Event::RXR_BL_NCB_OCCUPANCY,
-        Event::RXR_BL_NCS_CYCLES_FULL,
-        Event::RXR_BL_NCS_INSERTS,
-        Event::RXR_BL_NCS_OCCUPANCY,
-        Event::TICKLES_LOST_OWNERSHIP,
-        Event::TICKLES_TOP_OF_QUEUE,
-        Event::TRANSACTIONS_ORDERINGQ,
-        Event::TRANSACTIONS_PD_PREFETCHES,
-        Event::TRANSACTIONS_READS,
-        Event::TRANSACTIONS_WRITES,
-        Event::TXR_AD_STALL_CREDIT_CYCLES,
-        Event::TXR_BL_STALL_CREDIT_CYCLES,
-        Event::TXR_DATA_INSERTS_NCB,
-        Event::TXR_DATA_INSERTS_NCS,
-        Event::TXR_REQUEST_OCCUPANCY,
-        Event::WRITE_ORDERING_STALL_CYCLES,
-        Event::TRANSACTIONS_RD_PREFETCHES,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -559,49 +540,61 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_I_ADDRESS_MATCH.MERGE_COUNT", 0x17, 0x02, 0b11),
+    ev("UNC_I_ADDRESS_MATCH.STALL_COUNT", 0x17, 0x01, 0b11),
+    ev("UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY", 0x14, 0x01, 0b11),
+    ev("UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE", 0x14, 0x02, 0b11),
+    ev("UNC_I_CACHE_OWN_OCCUPANCY.ANY", 0x13, 0x01, 0b11),
+    ev("UNC_I_CACHE_OWN_OCCUPANCY.SOURCE", 0x13, 0x02, 0b11),
+    ev("UNC_I_CACHE_READ_OCCUPANCY.ANY", 0x10, 0x01, 0b11),
+    ev("UNC_I_CACHE_READ_OCCUPANCY.SOURCE", 0x10, 0x02, 0b11),
+    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", 0x12, 0x01, 0b11),
+    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", 0x12, 0x02, 0b11),
+    ev("UNC_I_CACHE_WRITE_OCCUPANCY.ANY", 0x11, 0x01, 0b11),
+    ev("UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE", 0x11, 0x02, 0b11),
+    ev("UNC_I_CLOCKTICKS", 0x00, 0x00, 0b11),
+    ev("UNC_I_RxR_AK_CYCLES_FULL", 0x0b, 0x00, 0b11),
+    ev("UNC_I_RxR_AK_INSERTS", 0x0a, 0x00, 0b11),
+    ev("UNC_I_RxR_AK_OCCUPANCY", 0x0c, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_DRS_CYCLES_FULL", 0x04, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_DRS_INSERTS", 0x01, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_DRS_OCCUPANCY", 0x07, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_NCB_CYCLES_FULL", 0x05, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_NCB_INSERTS", 0x02, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_NCB_OCCUPANCY", 0x08, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_NCS_CYCLES_FULL", 0x06, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_NCS_INSERTS", 0x03, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_NCS_OCCUPANCY", 0x09, 0x00, 0b11),
+    ev("UNC_I_TICKLES.LOST_OWNERSHIP", 0x16, 0x01, 0b11),
+    ev("UNC_I_TICKLES.TOP_OF_QUEUE", 0x16, 0x02, 0b11),
+    ev("UNC_I_TRANSACTIONS.ORDERINGQ", 0x15, 0x08, 0b11).filters("IRPFilter[4:0]"),
+    ev("UNC_I_TRANSACTIONS.PD_PREFETCHES", 0x15, 0x04, 0b11),
+    ev("UNC_I_TRANSACTIONS.READS", 0x15, 0x01, 0b11),
+    ev("UNC_I_TRANSACTIONS.WRITES", 0x15, 0x02, 0b11),
+    ev("UNC_I_TxR_AD_STALL_CREDIT_CYCLES", 0x18, 0x00, 0b11),
+    ev("UNC_I_TxR_BL_STALL_CREDIT_CYCLES", 0x19, 0x00, 0b11),
+    ev("UNC_I_TxR_DATA_INSERTS_NCB", 0x0e, 0x00, 0b11),
+    ev("UNC_I_TxR_DATA_INSERTS_NCS", 0x0f, 0x00, 0b11),
+    ev("UNC_I_TxR_REQUEST_OCCUPANCY", 0x0d, 0x00, 0b11),
+    ev("UNC_I_WRITE_ORDERING_STALL_CYCLES", 0x1a, 0x00, 0b11),
+    ev("UNC_I_TRANSACTIONS.RD_PREFETCHES", 0x15, 0x04, 0b11),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<38>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_I_ADDRESS_MATCH.MERGE_COUNT", code: 0x17, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_ADDRESS_MATCH.STALL_COUNT", code: 0x17, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY", code: 0x14, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE", code: 0x14, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CACHE_OWN_OCCUPANCY.ANY", code: 0x13, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CACHE_OWN_OCCUPANCY.SOURCE", code: 0x13, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CACHE_READ_OCCUPANCY.ANY", code: 0x10, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CACHE_READ_OCCUPANCY.SOURCE", code: 0x10, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", code: 0x12, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", code: 0x12, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CACHE_WRITE_OCCUPANCY.ANY", code: 0x11, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE", code: 0x11, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_AK_CYCLES_FULL", code: 0x0b, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_AK_INSERTS", code: 0x0a, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_AK_OCCUPANCY", code: 0x0c, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_DRS_CYCLES_FULL", code: 0x04, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_DRS_INSERTS", code: 0x01, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_DRS_OCCUPANCY", code: 0x07, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_NCB_CYCLES_FULL", code: 0x05, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_NCB_INSERTS", code: 0x02, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_NCB_OCCUPANCY", code: 0x08, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_NCS_CYCLES_FULL", code: 0x06, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_NCS_INSERTS", code: 0x03, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_NCS_OCCUPANCY", code: 0x09, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TICKLES.LOST_OWNERSHIP", code: 0x16, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TICKLES.TOP_OF_QUEUE", code: 0x16, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.ORDERINGQ", code: 0x15, umask: 0x08, counters: 0b11, filters: "IRPFilter[4:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.PD_PREFETCHES", code: 0x15, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.READS", code: 0x15, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.WRITES", code: 0x15, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TxR_AD_STALL_CREDIT_CYCLES", code: 0x18, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TxR_BL_STALL_CREDIT_CYCLES", code: 0x19, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCB", code: 0x0e, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCS", code: 0x0f, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TxR_REQUEST_OCCUPANCY", code: 0x0d, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_WRITE_ORDERING_STALL_CYCLES", code: 0x1a, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.RD_PREFETCHES", code: 0x15, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl IrpCtl {
     /// This value set to count `event`: its event select and umask.

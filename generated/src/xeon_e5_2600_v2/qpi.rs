@@ -852,9 +852,15 @@ static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -866,611 +872,423 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_Q_CLOCKTICKS`: event select 0x14, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x14, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_Q_CTO_COUNT`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const CTO_COUNT: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 1 };
-    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS`: event select 0x13, umask 0x02, counters 0b1111.
-    pub const DIRECT2CORE_FAILURE_CREDITS: Event = Event { code: 0x13, umask: 0x02, ext_sel: false, row: 2 };
-    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS`: event select 0x13, umask 0x20, counters 0b1111.
-    pub const DIRECT2CORE_FAILURE_CREDITS_MISS: Event = Event { code: 0x13, umask: 0x20, ext_sel: false, row: 3 };
-    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT`: event select 0x13, umask 0x08, counters 0b1111.
-    pub const DIRECT2CORE_FAILURE_CREDITS_RBT: Event = Event { code: 0x13, umask: 0x08, ext_sel: false, row: 4 };
-    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS`: event select 0x13, umask 0x80, counters
-    /// 0b1111.
-    pub const DIRECT2CORE_FAILURE_CREDITS_RBT_MISS: Event = Event { code: 0x13, umask: 0x80, ext_sel: false, row: 5 };
-    /// `UNC_Q_DIRECT2CORE.FAILURE_MISS`: event select 0x13, umask 0x10, counters 0b1111.
-    pub const DIRECT2CORE_FAILURE_MISS: Event = Event { code: 0x13, umask: 0x10, ext_sel: false, row: 6 };
-    /// `UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT`: event select 0x13, umask 0x04, counters 0b1111.
-    pub const DIRECT2CORE_FAILURE_RBT_HIT: Event = Event { code: 0x13, umask: 0x04, ext_sel: false, row: 7 };
-    /// `UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS`: event select 0x13, umask 0x40, counters 0b1111.
-    pub const DIRECT2CORE_FAILURE_RBT_MISS: Event = Event { code: 0x13, umask: 0x40, ext_sel: false, row: 8 };
-    /// `UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT`: event select 0x13, umask 0x01, counters 0b1111.
-    pub const DIRECT2CORE_SUCCESS_RBT_HIT: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, row: 9 };
-    /// `UNC_Q_L1_POWER_CYCLES`: event select 0x12, umask 0x00, counters 0b1111.
-    pub const L1_POWER_CYCLES: Event = Event { code: 0x12, umask: 0x00, ext_sel: false, row: 10 };
-    /// `UNC_Q_RxL0P_POWER_CYCLES`: event select 0x10, umask 0x00, counters 0b1111.
-    pub const RXL0P_POWER_CYCLES: Event = Event { code: 0x10, umask: 0x00, ext_sel: false, row: 11 };
-    /// `UNC_Q_RxL0_POWER_CYCLES`: event select 0x0f, umask 0x00, counters 0b1111.
-    pub const RXL0_POWER_CYCLES: Event = Event { code: 0x0f, umask: 0x00, ext_sel: false, row: 12 };
-    /// `UNC_Q_RxL_BYPASSED`: event select 0x09, umask 0x00, counters 0b1111.
-    pub const RXL_BYPASSED: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 13 };
-    /// `UNC_Q_RxL_CRC_ERRORS.LINK_INIT`: event select 0x03, umask 0x01, counters 0b1111.
-    pub const RXL_CRC_ERRORS_LINK_INIT: Event = Event { code: 0x03, umask: 0x01, ext_sel: false, row: 14 };
-    /// `UNC_Q_RxL_CRC_ERRORS.NORMAL_OP`: event select 0x03, umask 0x02, counters 0b1111.
-    pub const RXL_CRC_ERRORS_NORMAL_OP: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, row: 15 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS`: event select 0x1e, umask 0x01, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VN0_DRS: Event = Event { code: 0x1e, umask: 0x01, ext_sel: true, row: 16 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM`: event select 0x1e, umask 0x08, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VN0_HOM: Event = Event { code: 0x1e, umask: 0x08, ext_sel: true, row: 17 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB`: event select 0x1e, umask 0x02, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VN0_NCB: Event = Event { code: 0x1e, umask: 0x02, ext_sel: true, row: 18 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS`: event select 0x1e, umask 0x04, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VN0_NCS: Event = Event { code: 0x1e, umask: 0x04, ext_sel: true, row: 19 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR`: event select 0x1e, umask 0x20, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VN0_NDR: Event = Event { code: 0x1e, umask: 0x20, ext_sel: true, row: 20 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP`: event select 0x1e, umask 0x10, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VN0_SNP: Event = Event { code: 0x1e, umask: 0x10, ext_sel: true, row: 21 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS`: event select 0x39, umask 0x01, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VN1_DRS: Event = Event { code: 0x39, umask: 0x01, ext_sel: true, row: 22 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM`: event select 0x39, umask 0x08, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VN1_HOM: Event = Event { code: 0x39, umask: 0x08, ext_sel: true, row: 23 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB`: event select 0x39, umask 0x02, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VN1_NCB: Event = Event { code: 0x39, umask: 0x02, ext_sel: true, row: 24 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS`: event select 0x39, umask 0x04, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VN1_NCS: Event = Event { code: 0x39, umask: 0x04, ext_sel: true, row: 25 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR`: event select 0x39, umask 0x20, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VN1_NDR: Event = Event { code: 0x39, umask: 0x20, ext_sel: true, row: 26 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP`: event select 0x39, umask 0x10, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VN1_SNP: Event = Event { code: 0x39, umask: 0x10, ext_sel: true, row: 27 };
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VNA`: event select 0x1d, umask 0x00, counters 0b1111.
-    pub const RXL_CREDITS_CONSUMED_VNA: Event = Event { code: 0x1d, umask: 0x00, ext_sel: true, row: 28 };
-    /// `UNC_Q_RxL_CYCLES_NE`: event select 0x0a, umask 0x00, counters 0b1111.
-    pub const RXL_CYCLES_NE: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 29 };
-    /// `UNC_Q_RxL_FLITS_G0.DATA`: event select 0x01, umask 0x02, counters 0b1111.
-    pub const RXL_FLITS_G0_DATA: Event = Event { code: 0x01, umask: 0x02, ext_sel: false, row: 30 };
-    /// `UNC_Q_RxL_FLITS_G0.IDLE`: event select 0x01, umask 0x01, counters 0b1111.
-    pub const RXL_FLITS_G0_IDLE: Event = Event { code: 0x01, umask: 0x01, ext_sel: false, row: 31 };
-    /// `UNC_Q_RxL_FLITS_G0.NON_DATA`: event select 0x01, umask 0x04, counters 0b1111.
-    pub const RXL_FLITS_G0_NON_DATA: Event = Event { code: 0x01, umask: 0x04, ext_sel: false, row: 32 };
-    /// `UNC_Q_RxL_FLITS_G1.DRS`: event select 0x02, umask 0x18, counters 0b1111.
-    pub const RXL_FLITS_G1_DRS: Event = Event { code: 0x02, umask: 0x18, ext_sel: true, row: 33 };
-    /// `UNC_Q_RxL_FLITS_G1.DRS_DATA`: event select 0x02, umask 0x08, counters 0b1111.
-    pub const RXL_FLITS_G1_DRS_DATA: Event = Event { code: 0x02, umask: 0x08, ext_sel: true, row: 34 };
-    /// `UNC_Q_RxL_FLITS_G1.DRS_NONDATA`: event select 0x02, umask 0x10, counters 0b1111.
-    pub const RXL_FLITS_G1_DRS_NONDATA: Event = Event { code: 0x02, umask: 0x10, ext_sel: true, row: 35 };
-    /// `UNC_Q_RxL_FLITS_G1.HOM`: event select 0x02, umask 0x06, counters 0b1111.
-    pub const RXL_FLITS_G1_HOM: Event = Event { code: 0x02, umask: 0x06, ext_sel: true, row: 36 };
-    /// `UNC_Q_RxL_FLITS_G1.HOM_NONREQ`: event select 0x02, umask 0x04, counters 0b1111.
-    pub const RXL_FLITS_G1_HOM_NONREQ: Event = Event { code: 0x02, umask: 0x04, ext_sel: true, row: 37 };
-    /// `UNC_Q_RxL_FLITS_G1.HOM_REQ`: event select 0x02, umask 0x02, counters 0b1111.
-    pub const RXL_FLITS_G1_HOM_REQ: Event = Event { code: 0x02, umask: 0x02, ext_sel: true, row: 38 };
-    /// `UNC_Q_RxL_FLITS_G1.SNP`: event select 0x02, umask 0x01, counters 0b1111.
-    pub const RXL_FLITS_G1_SNP: Event = Event { code: 0x02, umask: 0x01, ext_sel: true, row: 39 };
-    /// `UNC_Q_RxL_FLITS_G2.NCB`: event select 0x03, umask 0x0c, counters 0b1111.
-    pub const RXL_FLITS_G2_NCB: Event = Event { code: 0x03, umask: 0x0c, ext_sel: true, row: 40 };
-    /// `UNC_Q_RxL_FLITS_G2.NCB_DATA`: event select 0x03, umask 0x04, counters 0b1111.
-    pub const RXL_FLITS_G2_NCB_DATA: Event = Event { code: 0x03, umask: 0x04, ext_sel: true, row: 41 };
-    /// `UNC_Q_RxL_FLITS_G2.NCB_NONDATA`: event select 0x03, umask 0x08, counters 0b1111.
-    pub const RXL_FLITS_G2_NCB_NONDATA: Event = Event { code: 0x03, umask: 0x08, ext_sel: true, row: 42 };
-    /// `UNC_Q_RxL_FLITS_G2.NCS`: event select 0x03, umask 0x10, counters 0b1111.
-    pub const RXL_FLITS_G2_NCS: Event = Event { code: 0x03, umask: 0x10, ext_sel: true, row: 43 };
-    /// `UNC_Q_RxL_FLITS_G2.NDR_AD`: event select 0x03, umask 0x01, counters 0b1111.
-    pub const RXL_FLITS_G2_NDR_AD: Event = Event { code: 0x03, umask: 0x01, ext_sel: true, row: 44 };
-    /// `UNC_Q_RxL_FLITS_G2.NDR_AK`: event select 0x03, umask 0x02, counters 0b1111.
-    pub const RXL_FLITS_G2_NDR_AK: Event = Event { code: 0x03, umask: 0x02, ext_sel: true, row: 45 };
-    /// `UNC_Q_RxL_INSERTS`: event select 0x08, umask 0x00, counters 0b1111.
-    pub const RXL_INSERTS: Event = Event { code: 0x08, umask: 0x00, ext_sel: false, row: 46 };
-    /// `UNC_Q_RxL_INSERTS_DRS`: event select 0x09, umask 0x00, counters 0b1111.
-    pub const RXL_INSERTS_DRS: Event = Event { code: 0x09, umask: 0x00, ext_sel: true, row: 47 };
-    /// `UNC_Q_RxL_INSERTS_HOM`: event select 0x0c, umask 0x00, counters 0b1111.
-    pub const RXL_INSERTS_HOM: Event = Event { code: 0x0c, umask: 0x00, ext_sel: true, row: 48 };
-    /// `UNC_Q_RxL_INSERTS_NCB`: event select 0x0a, umask 0x00, counters 0b1111.
-    pub const RXL_INSERTS_NCB: Event = Event { code: 0x0a, umask: 0x00, ext_sel: true, row: 49 };
-    /// `UNC_Q_RxL_INSERTS_NCS`: event select 0x0b, umask 0x00, counters 0b1111.
-    pub const RXL_INSERTS_NCS: Event = Event { code: 0x0b, umask: 0x00, ext_sel: true, row: 50 };
-    /// `UNC_Q_RxL_INSERTS_NDR`: event select 0x0e, umask 0x00, counters 0b1111.
-    pub const RXL_INSERTS_NDR: Event = Event { code: 0x0e, umask: 0x00, ext_sel: true, row: 51 };
-    /// `UNC_Q_RxL_INSERTS_SNP`: event select 0x0d, umask 0x00, counters 0b1111.
-    pub const RXL_INSERTS_SNP: Event = Event { code: 0x0d, umask: 0x00, ext_sel: true, row: 52 };
-    /// `UNC_Q_RxL_OCCUPANCY`: event select 0x0b, umask 0x00, counters 0b1111.
-    pub const RXL_OCCUPANCY: Event = Event { code: 0x0b, umask: 0x00, ext_sel: false, row: 53 };
-    /// `UNC_Q_RxL_OCCUPANCY_DRS`: event select 0x15, umask 0x00, counters 0b1111.
-    pub const RXL_OCCUPANCY_DRS: Event = Event { code: 0x15, umask: 0x00, ext_sel: true, row: 54 };
-    /// `UNC_Q_RxL_OCCUPANCY_HOM`: event select 0x18, umask 0x00, counters 0b1111.
-    pub const RXL_OCCUPANCY_HOM: Event = Event { code: 0x18, umask: 0x00, ext_sel: true, row: 55 };
-    /// `UNC_Q_RxL_OCCUPANCY_NCB`: event select 0x16, umask 0x00, counters 0b1111.
-    pub const RXL_OCCUPANCY_NCB: Event = Event { code: 0x16, umask: 0x00, ext_sel: true, row: 56 };
-    /// `UNC_Q_RxL_OCCUPANCY_NCS`: event select 0x17, umask 0x00, counters 0b1111.
-    pub const RXL_OCCUPANCY_NCS: Event = Event { code: 0x17, umask: 0x00, ext_sel: true, row: 57 };
-    /// `UNC_Q_RxL_OCCUPANCY_NDR`: event select 0x1a, umask 0x00, counters 0b1111.
-    pub const RXL_OCCUPANCY_NDR: Event = Event { code: 0x1a, umask: 0x00, ext_sel: true, row: 58 };
-    /// `UNC_Q_RxL_OCCUPANCY_SNP`: event select 0x19, umask 0x00, counters 0b1111.
-    pub const RXL_OCCUPANCY_SNP: Event = Event { code: 0x19, umask: 0x00, ext_sel: true, row: 59 };
-    /// `UNC_Q_RxL_STALLS_VN0.BGF_DRS`: event select 0x35, umask 0x01, counters 0b1111.
-    pub const RXL_STALLS_VN0_BGF_DRS: Event = Event { code: 0x35, umask: 0x01, ext_sel: true, row: 60 };
-    /// `UNC_Q_RxL_STALLS_VN0.BGF_HOM`: event select 0x35, umask 0x08, counters 0b1111.
-    pub const RXL_STALLS_VN0_BGF_HOM: Event = Event { code: 0x35, umask: 0x08, ext_sel: true, row: 61 };
-    /// `UNC_Q_RxL_STALLS_VN0.BGF_NCB`: event select 0x35, umask 0x02, counters 0b1111.
-    pub const RXL_STALLS_VN0_BGF_NCB: Event = Event { code: 0x35, umask: 0x02, ext_sel: true, row: 62 };
-    /// `UNC_Q_RxL_STALLS_VN0.BGF_NCS`: event select 0x35, umask 0x04, counters 0b1111.
-    pub const RXL_STALLS_VN0_BGF_NCS: Event = Event { code: 0x35, umask: 0x04, ext_sel: true, row: 63 };
-    /// `UNC_Q_RxL_STALLS_VN0.BGF_NDR`: event select 0x35, umask 0x20, counters 0b1111.
-    pub const RXL_STALLS_VN0_BGF_NDR: Event = Event { code: 0x35, umask: 0x20, ext_sel: true, row: 64 };
-    /// `UNC_Q_RxL_STALLS_VN0.BGF_SNP`: event select 0x35, umask 0x10, counters 0b1111.
-    pub const RXL_STALLS_VN0_BGF_SNP: Event = Event { code: 0x35, umask: 0x10, ext_sel: true, row: 65 };
-    /// `UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS`: event select 0x35, umask 0x40, counters 0b1111.
-    pub const RXL_STALLS_VN0_EGRESS_CREDITS: Event = Event { code: 0x35, umask: 0x40, ext_sel: true, row: 66 };
-    /// `UNC_Q_RxL_STALLS_VN0.GV`: event select 0x35, umask 0x80, counters 0b1111.
-    pub const RXL_STALLS_VN0_GV: Event = Event { code: 0x35, umask: 0x80, ext_sel: true, row: 67 };
-    /// `UNC_Q_RxL_STALLS_VN1.BGF_DRS`: event select 0x3a, umask 0x01, counters 0b1111.
-    pub const RXL_STALLS_VN1_BGF_DRS: Event = Event { code: 0x3a, umask: 0x01, ext_sel: true, row: 68 };
-    /// `UNC_Q_RxL_STALLS_VN1.BGF_HOM`: event select 0x3a, umask 0x08, counters 0b1111.
-    pub const RXL_STALLS_VN1_BGF_HOM: Event = Event { code: 0x3a, umask: 0x08, ext_sel: true, row: 69 };
-    /// `UNC_Q_RxL_STALLS_VN1.BGF_NCB`: event select 0x3a, umask 0x02, counters 0b1111.
-    pub const RXL_STALLS_VN1_BGF_NCB: Event = Event { code: 0x3a, umask: 0x02, ext_sel: true, row: 70 };
-    /// `UNC_Q_RxL_STALLS_VN1.BGF_NCS`: event select 0x3a, umask 0x04, counters 0b1111.
-    pub const RXL_STALLS_VN1_BGF_NCS: Event = Event { code: 0x3a, umask: 0x04, ext_sel: true, row: 71 };
-    /// `UNC_Q_RxL_STALLS_VN1.BGF_NDR`: event select 0x3a, umask 0x20, counters 0b1111.
-    pub const RXL_STALLS_VN1_BGF_NDR: Event = Event { code: 0x3a, umask: 0x20, ext_sel: true, row: 72 };
-    /// `UNC_Q_RxL_STALLS_VN1.BGF_SNP`: event select 0x3a, umask 0x10, counters 0b1111.
-    pub const RXL_STALLS_VN1_BGF_SNP: Event = Event { code: 0x3a, umask: 0x10, ext_sel: true, row: 73 };
-    /// `UNC_Q_TxL0P_POWER_CYCLES`: event select 0x0d, umask 0x00, counters 0b1111.
-    pub const TXL0P_POWER_CYCLES: Event = Event { code: 0x0d, umask: 0x00, ext_sel: false, row: 74 };
-    /// `UNC_Q_TxL0_POWER_CYCLES`: event select 0x0c, umask 0x00, counters 0b1111.
-    pub const TXL0_POWER_CYCLES: Event = Event { code: 0x0c, umask: 0x00, ext_sel: false, row: 75 };
-    /// `UNC_Q_TxL_BYPASSED`: event select 0x05, umask 0x00, counters 0b1111.
-    pub const TXL_BYPASSED: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 76 };
-    /// `UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL`: event select 0x02, umask 0x02, counters 0b1111.
-    pub const TXL_CRC_NO_CREDITS_ALMOST_FULL: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, row: 77 };
-    /// `UNC_Q_TxL_CRC_NO_CREDITS.FULL`: event select 0x02, umask 0x01, counters 0b1111.
-    pub const TXL_CRC_NO_CREDITS_FULL: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, row: 78 };
-    /// `UNC_Q_TxL_CYCLES_NE`: event select 0x06, umask 0x00, counters 0b1111.
-    pub const TXL_CYCLES_NE: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 79 };
-    /// `UNC_Q_TxL_FLITS_G0.DATA`: event select 0x00, umask 0x02, counters 0b1111.
-    pub const TXL_FLITS_G0_DATA: Event = Event { code: 0x00, umask: 0x02, ext_sel: false, row: 80 };
-    /// `UNC_Q_TxL_FLITS_G0.NON_DATA`: event select 0x00, umask 0x04, counters 0b1111.
-    pub const TXL_FLITS_G0_NON_DATA: Event = Event { code: 0x00, umask: 0x04, ext_sel: false, row: 81 };
-    /// `UNC_Q_TxL_FLITS_G1.DRS`: event select 0x00, umask 0x18, counters 0b1111.
-    pub const TXL_FLITS_G1_DRS: Event = Event { code: 0x00, umask: 0x18, ext_sel: true, row: 82 };
-    /// `UNC_Q_TxL_FLITS_G1.DRS_DATA`: event select 0x00, umask 0x08, counters 0b1111.
-    pub const TXL_FLITS_G1_DRS_DATA: Event = Event { code: 0x00, umask: 0x08, ext_sel: true, row: 83 };
-    /// `UNC_Q_TxL_FLITS_G1.DRS_NONDATA`: event select 0x00, umask 0x10, counters 0b1111.
-    pub const TXL_FLITS_G1_DRS_NONDATA: Event = Event { code: 0x00, umask: 0x10, ext_sel: true, row: 84 };
-    /// `UNC_Q_TxL_FLITS_G1.HOM`: event select 0x00, umask 0x06, counters 0b1111.
-    pub const TXL_FLITS_G1_HOM: Event = Event { code: 0x00, umask: 0x06, ext_sel: true, row: 85 };
-    /// `UNC_Q_TxL_FLITS_G1.HOM_NONREQ`: event select 0x00, umask 0x04, counters 0b1111.
-    pub const TXL_FLITS_G1_HOM_NONREQ: Event = Event { code: 0x00, umask: 0x04, ext_sel: true, row: 86 };
-    /// `UNC_Q_TxL_FLITS_G1.HOM_REQ`: event select 0x00, umask 0x02, counters 0b1111.
-    pub const TXL_FLITS_G1_HOM_REQ: Event = Event { code: 0x00, umask: 0x02, ext_sel: true, row: 87 };
-    /// `UNC_Q_TxL_FLITS_G1.SNP`: event select 0x00, umask 0x01, counters 0b1111.
-    pub const TXL_FLITS_G1_SNP: Event = Event { code: 0x00, umask: 0x01, ext_sel: true, row: 88 };
-    /// `UNC_Q_TxL_FLITS_G2.NCB`: event select 0x01, umask 0x0c, counters 0b1111.
-    pub const TXL_FLITS_G2_NCB: Event = Event { code: 0x01, umask: 0x0c, ext_sel: true, row: 89 };
-    /// `UNC_Q_TxL_FLITS_G2.NCB_DATA`: event select 0x01, umask 0x04, counters 0b1111.
-    pub const TXL_FLITS_G2_NCB_DATA: Event = Event { code: 0x01, umask: 0x04, ext_sel: true, row: 90 };
-    /// `UNC_Q_TxL_FLITS_G2.NCB_NONDATA`: event select 0x01, umask 0x08, counters 0b1111.
-    pub const TXL_FLITS_G2_NCB_NONDATA: Event = Event { code: 0x01, umask: 0x08, ext_sel: true, row: 91 };
-    /// `UNC_Q_TxL_FLITS_G2.NCS`: event select 0x01, umask 0x10, counters 0b1111.
-    pub const TXL_FLITS_G2_NCS: Event = Event { code: 0x01, umask: 0x10, ext_sel: true, row: 92 };
-    /// `UNC_Q_TxL_FLITS_G2.NDR_AD`: event select 0x01, umask 0x01, counters 0b1111.
-    pub const TXL_FLITS_G2_NDR_AD: Event = Event { code: 0x01, umask: 0x01, ext_sel: true, row: 93 };
-    /// `UNC_Q_TxL_FLITS_G2.NDR_AK`: event select 0x01, umask 0x02, counters 0b1111.
-    pub const TXL_FLITS_G2_NDR_AK: Event = Event { code: 0x01, umask: 0x02, ext_sel: true, row: 94 };
-    /// `UNC_Q_TxL_INSERTS`: event select 0x04, umask 0x00, counters 0b1111.
-    pub const TXL_INSERTS: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 95 };
-    /// `UNC_Q_TxL_OCCUPANCY`: event select 0x07, umask 0x00, counters 0b1111.
-    pub const TXL_OCCUPANCY: Event = Event { code: 0x07, umask: 0x00, ext_sel: false, row: 96 };
-    /// `UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0`: event select 0x26, umask 0x01, counters 0b1111.
-    pub const TXR_AD_HOM_CREDIT_ACQUIRED_VN0: Event = Event { code: 0x26, umask: 0x01, ext_sel: true, row: 97 };
-    /// `UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1`: event select 0x26, umask 0x02, counters 0b1111.
-    pub const TXR_AD_HOM_CREDIT_ACQUIRED_VN1: Event = Event { code: 0x26, umask: 0x02, ext_sel: true, row: 98 };
-    /// `UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0`: event select 0x22, umask 0x01, counters 0b1111.
-    pub const TXR_AD_HOM_CREDIT_OCCUPANCY_VN0: Event = Event { code: 0x22, umask: 0x01, ext_sel: true, row: 99 };
-    /// `UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1`: event select 0x22, umask 0x02, counters 0b1111.
-    pub const TXR_AD_HOM_CREDIT_OCCUPANCY_VN1: Event = Event { code: 0x22, umask: 0x02, ext_sel: true, row: 100 };
-    /// `UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0`: event select 0x28, umask 0x01, counters 0b1111.
-    pub const TXR_AD_NDR_CREDIT_ACQUIRED_VN0: Event = Event { code: 0x28, umask: 0x01, ext_sel: true, row: 101 };
-    /// `UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1`: event select 0x28, umask 0x02, counters 0b1111.
-    pub const TXR_AD_NDR_CREDIT_ACQUIRED_VN1: Event = Event { code: 0x28, umask: 0x02, ext_sel: true, row: 102 };
-    /// `UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0`: event select 0x24, umask 0x01, counters 0b1111.
-    pub const TXR_AD_NDR_CREDIT_OCCUPANCY_VN0: Event = Event { code: 0x24, umask: 0x01, ext_sel: true, row: 103 };
-    /// `UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1`: event select 0x24, umask 0x02, counters 0b1111.
-    pub const TXR_AD_NDR_CREDIT_OCCUPANCY_VN1: Event = Event { code: 0x24, umask: 0x02, ext_sel: true, row: 104 };
-    /// `UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0`: event select 0x27, umask 0x01, counters 0b1111.
-    pub const TXR_AD_SNP_CREDIT_ACQUIRED_VN0: Event = Event { code: 0x27, umask: 0x01, ext_sel: true, row: 105 };
-    /// `UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1`: event select 0x27, umask 0x02, counters 0b1111.
-    pub const TXR_AD_SNP_CREDIT_ACQUIRED_VN1: Event = Event { code: 0x27, umask: 0x02, ext_sel: true, row: 106 };
-    /// `UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0`: event select 0x23, umask 0x01, counters 0b1111.
-    pub const TXR_AD_SNP_CREDIT_OCCUPANCY_VN0: Event = Event { code: 0x23, umask: 0x01, ext_sel: true, row: 107 };
-    /// `UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1`: event select 0x23, umask 0x02, counters 0b1111.
-    pub const TXR_AD_SNP_CREDIT_OCCUPANCY_VN1: Event = Event { code: 0x23, umask: 0x02, ext_sel: true, row: 108 };
-    /// `UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED.VN0`: event select 0x29, umask 0x01, counters 0b1111.
-    pub const TXR_AK_NDR_CREDIT_ACQUIRED_VN0: Event = Event { code: 0x29, umask: 0x01, ext_sel: true, row: 109 };
-    /// `UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED.VN1`: event select 0x29, umask 0x02, counters 0b1111.
-    pub const TXR_AK_NDR_CREDIT_ACQUIRED_VN1: Event = Event { code: 0x29, umask: 0x02, ext_sel: true, row: 110 };
-    /// `UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY.VN0`: event select 0x25, umask 0x01, counters 0b1111.
-    pub const TXR_AK_NDR_CREDIT_OCCUPANCY_VN0: Event = Event { code: 0x25, umask: 0x01, ext_sel: true, row: 111 };
-    /// `UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY.VN1`: event select 0x25, umask 0x02, counters 0b1111.
-    pub const TXR_AK_NDR_CREDIT_OCCUPANCY_VN1: Event = Event { code: 0x25, umask: 0x02, ext_sel: true, row: 112 };
-    /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0`: event select 0x2a, umask 0x01, counters 0b1111.
-    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN0: Event = Event { code: 0x2a, umask: 0x01, ext_sel: true, row: 113 };
-    /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1`: event select 0x2a, umask 0x02, counters 0b1111.
-    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN1: Event = Event { code: 0x2a, umask: 0x02, ext_sel: true, row: 114 };
-    /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR`: event select 0x2a, umask 0x04, counters 0b1111.
-    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN_SHR: Event = Event { code: 0x2a, umask: 0x04, ext_sel: true, row: 115 };
-    /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0`: event select 0x1f, umask 0x01, counters 0b1111.
-    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN0: Event = Event { code: 0x1f, umask: 0x01, ext_sel: true, row: 116 };
-    /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1`: event select 0x1f, umask 0x02, counters 0b1111.
-    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN1: Event = Event { code: 0x1f, umask: 0x02, ext_sel: true, row: 117 };
-    /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR`: event select 0x1f, umask 0x04, counters 0b1111.
-    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN_SHR: Event = Event { code: 0x1f, umask: 0x04, ext_sel: true, row: 118 };
-    /// `UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0`: event select 0x2b, umask 0x01, counters 0b1111.
-    pub const TXR_BL_NCB_CREDIT_ACQUIRED_VN0: Event = Event { code: 0x2b, umask: 0x01, ext_sel: true, row: 119 };
-    /// `UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1`: event select 0x2b, umask 0x02, counters 0b1111.
-    pub const TXR_BL_NCB_CREDIT_ACQUIRED_VN1: Event = Event { code: 0x2b, umask: 0x02, ext_sel: true, row: 120 };
-    /// `UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0`: event select 0x20, umask 0x01, counters 0b1111.
-    pub const TXR_BL_NCB_CREDIT_OCCUPANCY_VN0: Event = Event { code: 0x20, umask: 0x01, ext_sel: true, row: 121 };
-    /// `UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1`: event select 0x20, umask 0x02, counters 0b1111.
-    pub const TXR_BL_NCB_CREDIT_OCCUPANCY_VN1: Event = Event { code: 0x20, umask: 0x02, ext_sel: true, row: 122 };
-    /// `UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0`: event select 0x2c, umask 0x01, counters 0b1111.
-    pub const TXR_BL_NCS_CREDIT_ACQUIRED_VN0: Event = Event { code: 0x2c, umask: 0x01, ext_sel: true, row: 123 };
-    /// `UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1`: event select 0x2c, umask 0x02, counters 0b1111.
-    pub const TXR_BL_NCS_CREDIT_ACQUIRED_VN1: Event = Event { code: 0x2c, umask: 0x02, ext_sel: true, row: 124 };
-    /// `UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0`: event select 0x21, umask 0x01, counters 0b1111.
-    pub const TXR_BL_NCS_CREDIT_OCCUPANCY_VN0: Event = Event { code: 0x21, umask: 0x01, ext_sel: true, row: 125 };
-    /// `UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1`: event select 0x21, umask 0x02, counters 0b1111.
-    pub const TXR_BL_NCS_CREDIT_OCCUPANCY_VN1: Event = Event { code: 0x21, umask: 0x02, ext_sel: true, row: 126 };
-    /// `UNC_Q_VNA_CREDIT_RETURNS`: event select 0x1c, umask 0x00, counters 0b1111.
-    pub const VNA_CREDIT_RETURNS: Event = Event { code: 0x1c, umask: 0x00, ext_sel: true, row: 127 };
-    /// `UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY`: event select 0x1b, umask 0x00, counters 0b1111.
-    pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event { code: 0x1b, umask: 0x00, ext_sel: true, row: 128 };
-    /// `UNC_Q_MESSAGE.DRS.AnyResp9flits`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_ANYRESP9FLITS: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 129 };
-    /// `UNC_Q_MESSAGE.DRS.AnyResp11flits`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_ANYRESP11FLITS: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 130 };
-    /// `UNC_Q_MESSAGE.DRS.DataC_M`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_DATAC_M: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 131 };
-    /// `UNC_Q_MESSAGE.DRS.WbIData`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_WBIDATA: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 132 };
-    /// `UNC_Q_MESSAGE.DRS.WbSData`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_WBSDATA: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 133 };
-    /// `UNC_Q_MESSAGE.DRS.WbEData`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_WBEDATA: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 134 };
-    /// `UNC_Q_MESSAGE.DRS.AnyResp`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_ANYRESP: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 135 };
-    /// `UNC_Q_MESSAGE.DRS.AnyDataC`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_ANYDATAC: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 136 };
-    /// `UNC_Q_MESSAGE.NCB.AnyMsg`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_NCB_ANYMSG: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 137 };
-    /// `UNC_Q_MESSAGE.NCB.AnyInt`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_NCB_ANYINT: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 138 };
-    /// `UNC_Q_MESSAGE.DRS.DataC_F`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_DATAC_F: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 139 };
-    /// `UNC_Q_MESSAGE.DRS.DataC_F_FrcAckCnflt`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_DATAC_F_FRCACKCNFLT: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 140 };
-    /// `UNC_Q_MESSAGE.DRS.DataC_F_Cmp`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_DATAC_F_CMP: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 141 };
-    /// `UNC_Q_MESSAGE.DRS.DataC_E`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_DATAC_E: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 142 };
-    /// `UNC_Q_MESSAGE.DRS.DataC_E_FrcAckCnflt`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_DATAC_E_FRCACKCNFLT: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 143 };
-    /// `UNC_Q_MESSAGE.DRS.DataC_E_Cmp`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_DRS_DATAC_E_CMP: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 144 };
-    /// `UNC_Q_MESSAGE.HOM.RespFwd`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_HOM_RESPFWD: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 145 };
-    /// `UNC_Q_MESSAGE.HOM.RespFwdI`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_HOM_RESPFWDI: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 146 };
-    /// `UNC_Q_MESSAGE.HOM.RespFwdS`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_HOM_RESPFWDS: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 147 };
-    /// `UNC_Q_MESSAGE.HOM.RespFwdIWb`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_HOM_RESPFWDIWB: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 148 };
-    /// `UNC_Q_MESSAGE.HOM.RespFwdSWb`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_HOM_RESPFWDSWB: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 149 };
-    /// `UNC_Q_MESSAGE.HOM.RespIWb`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_HOM_RESPIWB: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 150 };
-    /// `UNC_Q_MESSAGE.HOM.RespSWb`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_HOM_RESPSWB: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 151 };
-    /// `UNC_Q_MESSAGE.HOM.AnyReq`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_HOM_ANYREQ: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 152 };
-    /// `UNC_Q_MESSAGE.HOM.AnyResp`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_HOM_ANYRESP: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 153 };
-    /// `UNC_Q_MESSAGE.SNP.AnySnp`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_SNP_ANYSNP: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 154 };
-    /// `UNC_Q_MESSAGE.NDR.AnyCmp`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_NDR_ANYCMP: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 155 };
-    /// `UNC_Q_MESSAGE.NCS.NcRd`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_NCS_NCRD: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 156 };
-    /// `UNC_Q_MESSAGE.NCS.AnyMsg1or2flits`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_NCS_ANYMSG1OR2FLITS: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 157 };
-    /// `UNC_Q_MESSAGE.NCS.AnyMsg3flits`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_NCS_ANYMSG3FLITS: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 158 };
-    /// `UNC_Q_MESSAGE.NCB.AnyMsg9flits`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_NCB_ANYMSG9FLITS: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 159 };
-    /// `UNC_Q_MESSAGE.NCB.AnyMsg11flits`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MESSAGE_NCB_ANYMSG11FLITS: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 160 };
-    /// `UNC_Q_MATCH_MASK`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const MATCH_MASK: Event = Event { code: 0x38, umask: 0x00, ext_sel: true, row: 161 };
-    /// `UNC_Q_RxL_CYCLES_NE_DRS.VN0`: event select 0x0f, umask 0x01, counters 0b1111.
-    pub const RXL_CYCLES_NE_DRS_VN0: Event = Event { code: 0x0f, umask: 0x01, ext_sel: true, row: 162 };
-    /// `UNC_Q_RxL_CYCLES_NE_DRS.VN1`: event select 0x0f, umask 0x02, counters 0b1111.
-    pub const RXL_CYCLES_NE_DRS_VN1: Event = Event { code: 0x0f, umask: 0x02, ext_sel: true, row: 163 };
-    /// `UNC_Q_RxL_CYCLES_NE_HOM.VN0`: event select 0x12, umask 0x01, counters 0b1111.
-    pub const RXL_CYCLES_NE_HOM_VN0: Event = Event { code: 0x12, umask: 0x01, ext_sel: true, row: 164 };
-    /// `UNC_Q_RxL_CYCLES_NE_HOM.VN1`: event select 0x12, umask 0x02, counters 0b1111.
-    pub const RXL_CYCLES_NE_HOM_VN1: Event = Event { code: 0x12, umask: 0x02, ext_sel: true, row: 165 };
-    /// `UNC_Q_RxL_CYCLES_NE_NCB.VN0`: event select 0x10, umask 0x01, counters 0b1111.
-    pub const RXL_CYCLES_NE_NCB_VN0: Event = Event { code: 0x10, umask: 0x01, ext_sel: true, row: 166 };
-    /// `UNC_Q_RxL_CYCLES_NE_NCB.VN1`: event select 0x10, umask 0x02, counters 0b1111.
-    pub const RXL_CYCLES_NE_NCB_VN1: Event = Event { code: 0x10, umask: 0x02, ext_sel: true, row: 167 };
-    /// `UNC_Q_RxL_CYCLES_NE_NCS.VN0`: event select 0x11, umask 0x01, counters 0b1111.
-    pub const RXL_CYCLES_NE_NCS_VN0: Event = Event { code: 0x11, umask: 0x01, ext_sel: true, row: 168 };
-    /// `UNC_Q_RxL_CYCLES_NE_NCS.VN1`: event select 0x11, umask 0x02, counters 0b1111.
-    pub const RXL_CYCLES_NE_NCS_VN1: Event = Event { code: 0x11, umask: 0x02, ext_sel: true, row: 169 };
-    /// `UNC_Q_RxL_CYCLES_NE_NDR.VN0`: event select 0x14, umask 0x01, counters 0b1111.
-    pub const RXL_CYCLES_NE_NDR_VN0: Event = Event { code: 0x14, umask: 0x01, ext_sel: true, row: 170 };
-    /// `UNC_Q_RxL_CYCLES_NE_NDR.VN1`: event select 0x14, umask 0x02, counters 0b1111.
-    pub const RXL_CYCLES_NE_NDR_VN1: Event = Event { code: 0x14, umask: 0x02, ext_sel: true, row: 171 };
-    /// `UNC_Q_RxL_CYCLES_NE_SNP.VN0`: event select 0x13, umask 0x01, counters 0b1111.
-    pub const RXL_CYCLES_NE_SNP_VN0: Event = Event { code: 0x13, umask: 0x01, ext_sel: true, row: 172 };
-    /// `UNC_Q_RxL_CYCLES_NE_SNP.VN1`: event select 0x13, umask 0x02, counters 0b1111.
-    pub const RXL_CYCLES_NE_SNP_VN1: Event = Event { code: 0x13, umask: 0x02, ext_sel: true, row: 173 };
-    /// `UNC_Q_RxL_INSERTS_DRS.VN0`: event select 0x09, umask 0x01, counters 0b1111.
-    pub const RXL_INSERTS_DRS_VN0: Event = Event { code: 0x09, umask: 0x01, ext_sel: true, row: 174 };
-    /// `UNC_Q_RxL_INSERTS_DRS.VN1`: event select 0x09, umask 0x02, counters 0b1111.
-    pub const RXL_INSERTS_DRS_VN1: Event = Event { code: 0x09, umask: 0x02, ext_sel: true, row: 175 };
-    /// `UNC_Q_RxL_INSERTS_HOM.VN0`: event select 0x0c, umask 0x01, counters 0b1111.
-    pub const RXL_INSERTS_HOM_VN0: Event = Event { code: 0x0c, umask: 0x01, ext_sel: true, row: 176 };
-    /// `UNC_Q_RxL_INSERTS_HOM.VN1`: event select 0x0c, umask 0x02, counters 0b1111.
-    pub const RXL_INSERTS_HOM_VN1: Event = Event { code: 0x0c, umask: 0x02, ext_sel: true, row: 177 };
-    /// `UNC_Q_RxL_INSERTS_NCB.VN0`: event select 0x0a, umask 0x01, counters 0b1111.
-    pub const RXL_INSERTS_NCB_VN0: Event = Event { code: 0x0a, umask: 0x01, ext_sel: true, row: 178 };
-    /// `UNC_Q_RxL_INSERTS_NCB.VN1`: event select 0x0a, umask 0x02, counters 0b1111.
-    pub const RXL_INSERTS_NCB_VN1: Event = Event { code: 0x0a, umask: 0x02, ext_sel: true, row: 179 };
-    /// `UNC_Q_RxL_INSERTS_NCS.VN0`: event select 0x0b, umask 0x01, counters 0b1111.
-    pub const RXL_INSERTS_NCS_VN0: Event = Event { code: 0x0b, umask: 0x01, ext_sel: true, row: 180 };
-    /// `UNC_Q_RxL_INSERTS_NCS.VN1`: event select 0x0b, umask 0x02, counters 0b1111.
-    pub const RXL_INSERTS_NCS_VN1: Event = Event { code: 0x0b, umask: 0x02, ext_sel: true, row: 181 };
-    /// `UNC_Q_RxL_INSERTS_NDR.VN0`: event select 0x0e, umask 0x01, counters 0b1111.
-    pub const RXL_INSERTS_NDR_VN0: Event = Event { code: 0x0e, umask: 0x01, ext_sel: true, row: 182 };
-    /// `UNC_Q_RxL_INSERTS_NDR.VN1`: event select 0x0e, umask 0x02, counters 0b1111.
-    pub const RXL_INSERTS_NDR_VN1: Event = Event { code: 0x0e, umask: 0x02, ext_sel: true, row: 183 };
-    /// `UNC_Q_RxL_INSERTS_SNP.VN0`: event select 0x0d, umask 0x01, counters 0b1111.
-    pub const RXL_INSERTS_SNP_VN0: Event = Event { code: 0x0d, umask: 0x01, ext_sel: true, row: 184 };
-    /// `UNC_Q_RxL_INSERTS_SNP.VN1`: event select 0x0d, umask 0x02, counters 0b1111.
-    pub const RXL_INSERTS_SNP_VN1: Event = Event { code: 0x0d, umask: 0x02, ext_sel: true, row: 185 };
-    /// `UNC_Q_RxL_OCCUPANCY_DRS.VN0`: event select 0x15, umask 0x01, counters 0b1111.
-    pub const RXL_OCCUPANCY_DRS_VN0: Event = Event { code: 0x15, umask: 0x01, ext_sel: true, row: 186 };
-    /// `UNC_Q_RxL_OCCUPANCY_DRS.VN1`: event select 0x15, umask 0x02, counters 0b1111.
-    pub const RXL_OCCUPANCY_DRS_VN1: Event = Event { code: 0x15, umask: 0x02, ext_sel: true, row: 187 };
-    /// `UNC_Q_RxL_OCCUPANCY_HOM.VN0`: event select 0x18, umask 0x01, counters 0b1111.
-    pub const RXL_OCCUPANCY_HOM_VN0: Event = Event { code: 0x18, umask: 0x01, ext_sel: true, row: 188 };
-    /// `UNC_Q_RxL_OCCUPANCY_HOM.VN1`: event select 0x18, umask 0x02, counters 0b1111.
-    pub const RXL_OCCUPANCY_HOM_VN1: Event = Event { code: 0x18, umask: 0x02, ext_sel: true, row: 189 };
-    /// `UNC_Q_RxL_OCCUPANCY_NCB.VN0`: event select 0x16, umask 0x01, counters 0b1111.
-    pub const RXL_OCCUPANCY_NCB_VN0: Event = Event { code: 0x16, umask: 0x01, ext_sel: true, row: 190 };
-    /// `UNC_Q_RxL_OCCUPANCY_NCB.VN1`: event select 0x16, umask 0x02, counters 0b1111.
-    pub const RXL_OCCUPANCY_NCB_VN1: Event = Event { code: 0x16, umask: 0x02, ext_sel: true, row: 191 };
-    /// `UNC_Q_RxL_OCCUPANCY_NCS.VN0`: event select 0x17, umask 0x01, counters 0b1111.
-    pub const RXL_OCCUPANCY_NCS_VN0: Event = Event { code: 0x17, umask: 0x01, ext_sel: true, row: 192 };
-    /// `UNC_Q_RxL_OCCUPANCY_NCS.VN1`: event select 0x17, umask 0x02, counters 0b1111.
-    pub const RXL_OCCUPANCY_NCS_VN1: Event = Event { code: 0x17, umask: 0x02, ext_sel: true, row: 193 };
-    /// `UNC_Q_RxL_OCCUPANCY_NDR.VN0`: event select 0x1a, umask 0x01, counters 0b1111.
-    pub const RXL_OCCUPANCY_NDR_VN0: Event = Event { code: 0x1a, umask: 0x01, ext_sel: true, row: 194 };
-    /// `UNC_Q_RxL_OCCUPANCY_NDR.VN1`: event select 0x1a, umask 0x02, counters 0b1111.
-    pub const RXL_OCCUPANCY_NDR_VN1: Event = Event { code: 0x1a, umask: 0x02, ext_sel: true, row: 195 };
-    /// `UNC_Q_RxL_OCCUPANCY_SNP.VN0`: event select 0x19, umask 0x01, counters 0b1111.
-    pub const RXL_OCCUPANCY_SNP_VN0: Event = Event { code: 0x19, umask: 0x01, ext_sel: true, row: 196 };
-    /// `UNC_Q_RxL_OCCUPANCY_SNP.VN1`: event select 0x19, umask 0x02, counters 0b1111.
-    pub const RXL_OCCUPANCY_SNP_VN1: Event = Event { code: 0x19, umask: 0x02, ext_sel: true, row: 197 };
-    /// `UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED`: event select 0x29, umask 0x00, counters 0b1111.
-    pub const TXR_AK_NDR_CREDIT_ACQUIRED: Event = Event { code: 0x29, umask: 0x00, ext_sel: true, row: 198 };
-    /// `UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY`: event select 0x25, umask 0x00, counters 0b1111.
-    pub const TXR_AK_NDR_CREDIT_OCCUPANCY: Event = Event { code: 0x25, umask: 0x00, ext_sel: true, row: 199 };
+    /// `UNC_Q_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_Q_CTO_COUNT`.
+    pub const CTO_COUNT: Event = Event::row(1);
+    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS`.
+    pub const DIRECT2CORE_FAILURE_CREDITS: Event = Event::row(2);
+    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS`.
+    pub const DIRECT2CORE_FAILURE_CREDITS_MISS: Event = Event::row(3);
+    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT`.
+    pub const DIRECT2CORE_FAILURE_CREDITS_RBT: Event = Event::row(4);
+    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS`.
+    pub const DIRECT2CORE_FAILURE_CREDITS_RBT_MISS: Event = Event::row(5);
+    /// `UNC_Q_DIRECT2CORE.FAILURE_MISS`.
+    pub const DIRECT2CORE_FAILURE_MISS: Event = Event::row(6);
+    /// `UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT`.
+    pub const DIRECT2CORE_FAILURE_RBT_HIT: Event = Event::row(7);
+    /// `UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS`.
+    pub const DIRECT2CORE_FAILURE_RBT_MISS: Event = Event::row(8);
+    /// `UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT`.
+    pub const DIRECT2CORE_SUCCESS_RBT_HIT: Event = Event::row(9);
+    /// `UNC_Q_L1_POWER_CYCLES`.
+    pub const L1_POWER_CYCLES: Event = Event::row(10);
+    /// `UNC_Q_RxL0P_POWER_CYCLES`.
+    pub const RXL0P_POWER_CYCLES: Event = Event::row(11);
+    /// `UNC_Q_RxL0_POWER_CYCLES`.
+    pub const RXL0_POWER_CYCLES: Event = Event::row(12);
+    /// `UNC_Q_RxL_BYPASSED`.
+    pub const RXL_BYPASSED: Event = Event::row(13);
+    /// `UNC_Q_RxL_CRC_ERRORS.LINK_INIT`.
+    pub const RXL_CRC_ERRORS_LINK_INIT: Event = Event::row(14);
+    /// `UNC_Q_RxL_CRC_ERRORS.NORMAL_OP`.
+    pub const RXL_CRC_ERRORS_NORMAL_OP: Event = Event::row(15);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS`.
+    pub const RXL_CREDITS_CONSUMED_VN0_DRS: Event = Event::row(16);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM`.
+    pub const RXL_CREDITS_CONSUMED_VN0_HOM: Event = Event::row(17);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB`.
+    pub const RXL_CREDITS_CONSUMED_VN0_NCB: Event = Event::row(18);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS`.
+    pub const RXL_CREDITS_CONSUMED_VN0_NCS: Event = Event::row(19);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR`.
+    pub const RXL_CREDITS_CONSUMED_VN0_NDR: Event = Event::row(20);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP`.
+    pub const RXL_CREDITS_CONSUMED_VN0_SNP: Event = Event::row(21);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS`.
+    pub const RXL_CREDITS_CONSUMED_VN1_DRS: Event = Event::row(22);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM`.
+    pub const RXL_CREDITS_CONSUMED_VN1_HOM: Event = Event::row(23);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB`.
+    pub const RXL_CREDITS_CONSUMED_VN1_NCB: Event = Event::row(24);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS`.
+    pub const RXL_CREDITS_CONSUMED_VN1_NCS: Event = Event::row(25);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR`.
+    pub const RXL_CREDITS_CONSUMED_VN1_NDR: Event = Event::row(26);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP`.
+    pub const RXL_CREDITS_CONSUMED_VN1_SNP: Event = Event::row(27);
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VNA`.
+    pub const RXL_CREDITS_CONSUMED_VNA: Event = Event::row(28);
+    /// `UNC_Q_RxL_CYCLES_NE`.
+    pub const RXL_CYCLES_NE: Event = Event::row(29);
+    /// `UNC_Q_RxL_FLITS_G0.DATA`.
+    pub const RXL_FLITS_G0_DATA: Event = Event::row(30);
+    /// `UNC_Q_RxL_FLITS_G0.IDLE`.
+    pub const RXL_FLITS_G0_IDLE: Event = Event::row(31);
+    /// `UNC_Q_RxL_FLITS_G0.NON_DATA`.
+    pub const RXL_FLITS_G0_NON_DATA: Event = Event::row(32);
+    /// `UNC_Q_RxL_FLITS_G1.DRS`.
+    pub const RXL_FLITS_G1_DRS: Event = Event::row(33);
+    /// `UNC_Q_RxL_FLITS_G1.DRS_DATA`.
+    pub const RXL_FLITS_G1_DRS_DATA: Event = Event::row(34);
+    /// `UNC_Q_RxL_FLITS_G1.DRS_NONDATA`.
+    pub const RXL_FLITS_G1_DRS_NONDATA: Event = Event::row(35);
+    /// `UNC_Q_RxL_FLITS_G1.HOM`.
+    pub const RXL_FLITS_G1_HOM: Event = Event::row(36);
+    /// `UNC_Q_RxL_FLITS_G1.HOM_NONREQ`.
+    pub const RXL_FLITS_G1_HOM_NONREQ: Event = Event::row(37);
+    /// `UNC_Q_RxL_FLITS_G1.HOM_REQ`.
+    pub const RXL_FLITS_G1_HOM_REQ: Event = Event::row(38);
+    /// `UNC_Q_RxL_FLITS_G1.SNP`.
+    pub const RXL_FLITS_G1_SNP: Event = Event::row(39);
+    /// `UNC_Q_RxL_FLITS_G2.NCB`.
+    pub const RXL_FLITS_G2_NCB: Event = Event::row(40);
+    /// `UNC_Q_RxL_FLITS_G2.NCB_DATA`.
+    pub const RXL_FLITS_G2_NCB_DATA: Event = Event::row(41);
+    /// `UNC_Q_RxL_FLITS_G2.NCB_NONDATA`.
+    pub const RXL_FLITS_G2_NCB_NONDATA: Event = Event::row(42);
+    /// `UNC_Q_RxL_FLITS_G2.NCS`.
+    pub const RXL_FLITS_G2_NCS: Event = Event::row(43);
+    /// `UNC_Q_RxL_FLITS_G2.NDR_AD`.
+    pub const RXL_FLITS_G2_NDR_AD: Event = Event::row(44);
+    /// `UNC_Q_RxL_FLITS_G2.NDR_AK`.
+    pub const RXL_FLITS_G2_NDR_AK: Event = Event::row(45);
+    /// `UNC_Q_RxL_INSERTS`.
+    pub const RXL_INSERTS: Event = Event::row(46);
+    /// `UNC_Q_RxL_INSERTS_DRS`.
+    pub const RXL_INSERTS_DRS: Event = Event::row(47);
+    /// `UNC_Q_RxL_INSERTS_HOM`.
+    pub const RXL_INSERTS_HOM: Event = Event::row(48);
+    /// `UNC_Q_RxL_INSERTS_NCB`.
+    pub const RXL_INSERTS_NCB: Event = Event::row(49);
+    /// `UNC_Q_RxL_INSERTS_NCS`.
+    pub const RXL_INSERTS_NCS: Event = Event::row(50);
+    /// `UNC_Q_RxL_INSERTS_NDR`.
+    pub const RXL_INSERTS_NDR: Event = Event::row(51);
+    /// `UNC_Q_RxL_INSERTS_SNP`.
+    pub const RXL_INSERTS_SNP: Event = Event::row(52);
+    /// `UNC_Q_RxL_OCCUPANCY`.
+    pub const RXL_OCCUPANCY: Event = Event::row(53);
+    /// `UNC_Q_RxL_OCCUPANCY_DRS`.
+    pub const RXL_OCCUPANCY_DRS: Event = Event::row(54);
+    /// `UNC_Q_RxL_OCCUPANCY_HOM`.
+    pub const RXL_OCCUPANCY_HOM: Event = Event::row(55);
+    /// `UNC_Q_RxL_OCCUPANCY_NCB`.
+    pub const RXL_OCCUPANCY_NCB: Event = Event::row(56);
+    /// `UNC_Q_RxL_OCCUPANCY_NCS`.
+    pub const RXL_OCCUPANCY_NCS: Event = Event::row(57);
+    /// `UNC_Q_RxL_OCCUPANCY_NDR`.
+    pub const RXL_OCCUPANCY_NDR: Event = Event::row(58);
+    /// `UNC_Q_RxL_OCCUPANCY_SNP`.
+    pub const RXL_OCCUPANCY_SNP: Event = Event::row(59);
+    /// `UNC_Q_RxL_STALLS_VN0.BGF_DRS`.
+    pub const RXL_STALLS_VN0_BGF_DRS: Event = Event::row(60);
+    /// `UNC_Q_RxL_STALLS_VN0.BGF_HOM`.
+    pub const RXL_STALLS_VN0_BGF_HOM: Event = Event::row(61);
+    /// `UNC_Q_RxL_STALLS_VN0.BGF_NCB`.
+    pub const RXL_STALLS_VN0_BGF_NCB: Event = Event::row(62);
+    /// `UNC_Q_RxL_STALLS_VN0.BGF_NCS`.
+    pub const RXL_STALLS_VN0_BGF_NCS: Event = Event::row(63);
+    /// `UNC_Q_RxL_STALLS_VN0.BGF_NDR`.
+    pub const RXL_STALLS_VN0_BGF_NDR: Event = Event::row(64);
+    /// `UNC_Q_RxL_STALLS_VN0.BGF_SNP`.
+    pub const RXL_STALLS_VN0_BGF_SNP: Event = Event::row(65);
+    /// `UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS`.
+    pub const RXL_STALLS_VN0_EGRESS_CREDITS: Event = Event::row(66);
+    /// `UNC_Q_RxL_STALLS_VN0.GV`.
+    pub const RXL_STALLS_VN0_GV: Event = Event::row(67);
+    /// `UNC_Q_RxL_STALLS_VN1.BGF_DRS`.
+    pub const RXL_STALLS_VN1_BGF_DRS: Event = Event::row(68);
+    /// `UNC_Q_RxL_STALLS_VN1.BGF_HOM`.
+    pub const RXL_STALLS_VN1_BGF_HOM: Event = Event::row(69);
+    /// `UNC_Q_RxL_STALLS_VN1.BGF_NCB`.
+    pub const RXL_STALLS_VN1_BGF_NCB: Event = Event::row(70);
+    /// `UNC_Q_RxL_STALLS_VN1.BGF_NCS`.
+    pub const RXL_STALLS_VN1_BGF_NCS: Event = Event::row(71);
+    /// `UNC_Q_RxL_STALLS_VN1.BGF_NDR`.
+    pub const RXL_STALLS_VN1_BGF_NDR: Event = Event::row(72);
+    /// `UNC_Q_RxL_STALLS_VN1.BGF_SNP`.
+    pub const RXL_STALLS_VN1_BGF_SNP: Event = Event::row(73);
+    /// `UNC_Q_TxL0P_POWER_CYCLES`.
+    pub const TXL0P_POWER_CYCLES: Event = Event::row(74);
+    /// `UNC_Q_TxL0_POWER_CYCLES`.
+    pub const TXL0_POWER_CYCLES: Event = Event::row(75);
+    /// `UNC_Q_TxL_BYPASSED`.
+    pub const TXL_BYPASSED: Event = Event::row(76);
+    /// `UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL`.
+    pub const TXL_CRC_NO_CREDITS_ALMOST_FULL: Event = Event::row(77);
+    /// `UNC_Q_TxL_CRC_NO_CREDITS.FULL`.
+    pub const TXL_CRC_NO_CREDITS_FULL: Event = Event::row(78);
+    /// `UNC_Q_TxL_CYCLES_NE`.
+    pub const TXL_CYCLES_NE: Event = Event::row(79);
+    /// `UNC_Q_TxL_FLITS_G0.DATA`.
+    pub const TXL_FLITS_G0_DATA: Event = Event::row(80);
+    /// `UNC_Q_TxL_FLITS_G0.NON_DATA`.
+    pub const TXL_FLITS_G0_NON_DATA: Event = Event::row(81);
+    /// `UNC_Q_TxL_FLITS_G1.DRS`.
+    pub const TXL_FLITS_G1_DRS: Event = Event::row(82);
+    /// `UNC_Q_TxL_FLITS_G1.DRS_DATA`.
+    pub const TXL_FLITS_G1_DRS_DATA: Event = Event::row(83);
+    /// `UNC_Q_TxL_FLITS_G1.DRS_NONDATA`.
+    pub const TXL_FLITS_G1_DRS_NONDATA: Event = Event::row(84);
+    /// `UNC_Q_TxL_FLITS_G1.HOM`.
+    pub const TXL_FLITS_G1_HOM: Event = Event::row(85);
+    /// `UNC_Q_TxL_FLITS_G1.HOM_NONREQ`.
+    pub const TXL_FLITS_G1_HOM_NONREQ: Event = Event::row(86);
+    /// `UNC_Q_TxL_FLITS_G1.HOM_REQ`.
+    pub const TXL_FLITS_G1_HOM_REQ: Event = Event::row(87);
+    /// `UNC_Q_TxL_FLITS_G1.SNP`.
+    pub const TXL_FLITS_G1_SNP: Event = Event::row(88);
+    /// `UNC_Q_TxL_FLITS_G2.NCB`.
+    pub const TXL_FLITS_G2_NCB: Event = Event::row(89);
+    /// `UNC_Q_TxL_FLITS_G2.NCB_DATA`.
+    pub const TXL_FLITS_G2_NCB_DATA: Event = Event::row(90);
+    /// `UNC_Q_TxL_FLITS_G2.NCB_NONDATA`.
+    pub const TXL_FLITS_G2_NCB_NONDATA: Event = Event::row(91);
+    /// `UNC_Q_TxL_FLITS_G2.NCS`.
+    pub const TXL_FLITS_G2_NCS: Event = Event::row(92);
+    /// `UNC_Q_TxL_FLITS_G2.NDR_AD`.
+    pub const TXL_FLITS_G2_NDR_AD: Event = Event::row(93);
+    /// `UNC_Q_TxL_FLITS_G2.NDR_AK`.
+    pub const TXL_FLITS_G2_NDR_AK: Event = Event::row(94);
+    /// `UNC_Q_TxL_INSERTS`.
+    pub const TXL_INSERTS: Event = Event::row(95);
+    /// `UNC_Q_TxL_OCCUPANCY`.
+    pub const TXL_OCCUPANCY: Event = Event::row(96);
+    /// `UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0`.
+    pub const TXR_AD_HOM_CREDIT_ACQUIRED_VN0: Event = Event::row(97);
+    /// `UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1`.
+    pub const TXR_AD_HOM_CREDIT_ACQUIRED_VN1: Event = Event::row(98);
+    /// `UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0`.
+    pub const TXR_AD_HOM_CREDIT_OCCUPANCY_VN0: Event = Event::row(99);
+    /// `UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1`.
+    pub const TXR_AD_HOM_CREDIT_OCCUPANCY_VN1: Event = Event::row(100);
+    /// `UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0`.
+    pub const TXR_AD_NDR_CREDIT_ACQUIRED_VN0: Event = Event::row(101);
+    /// `UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1`.
+    pub const TXR_AD_NDR_CREDIT_ACQUIRED_VN1: Event = Event::row(102);
+    /// `UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0`.
+    pub const TXR_AD_NDR_CREDIT_OCCUPANCY_VN0: Event = Event::row(103);
+    /// `UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1`.
+    pub const TXR_AD_NDR_CREDIT_OCCUPANCY_VN1: Event = Event::row(104);
+    /// `UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0`.
+    pub const TXR_AD_SNP_CREDIT_ACQUIRED_VN0: Event = Event::row(105);
+    /// `UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1`.
+    pub const TXR_AD_SNP_CREDIT_ACQUIRED_VN1: Event = Event::row(106);
+    /// `UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0`.
+    pub const TXR_AD_SNP_CREDIT_OCCUPANCY_VN0: Event = Event::row(107);
+    /// `UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1`.
+    pub const TXR_AD_SNP_CREDIT_OCCUPANCY_VN1: Event = Event::row(108);
+    /// `UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED.VN0`.
+    pub const TXR_AK_NDR_CREDIT_ACQUIRED_VN0: Event = Event::row(109);
+    /// `UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED.VN1`.
+    pub const TXR_AK_NDR_CREDIT_ACQUIRED_VN1: Event = Event::row(110);
+    /// `UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY.VN0`.
+    pub const TXR_AK_NDR_CREDIT_OCCUPANCY_VN0: Event = Event::row(111);
+    /// `UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY.VN1`.
+    pub const TXR_AK_NDR_CREDIT_OCCUPANCY_VN1: Event = Event::row(112);
+    /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0`.
+    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN0: Event = Event::row(113);
+    /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1`.
+    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN1: Event = Event::row(114);
+    /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR`.
+    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN_SHR: Event = Event::row(115);
+    /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0`.
+    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN0: Event = Event::row(116);
+    /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1`.
+    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN1: Event = Event::row(117);
+    /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR`.
+    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN_SHR: Event = Event::row(118);
+    /// `UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0`.
+    pub const TXR_BL_NCB_CREDIT_ACQUIRED_VN0: Event = Event::row(119);
+    /// `UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1`.
+    pub const TXR_BL_NCB_CREDIT_ACQUIRED_VN1: Event = Event::row(120);
+    /// `UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0`.
+    pub const TXR_BL_NCB_CREDIT_OCCUPANCY_VN0: Event = Event::row(121);
+    /// `UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1`.
+    pub const TXR_BL_NCB_CREDIT_OCCUPANCY_VN1: Event = Event::row(122);
+    /// `UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0`.
+    pub const TXR_BL_NCS_CREDIT_ACQUIRED_VN0: Event = Event::row(123);
+    /// `UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1`.
+    pub const TXR_BL_NCS_CREDIT_ACQUIRED_VN1: Event = Event::row(124);
+    /// `UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0`.
+    pub const TXR_BL_NCS_CREDIT_OCCUPANCY_VN0: Event = Event::row(125);
+    /// `UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1`.
+    pub const TXR_BL_NCS_CREDIT_OCCUPANCY_VN1: Event = Event::row(126);
+    /// `UNC_Q_VNA_CREDIT_RETURNS`.
+    pub const VNA_CREDIT_RETURNS: Event = Event::row(127);
+    /// `UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY`.
+    pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event::row(128);
+    /// `UNC_Q_MESSAGE.DRS.AnyResp9flits`.
+    pub const MESSAGE_DRS_ANYRESP9FLITS: Event = Event::row(129);
+    /// `UNC_Q_MESSAGE.DRS.AnyResp11flits`.
+    pub const MESSAGE_DRS_ANYRESP11FLITS: Event = Event::row(130);
+    /// `UNC_Q_MESSAGE.DRS.DataC_M`.
+    pub const MESSAGE_DRS_DATAC_M: Event = Event::row(131);
+    /// `UNC_Q_MESSAGE.DRS.WbIData`.
+    pub const MESSAGE_DRS_WBIDATA: Event = Event::row(132);
+    /// `UNC_Q_MESSAGE.DRS.WbSData`.
+    pub const MESSAGE_DRS_WBSDATA: Event = Event::row(133);
+    /// `UNC_Q_MESSAGE.DRS.WbEData`.
+    pub const MESSAGE_DRS_WBEDATA: Event = Event::row(134);
+    /// `UNC_Q_MESSAGE.DRS.AnyResp`.
+    pub const MESSAGE_DRS_ANYRESP: Event = Event::row(135);
+    /// `UNC_Q_MESSAGE.DRS.AnyDataC`.
+    pub const MESSAGE_DRS_ANYDATAC: Event = Event::row(136);
+    /// `UNC_Q_MESSAGE.NCB.AnyMsg`.
+    pub const MESSAGE_NCB_ANYMSG: Event = Event::row(137);
+    /// `UNC_Q_MESSAGE.NCB.AnyInt`.
+    pub const MESSAGE_NCB_ANYINT: Event = Event::row(138);
+    /// `UNC_Q_MESSAGE.DRS.DataC_F`.
+    pub const MESSAGE_DRS_DATAC_F: Event = Event::row(139);
+    /// `UNC_Q_MESSAGE.DRS.DataC_F_FrcAckCnflt`.
+    pub const MESSAGE_DRS_DATAC_F_FRCACKCNFLT: Event = Event::row(140);
+    /// `UNC_Q_MESSAGE.DRS.DataC_F_Cmp`.
+    pub const MESSAGE_DRS_DATAC_F_CMP: Event = Event::row(141);
+    /// `UNC_Q_MESSAGE.DRS.DataC_E`.
+    pub const MESSAGE_DRS_DATAC_E: Event = Event::row(142);
+    /// `UNC_Q_MESSAGE.DRS.DataC_E_FrcAckCnflt`.
+    pub const MESSAGE_DRS_DATAC_E_FRCACKCNFLT: Event = Event::row(143);
+    /// `UNC_Q_MESSAGE.DRS.DataC_E_Cmp`.
+    pub const MESSAGE_DRS_DATAC_E_CMP: Event = Event::row(144);
+    /// `UNC_Q_MESSAGE.HOM.RespFwd`.
+    pub const MESSAGE_HOM_RESPFWD: Event = Event::row(145);
+    /// `UNC_Q_MESSAGE.HOM.RespFwdI`.
+    pub const MESSAGE_HOM_RESPFWDI: Event = Event::row(146);
+    /// `UNC_Q_MESSAGE.HOM.RespFwdS`.
+    pub const MESSAGE_HOM_RESPFWDS: Event = Event::row(147);
+    /// `UNC_Q_MESSAGE.HOM.RespFwdIWb`.
+    pub const MESSAGE_HOM_RESPFWDIWB: Event = Event::row(148);
+    /// `UNC_Q_MESSAGE.HOM.RespFwdSWb`.
+    pub const MESSAGE_HOM_RESPFWDSWB: Event = Event::row(149);
+    /// `UNC_Q_MESSAGE.HOM.RespIWb`.
+    pub const MESSAGE_HOM_RESPIWB: Event = Event::row(150);
+    /// `UNC_Q_MESSAGE.HOM.RespSWb`.
+    pub const MESSAGE_HOM_RESPSWB: Event = Event::row(151);
+    /// `UNC_Q_MESSAGE.HOM.AnyReq`.
+    pub const MESSAGE_HOM_ANYREQ: Event = Event::row(152);
+    /// `UNC_Q_MESSAGE.HOM.AnyResp`.
+    pub const MESSAGE_HOM_ANYRESP: Event = Event::row(153);
+    /// `UNC_Q_MESSAGE.SNP.AnySnp`.
+    pub const MESSAGE_SNP_ANYSNP: Event = Event::row(154);
+    /// `UNC_Q_MESSAGE.NDR.AnyCmp`.
+    pub const MESSAGE_NDR_ANYCMP: Event = Event::row(155);
+    /// `UNC_Q_MESSAGE.NCS.NcRd`.
+    pub const MESSAGE_NCS_NCRD: Event = Event::row(156);
+    /// `UNC_Q_MESSAGE.NCS.AnyMsg1or2flits`.
+    pub const MESSAGE_NCS_ANYMSG1OR2FLITS: Event = Event::row(157);
+    /// `UNC_Q_MESSAGE.NCS.AnyMsg3flits`.
+    pub const MESSAGE_NCS_ANYMSG3FLITS: Event = Event::row(158);
+    /// `UNC_Q_MESSAGE.NCB.AnyMsg9flits`.
+    pub const MESSAGE_NCB_ANYMSG9FLITS: Event = Event::row(159);
+    /// `UNC_Q_MESSAGE.NCB.AnyMsg11flits`.
+    pub const MESSAGE_NCB_ANYMSG11FLITS: Event = Event::row(160);
+    /// `UNC_Q_MATCH_MASK`.
+    pub const MATCH_MASK: Event = Event::row(161);
+    /// `UNC_Q_RxL_CYCLES_NE_DRS.VN0`.
+    pub const RXL_CYCLES_NE_DRS_VN0: Event = Event::row(162);
+    /// `UNC_Q_RxL_CYCLES_NE_DRS.VN1`.
+    pub const RXL_CYCLES_NE_DRS_VN1: Event = Event::row(163);
+    /// `UNC_Q_RxL_CYCLES_NE_HOM.VN0`.
+    pub const RXL_CYCLES_NE_HOM_VN0: Event = Event::row(164);
+    /// `UNC_Q_RxL_CYCLES_NE_HOM.VN1`.
+    pub const RXL_CYCLES_NE_HOM_VN1: Event = Event::row(165);
+    /// `UNC_Q_RxL_CYCLES_NE_NCB.VN0`.
+    pub const RXL_CYCLES_NE_NCB_VN0: Event = Event::row(166);
+    /// `UNC_Q_RxL_CYCLES_NE_NCB.VN1`.
+    pub const RXL_CYCLES_NE_NCB_VN1: Event = Event::row(167);
+    /// `UNC_Q_RxL_CYCLES_NE_NCS.VN0`.
+    pub const RXL_CYCLES_NE_NCS_VN0: Event = Event::row(168);
+    /// `UNC_Q_RxL_CYCLES_NE_NCS.VN1`.
+    pub const RXL_CYCLES_NE_NCS_VN1: Event = Event::row(169);
+    /// `UNC_Q_RxL_CYCLES_NE_NDR.VN0`.
+    pub const RXL_CYCLES_NE_NDR_VN0: Event = Event::row(170);
+    /// `UNC_Q_RxL_CYCLES_NE_NDR.VN1`.
+    pub const RXL_CYCLES_NE_NDR_VN1: Event = Event::row(171);
+    /// `UNC_Q_RxL_CYCLES_NE_SNP.VN0`.
+    pub const RXL_CYCLES_NE_SNP_VN0: Event = Event::row(172);
+    /// `UNC_Q_RxL_CYCLES_NE_SNP.VN1`.
+    pub const RXL_CYCLES_NE_SNP_VN1: Event = Event::row(173);
+    /// `UNC_Q_RxL_INSERTS_DRS.VN0`.
+    pub const RXL_INSERTS_DRS_VN0: Event = Event::row(174);
+    /// `UNC_Q_RxL_INSERTS_DRS.VN1`.
+    pub const RXL_INSERTS_DRS_VN1: Event = Event::row(175);
+    /// `UNC_Q_RxL_INSERTS_HOM.VN0`.
+    pub const RXL_INSERTS_HOM_VN0: Event = Event::row(176);
+    /// `UNC_Q_RxL_INSERTS_HOM.VN1`.
+    pub const RXL_INSERTS_HOM_VN1: Event = Event::row(177);
+    /// `UNC_Q_RxL_INSERTS_NCB.VN0`.
+    pub const RXL_INSERTS_NCB_VN0: Event = Event::row(178);
+    /// `UNC_Q_RxL_INSERTS_NCB.VN1`.
+    pub const RXL_INSERTS_NCB_VN1: Event = Event::row(179);
+    /// `UNC_Q_RxL_INSERTS_NCS.VN0`.
+    pub const RXL_INSERTS_NCS_VN0: Event = Event::row(180);
+    /// `UNC_Q_RxL_INSERTS_NCS.VN1`.
+    pub const RXL_INSERTS_NCS_VN1: Event = Event::row(181);
+    /// `UNC_Q_RxL_INSERTS_NDR.VN0`.
+    pub const RXL_INSERTS_NDR_VN0: Event = Event::row(182);
+    /// `UNC_Q_RxL_INSERTS_NDR.VN1`.
+    pub const RXL_INSERTS_NDR_VN1: Event = Event::row(183);
+    /// `UNC_Q_RxL_INSERTS_SNP.VN0`.
+    pub const RXL_INSERTS_SNP_VN0: Event = Event::row(184);
+    /// `UNC_Q_RxL_INSERTS_SNP.VN1`.
+    pub const RXL_INSERTS_SNP_VN1: Event = Event::row(185);
+    /// `UNC_Q_RxL_OCCUPANCY_DRS.VN0`.
+    pub const RXL_OCCUPANCY_DRS_VN0: Event = Event::row(186);
+    /// `UNC_Q_RxL_OCCUPANCY_DRS.VN1`.
+    pub const RXL_OCCUPANCY_DRS_VN1: Event = Event::row(187);
+    /// `UNC_Q_RxL_OCCUPANCY_HOM.VN0`.
+    pub const RXL_OCCUPANCY_HOM_VN0: Event = Event::row(188);
+    /// `UNC_Q_RxL_OCCUPANCY_HOM.VN1`.
+    pub const RXL_OCCUPANCY_HOM_VN1: Event = Event::row(189);
+    /// `UNC_Q_RxL_OCCUPANCY_NCB.VN0`.
+    pub const RXL_OCCUPANCY_NCB_VN0: Event = Event::row(190);
+    /// `UNC_Q_RxL_OCCUPANCY_NCB.VN1`.
+    pub const RXL_OCCUPANCY_NCB_VN1: Event = Event::row(191);
+    /// `UNC_Q_RxL_OCCUPANCY_NCS.VN0`.
+    pub const RXL_OCCUPANCY_NCS_VN0: Event = Event::row(192);
+    /// `UNC_Q_RxL_OCCUPANCY_NCS.VN1`.
+    pub const RXL_OCCUPANCY_NCS_VN1: Event = Event::row(193);
+    /// `UNC_Q_RxL_OCCUPANCY_NDR.VN0`.
+    pub const RXL_OCCUPANCY_NDR_VN0: Event = Event::row(194);
+    /// `UNC_Q_RxL_OCCUPANCY_NDR.VN1`.
+    pub const RXL_OCCUPANCY_NDR_VN1: Event = Event::row(195);
+    /// `UNC_Q_RxL_OCCUPANCY_SNP.VN0`.
+    pub const RXL_OCCUPANCY_SNP_VN0: Event = Event::row(196);
+    /// `UNC_Q_RxL_OCCUPANCY_SNP.VN1`.
+    pub const RXL_OCCUPANCY_SNP_VN1: Event = Event::row(197);
+    /// `UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED`.
+    pub const TXR_AK_NDR_CREDIT_ACQUIRED: Event = Event::row(198);
+    /// `UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY`.
+    pub const TXR_AK_NDR_CREDIT_OCCUPANCY: Event = Event::row(199);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::CTO_COUNT,
-        Event::DIRECT2CORE_FAILURE_CREDITS,
-        Event::DIRECT2CORE_FAILURE_CREDITS_MISS,
-        Event::DIRECT2CORE_FAILURE_CREDITS_RBT,
-        Event::DIRECT2CORE_FAILURE_CREDITS_RBT_MISS,
-        Event::DIRECT2CORE_FAILURE_MISS,
-        Event::DIRECT2CORE_FAILURE_RBT_HIT,
-        Event::DIRECT2CORE_FAILURE_RBT_MISS,
-        Event::DIRECT2CORE_SUCCESS_RBT_HIT,
-        Event::L1_POWER_CYCLES,
-        Event::RXL0P_POWER_CYCLES,
-        Event::RXL0_POWER_CYCLES,
-        Event::RXL_BYPASSED,
-        Event::RXL_CRC_ERRORS_LINK_INIT,
-        Event::RXL_CRC_ERRORS_NORMAL_OP,
-        Event::RXL_CREDITS_CONSUMED_VN0_DRS,
-        Event::RXL_CREDITS_CONSUMED_VN0_HOM,
-        Event::RXL_CREDITS_CONSUMED_VN0_NCB,
-        Event::RXL_CREDITS_CONSUMED_VN0_NCS,
-        Event::RXL_CREDITS_CONSUMED_VN0_NDR,
-        Event::RXL_CREDITS_CONSUMED_VN0_SNP,
-        Event::RXL_CREDITS_CONSUMED_VN1_DRS,
-        Event::RXL_CREDITS_CONSUMED_VN1_HOM,
-        Event::RXL_CREDITS_CONSUMED_VN1_NCB,
-        Event::RXL_CREDITS_CONSUMED_VN1_NCS,
-        Event::RXL_CREDITS_CONSUMED_VN1_NDR,
-        Event::RXL_CREDITS_CONSUMED_VN1_SNP,
-        Event::RXL_CREDITS_CONSUMED_VNA,
-        Event::RXL_CYCLES_NE,
-        Event::RXL_FLITS_G0_DATA,
-        Event::RXL_FLITS_G0_IDLE,
-        Event::RXL_FLITS_G0_NON_DATA,
-        Event::RXL_FLITS_G1_DRS,
-        Event::RXL_FLITS_G1_DRS_DATA,
-        Event::RXL_FLITS_G1_DRS_NONDATA,
-        Event::RXL_FLITS_G1_HOM,
-        Event::RXL_FLITS_G1_HOM_NONREQ,
-        Event::RXL_FLITS_G1_HOM_REQ,
-        Event::RXL_FLITS_G1_SNP,
-        Event::RXL_FLITS_G2_NCB,
-        Event::RXL_FLITS_G2_NCB_DATA,
-        Event::RXL_FLITS_G2_NCB_NONDATA,
-        Event::RXL_FLITS_G2_NCS,
-        Event::RXL_FLITS_G2_NDR_AD,
-        Event::RXL_FLITS_G2_NDR_AK,
-        Event::RXL_INSERTS,
-        Event::RXL_INSERTS_DRS,
-        Event::RXL_INSERTS_HOM,
-        Event::RXL_INSERTS_NCB,
-        Event::RXL_INSERTS_NCS,
-        Event::RXL_INSERTS_NDR,
-        Event::RXL_INSERTS_SNP,
-        Event::RXL_OCCUPANCY,
-        Event::RXL_OCCUPANCY_DRS,
-        Event::RXL_OCCUPANCY_HOM,
-        Event::RXL_OCCUPANCY_NCB,
-        Event::RXL_OCCUPANCY_NCS,
-        Event::RXL_OCCUPANCY_NDR,
-        Event::RXL_OCCUPANCY_SNP,
-        Event::RXL_STALLS_VN0_BGF_DRS,
-        Event::RXL_STALLS_VN0_BGF_HOM,
-        Event::RXL_STALLS_VN0_BGF_NCB,
-        Event::RXL_STALLS_VN0_BGF_NCS,
-        Event::RXL_STALLS_VN0_BGF_NDR,
-        Event::RXL_STALLS_VN0_BGF_SNP,
-        Event::RXL_STALLS_VN0_EGRESS_CREDITS,
-        Event::RXL_STALLS_VN0_GV,
-        Event::RXL_STALLS_VN1_BGF_DRS,
-        Event::RXL_STALLS_VN1_BGF_HOM,
-        Event::RXL_STALLS_VN1_BGF_NCB,
-        Event::RXL_STALLS_VN1_BGF_NCS,
-        Event::RXL_STALLS_VN1_BGF_NDR,
-        Event::RXL_STALLS_VN1_BGF_SNP,
-        Event::TXL0P_POWER_CYCLES,
-        Event::TXL0_POWER_CYCLES,
-        Event::TXL_BYPASSED,
-        Event::TXL_CRC_NO_CREDITS_ALMOST_FULL,
-        Event::TXL_CRC_NO_CREDITS_FULL,
-        Event::TXL_CYCLES_NE,
-        Event::TXL_FLITS_G0_DATA,
-        Event::TXL_FLITS_G0_NON_DATA,
-        Event::TXL_FLITS_G1_DRS,
-        Event::TXL_FLITS_G1_DRS_DATA,
-        Event::TXL_FLITS_G1_DRS_NONDATA,
-        Event::TXL_FLITS_G1_HOM,
-        Event::TXL_FLITS_G1_HOM_NONREQ,
-        Event::TXL_FLITS_G1_HOM_REQ,
-        Event::TXL_FLITS_G1_SNP,
-        Event::TXL_FLITS_G2_NCB,
-        Event::TXL_FLITS_G2_NCB_DATA,
-        Event::TXL_FLITS_G2_NCB_NONDATA,
-        Event::TXL_FLITS_G2_NCS,
-        Event::TXL_FLITS_G2_NDR_AD,
-        Event::TXL_FLITS_G2_NDR_AK,
-        Event::TXL_INSERTS,
-        Event::TXL_OCCUPANCY,
-        Event::TXR_AD_HOM_CREDIT_ACQUIRED_VN0,
-        Event::TXR_AD_HOM_CREDIT_ACQUIRED_VN1,
-        Event::TXR_AD_HOM_CREDIT_OCCUPANCY_VN0,
-        Event::TXR_AD_HOM_CREDIT_OCCUPANCY_VN1,
-        Event::TXR_AD_NDR_CREDIT_ACQUIRED_VN0,
-        Event::TXR_AD_NDR_CREDIT_ACQUIRED_VN1,
-        Event::TXR_AD_NDR_CREDIT_OCCUPANCY_VN0,
-        Event::TXR_AD_NDR_CREDIT_OCCUPANCY_VN1,
-        Event::TXR_AD_SNP_CREDIT_ACQUIRED_VN0,
-        Event::TXR_AD_SNP_CREDIT_ACQUIRED_VN1,
-        Event::TXR_AD_SNP_CREDIT_OCCUPANCY_VN0,
-        Event::TXR_AD_SNP_CREDIT_OCCUPANCY_VN1,
-        Event::TXR_AK_NDR_CREDIT_ACQUIRED_VN0,
-        Event::TXR_AK_NDR_CREDIT_ACQUIRED_VN1,
-        Event::TXR_AK_NDR_CREDIT_OCCUPANCY_VN0,
-        Event::TXR_AK_NDR_CREDIT_OCCUPANCY_VN1,
-        Event::TXR_BL_DRS_CREDIT_ACQUIRED_VN0,
-        Event::TXR_BL_DRS_CREDIT_ACQUIRED_VN1,
-        Event::TXR_BL_DRS_CREDIT_ACQUIRED_VN_SHR,
-        Event::TXR_BL_DRS_CREDIT_OCCUPANCY_VN0,
-        Event::TXR_BL_DRS_CREDIT_OCCUPANCY_VN1,
-        Event::TXR_BL_DRS_CREDIT_OCCUPANCY_VN_SHR,
-        Event::TXR_BL_NCB_CREDIT_ACQUIRED_VN0,
-        Event::TXR_BL_NCB_CREDIT_ACQUIRED_VN1,
-        Event::TXR_BL_NCB_CREDIT_OCCUPANCY_VN0,
-        Event::TXR_BL_NCB_CREDIT_OCCUPANCY_VN1,
-        Event::TXR_BL_NCS_CREDIT_ACQUIRED_VN0,
-        Event::TXR_BL_NCS_CREDIT_ACQUIRED_VN1,
-        Event::TXR_BL_NCS_CREDIT_OCCUPANCY_VN0,
-        Event::TXR_BL_NCS_CREDIT_OCCUPANCY_VN1,
-        Event::VNA_CREDIT_RETURNS,
-        Event::VNA_CREDIT_RETURN_OCCUPANCY,
-        Event::MESSAGE_DRS_ANYRESP9FLITS,
-        Event::MESSAGE_DRS_ANYRESP11FLITS,
-        Event::MESSAGE_DRS_DATAC_M,
-        Event::MESSAGE_DRS_WBIDATA,
-        Event::MESSAGE_DRS_WBSDATA,
-        Event::MESSAGE_DRS_WBEDATA,
-        Event::MESSAGE_DRS_ANYRESP,
-        Event::MESSAGE_DRS_ANYDATAC,
-        Event::MESSAGE_NCB_ANYMSG,
-        Event::MESSAGE_NCB_ANYINT,
-        Event::MESSAGE_DRS_DATAC_F,
-        Event::MESSAGE_DRS_DATAC_F_FRCACKCNFLT,
-        Event::MESSAGE_DRS_DATAC_F_CMP,
-        Event::MESSAGE_DRS_DATAC_E,
-        Event::MESSAGE_DRS_DATAC_E_FRCACKCNFLT,
-        Event::MESSAGE_DRS_DATAC_E_CMP,
-        Event::MESSAGE_HOM_RESPFWD,
-        Event::MESSAGE_HOM_RESPFWDI,
-        Event::MESSAGE_HOM_RESPFWDS,
-        Event::MESSAGE_HOM_RESPFWDIWB,
-        Event::MESSAGE_HOM_RESPFWDSWB,
-        Event::MESSAGE_HOM_RESPIWB,
-        Event::MESSAGE_HOM_RESPSWB,
-        Event::MESSAGE_HOM_ANYREQ,
-        Event::MESSAGE_HOM_ANYRESP,
-        Event::MESSAGE_SNP_ANYSNP,
-        Event::MESSAGE_NDR_ANYCMP,
-        Event::MESSAGE_NCS_NCRD,
-        Event::MESSAGE_NCS_ANYMSG1OR2FLITS,
-        Event::MESSAGE_NCS_ANYMSG3FLITS,
-        Event::MESSAGE_NCB_ANYMSG9FLITS,
-        Event::MESSAGE_NCB_ANYMSG11FLITS,
-        Event::MATCH_MASK,
-        Event::RXL_CYCLES_NE_DRS_VN0,
-        Event::RXL_CYCLES_NE_DRS_VN1,
-        Event::RXL_CYCLES_NE_HOM_VN0,
-        Event::RXL_CYCLES_NE_HOM_VN1,
-        Event::RXL_CYCLES_NE_NCB_VN0,
-        Event::RXL_CYCLES_NE_NCB_VN1,
-        Event::RXL_CYCLES_NE_NCS_VN0,
-        Event::RXL_CYCLES_NE_NCS_VN1,
-        Event::RXL_CYCLES_NE_NDR_VN0,
-        Event::RXL_CYCLES_NE_NDR_VN1,
-        Event::RXL_CYCLES_NE_SNP_VN0,
-        Event::RXL_CYCLES_NE_SNP_VN1,
-        Event::RXL_INSERTS_DRS_VN0,
-        Event::RXL_INSERTS_DRS_VN1,
-        Event::RXL_INSERTS_HOM_VN0,
-        Event::RXL_INSERTS_HOM_VN1,
-        Event::RXL_INSERTS_NCB_VN0,
-        Event::RXL_INSERTS_NCB_VN1,
-        Event::RXL_INSERTS_NCS_VN0,
-        Event::RXL_INSERTS_NCS_VN1,
-        Event::RXL_INSERTS_NDR_VN0,
-        Event::RXL_INSERTS_NDR_VN1,
-        Event::RXL_INSERTS_SNP_VN0,
-        Event::RXL_INSERTS_SNP_VN1,
-        Event::RXL_OCCUPANCY_DRS_VN0,
-        Event::RXL_OCCUPANCY_DRS_VN1,
-        Event::RXL_OCCUPANCY_HOM_VN0,
-        Event::RXL_OCCUPANCY_HOM_VN1,
-        Event::RXL_OCCUPANCY_NCB_VN0,
-        Event::RXL_OCCUPANCY_NCB_VN1,
-        Event::RXL_OCCUPANCY_NCS_VN0,
-        Event::RXL_OCCUPANCY_NCS_VN1,
-        Event::RXL_OCCUPANCY_NDR_VN0,
-        Event::RXL_OCCUPANCY_NDR_VN1,
-        Event::RXL_OCCUPANCY_SNP_VN0,
-        Event::RXL_OCCUPANCY_SNP_VN1,
-        Event::TXR_AK_NDR_CREDIT_ACQUIRED,
-        Event::TXR_AK_NDR_CREDIT_OCCUPANCY,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -1501,211 +1319,226 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_Q_CLOCKTICKS", 0x14, 0x00, 0b1111),
+    ev("UNC_Q_CTO_COUNT", 0x38, 0x00, 0b1111).ext_sel().filters("QPIMask0[17:0],QPIMatch0[17:0],QPIMask1[19:16],QPIMatch1[19:16]"),
+    ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS", 0x13, 0x02, 0b1111),
+    ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS", 0x13, 0x20, 0b1111),
+    ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT", 0x13, 0x08, 0b1111),
+    ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS", 0x13, 0x80, 0b1111),
+    ev("UNC_Q_DIRECT2CORE.FAILURE_MISS", 0x13, 0x10, 0b1111),
+    ev("UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT", 0x13, 0x04, 0b1111),
+    ev("UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS", 0x13, 0x40, 0b1111),
+    ev("UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT", 0x13, 0x01, 0b1111),
+    ev("UNC_Q_L1_POWER_CYCLES", 0x12, 0x00, 0b1111),
+    ev("UNC_Q_RxL0P_POWER_CYCLES", 0x10, 0x00, 0b1111),
+    ev("UNC_Q_RxL0_POWER_CYCLES", 0x0f, 0x00, 0b1111),
+    ev("UNC_Q_RxL_BYPASSED", 0x09, 0x00, 0b1111),
+    ev("UNC_Q_RxL_CRC_ERRORS.LINK_INIT", 0x03, 0x01, 0b1111),
+    ev("UNC_Q_RxL_CRC_ERRORS.NORMAL_OP", 0x03, 0x02, 0b1111),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS", 0x1e, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM", 0x1e, 0x08, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB", 0x1e, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS", 0x1e, 0x04, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR", 0x1e, 0x20, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP", 0x1e, 0x10, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS", 0x39, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM", 0x39, 0x08, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB", 0x39, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS", 0x39, 0x04, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR", 0x39, 0x20, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP", 0x39, 0x10, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CREDITS_CONSUMED_VNA", 0x1d, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE", 0x0a, 0x00, 0b1111),
+    ev("UNC_Q_RxL_FLITS_G0.DATA", 0x01, 0x02, 0b1111),
+    ev("UNC_Q_RxL_FLITS_G0.IDLE", 0x01, 0x01, 0b1111),
+    ev("UNC_Q_RxL_FLITS_G0.NON_DATA", 0x01, 0x04, 0b1111),
+    ev("UNC_Q_RxL_FLITS_G1.DRS", 0x02, 0x18, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_FLITS_G1.DRS_DATA", 0x02, 0x08, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_FLITS_G1.DRS_NONDATA", 0x02, 0x10, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_FLITS_G1.HOM", 0x02, 0x06, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_FLITS_G1.HOM_NONREQ", 0x02, 0x04, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_FLITS_G1.HOM_REQ", 0x02, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_FLITS_G1.SNP", 0x02, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_FLITS_G2.NCB", 0x03, 0x0c, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_FLITS_G2.NCB_DATA", 0x03, 0x04, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_FLITS_G2.NCB_NONDATA", 0x03, 0x08, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_FLITS_G2.NCS", 0x03, 0x10, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_FLITS_G2.NDR_AD", 0x03, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_FLITS_G2.NDR_AK", 0x03, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS", 0x08, 0x00, 0b1111),
+    ev("UNC_Q_RxL_INSERTS_DRS", 0x09, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_HOM", 0x0c, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_NCB", 0x0a, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_NCS", 0x0b, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_NDR", 0x0e, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_SNP", 0x0d, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY", 0x0b, 0x00, 0b1111),
+    ev("UNC_Q_RxL_OCCUPANCY_DRS", 0x15, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_HOM", 0x18, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_NCB", 0x16, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_NCS", 0x17, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_NDR", 0x1a, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_SNP", 0x19, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN0.BGF_DRS", 0x35, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN0.BGF_HOM", 0x35, 0x08, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN0.BGF_NCB", 0x35, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN0.BGF_NCS", 0x35, 0x04, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN0.BGF_NDR", 0x35, 0x20, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN0.BGF_SNP", 0x35, 0x10, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS", 0x35, 0x40, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN0.GV", 0x35, 0x80, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN1.BGF_DRS", 0x3a, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN1.BGF_HOM", 0x3a, 0x08, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN1.BGF_NCB", 0x3a, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN1.BGF_NCS", 0x3a, 0x04, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN1.BGF_NDR", 0x3a, 0x20, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_STALLS_VN1.BGF_SNP", 0x3a, 0x10, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL0P_POWER_CYCLES", 0x0d, 0x00, 0b1111),
+    ev("UNC_Q_TxL0_POWER_CYCLES", 0x0c, 0x00, 0b1111),
+    ev("UNC_Q_TxL_BYPASSED", 0x05, 0x00, 0b1111),
+    ev("UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL", 0x02, 0x02, 0b1111),
+    ev("UNC_Q_TxL_CRC_NO_CREDITS.FULL", 0x02, 0x01, 0b1111),
+    ev("UNC_Q_TxL_CYCLES_NE", 0x06, 0x00, 0b1111),
+    ev("UNC_Q_TxL_FLITS_G0.DATA", 0x00, 0x02, 0b1111),
+    ev("UNC_Q_TxL_FLITS_G0.NON_DATA", 0x00, 0x04, 0b1111),
+    ev("UNC_Q_TxL_FLITS_G1.DRS", 0x00, 0x18, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_FLITS_G1.DRS_DATA", 0x00, 0x08, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_FLITS_G1.DRS_NONDATA", 0x00, 0x10, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_FLITS_G1.HOM", 0x00, 0x06, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_FLITS_G1.HOM_NONREQ", 0x00, 0x04, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_FLITS_G1.HOM_REQ", 0x00, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_FLITS_G1.SNP", 0x00, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_FLITS_G2.NCB", 0x01, 0x0c, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_FLITS_G2.NCB_DATA", 0x01, 0x04, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_FLITS_G2.NCB_NONDATA", 0x01, 0x08, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_FLITS_G2.NCS", 0x01, 0x10, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_FLITS_G2.NDR_AD", 0x01, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_FLITS_G2.NDR_AK", 0x01, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxL_INSERTS", 0x04, 0x00, 0b1111),
+    ev("UNC_Q_TxL_OCCUPANCY", 0x07, 0x00, 0b1111),
+    ev("UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0", 0x26, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1", 0x26, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0", 0x22, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1", 0x22, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0", 0x28, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1", 0x28, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0", 0x24, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1", 0x24, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0", 0x27, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1", 0x27, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0", 0x23, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1", 0x23, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED.VN0", 0x29, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED.VN1", 0x29, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY.VN0", 0x25, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY.VN1", 0x25, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0", 0x2a, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1", 0x2a, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR", 0x2a, 0x04, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0", 0x1f, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1", 0x1f, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR", 0x1f, 0x04, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0", 0x2b, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1", 0x2b, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0", 0x20, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1", 0x20, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0", 0x2c, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1", 0x2c, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0", 0x21, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1", 0x21, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_VNA_CREDIT_RETURNS", 0x1c, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY", 0x1b, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.AnyResp9flits", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.AnyResp11flits", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.DataC_M", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.WbIData", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.WbSData", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.WbEData", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.AnyResp", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.AnyDataC", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.NCB.AnyMsg", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.NCB.AnyInt", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.DataC_F", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.DataC_F_FrcAckCnflt", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.DataC_F_Cmp", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.DataC_E", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.DataC_E_FrcAckCnflt", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.DRS.DataC_E_Cmp", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.HOM.RespFwd", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.HOM.RespFwdI", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.HOM.RespFwdS", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.HOM.RespFwdIWb", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.HOM.RespFwdSWb", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.HOM.RespIWb", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.HOM.RespSWb", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.HOM.AnyReq", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.HOM.AnyResp", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.SNP.AnySnp", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.NDR.AnyCmp", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.NCS.NcRd", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.NCS.AnyMsg1or2flits", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.NCS.AnyMsg3flits", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.NCB.AnyMsg9flits", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MESSAGE.NCB.AnyMsg11flits", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_MATCH_MASK", 0x38, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE_DRS.VN0", 0x0f, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE_DRS.VN1", 0x0f, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE_HOM.VN0", 0x12, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE_HOM.VN1", 0x12, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE_NCB.VN0", 0x10, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE_NCB.VN1", 0x10, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE_NCS.VN0", 0x11, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE_NCS.VN1", 0x11, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE_NDR.VN0", 0x14, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE_NDR.VN1", 0x14, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE_SNP.VN0", 0x13, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_CYCLES_NE_SNP.VN1", 0x13, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_DRS.VN0", 0x09, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_DRS.VN1", 0x09, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_HOM.VN0", 0x0c, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_HOM.VN1", 0x0c, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_NCB.VN0", 0x0a, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_NCB.VN1", 0x0a, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_NCS.VN0", 0x0b, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_NCS.VN1", 0x0b, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_NDR.VN0", 0x0e, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_NDR.VN1", 0x0e, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_SNP.VN0", 0x0d, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_INSERTS_SNP.VN1", 0x0d, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_DRS.VN0", 0x15, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_DRS.VN1", 0x15, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_HOM.VN0", 0x18, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_HOM.VN1", 0x18, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_NCB.VN0", 0x16, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_NCB.VN1", 0x16, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_NCS.VN0", 0x17, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_NCS.VN1", 0x17, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_NDR.VN0", 0x1a, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_NDR.VN1", 0x1a, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_SNP.VN0", 0x19, 0x01, 0b1111).ext_sel(),
+    ev("UNC_Q_RxL_OCCUPANCY_SNP.VN1", 0x19, 0x02, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED", 0x29, 0x00, 0b1111).ext_sel(),
+    ev("UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY", 0x25, 0x00, 0b1111).ext_sel(),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<8>(EVENT_ROWS, 192, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_Q_CLOCKTICKS", code: 0x14, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_CTO_COUNT", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, filters: "QPIMask0[17:0],QPIMatch0[17:0],QPIMask1[19:16],QPIMatch1[19:16]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS", code: 0x13, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS", code: 0x13, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT", code: 0x13, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS", code: 0x13, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_MISS", code: 0x13, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT", code: 0x13, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS", code: 0x13, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT", code: 0x13, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_L1_POWER_CYCLES", code: 0x12, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL0P_POWER_CYCLES", code: 0x10, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL0_POWER_CYCLES", code: 0x0f, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_BYPASSED", code: 0x09, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CRC_ERRORS.LINK_INIT", code: 0x03, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CRC_ERRORS.NORMAL_OP", code: 0x03, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS", code: 0x1e, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM", code: 0x1e, umask: 0x08, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB", code: 0x1e, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS", code: 0x1e, umask: 0x04, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR", code: 0x1e, umask: 0x20, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP", code: 0x1e, umask: 0x10, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS", code: 0x39, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM", code: 0x39, umask: 0x08, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB", code: 0x39, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS", code: 0x39, umask: 0x04, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR", code: 0x39, umask: 0x20, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP", code: 0x39, umask: 0x10, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VNA", code: 0x1d, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE", code: 0x0a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G0.DATA", code: 0x01, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G0.IDLE", code: 0x01, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G0.NON_DATA", code: 0x01, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS", code: 0x02, umask: 0x18, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS_DATA", code: 0x02, umask: 0x08, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS_NONDATA", code: 0x02, umask: 0x10, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM", code: 0x02, umask: 0x06, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM_NONREQ", code: 0x02, umask: 0x04, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM_REQ", code: 0x02, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G1.SNP", code: 0x02, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB", code: 0x03, umask: 0x0c, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB_DATA", code: 0x03, umask: 0x04, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB_NONDATA", code: 0x03, umask: 0x08, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCS", code: 0x03, umask: 0x10, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G2.NDR_AD", code: 0x03, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_FLITS_G2.NDR_AK", code: 0x03, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS", code: 0x08, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_DRS", code: 0x09, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_HOM", code: 0x0c, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_NCB", code: 0x0a, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_NCS", code: 0x0b, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_NDR", code: 0x0e, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_SNP", code: 0x0d, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY", code: 0x0b, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_DRS", code: 0x15, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_HOM", code: 0x18, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCB", code: 0x16, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCS", code: 0x17, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NDR", code: 0x1a, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_SNP", code: 0x19, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_DRS", code: 0x35, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_HOM", code: 0x35, umask: 0x08, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_NCB", code: 0x35, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_NCS", code: 0x35, umask: 0x04, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_NDR", code: 0x35, umask: 0x20, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_SNP", code: 0x35, umask: 0x10, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS", code: 0x35, umask: 0x40, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN0.GV", code: 0x35, umask: 0x80, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_DRS", code: 0x3a, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_HOM", code: 0x3a, umask: 0x08, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_NCB", code: 0x3a, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_NCS", code: 0x3a, umask: 0x04, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_NDR", code: 0x3a, umask: 0x20, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_SNP", code: 0x3a, umask: 0x10, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL0P_POWER_CYCLES", code: 0x0d, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL0_POWER_CYCLES", code: 0x0c, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_BYPASSED", code: 0x05, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL", code: 0x02, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_CRC_NO_CREDITS.FULL", code: 0x02, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_CYCLES_NE", code: 0x06, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G0.DATA", code: 0x00, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G0.NON_DATA", code: 0x00, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS", code: 0x00, umask: 0x18, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS_DATA", code: 0x00, umask: 0x08, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS_NONDATA", code: 0x00, umask: 0x10, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM", code: 0x00, umask: 0x06, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM_NONREQ", code: 0x00, umask: 0x04, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM_REQ", code: 0x00, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G1.SNP", code: 0x00, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB", code: 0x01, umask: 0x0c, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB_DATA", code: 0x01, umask: 0x04, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB_NONDATA", code: 0x01, umask: 0x08, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCS", code: 0x01, umask: 0x10, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G2.NDR_AD", code: 0x01, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_FLITS_G2.NDR_AK", code: 0x01, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_INSERTS", code: 0x04, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxL_OCCUPANCY", code: 0x07, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0", code: 0x26, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1", code: 0x26, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0", code: 0x22, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1", code: 0x22, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0", code: 0x28, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1", code: 0x28, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0", code: 0x24, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1", code: 0x24, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0", code: 0x27, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1", code: 0x27, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0", code: 0x23, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1", code: 0x23, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED.VN0", code: 0x29, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED.VN1", code: 0x29, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY.VN0", code: 0x25, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY.VN1", code: 0x25, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0", code: 0x2a, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1", code: 0x2a, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR", code: 0x2a, umask: 0x04, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0", code: 0x1f, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1", code: 0x1f, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR", code: 0x1f, umask: 0x04, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0", code: 0x2b, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1", code: 0x2b, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0", code: 0x20, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1", code: 0x20, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0", code: 0x2c, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1", code: 0x2c, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0", code: 0x21, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1", code: 0x21, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_VNA_CREDIT_RETURNS", code: 0x1c, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY", code: 0x1b, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.AnyResp9flits", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.AnyResp11flits", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.DataC_M", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.WbIData", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.WbSData", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.WbEData", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.AnyResp", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.AnyDataC", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.NCB.AnyMsg", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.NCB.AnyInt", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.DataC_F", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.DataC_F_FrcAckCnflt", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.DataC_F_Cmp", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.DataC_E", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.DataC_E_FrcAckCnflt", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.DRS.DataC_E_Cmp", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.HOM.RespFwd", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.HOM.RespFwdI", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.HOM.RespFwdS", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.HOM.RespFwdIWb", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.HOM.RespFwdSWb", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.HOM.RespIWb", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.HOM.RespSWb", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.HOM.AnyReq", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.HOM.AnyResp", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.SNP.AnySnp", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.NDR.AnyCmp", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.NCS.NcRd", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.NCS.AnyMsg1or2flits", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.NCS.AnyMsg3flits", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.NCB.AnyMsg9flits", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MESSAGE.NCB.AnyMsg11flits", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_MATCH_MASK", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE_DRS.VN0", code: 0x0f, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE_DRS.VN1", code: 0x0f, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE_HOM.VN0", code: 0x12, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE_HOM.VN1", code: 0x12, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCB.VN0", code: 0x10, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCB.VN1", code: 0x10, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCS.VN0", code: 0x11, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCS.VN1", code: 0x11, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NDR.VN0", code: 0x14, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NDR.VN1", code: 0x14, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE_SNP.VN0", code: 0x13, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_CYCLES_NE_SNP.VN1", code: 0x13, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_DRS.VN0", code: 0x09, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_DRS.VN1", code: 0x09, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_HOM.VN0", code: 0x0c, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_HOM.VN1", code: 0x0c, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_NCB.VN0", code: 0x0a, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_NCB.VN1", code: 0x0a, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_NCS.VN0", code: 0x0b, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_NCS.VN1", code: 0x0b, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_NDR.VN0", code: 0x0e, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_NDR.VN1", code: 0x0e, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_SNP.VN0", code: 0x0d, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_INSERTS_SNP.VN1", code: 0x0d, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_DRS.VN0", code: 0x15, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_DRS.VN1", code: 0x15, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_HOM.VN0", code: 0x18, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_HOM.VN1", code: 0x18, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCB.VN0", code: 0x16, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCB.VN1", code: 0x16, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCS.VN0", code: 0x17, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCS.VN1", code: 0x17, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NDR.VN0", code: 0x1a, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NDR.VN1", code: 0x1a, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_SNP.VN0", code: 0x19, umask: 0x01, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_RxL_OCCUPANCY_SNP.VN1", code: 0x19, umask: 0x02, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED", code: 0x29, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY", code: 0x25, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl QpiCtl {
     /// This value set to count `event`: its event select, umask and extension bit.

@@ -378,9 +378,15 @@ static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -392,193 +398,145 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_R2_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`: event select 0x33, umask 0x08, counters 0b11.
-    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event { code: 0x33, umask: 0x08, ext_sel: false, row: 1 };
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`: event select 0x33, umask 0x10, counters 0b11.
-    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event { code: 0x33, umask: 0x10, ext_sel: false, row: 2 };
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`: event select 0x33, umask 0x20, counters 0b11.
-    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event { code: 0x33, umask: 0x20, ext_sel: false, row: 3 };
-    /// `UNC_R2_IIO_CREDITS_REJECT.DRS`: event select 0x34, umask 0x08, counters 0b11.
-    pub const IIO_CREDITS_REJECT_DRS: Event = Event { code: 0x34, umask: 0x08, ext_sel: false, row: 4 };
-    /// `UNC_R2_IIO_CREDITS_USED.DRS`: event select 0x32, umask 0x08, counters 0b11.
-    pub const IIO_CREDITS_USED_DRS: Event = Event { code: 0x32, umask: 0x08, ext_sel: false, row: 5 };
-    /// `UNC_R2_IIO_CREDITS_USED.NCB`: event select 0x32, umask 0x10, counters 0b11.
-    pub const IIO_CREDITS_USED_NCB: Event = Event { code: 0x32, umask: 0x10, ext_sel: false, row: 6 };
-    /// `UNC_R2_IIO_CREDITS_USED.NCS`: event select 0x32, umask 0x20, counters 0b11.
-    pub const IIO_CREDITS_USED_NCS: Event = Event { code: 0x32, umask: 0x20, ext_sel: false, row: 7 };
-    /// `UNC_R2_RING_AD_USED.CCW_VR0_EVEN`: event select 0x07, umask 0x04, counters 0b1111.
-    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event { code: 0x07, umask: 0x04, ext_sel: false, row: 8 };
-    /// `UNC_R2_RING_AD_USED.CCW_VR0_ODD`: event select 0x07, umask 0x08, counters 0b1111.
-    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event { code: 0x07, umask: 0x08, ext_sel: false, row: 9 };
-    /// `UNC_R2_RING_AD_USED.CCW_VR1_EVEN`: event select 0x07, umask 0x40, counters 0b1111.
-    pub const RING_AD_USED_CCW_VR1_EVEN: Event = Event { code: 0x07, umask: 0x40, ext_sel: false, row: 10 };
-    /// `UNC_R2_RING_AD_USED.CCW_VR1_ODD`: event select 0x07, umask 0x80, counters 0b1111.
-    pub const RING_AD_USED_CCW_VR1_ODD: Event = Event { code: 0x07, umask: 0x80, ext_sel: false, row: 11 };
-    /// `UNC_R2_RING_AD_USED.CW_VR0_EVEN`: event select 0x07, umask 0x01, counters 0b1111.
-    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event { code: 0x07, umask: 0x01, ext_sel: false, row: 12 };
-    /// `UNC_R2_RING_AD_USED.CW_VR0_ODD`: event select 0x07, umask 0x02, counters 0b1111.
-    pub const RING_AD_USED_CW_VR0_ODD: Event = Event { code: 0x07, umask: 0x02, ext_sel: false, row: 13 };
-    /// `UNC_R2_RING_AD_USED.CW_VR1_EVEN`: event select 0x07, umask 0x10, counters 0b1111.
-    pub const RING_AD_USED_CW_VR1_EVEN: Event = Event { code: 0x07, umask: 0x10, ext_sel: false, row: 14 };
-    /// `UNC_R2_RING_AD_USED.CW_VR1_ODD`: event select 0x07, umask 0x20, counters 0b1111.
-    pub const RING_AD_USED_CW_VR1_ODD: Event = Event { code: 0x07, umask: 0x20, ext_sel: false, row: 15 };
-    /// `UNC_R2_RING_AK_USED.CCW_VR0_EVEN`: event select 0x08, umask 0x04, counters 0b1111.
-    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event { code: 0x08, umask: 0x04, ext_sel: false, row: 16 };
-    /// `UNC_R2_RING_AK_USED.CCW_VR0_ODD`: event select 0x08, umask 0x08, counters 0b1111.
-    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event { code: 0x08, umask: 0x08, ext_sel: false, row: 17 };
-    /// `UNC_R2_RING_AK_USED.CCW_VR1_EVEN`: event select 0x08, umask 0x40, counters 0b1111.
-    pub const RING_AK_USED_CCW_VR1_EVEN: Event = Event { code: 0x08, umask: 0x40, ext_sel: false, row: 18 };
-    /// `UNC_R2_RING_AK_USED.CCW_VR1_ODD`: event select 0x08, umask 0x80, counters 0b1111.
-    pub const RING_AK_USED_CCW_VR1_ODD: Event = Event { code: 0x08, umask: 0x80, ext_sel: false, row: 19 };
-    /// `UNC_R2_RING_AK_USED.CW_VR0_EVEN`: event select 0x08, umask 0x01, counters 0b1111.
-    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event { code: 0x08, umask: 0x01, ext_sel: false, row: 20 };
-    /// `UNC_R2_RING_AK_USED.CW_VR0_ODD`: event select 0x08, umask 0x02, counters 0b1111.
-    pub const RING_AK_USED_CW_VR0_ODD: Event = Event { code: 0x08, umask: 0x02, ext_sel: false, row: 21 };
-    /// `UNC_R2_RING_AK_USED.CW_VR1_EVEN`: event select 0x08, umask 0x10, counters 0b1111.
-    pub const RING_AK_USED_CW_VR1_EVEN: Event = Event { code: 0x08, umask: 0x10, ext_sel: false, row: 22 };
-    /// `UNC_R2_RING_AK_USED.CW_VR1_ODD`: event select 0x08, umask 0x20, counters 0b1111.
-    pub const RING_AK_USED_CW_VR1_ODD: Event = Event { code: 0x08, umask: 0x20, ext_sel: false, row: 23 };
-    /// `UNC_R2_RING_BL_USED.CCW_VR0_EVEN`: event select 0x09, umask 0x04, counters 0b1111.
-    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event { code: 0x09, umask: 0x04, ext_sel: false, row: 24 };
-    /// `UNC_R2_RING_BL_USED.CCW_VR0_ODD`: event select 0x09, umask 0x08, counters 0b1111.
-    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event { code: 0x09, umask: 0x08, ext_sel: false, row: 25 };
-    /// `UNC_R2_RING_BL_USED.CCW_VR1_EVEN`: event select 0x09, umask 0x40, counters 0b1111.
-    pub const RING_BL_USED_CCW_VR1_EVEN: Event = Event { code: 0x09, umask: 0x40, ext_sel: false, row: 26 };
-    /// `UNC_R2_RING_BL_USED.CCW_VR1_ODD`: event select 0x09, umask 0x80, counters 0b1111.
-    pub const RING_BL_USED_CCW_VR1_ODD: Event = Event { code: 0x09, umask: 0x80, ext_sel: false, row: 27 };
-    /// `UNC_R2_RING_BL_USED.CW_VR0_EVEN`: event select 0x09, umask 0x01, counters 0b1111.
-    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event { code: 0x09, umask: 0x01, ext_sel: false, row: 28 };
-    /// `UNC_R2_RING_BL_USED.CW_VR0_ODD`: event select 0x09, umask 0x02, counters 0b1111.
-    pub const RING_BL_USED_CW_VR0_ODD: Event = Event { code: 0x09, umask: 0x02, ext_sel: false, row: 29 };
-    /// `UNC_R2_RING_BL_USED.CW_VR1_EVEN`: event select 0x09, umask 0x10, counters 0b1111.
-    pub const RING_BL_USED_CW_VR1_EVEN: Event = Event { code: 0x09, umask: 0x10, ext_sel: false, row: 30 };
-    /// `UNC_R2_RING_BL_USED.CW_VR1_ODD`: event select 0x09, umask 0x20, counters 0b1111.
-    pub const RING_BL_USED_CW_VR1_ODD: Event = Event { code: 0x09, umask: 0x20, ext_sel: false, row: 31 };
-    /// `UNC_R2_RING_IV_USED.CCW`: event select 0x0a, umask 0xcc, counters 0b1111.
-    pub const RING_IV_USED_CCW: Event = Event { code: 0x0a, umask: 0xcc, ext_sel: false, row: 32 };
-    /// `UNC_R2_RING_IV_USED.CW`: event select 0x0a, umask 0x33, counters 0b1111.
-    pub const RING_IV_USED_CW: Event = Event { code: 0x0a, umask: 0x33, ext_sel: false, row: 33 };
-    /// `UNC_R2_RxR_AK_BOUNCES`: event select 0x12, umask 0x00, counters 0b1.
-    pub const RXR_AK_BOUNCES: Event = Event { code: 0x12, umask: 0x00, ext_sel: false, row: 34 };
-    /// `UNC_R2_RxR_CYCLES_NE.NCB`: event select 0x10, umask 0x10, counters 0b11.
-    pub const RXR_CYCLES_NE_NCB: Event = Event { code: 0x10, umask: 0x10, ext_sel: false, row: 35 };
-    /// `UNC_R2_RxR_CYCLES_NE.NCS`: event select 0x10, umask 0x20, counters 0b11.
-    pub const RXR_CYCLES_NE_NCS: Event = Event { code: 0x10, umask: 0x20, ext_sel: false, row: 36 };
-    /// `UNC_R2_RxR_INSERTS.NCB`: event select 0x11, umask 0x10, counters 0b11.
-    pub const RXR_INSERTS_NCB: Event = Event { code: 0x11, umask: 0x10, ext_sel: false, row: 37 };
-    /// `UNC_R2_RxR_INSERTS.NCS`: event select 0x11, umask 0x20, counters 0b11.
-    pub const RXR_INSERTS_NCS: Event = Event { code: 0x11, umask: 0x20, ext_sel: false, row: 38 };
-    /// `UNC_R2_RxR_OCCUPANCY.DRS`: event select 0x13, umask 0x08, counters 0b1.
-    pub const RXR_OCCUPANCY_DRS: Event = Event { code: 0x13, umask: 0x08, ext_sel: false, row: 39 };
-    /// `UNC_R2_TxR_CYCLES_FULL.AD`: event select 0x25, umask 0x01, counters 0b1.
-    pub const TXR_CYCLES_FULL_AD: Event = Event { code: 0x25, umask: 0x01, ext_sel: false, row: 40 };
-    /// `UNC_R2_TxR_CYCLES_FULL.AK`: event select 0x25, umask 0x02, counters 0b1.
-    pub const TXR_CYCLES_FULL_AK: Event = Event { code: 0x25, umask: 0x02, ext_sel: false, row: 41 };
-    /// `UNC_R2_TxR_CYCLES_FULL.BL`: event select 0x25, umask 0x04, counters 0b1.
-    pub const TXR_CYCLES_FULL_BL: Event = Event { code: 0x25, umask: 0x04, ext_sel: false, row: 42 };
-    /// `UNC_R2_TxR_CYCLES_NE.AD`: event select 0x23, umask 0x01, counters 0b1.
-    pub const TXR_CYCLES_NE_AD: Event = Event { code: 0x23, umask: 0x01, ext_sel: false, row: 43 };
-    /// `UNC_R2_TxR_CYCLES_NE.AK`: event select 0x23, umask 0x02, counters 0b1.
-    pub const TXR_CYCLES_NE_AK: Event = Event { code: 0x23, umask: 0x02, ext_sel: false, row: 44 };
-    /// `UNC_R2_TxR_CYCLES_NE.BL`: event select 0x23, umask 0x04, counters 0b1.
-    pub const TXR_CYCLES_NE_BL: Event = Event { code: 0x23, umask: 0x04, ext_sel: false, row: 45 };
-    /// `UNC_R2_RING_AD_USED.CW`: event select 0x07, umask 0x33, counters 0b1111.
-    pub const RING_AD_USED_CW: Event = Event { code: 0x07, umask: 0x33, ext_sel: false, row: 46 };
-    /// `UNC_R2_RING_AD_USED.CCW`: event select 0x07, umask 0xcc, counters 0b1111.
-    pub const RING_AD_USED_CCW: Event = Event { code: 0x07, umask: 0xcc, ext_sel: false, row: 47 };
-    /// `UNC_R2_RING_AK_USED.CW`: event select 0x08, umask 0x33, counters 0b1111.
-    pub const RING_AK_USED_CW: Event = Event { code: 0x08, umask: 0x33, ext_sel: false, row: 48 };
-    /// `UNC_R2_RING_AK_USED.CCW`: event select 0x08, umask 0xcc, counters 0b1111.
-    pub const RING_AK_USED_CCW: Event = Event { code: 0x08, umask: 0xcc, ext_sel: false, row: 49 };
-    /// `UNC_R2_RING_BL_USED.CW`: event select 0x09, umask 0x33, counters 0b1111.
-    pub const RING_BL_USED_CW: Event = Event { code: 0x09, umask: 0x33, ext_sel: false, row: 50 };
-    /// `UNC_R2_RING_BL_USED.CCW`: event select 0x09, umask 0xcc, counters 0b1111.
-    pub const RING_BL_USED_CCW: Event = Event { code: 0x09, umask: 0xcc, ext_sel: false, row: 51 };
-    /// `UNC_R2_RING_IV_USED.ANY`: event select 0x0a, umask 0xff, counters 0b1111.
-    pub const RING_IV_USED_ANY: Event = Event { code: 0x0a, umask: 0xff, ext_sel: false, row: 52 };
-    /// `UNC_R2_RxR_AK_BOUNCES.CW`: event select 0x12, umask 0x01, counters 0b1.
-    pub const RXR_AK_BOUNCES_CW: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, row: 53 };
-    /// `UNC_R2_RxR_AK_BOUNCES.CCW`: event select 0x12, umask 0x02, counters 0b1.
-    pub const RXR_AK_BOUNCES_CCW: Event = Event { code: 0x12, umask: 0x02, ext_sel: false, row: 54 };
-    /// `UNC_R2_TxR_NACK_CCW.AD`: event select 0x28, umask 0x01, counters 0b11.
-    pub const TXR_NACK_CCW_AD: Event = Event { code: 0x28, umask: 0x01, ext_sel: false, row: 55 };
-    /// `UNC_R2_TxR_NACK_CCW.AK`: event select 0x28, umask 0x02, counters 0b11.
-    pub const TXR_NACK_CCW_AK: Event = Event { code: 0x28, umask: 0x02, ext_sel: false, row: 56 };
-    /// `UNC_R2_TxR_NACK_CCW.BL`: event select 0x28, umask 0x04, counters 0b11.
-    pub const TXR_NACK_CCW_BL: Event = Event { code: 0x28, umask: 0x04, ext_sel: false, row: 57 };
-    /// `UNC_R2_TxR_NACK_CW.AD`: event select 0x26, umask 0x01, counters 0b11.
-    pub const TXR_NACK_CW_AD: Event = Event { code: 0x26, umask: 0x01, ext_sel: false, row: 58 };
-    /// `UNC_R2_TxR_NACK_CW.AK`: event select 0x26, umask 0x02, counters 0b11.
-    pub const TXR_NACK_CW_AK: Event = Event { code: 0x26, umask: 0x02, ext_sel: false, row: 59 };
-    /// `UNC_R2_TxR_NACK_CW.BL`: event select 0x26, umask 0x04, counters 0b11.
-    pub const TXR_NACK_CW_BL: Event = Event { code: 0x26, umask: 0x04, ext_sel: false, row: 60 };
+    /// `UNC_R2_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`.
+    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event::row(1);
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`.
+    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event::row(2);
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`.
+    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event::row(3);
+    /// `UNC_R2_IIO_CREDITS_REJECT.DRS`.
+    pub const IIO_CREDITS_REJECT_DRS: Event = Event::row(4);
+    /// `UNC_R2_IIO_CREDITS_USED.DRS`.
+    pub const IIO_CREDITS_USED_DRS: Event = Event::row(5);
+    /// `UNC_R2_IIO_CREDITS_USED.NCB`.
+    pub const IIO_CREDITS_USED_NCB: Event = Event::row(6);
+    /// `UNC_R2_IIO_CREDITS_USED.NCS`.
+    pub const IIO_CREDITS_USED_NCS: Event = Event::row(7);
+    /// `UNC_R2_RING_AD_USED.CCW_VR0_EVEN`.
+    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event::row(8);
+    /// `UNC_R2_RING_AD_USED.CCW_VR0_ODD`.
+    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event::row(9);
+    /// `UNC_R2_RING_AD_USED.CCW_VR1_EVEN`.
+    pub const RING_AD_USED_CCW_VR1_EVEN: Event = Event::row(10);
+    /// `UNC_R2_RING_AD_USED.CCW_VR1_ODD`.
+    pub const RING_AD_USED_CCW_VR1_ODD: Event = Event::row(11);
+    /// `UNC_R2_RING_AD_USED.CW_VR0_EVEN`.
+    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event::row(12);
+    /// `UNC_R2_RING_AD_USED.CW_VR0_ODD`.
+    pub const RING_AD_USED_CW_VR0_ODD: Event = Event::row(13);
+    /// `UNC_R2_RING_AD_USED.CW_VR1_EVEN`.
+    pub const RING_AD_USED_CW_VR1_EVEN: Event = Event::row(14);
+    /// `UNC_R2_RING_AD_USED.CW_VR1_ODD`.
+    pub const RING_AD_USED_CW_VR1_ODD: Event = Event::row(15);
+    /// `UNC_R2_RING_AK_USED.CCW_VR0_EVEN`.
+    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event::row(16);
+    /// `UNC_R2_RING_AK_USED.CCW_VR0_ODD`.
+    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event::row(17);
+    /// `UNC_R2_RING_AK_USED.CCW_VR1_EVEN`.
+    pub const RING_AK_USED_CCW_VR1_EVEN: Event = Event::row(18);
+    /// `UNC_R2_RING_AK_USED.CCW_VR1_ODD`.
+    pub const RING_AK_USED_CCW_VR1_ODD: Event = Event::row(19);
+    /// `UNC_R2_RING_AK_USED.CW_VR0_EVEN`.
+    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event::row(20);
+    /// `UNC_R2_RING_AK_USED.CW_VR0_ODD`.
+    pub const RING_AK_USED_CW_VR0_ODD: Event = Event::row(21);
+    /// `UNC_R2_RING_AK_USED.CW_VR1_EVEN`.
+    pub const RING_AK_USED_CW_VR1_EVEN: Event = Event::row(22);
+    /// `UNC_R2_RING_AK_USED.CW_VR1_ODD`.
+    pub const RING_AK_USED_CW_VR1_ODD: Event = Event::row(23);
+    /// `UNC_R2_RING_BL_USED.CCW_VR0_EVEN`.
+    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event::row(24);
+    /// `UNC_R2_RING_BL_USED.CCW_VR0_ODD`.
+    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event::row(25);
+    /// `UNC_R2_RING_BL_USED.CCW_VR1_EVEN`.
+    pub const RING_BL_USED_CCW_VR1_EVEN: Event = Event::row(26);
+    /// `UNC_R2_RING_BL_USED.CCW_VR1_ODD`.
+    pub const RING_BL_USED_CCW_VR1_ODD: Event = Event::row(27);
+    /// `UNC_R2_RING_BL_USED.CW_VR0_EVEN`.
+    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event::row(28);
+    /// `UNC_R2_RING_BL_USED.CW_VR0_ODD`.
+    pub const RING_BL_USED_CW_VR0_ODD: Event = Event::row(29);
+    /// `UNC_R2_RING_BL_USED.CW_VR1_EVEN`.
+    pub const RING_BL_USED_CW_VR1_EVEN: Event = Event::row(30);
+    /// `UNC_R2_RING_BL_USED.CW_VR1_ODD`.
+    pub const RING_BL_USED_CW_VR1_ODD: Event = Event::row(31);
+    /// `UNC_R2_RING_IV_USED.CCW`.
+    pub const RING_IV_USED_CCW: Event = Event::row(32);
+    /// `UNC_R2_RING_IV_USED.CW`.
+    pub const RING_IV_USED_CW: Event = Event::row(33);
+    /// `UNC_R2_RxR_AK_BOUNCES`.
+    pub const RXR_AK_BOUNCES: Event = Event::row(34);
+    /// `UNC_R2_RxR_CYCLES_NE.NCB`.
+    pub const RXR_CYCLES_NE_NCB: Event = Event::row(35);
+    /// `UNC_R2_RxR_CYCLES_NE.NCS`.
+    pub const RXR_CYCLES_NE_NCS: Event = Event::row(36);
+    /// `UNC_R2_RxR_INSERTS.NCB`.
+    pub const RXR_INSERTS_NCB: Event = Event::row(37);
+    /// `UNC_R2_RxR_INSERTS.NCS`.
+    pub const RXR_INSERTS_NCS: Event = Event::row(38);
+    /// `UNC_R2_RxR_OCCUPANCY.DRS`.
+    pub const RXR_OCCUPANCY_DRS: Event = Event::row(39);
+    /// `UNC_R2_TxR_CYCLES_FULL.AD`.
+    pub const TXR_CYCLES_FULL_AD: Event = Event::row(40);
+    /// `UNC_R2_TxR_CYCLES_FULL.AK`.
+    pub const TXR_CYCLES_FULL_AK: Event = Event::row(41);
+    /// `UNC_R2_TxR_CYCLES_FULL.BL`.
+    pub const TXR_CYCLES_FULL_BL: Event = Event::row(42);
+    /// `UNC_R2_TxR_CYCLES_NE.AD`.
+    pub const TXR_CYCLES_NE_AD: Event = Event::row(43);
+    /// `UNC_R2_TxR_CYCLES_NE.AK`.
+    pub const TXR_CYCLES_NE_AK: Event = Event::row(44);
+    /// `UNC_R2_TxR_CYCLES_NE.BL`.
+    pub const TXR_CYCLES_NE_BL: Event = Event::row(45);
+    /// `UNC_R2_RING_AD_USED.CW`.
+    pub const RING_AD_USED_CW: Event = Event::row(46);
+    /// `UNC_R2_RING_AD_USED.CCW`.
+    pub const RING_AD_USED_CCW: Event = Event::row(47);
+    /// `UNC_R2_RING_AK_USED.CW`.
+    pub const RING_AK_USED_CW: Event = Event::row(48);
+    /// `UNC_R2_RING_AK_USED.CCW`.
+    pub const RING_AK_USED_CCW: Event = Event::row(49);
+    /// `UNC_R2_RING_BL_USED.CW`.
+    pub const RING_BL_USED_CW: Event = Event::row(50);
+    /// `UNC_R2_RING_BL_USED.CCW`.
+    pub const RING_BL_USED_CCW: Event = Event::row(51);
+    /// `UNC_R2_RING_IV_USED.ANY`.
+    pub const RING_IV_USED_ANY: Event = Event::row(52);
+    /// `UNC_R2_RxR_AK_BOUNCES.CW`.
+    pub const RXR_AK_BOUNCES_CW: Event = Event::row(53);
+    /// `UNC_R2_RxR_AK_BOUNCES.CCW`.
+    pub const RXR_AK_BOUNCES_CCW: Event = Event::row(54);
+    /// `UNC_R2_TxR_NACK_CCW.AD`.
+    pub const TXR_NACK_CCW_AD: Event = Event::row(55);
+    /// `UNC_R2_TxR_NACK_CCW.AK`.
+    pub const TXR_NACK_CCW_AK: Event = Event::row(56);
+    /// `UNC_R2_TxR_NACK_CCW.BL`.
+    pub const TXR_NACK_CCW_BL: Event = Event::row(57);
+    /// `UNC_R2_TxR_NACK_CW.AD`.
+    pub const TXR_NACK_CW_AD: Event = Event::row(58);
+    /// `UNC_R2_TxR_NACK_CW.AK`.
+    pub const TXR_NACK_CW_AK: Event = Event::row(59);
+    /// `UNC_R2_TxR_NACK_CW.BL`.
+    pub const TXR_NACK_CW_BL: Event = Event::row(60);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::IIO_CREDITS_ACQUIRED_DRS,
-        Event::IIO_CREDITS_ACQUIRED_NCB,
-        Event::IIO_CREDITS_ACQUIRED_NCS,
-        Event::IIO_CREDITS_REJECT_DRS,
-        Event::IIO_CREDITS_USED_DRS,
-        Event::IIO_CREDITS_USED_NCB,
-        Event::IIO_CREDITS_USED_NCS,
-        Event::RING_AD_USED_CCW_VR0_EVEN,
-        Event::RING_AD_USED_CCW_VR0_ODD,
-        Event::RING_AD_USED_CCW_VR1_EVEN,
-        Event::RING_AD_USED_CCW_VR1_ODD,
-        Event::RING_AD_USED_CW_VR0_EVEN,
-        Event::RING_AD_USED_CW_VR0_ODD,
-        Event::RING_AD_USED_CW_VR1_EVEN,
-        Event::RING_AD_USED_CW_VR1_ODD,
-        Event::RING_AK_USED_CCW_VR0_EVEN,
-        Event::RING_AK_USED_CCW_VR0_ODD,
-        Event::RING_AK_USED_CCW_VR1_EVEN,
-        Event::RING_AK_USED_CCW_VR1_ODD,
-        Event::RING_AK_USED_CW_VR0_EVEN,
-        Event::RING_AK_USED_CW_VR0_ODD,
-        Event::RING_AK_USED_CW_VR1_EVEN,
-        Event::RING_AK_USED_CW_VR1_ODD,
-        Event::RING_BL_USED_CCW_VR0_EVEN,
-        Event::RING_BL_USED_CCW_VR0_ODD,
-        Event::RING_BL_USED_CCW_VR1_EVEN,
-        Event::RING_BL_USED_CCW_VR1_ODD,
-        Event::RING_BL_USED_CW_VR0_EVEN,
-        Event::RING_BL_USED_CW_VR0_ODD,
-        Event::RING_BL_USED_CW_VR1_EVEN,
-        Event::RING_BL_USED_CW_VR1_ODD,
-        Event::RING_IV_USED_CCW,
-        Event::RING_IV_USED_CW,
-        Event::RXR_AK_BOUNCES,
-        Event::RXR_CYCLES_NE_NCB,
-        Event::RXR_CYCLES_NE_NCS,
-        Event::RXR_INSERTS_NCB,
-        Event::RXR_INSERTS_NCS,
-        Event::RXR_OCCUPANCY_DRS,
-        Event::TXR_CYCLES_FULL_AD,
-        Event::TXR_CYCLES_FULL_AK,
-        Event::TXR_CYCLES_FULL_BL,
-        Event::TXR_CYCLES_NE_AD,
-        Event::TXR_CYCLES_NE_AK,
-        Event::TXR_CYCLES_NE_BL,
-        Event::RING_AD_USED_CW,
-        Event::RING_AD_USED_CCW,
-        Event::RING_AK_USED_CW,
-        Event::RING_AK_USED_CCW,
-        Event::RING_BL_USED_CW,
-        Event::RING_BL_USED_CCW,
-        Event::RING_IV_USED_ANY,
-        Event::RXR_AK_BOUNCES_CW,
-        Event::RXR_AK_BOUNCES_CCW,
-        Event::TXR_NACK_CCW_AD,
-        Event::TXR_NACK_CCW_AK,
-        Event::TXR_NACK_CCW_BL,
-        Event::TXR_NACK_CW_AD,
-        Event::TXR_NACK_CW_AK,
-        Event::TXR_NACK_CW_BL,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -609,72 +567,84 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_R2_CLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_R2_IIO_CREDITS_ACQUIRED.DRS", 0x33, 0x08, 0b11),
+    ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCB", 0x33, 0x10, 0b11),
+    ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCS", 0x33, 0x20, 0b11),
+    ev("UNC_R2_IIO_CREDITS_REJECT.DRS", 0x34, 0x08, 0b11),
+    ev("UNC_R2_IIO_CREDITS_USED.DRS", 0x32, 0x08, 0b11),
+    ev("UNC_R2_IIO_CREDITS_USED.NCB", 0x32, 0x10, 0b11),
+    ev("UNC_R2_IIO_CREDITS_USED.NCS", 0x32, 0x20, 0b11),
+    ev("UNC_R2_RING_AD_USED.CCW_VR0_EVEN", 0x07, 0x04, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CCW_VR0_ODD", 0x07, 0x08, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CCW_VR1_EVEN", 0x07, 0x40, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CCW_VR1_ODD", 0x07, 0x80, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CW_VR0_EVEN", 0x07, 0x01, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CW_VR0_ODD", 0x07, 0x02, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CW_VR1_EVEN", 0x07, 0x10, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CW_VR1_ODD", 0x07, 0x20, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CCW_VR0_EVEN", 0x08, 0x04, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CCW_VR0_ODD", 0x08, 0x08, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CCW_VR1_EVEN", 0x08, 0x40, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CCW_VR1_ODD", 0x08, 0x80, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CW_VR0_EVEN", 0x08, 0x01, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CW_VR0_ODD", 0x08, 0x02, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CW_VR1_EVEN", 0x08, 0x10, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CW_VR1_ODD", 0x08, 0x20, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CCW_VR0_EVEN", 0x09, 0x04, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CCW_VR0_ODD", 0x09, 0x08, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CCW_VR1_EVEN", 0x09, 0x40, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CCW_VR1_ODD", 0x09, 0x80, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CW_VR0_EVEN", 0x09, 0x01, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CW_VR0_ODD", 0x09, 0x02, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CW_VR1_EVEN", 0x09, 0x10, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CW_VR1_ODD", 0x09, 0x20, 0b1111),
+    ev("UNC_R2_RING_IV_USED.CCW", 0x0a, 0xcc, 0b1111),
+    ev("UNC_R2_RING_IV_USED.CW", 0x0a, 0x33, 0b1111),
+    ev("UNC_R2_RxR_AK_BOUNCES", 0x12, 0x00, 0b1),
+    ev("UNC_R2_RxR_CYCLES_NE.NCB", 0x10, 0x10, 0b11),
+    ev("UNC_R2_RxR_CYCLES_NE.NCS", 0x10, 0x20, 0b11),
+    ev("UNC_R2_RxR_INSERTS.NCB", 0x11, 0x10, 0b11),
+    ev("UNC_R2_RxR_INSERTS.NCS", 0x11, 0x20, 0b11),
+    ev("UNC_R2_RxR_OCCUPANCY.DRS", 0x13, 0x08, 0b1),
+    ev("UNC_R2_TxR_CYCLES_FULL.AD", 0x25, 0x01, 0b1),
+    ev("UNC_R2_TxR_CYCLES_FULL.AK", 0x25, 0x02, 0b1),
+    ev("UNC_R2_TxR_CYCLES_FULL.BL", 0x25, 0x04, 0b1),
+    ev("UNC_R2_TxR_CYCLES_NE.AD", 0x23, 0x01, 0b1),
+    ev("UNC_R2_TxR_CYCLES_NE.AK", 0x23, 0x02, 0b1),
+    ev("UNC_R2_TxR_CYCLES_NE.BL", 0x23, 0x04, 0b1),
+    ev("UNC_R2_RING_AD_USED.CW", 0x07, 0x33, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CCW", 0x07, 0xcc, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CW", 0x08, 0x33, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CCW", 0x08, 0xcc, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CW", 0x09, 0x33, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CCW", 0x09, 0xcc, 0b1111),
+    ev("UNC_R2_RING_IV_USED.ANY", 0x0a, 0xff, 0b1111),
+    ev("UNC_R2_RxR_AK_BOUNCES.CW", 0x12, 0x01, 0b1),
+    ev("UNC_R2_RxR_AK_BOUNCES.CCW", 0x12, 0x02, 0b1),
+    ev("UNC_R2_TxR_NACK_CCW.AD", 0x28, 0x01, 0b11),
+    ev("UNC_R2_TxR_NACK_CCW.AK", 0x28, 0x02, 0b11),
+    ev("UNC_R2_TxR_NACK_CCW.BL", 0x28, 0x04, 0b11),
+    ev("UNC_R2_TxR_NACK_CW.AD", 0x26, 0x01, 0b11),
+    ev("UNC_R2_TxR_NACK_CW.AK", 0x26, 0x02, 0b11),
+    ev("UNC_R2_TxR_NACK_CW.BL", 0x26, 0x04, 0b11),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<61>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_R2_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.DRS", code: 0x33, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCB", code: 0x33, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCS", code: 0x33, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_USED.DRS", code: 0x32, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCB", code: 0x32, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCS", code: 0x32, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR0_EVEN", code: 0x07, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR0_ODD", code: 0x07, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR1_EVEN", code: 0x07, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR1_ODD", code: 0x07, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR0_EVEN", code: 0x07, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR0_ODD", code: 0x07, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR1_EVEN", code: 0x07, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR1_ODD", code: 0x07, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR0_EVEN", code: 0x08, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR0_ODD", code: 0x08, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR1_EVEN", code: 0x08, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR1_ODD", code: 0x08, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR0_EVEN", code: 0x08, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR0_ODD", code: 0x08, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR1_EVEN", code: 0x08, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR1_ODD", code: 0x08, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR0_EVEN", code: 0x09, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR0_ODD", code: 0x09, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR1_EVEN", code: 0x09, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR1_ODD", code: 0x09, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR0_EVEN", code: 0x09, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR0_ODD", code: 0x09, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR1_EVEN", code: 0x09, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR1_ODD", code: 0x09, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_IV_USED.CCW", code: 0x0a, umask: 0xcc, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_IV_USED.CW", code: 0x0a, umask: 0x33, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_AK_BOUNCES", code: 0x12, umask: 0x00, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AD", code: 0x25, umask: 0x01, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AK", code: 0x25, umask: 0x02, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.BL", code: 0x25, umask: 0x04, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AD", code: 0x23, umask: 0x01, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AK", code: 0x23, umask: 0x02, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_NE.BL", code: 0x23, umask: 0x04, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CW", code: 0x07, umask: 0x33, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CCW", code: 0x07, umask: 0xcc, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CW", code: 0x08, umask: 0x33, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CCW", code: 0x08, umask: 0xcc, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CW", code: 0x09, umask: 0x33, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CCW", code: 0x09, umask: 0xcc, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_IV_USED.ANY", code: 0x0a, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_AK_BOUNCES.CW", code: 0x12, umask: 0x01, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_AK_BOUNCES.CCW", code: 0x12, umask: 0x02, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACK_CCW.AD", code: 0x28, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACK_CCW.AK", code: 0x28, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACK_CCW.BL", code: 0x28, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACK_CW.AD", code: 0x26, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACK_CW.AK", code: 0x26, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACK_CW.BL", code: 0x26, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl R2pcieCtl {
     /// This value set to count `event`: its event select and umask.

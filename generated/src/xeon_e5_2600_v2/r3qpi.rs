@@ -418,9 +418,15 @@ static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -432,391 +438,277 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_R3_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10`: event select 0x2c, umask 0x04, counters 0b11.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO10: Event = Event { code: 0x2c, umask: 0x04, ext_sel: false, row: 1 };
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11`: event select 0x2c, umask 0x08, counters 0b11.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO11: Event = Event { code: 0x2c, umask: 0x08, ext_sel: false, row: 2 };
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12`: event select 0x2c, umask 0x10, counters 0b11.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO12: Event = Event { code: 0x2c, umask: 0x10, ext_sel: false, row: 3 };
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13`: event select 0x2c, umask 0x20, counters 0b11.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO13: Event = Event { code: 0x2c, umask: 0x20, ext_sel: false, row: 4 };
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14`: event select 0x2c, umask 0x40, counters 0b11.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO14: Event = Event { code: 0x2c, umask: 0x40, ext_sel: false, row: 5 };
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8`: event select 0x2c, umask 0x01, counters 0b11.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO8: Event = Event { code: 0x2c, umask: 0x01, ext_sel: false, row: 6 };
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9`: event select 0x2c, umask 0x02, counters 0b11.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO9: Event = Event { code: 0x2c, umask: 0x02, ext_sel: false, row: 7 };
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0`: event select 0x2b, umask 0x01, counters 0b11.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO0: Event = Event { code: 0x2b, umask: 0x01, ext_sel: false, row: 8 };
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1`: event select 0x2b, umask 0x02, counters 0b11.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO1: Event = Event { code: 0x2b, umask: 0x02, ext_sel: false, row: 9 };
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2`: event select 0x2b, umask 0x04, counters 0b11.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO2: Event = Event { code: 0x2b, umask: 0x04, ext_sel: false, row: 10 };
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3`: event select 0x2b, umask 0x08, counters 0b11.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO3: Event = Event { code: 0x2b, umask: 0x08, ext_sel: false, row: 11 };
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4`: event select 0x2b, umask 0x10, counters 0b11.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO4: Event = Event { code: 0x2b, umask: 0x10, ext_sel: false, row: 12 };
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5`: event select 0x2b, umask 0x20, counters 0b11.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO5: Event = Event { code: 0x2b, umask: 0x20, ext_sel: false, row: 13 };
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6`: event select 0x2b, umask 0x40, counters 0b11.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO6: Event = Event { code: 0x2b, umask: 0x40, ext_sel: false, row: 14 };
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7`: event select 0x2b, umask 0x80, counters 0b11.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO7: Event = Event { code: 0x2b, umask: 0x80, ext_sel: false, row: 15 };
-    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0`: event select 0x2f, umask 0x01, counters 0b11.
-    pub const HA_R2_BL_CREDITS_EMPTY_HA0: Event = Event { code: 0x2f, umask: 0x01, ext_sel: false, row: 16 };
-    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1`: event select 0x2f, umask 0x02, counters 0b11.
-    pub const HA_R2_BL_CREDITS_EMPTY_HA1: Event = Event { code: 0x2f, umask: 0x02, ext_sel: false, row: 17 };
-    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB`: event select 0x2f, umask 0x04, counters 0b11.
-    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCB: Event = Event { code: 0x2f, umask: 0x04, ext_sel: false, row: 18 };
-    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS`: event select 0x2f, umask 0x08, counters 0b11.
-    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCS: Event = Event { code: 0x2f, umask: 0x08, ext_sel: false, row: 19 };
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM`: event select 0x29, umask 0x02, counters 0b11.
-    pub const QPI0_AD_CREDITS_EMPTY_VN0_HOM: Event = Event { code: 0x29, umask: 0x02, ext_sel: false, row: 20 };
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR`: event select 0x29, umask 0x08, counters 0b11.
-    pub const QPI0_AD_CREDITS_EMPTY_VN0_NDR: Event = Event { code: 0x29, umask: 0x08, ext_sel: false, row: 21 };
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP`: event select 0x29, umask 0x04, counters 0b11.
-    pub const QPI0_AD_CREDITS_EMPTY_VN0_SNP: Event = Event { code: 0x29, umask: 0x04, ext_sel: false, row: 22 };
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM`: event select 0x29, umask 0x10, counters 0b11.
-    pub const QPI0_AD_CREDITS_EMPTY_VN1_HOM: Event = Event { code: 0x29, umask: 0x10, ext_sel: false, row: 23 };
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR`: event select 0x29, umask 0x40, counters 0b11.
-    pub const QPI0_AD_CREDITS_EMPTY_VN1_NDR: Event = Event { code: 0x29, umask: 0x40, ext_sel: false, row: 24 };
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP`: event select 0x29, umask 0x20, counters 0b11.
-    pub const QPI0_AD_CREDITS_EMPTY_VN1_SNP: Event = Event { code: 0x29, umask: 0x20, ext_sel: false, row: 25 };
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA`: event select 0x29, umask 0x01, counters 0b11.
-    pub const QPI0_AD_CREDITS_EMPTY_VNA: Event = Event { code: 0x29, umask: 0x01, ext_sel: false, row: 26 };
-    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_HOM`: event select 0x2d, umask 0x02, counters 0b11.
-    pub const QPI0_BL_CREDITS_EMPTY_VN0_HOM: Event = Event { code: 0x2d, umask: 0x02, ext_sel: false, row: 27 };
-    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_NDR`: event select 0x2d, umask 0x08, counters 0b11.
-    pub const QPI0_BL_CREDITS_EMPTY_VN0_NDR: Event = Event { code: 0x2d, umask: 0x08, ext_sel: false, row: 28 };
-    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_SNP`: event select 0x2d, umask 0x04, counters 0b11.
-    pub const QPI0_BL_CREDITS_EMPTY_VN0_SNP: Event = Event { code: 0x2d, umask: 0x04, ext_sel: false, row: 29 };
-    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM`: event select 0x2d, umask 0x10, counters 0b11.
-    pub const QPI0_BL_CREDITS_EMPTY_VN1_HOM: Event = Event { code: 0x2d, umask: 0x10, ext_sel: false, row: 30 };
-    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR`: event select 0x2d, umask 0x40, counters 0b11.
-    pub const QPI0_BL_CREDITS_EMPTY_VN1_NDR: Event = Event { code: 0x2d, umask: 0x40, ext_sel: false, row: 31 };
-    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP`: event select 0x2d, umask 0x20, counters 0b11.
-    pub const QPI0_BL_CREDITS_EMPTY_VN1_SNP: Event = Event { code: 0x2d, umask: 0x20, ext_sel: false, row: 32 };
-    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA`: event select 0x2d, umask 0x01, counters 0b11.
-    pub const QPI0_BL_CREDITS_EMPTY_VNA: Event = Event { code: 0x2d, umask: 0x01, ext_sel: false, row: 33 };
-    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_HOM`: event select 0x2a, umask 0x02, counters 0b11.
-    pub const QPI1_AD_CREDITS_EMPTY_VN0_HOM: Event = Event { code: 0x2a, umask: 0x02, ext_sel: false, row: 34 };
-    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_NDR`: event select 0x2a, umask 0x08, counters 0b11.
-    pub const QPI1_AD_CREDITS_EMPTY_VN0_NDR: Event = Event { code: 0x2a, umask: 0x08, ext_sel: false, row: 35 };
-    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_SNP`: event select 0x2a, umask 0x04, counters 0b11.
-    pub const QPI1_AD_CREDITS_EMPTY_VN0_SNP: Event = Event { code: 0x2a, umask: 0x04, ext_sel: false, row: 36 };
-    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM`: event select 0x2a, umask 0x10, counters 0b11.
-    pub const QPI1_AD_CREDITS_EMPTY_VN1_HOM: Event = Event { code: 0x2a, umask: 0x10, ext_sel: false, row: 37 };
-    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR`: event select 0x2a, umask 0x40, counters 0b11.
-    pub const QPI1_AD_CREDITS_EMPTY_VN1_NDR: Event = Event { code: 0x2a, umask: 0x40, ext_sel: false, row: 38 };
-    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP`: event select 0x2a, umask 0x20, counters 0b11.
-    pub const QPI1_AD_CREDITS_EMPTY_VN1_SNP: Event = Event { code: 0x2a, umask: 0x20, ext_sel: false, row: 39 };
-    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA`: event select 0x2a, umask 0x01, counters 0b11.
-    pub const QPI1_AD_CREDITS_EMPTY_VNA: Event = Event { code: 0x2a, umask: 0x01, ext_sel: false, row: 40 };
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM`: event select 0x2e, umask 0x02, counters 0b11.
-    pub const QPI1_BL_CREDITS_EMPTY_VN0_HOM: Event = Event { code: 0x2e, umask: 0x02, ext_sel: false, row: 41 };
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR`: event select 0x2e, umask 0x08, counters 0b11.
-    pub const QPI1_BL_CREDITS_EMPTY_VN0_NDR: Event = Event { code: 0x2e, umask: 0x08, ext_sel: false, row: 42 };
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP`: event select 0x2e, umask 0x04, counters 0b11.
-    pub const QPI1_BL_CREDITS_EMPTY_VN0_SNP: Event = Event { code: 0x2e, umask: 0x04, ext_sel: false, row: 43 };
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM`: event select 0x2e, umask 0x10, counters 0b11.
-    pub const QPI1_BL_CREDITS_EMPTY_VN1_HOM: Event = Event { code: 0x2e, umask: 0x10, ext_sel: false, row: 44 };
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR`: event select 0x2e, umask 0x40, counters 0b11.
-    pub const QPI1_BL_CREDITS_EMPTY_VN1_NDR: Event = Event { code: 0x2e, umask: 0x40, ext_sel: false, row: 45 };
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP`: event select 0x2e, umask 0x20, counters 0b11.
-    pub const QPI1_BL_CREDITS_EMPTY_VN1_SNP: Event = Event { code: 0x2e, umask: 0x20, ext_sel: false, row: 46 };
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA`: event select 0x2e, umask 0x01, counters 0b11.
-    pub const QPI1_BL_CREDITS_EMPTY_VNA: Event = Event { code: 0x2e, umask: 0x01, ext_sel: false, row: 47 };
-    /// `UNC_R3_RING_AD_USED.CCW_VR0_EVEN`: event select 0x07, umask 0x04, counters 0b111.
-    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event { code: 0x07, umask: 0x04, ext_sel: false, row: 48 };
-    /// `UNC_R3_RING_AD_USED.CCW_VR0_ODD`: event select 0x07, umask 0x08, counters 0b111.
-    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event { code: 0x07, umask: 0x08, ext_sel: false, row: 49 };
-    /// `UNC_R3_RING_AD_USED.CW_VR0_EVEN`: event select 0x07, umask 0x01, counters 0b111.
-    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event { code: 0x07, umask: 0x01, ext_sel: false, row: 50 };
-    /// `UNC_R3_RING_AD_USED.CW_VR0_ODD`: event select 0x07, umask 0x02, counters 0b111.
-    pub const RING_AD_USED_CW_VR0_ODD: Event = Event { code: 0x07, umask: 0x02, ext_sel: false, row: 51 };
-    /// `UNC_R3_RING_AK_USED.CCW_VR0_EVEN`: event select 0x08, umask 0x04, counters 0b111.
-    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event { code: 0x08, umask: 0x04, ext_sel: false, row: 52 };
-    /// `UNC_R3_RING_AK_USED.CCW_VR0_ODD`: event select 0x08, umask 0x08, counters 0b111.
-    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event { code: 0x08, umask: 0x08, ext_sel: false, row: 53 };
-    /// `UNC_R3_RING_AK_USED.CW_VR0_EVEN`: event select 0x08, umask 0x01, counters 0b111.
-    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event { code: 0x08, umask: 0x01, ext_sel: false, row: 54 };
-    /// `UNC_R3_RING_AK_USED.CW_VR0_ODD`: event select 0x08, umask 0x02, counters 0b111.
-    pub const RING_AK_USED_CW_VR0_ODD: Event = Event { code: 0x08, umask: 0x02, ext_sel: false, row: 55 };
-    /// `UNC_R3_RING_BL_USED.CCW_VR0_EVEN`: event select 0x09, umask 0x04, counters 0b111.
-    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event { code: 0x09, umask: 0x04, ext_sel: false, row: 56 };
-    /// `UNC_R3_RING_BL_USED.CCW_VR0_ODD`: event select 0x09, umask 0x08, counters 0b111.
-    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event { code: 0x09, umask: 0x08, ext_sel: false, row: 57 };
-    /// `UNC_R3_RING_BL_USED.CW_VR0_EVEN`: event select 0x09, umask 0x01, counters 0b111.
-    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event { code: 0x09, umask: 0x01, ext_sel: false, row: 58 };
-    /// `UNC_R3_RING_BL_USED.CW_VR0_ODD`: event select 0x09, umask 0x02, counters 0b111.
-    pub const RING_BL_USED_CW_VR0_ODD: Event = Event { code: 0x09, umask: 0x02, ext_sel: false, row: 59 };
-    /// `UNC_R3_RING_IV_USED.CCW`: event select 0x0a, umask 0xcc, counters 0b111.
-    pub const RING_IV_USED_CCW: Event = Event { code: 0x0a, umask: 0xcc, ext_sel: false, row: 60 };
-    /// `UNC_R3_RING_IV_USED.CW`: event select 0x0a, umask 0x33, counters 0b111.
-    pub const RING_IV_USED_CW: Event = Event { code: 0x0a, umask: 0x33, ext_sel: false, row: 61 };
-    /// `UNC_R3_RxR_BYPASSED.AD`: event select 0x12, umask 0x01, counters 0b11.
-    pub const RXR_BYPASSED_AD: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, row: 62 };
-    /// `UNC_R3_RxR_CYCLES_NE.HOM`: event select 0x10, umask 0x01, counters 0b11.
-    pub const RXR_CYCLES_NE_HOM: Event = Event { code: 0x10, umask: 0x01, ext_sel: false, row: 63 };
-    /// `UNC_R3_RxR_CYCLES_NE.NDR`: event select 0x10, umask 0x04, counters 0b11.
-    pub const RXR_CYCLES_NE_NDR: Event = Event { code: 0x10, umask: 0x04, ext_sel: false, row: 64 };
-    /// `UNC_R3_RxR_CYCLES_NE.SNP`: event select 0x10, umask 0x02, counters 0b11.
-    pub const RXR_CYCLES_NE_SNP: Event = Event { code: 0x10, umask: 0x02, ext_sel: false, row: 65 };
-    /// `UNC_R3_RxR_INSERTS.DRS`: event select 0x11, umask 0x08, counters 0b11.
-    pub const RXR_INSERTS_DRS: Event = Event { code: 0x11, umask: 0x08, ext_sel: false, row: 66 };
-    /// `UNC_R3_RxR_INSERTS.HOM`: event select 0x11, umask 0x01, counters 0b11.
-    pub const RXR_INSERTS_HOM: Event = Event { code: 0x11, umask: 0x01, ext_sel: false, row: 67 };
-    /// `UNC_R3_RxR_INSERTS.NCB`: event select 0x11, umask 0x10, counters 0b11.
-    pub const RXR_INSERTS_NCB: Event = Event { code: 0x11, umask: 0x10, ext_sel: false, row: 68 };
-    /// `UNC_R3_RxR_INSERTS.NCS`: event select 0x11, umask 0x20, counters 0b11.
-    pub const RXR_INSERTS_NCS: Event = Event { code: 0x11, umask: 0x20, ext_sel: false, row: 69 };
-    /// `UNC_R3_RxR_INSERTS.NDR`: event select 0x11, umask 0x04, counters 0b11.
-    pub const RXR_INSERTS_NDR: Event = Event { code: 0x11, umask: 0x04, ext_sel: false, row: 70 };
-    /// `UNC_R3_RxR_INSERTS.SNP`: event select 0x11, umask 0x02, counters 0b11.
-    pub const RXR_INSERTS_SNP: Event = Event { code: 0x11, umask: 0x02, ext_sel: false, row: 71 };
-    /// `UNC_R3_RxR_OCCUPANCY.DRS`: event select 0x13, umask 0x08, counters 0b1.
-    pub const RXR_OCCUPANCY_DRS: Event = Event { code: 0x13, umask: 0x08, ext_sel: false, row: 72 };
-    /// `UNC_R3_RxR_OCCUPANCY.HOM`: event select 0x13, umask 0x01, counters 0b1.
-    pub const RXR_OCCUPANCY_HOM: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, row: 73 };
-    /// `UNC_R3_RxR_OCCUPANCY.NCB`: event select 0x13, umask 0x10, counters 0b1.
-    pub const RXR_OCCUPANCY_NCB: Event = Event { code: 0x13, umask: 0x10, ext_sel: false, row: 74 };
-    /// `UNC_R3_RxR_OCCUPANCY.NCS`: event select 0x13, umask 0x20, counters 0b1.
-    pub const RXR_OCCUPANCY_NCS: Event = Event { code: 0x13, umask: 0x20, ext_sel: false, row: 75 };
-    /// `UNC_R3_RxR_OCCUPANCY.NDR`: event select 0x13, umask 0x04, counters 0b1.
-    pub const RXR_OCCUPANCY_NDR: Event = Event { code: 0x13, umask: 0x04, ext_sel: false, row: 76 };
-    /// `UNC_R3_RxR_OCCUPANCY.SNP`: event select 0x13, umask 0x02, counters 0b1.
-    pub const RXR_OCCUPANCY_SNP: Event = Event { code: 0x13, umask: 0x02, ext_sel: false, row: 77 };
-    /// `UNC_R3_TxR_NACK_CCW.AD`: event select 0x28, umask 0x01, counters 0b11.
-    pub const TXR_NACK_CCW_AD: Event = Event { code: 0x28, umask: 0x01, ext_sel: false, row: 78 };
-    /// `UNC_R3_TxR_NACK_CCW.AK`: event select 0x28, umask 0x02, counters 0b11.
-    pub const TXR_NACK_CCW_AK: Event = Event { code: 0x28, umask: 0x02, ext_sel: false, row: 79 };
-    /// `UNC_R3_TxR_NACK_CCW.BL`: event select 0x28, umask 0x04, counters 0b11.
-    pub const TXR_NACK_CCW_BL: Event = Event { code: 0x28, umask: 0x04, ext_sel: false, row: 80 };
-    /// `UNC_R3_TxR_NACK_CW.AD`: event select 0x26, umask 0x01, counters 0b11.
-    pub const TXR_NACK_CW_AD: Event = Event { code: 0x26, umask: 0x01, ext_sel: false, row: 81 };
-    /// `UNC_R3_TxR_NACK_CW.AK`: event select 0x26, umask 0x02, counters 0b11.
-    pub const TXR_NACK_CW_AK: Event = Event { code: 0x26, umask: 0x02, ext_sel: false, row: 82 };
-    /// `UNC_R3_TxR_NACK_CW.BL`: event select 0x26, umask 0x04, counters 0b11.
-    pub const TXR_NACK_CW_BL: Event = Event { code: 0x26, umask: 0x04, ext_sel: false, row: 83 };
-    /// `UNC_R3_VN0_CREDITS_REJECT.DRS`: event select 0x37, umask 0x08, counters 0b11.
-    pub const VN0_CREDITS_REJECT_DRS: Event = Event { code: 0x37, umask: 0x08, ext_sel: false, row: 84 };
-    /// `UNC_R3_VN0_CREDITS_REJECT.HOM`: event select 0x37, umask 0x01, counters 0b11.
-    pub const VN0_CREDITS_REJECT_HOM: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, row: 85 };
-    /// `UNC_R3_VN0_CREDITS_REJECT.NCB`: event select 0x37, umask 0x10, counters 0b11.
-    pub const VN0_CREDITS_REJECT_NCB: Event = Event { code: 0x37, umask: 0x10, ext_sel: false, row: 86 };
-    /// `UNC_R3_VN0_CREDITS_REJECT.NCS`: event select 0x37, umask 0x20, counters 0b11.
-    pub const VN0_CREDITS_REJECT_NCS: Event = Event { code: 0x37, umask: 0x20, ext_sel: false, row: 87 };
-    /// `UNC_R3_VN0_CREDITS_REJECT.NDR`: event select 0x37, umask 0x04, counters 0b11.
-    pub const VN0_CREDITS_REJECT_NDR: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, row: 88 };
-    /// `UNC_R3_VN0_CREDITS_REJECT.SNP`: event select 0x37, umask 0x02, counters 0b11.
-    pub const VN0_CREDITS_REJECT_SNP: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, row: 89 };
-    /// `UNC_R3_VN0_CREDITS_USED.DRS`: event select 0x36, umask 0x08, counters 0b11.
-    pub const VN0_CREDITS_USED_DRS: Event = Event { code: 0x36, umask: 0x08, ext_sel: false, row: 90 };
-    /// `UNC_R3_VN0_CREDITS_USED.HOM`: event select 0x36, umask 0x01, counters 0b11.
-    pub const VN0_CREDITS_USED_HOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, row: 91 };
-    /// `UNC_R3_VN0_CREDITS_USED.NCB`: event select 0x36, umask 0x10, counters 0b11.
-    pub const VN0_CREDITS_USED_NCB: Event = Event { code: 0x36, umask: 0x10, ext_sel: false, row: 92 };
-    /// `UNC_R3_VN0_CREDITS_USED.NCS`: event select 0x36, umask 0x20, counters 0b11.
-    pub const VN0_CREDITS_USED_NCS: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, row: 93 };
-    /// `UNC_R3_VN0_CREDITS_USED.NDR`: event select 0x36, umask 0x04, counters 0b11.
-    pub const VN0_CREDITS_USED_NDR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, row: 94 };
-    /// `UNC_R3_VN0_CREDITS_USED.SNP`: event select 0x36, umask 0x02, counters 0b11.
-    pub const VN0_CREDITS_USED_SNP: Event = Event { code: 0x36, umask: 0x02, ext_sel: false, row: 95 };
-    /// `UNC_R3_VN1_CREDITS_REJECT.DRS`: event select 0x39, umask 0x08, counters 0b11.
-    pub const VN1_CREDITS_REJECT_DRS: Event = Event { code: 0x39, umask: 0x08, ext_sel: false, row: 96 };
-    /// `UNC_R3_VN1_CREDITS_REJECT.HOM`: event select 0x39, umask 0x01, counters 0b11.
-    pub const VN1_CREDITS_REJECT_HOM: Event = Event { code: 0x39, umask: 0x01, ext_sel: false, row: 97 };
-    /// `UNC_R3_VN1_CREDITS_REJECT.NCB`: event select 0x39, umask 0x10, counters 0b11.
-    pub const VN1_CREDITS_REJECT_NCB: Event = Event { code: 0x39, umask: 0x10, ext_sel: false, row: 98 };
-    /// `UNC_R3_VN1_CREDITS_REJECT.NCS`: event select 0x39, umask 0x20, counters 0b11.
-    pub const VN1_CREDITS_REJECT_NCS: Event = Event { code: 0x39, umask: 0x20, ext_sel: false, row: 99 };
-    /// `UNC_R3_VN1_CREDITS_REJECT.NDR`: event select 0x39, umask 0x04, counters 0b11.
-    pub const VN1_CREDITS_REJECT_NDR: Event = Event { code: 0x39, umask: 0x04, ext_sel: false, row: 100 };
-    /// `UNC_R3_VN1_CREDITS_REJECT.SNP`: event select 0x39, umask 0x02, counters 0b11.
-    pub const VN1_CREDITS_REJECT_SNP: Event = Event { code: 0x39, umask: 0x02, ext_sel: false, row: 101 };
-    /// `UNC_R3_VN1_CREDITS_USED.DRS`: event select 0x38, umask 0x08, counters 0b11.
-    pub const VN1_CREDITS_USED_DRS: Event = Event { code: 0x38, umask: 0x08, ext_sel: false, row: 102 };
-    /// `UNC_R3_VN1_CREDITS_USED.HOM`: event select 0x38, umask 0x01, counters 0b11.
-    pub const VN1_CREDITS_USED_HOM: Event = Event { code: 0x38, umask: 0x01, ext_sel: false, row: 103 };
-    /// `UNC_R3_VN1_CREDITS_USED.NCB`: event select 0x38, umask 0x10, counters 0b11.
-    pub const VN1_CREDITS_USED_NCB: Event = Event { code: 0x38, umask: 0x10, ext_sel: false, row: 104 };
-    /// `UNC_R3_VN1_CREDITS_USED.NCS`: event select 0x38, umask 0x20, counters 0b11.
-    pub const VN1_CREDITS_USED_NCS: Event = Event { code: 0x38, umask: 0x20, ext_sel: false, row: 105 };
-    /// `UNC_R3_VN1_CREDITS_USED.NDR`: event select 0x38, umask 0x04, counters 0b11.
-    pub const VN1_CREDITS_USED_NDR: Event = Event { code: 0x38, umask: 0x04, ext_sel: false, row: 106 };
-    /// `UNC_R3_VN1_CREDITS_USED.SNP`: event select 0x38, umask 0x02, counters 0b11.
-    pub const VN1_CREDITS_USED_SNP: Event = Event { code: 0x38, umask: 0x02, ext_sel: false, row: 107 };
-    /// `UNC_R3_VNA_CREDITS_ACQUIRED`: event select 0x33, umask 0x00, counters 0b11.
-    pub const VNA_CREDITS_ACQUIRED: Event = Event { code: 0x33, umask: 0x00, ext_sel: false, row: 108 };
-    /// `UNC_R3_VNA_CREDITS_REJECT.DRS`: event select 0x34, umask 0x08, counters 0b11.
-    pub const VNA_CREDITS_REJECT_DRS: Event = Event { code: 0x34, umask: 0x08, ext_sel: false, row: 109 };
-    /// `UNC_R3_VNA_CREDITS_REJECT.HOM`: event select 0x34, umask 0x01, counters 0b11.
-    pub const VNA_CREDITS_REJECT_HOM: Event = Event { code: 0x34, umask: 0x01, ext_sel: false, row: 110 };
-    /// `UNC_R3_VNA_CREDITS_REJECT.NCB`: event select 0x34, umask 0x10, counters 0b11.
-    pub const VNA_CREDITS_REJECT_NCB: Event = Event { code: 0x34, umask: 0x10, ext_sel: false, row: 111 };
-    /// `UNC_R3_VNA_CREDITS_REJECT.NCS`: event select 0x34, umask 0x20, counters 0b11.
-    pub const VNA_CREDITS_REJECT_NCS: Event = Event { code: 0x34, umask: 0x20, ext_sel: false, row: 112 };
-    /// `UNC_R3_VNA_CREDITS_REJECT.NDR`: event select 0x34, umask 0x04, counters 0b11.
-    pub const VNA_CREDITS_REJECT_NDR: Event = Event { code: 0x34, umask: 0x04, ext_sel: false, row: 113 };
-    /// `UNC_R3_VNA_CREDITS_REJECT.SNP`: event select 0x34, umask 0x02, counters 0b11.
-    pub const VNA_CREDITS_REJECT_SNP: Event = Event { code: 0x34, umask: 0x02, ext_sel: false, row: 114 };
-    /// `UNC_R3_VNA_CREDIT_CYCLES_OUT`: event select 0x31, umask 0x00, counters 0b11.
-    pub const VNA_CREDIT_CYCLES_OUT: Event = Event { code: 0x31, umask: 0x00, ext_sel: false, row: 115 };
-    /// `UNC_R3_VNA_CREDIT_CYCLES_USED`: event select 0x32, umask 0x00, counters 0b11.
-    pub const VNA_CREDIT_CYCLES_USED: Event = Event { code: 0x32, umask: 0x00, ext_sel: false, row: 116 };
-    /// `UNC_R3_RING_AD_USED.CW`: event select 0x07, umask 0x33, counters 0b111.
-    pub const RING_AD_USED_CW: Event = Event { code: 0x07, umask: 0x33, ext_sel: false, row: 117 };
-    /// `UNC_R3_RING_AD_USED.CCW`: event select 0x07, umask 0xcc, counters 0b111.
-    pub const RING_AD_USED_CCW: Event = Event { code: 0x07, umask: 0xcc, ext_sel: false, row: 118 };
-    /// `UNC_R3_RING_AK_USED.CW`: event select 0x08, umask 0x33, counters 0b111.
-    pub const RING_AK_USED_CW: Event = Event { code: 0x08, umask: 0x33, ext_sel: false, row: 119 };
-    /// `UNC_R3_RING_AK_USED.CCW`: event select 0x08, umask 0xcc, counters 0b111.
-    pub const RING_AK_USED_CCW: Event = Event { code: 0x08, umask: 0xcc, ext_sel: false, row: 120 };
-    /// `UNC_R3_RING_BL_USED.CW`: event select 0x09, umask 0x33, counters 0b111.
-    pub const RING_BL_USED_CW: Event = Event { code: 0x09, umask: 0x33, ext_sel: false, row: 121 };
-    /// `UNC_R3_RING_BL_USED.CCW`: event select 0x09, umask 0xcc, counters 0b111.
-    pub const RING_BL_USED_CCW: Event = Event { code: 0x09, umask: 0xcc, ext_sel: false, row: 122 };
-    /// `UNC_R3_RING_IV_USED.ANY`: event select 0x0a, umask 0xff, counters 0b111.
-    pub const RING_IV_USED_ANY: Event = Event { code: 0x0a, umask: 0xff, ext_sel: false, row: 123 };
-    /// `UNC_R3_RxR_AD_BYPASSED`: event select 0x12, umask 0x00, counters 0b11.
-    pub const RXR_AD_BYPASSED: Event = Event { code: 0x12, umask: 0x00, ext_sel: false, row: 124 };
-    /// `UNC_R3_VNA_CREDITS_ACQUIRED.AD`: event select 0x33, umask 0x01, counters 0b11.
-    pub const VNA_CREDITS_ACQUIRED_AD: Event = Event { code: 0x33, umask: 0x01, ext_sel: false, row: 125 };
-    /// `UNC_R3_VNA_CREDITS_ACQUIRED.BL`: event select 0x33, umask 0x04, counters 0b11.
-    pub const VNA_CREDITS_ACQUIRED_BL: Event = Event { code: 0x33, umask: 0x04, ext_sel: false, row: 126 };
+    /// `UNC_R3_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10`.
+    pub const C_HI_AD_CREDITS_EMPTY_CBO10: Event = Event::row(1);
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11`.
+    pub const C_HI_AD_CREDITS_EMPTY_CBO11: Event = Event::row(2);
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12`.
+    pub const C_HI_AD_CREDITS_EMPTY_CBO12: Event = Event::row(3);
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13`.
+    pub const C_HI_AD_CREDITS_EMPTY_CBO13: Event = Event::row(4);
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14`.
+    pub const C_HI_AD_CREDITS_EMPTY_CBO14: Event = Event::row(5);
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8`.
+    pub const C_HI_AD_CREDITS_EMPTY_CBO8: Event = Event::row(6);
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9`.
+    pub const C_HI_AD_CREDITS_EMPTY_CBO9: Event = Event::row(7);
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0`.
+    pub const C_LO_AD_CREDITS_EMPTY_CBO0: Event = Event::row(8);
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1`.
+    pub const C_LO_AD_CREDITS_EMPTY_CBO1: Event = Event::row(9);
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2`.
+    pub const C_LO_AD_CREDITS_EMPTY_CBO2: Event = Event::row(10);
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3`.
+    pub const C_LO_AD_CREDITS_EMPTY_CBO3: Event = Event::row(11);
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4`.
+    pub const C_LO_AD_CREDITS_EMPTY_CBO4: Event = Event::row(12);
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5`.
+    pub const C_LO_AD_CREDITS_EMPTY_CBO5: Event = Event::row(13);
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6`.
+    pub const C_LO_AD_CREDITS_EMPTY_CBO6: Event = Event::row(14);
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7`.
+    pub const C_LO_AD_CREDITS_EMPTY_CBO7: Event = Event::row(15);
+    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0`.
+    pub const HA_R2_BL_CREDITS_EMPTY_HA0: Event = Event::row(16);
+    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1`.
+    pub const HA_R2_BL_CREDITS_EMPTY_HA1: Event = Event::row(17);
+    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB`.
+    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCB: Event = Event::row(18);
+    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS`.
+    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCS: Event = Event::row(19);
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM`.
+    pub const QPI0_AD_CREDITS_EMPTY_VN0_HOM: Event = Event::row(20);
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR`.
+    pub const QPI0_AD_CREDITS_EMPTY_VN0_NDR: Event = Event::row(21);
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP`.
+    pub const QPI0_AD_CREDITS_EMPTY_VN0_SNP: Event = Event::row(22);
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM`.
+    pub const QPI0_AD_CREDITS_EMPTY_VN1_HOM: Event = Event::row(23);
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR`.
+    pub const QPI0_AD_CREDITS_EMPTY_VN1_NDR: Event = Event::row(24);
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP`.
+    pub const QPI0_AD_CREDITS_EMPTY_VN1_SNP: Event = Event::row(25);
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA`.
+    pub const QPI0_AD_CREDITS_EMPTY_VNA: Event = Event::row(26);
+    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_HOM`.
+    pub const QPI0_BL_CREDITS_EMPTY_VN0_HOM: Event = Event::row(27);
+    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_NDR`.
+    pub const QPI0_BL_CREDITS_EMPTY_VN0_NDR: Event = Event::row(28);
+    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_SNP`.
+    pub const QPI0_BL_CREDITS_EMPTY_VN0_SNP: Event = Event::row(29);
+    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM`.
+    pub const QPI0_BL_CREDITS_EMPTY_VN1_HOM: Event = Event::row(30);
+    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR`.
+    pub const QPI0_BL_CREDITS_EMPTY_VN1_NDR: Event = Event::row(31);
+    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP`.
+    pub const QPI0_BL_CREDITS_EMPTY_VN1_SNP: Event = Event::row(32);
+    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA`.
+    pub const QPI0_BL_CREDITS_EMPTY_VNA: Event = Event::row(33);
+    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_HOM`.
+    pub const QPI1_AD_CREDITS_EMPTY_VN0_HOM: Event = Event::row(34);
+    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_NDR`.
+    pub const QPI1_AD_CREDITS_EMPTY_VN0_NDR: Event = Event::row(35);
+    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_SNP`.
+    pub const QPI1_AD_CREDITS_EMPTY_VN0_SNP: Event = Event::row(36);
+    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM`.
+    pub const QPI1_AD_CREDITS_EMPTY_VN1_HOM: Event = Event::row(37);
+    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR`.
+    pub const QPI1_AD_CREDITS_EMPTY_VN1_NDR: Event = Event::row(38);
+    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP`.
+    pub const QPI1_AD_CREDITS_EMPTY_VN1_SNP: Event = Event::row(39);
+    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA`.
+    pub const QPI1_AD_CREDITS_EMPTY_VNA: Event = Event::row(40);
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM`.
+    pub const QPI1_BL_CREDITS_EMPTY_VN0_HOM: Event = Event::row(41);
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR`.
+    pub const QPI1_BL_CREDITS_EMPTY_VN0_NDR: Event = Event::row(42);
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP`.
+    pub const QPI1_BL_CREDITS_EMPTY_VN0_SNP: Event = Event::row(43);
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM`.
+    pub const QPI1_BL_CREDITS_EMPTY_VN1_HOM: Event = Event::row(44);
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR`.
+    pub const QPI1_BL_CREDITS_EMPTY_VN1_NDR: Event = Event::row(45);
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP`.
+    pub const QPI1_BL_CREDITS_EMPTY_VN1_SNP: Event = Event::row(46);
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA`.
+    pub const QPI1_BL_CREDITS_EMPTY_VNA: Event = Event::row(47);
+    /// `UNC_R3_RING_AD_USED.CCW_VR0_EVEN`.
+    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event::row(48);
+    /// `UNC_R3_RING_AD_USED.CCW_VR0_ODD`.
+    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event::row(49);
+    /// `UNC_R3_RING_AD_USED.CW_VR0_EVEN`.
+    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event::row(50);
+    /// `UNC_R3_RING_AD_USED.CW_VR0_ODD`.
+    pub const RING_AD_USED_CW_VR0_ODD: Event = Event::row(51);
+    /// `UNC_R3_RING_AK_USED.CCW_VR0_EVEN`.
+    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event::row(52);
+    /// `UNC_R3_RING_AK_USED.CCW_VR0_ODD`.
+    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event::row(53);
+    /// `UNC_R3_RING_AK_USED.CW_VR0_EVEN`.
+    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event::row(54);
+    /// `UNC_R3_RING_AK_USED.CW_VR0_ODD`.
+    pub const RING_AK_USED_CW_VR0_ODD: Event = Event::row(55);
+    /// `UNC_R3_RING_BL_USED.CCW_VR0_EVEN`.
+    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event::row(56);
+    /// `UNC_R3_RING_BL_USED.CCW_VR0_ODD`.
+    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event::row(57);
+    /// `UNC_R3_RING_BL_USED.CW_VR0_EVEN`.
+    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event::row(58);
+    /// `UNC_R3_RING_BL_USED.CW_VR0_ODD`.
+    pub const RING_BL_USED_CW_VR0_ODD: Event = Event::row(59);
+    /// `UNC_R3_RING_IV_USED.CCW`.
+    pub const RING_IV_USED_CCW: Event = Event::row(60);
+    /// `UNC_R3_RING_IV_USED.CW`.
+    pub const RING_IV_USED_CW: Event = Event::row(61);
+    /// `UNC_R3_RxR_BYPASSED.AD`.
+    pub const RXR_BYPASSED_AD: Event = Event::row(62);
+    /// `UNC_R3_RxR_CYCLES_NE.HOM`.
+    pub const RXR_CYCLES_NE_HOM: Event = Event::row(63);
+    /// `UNC_R3_RxR_CYCLES_NE.NDR`.
+    pub const RXR_CYCLES_NE_NDR: Event = Event::row(64);
+    /// `UNC_R3_RxR_CYCLES_NE.SNP`.
+    pub const RXR_CYCLES_NE_SNP: Event = Event::row(65);
+    /// `UNC_R3_RxR_INSERTS.DRS`.
+    pub const RXR_INSERTS_DRS: Event = Event::row(66);
+    /// `UNC_R3_RxR_INSERTS.HOM`.
+    pub const RXR_INSERTS_HOM: Event = Event::row(67);
+    /// `UNC_R3_RxR_INSERTS.NCB`.
+    pub const RXR_INSERTS_NCB: Event = Event::row(68);
+    /// `UNC_R3_RxR_INSERTS.NCS`.
+    pub const RXR_INSERTS_NCS: Event = Event::row(69);
+    /// `UNC_R3_RxR_INSERTS.NDR`.
+    pub const RXR_INSERTS_NDR: Event = Event::row(70);
+    /// `UNC_R3_RxR_INSERTS.SNP`.
+    pub const RXR_INSERTS_SNP: Event = Event::row(71);
+    /// `UNC_R3_RxR_OCCUPANCY.DRS`.
+    pub const RXR_OCCUPANCY_DRS: Event = Event::row(72);
+    /// `UNC_R3_RxR_OCCUPANCY.HOM`.
+    pub const RXR_OCCUPANCY_HOM: Event = Event::row(73);
+    /// `UNC_R3_RxR_OCCUPANCY.NCB`.
+    pub const RXR_OCCUPANCY_NCB: Event = Event::row(74);
+    /// `UNC_R3_RxR_OCCUPANCY.NCS`.
+    pub const RXR_OCCUPANCY_NCS: Event = Event::row(75);
+    /// `UNC_R3_RxR_OCCUPANCY.NDR`.
+    pub const RXR_OCCUPANCY_NDR: Event = Event::row(76);
+    /// `UNC_R3_RxR_OCCUPANCY.SNP`.
+    pub const RXR_OCCUPANCY_SNP: Event = Event::row(77);
+    /// `UNC_R3_TxR_NACK_CCW.AD`.
+    pub const TXR_NACK_CCW_AD: Event = Event::row(78);
+    /// `UNC_R3_TxR_NACK_CCW.AK`.
+    pub const TXR_NACK_CCW_AK: Event = Event::row(79);
+    /// `UNC_R3_TxR_NACK_CCW.BL`.
+    pub const TXR_NACK_CCW_BL: Event = Event::row(80);
+    /// `UNC_R3_TxR_NACK_CW.AD`.
+    pub const TXR_NACK_CW_AD: Event = Event::row(81);
+    /// `UNC_R3_TxR_NACK_CW.AK`.
+    pub const TXR_NACK_CW_AK: Event = Event::row(82);
+    /// `UNC_R3_TxR_NACK_CW.BL`.
+    pub const TXR_NACK_CW_BL: Event = Event::row(83);
+    /// `UNC_R3_VN0_CREDITS_REJECT.DRS`.
+    pub const VN0_CREDITS_REJECT_DRS: Event = Event::row(84);
+    /// `UNC_R3_VN0_CREDITS_REJECT.HOM`.
+    pub const VN0_CREDITS_REJECT_HOM: Event = Event::row(85);
+    /// `UNC_R3_VN0_CREDITS_REJECT.NCB`.
+    pub const VN0_CREDITS_REJECT_NCB: Event = Event::row(86);
+    /// `UNC_R3_VN0_CREDITS_REJECT.NCS`.
+    pub const VN0_CREDITS_REJECT_NCS: Event = Event::row(87);
+    /// `UNC_R3_VN0_CREDITS_REJECT.NDR`.
+    pub const VN0_CREDITS_REJECT_NDR: Event = Event::row(88);
+    /// `UNC_R3_VN0_CREDITS_REJECT.SNP`.
+    pub const VN0_CREDITS_REJECT_SNP: Event = Event::row(89);
+    /// `UNC_R3_VN0_CREDITS_USED.DRS`.
+    pub const VN0_CREDITS_USED_DRS: Event = Event::row(90);
+    /// `UNC_R3_VN0_CREDITS_USED.HOM`.
+    pub const VN0_CREDITS_USED_HOM: Event = Event::row(91);
+    /// `UNC_R3_VN0_CREDITS_USED.NCB`.
+    pub const VN0_CREDITS_USED_NCB: Event = Event::row(92);
+    /// `UNC_R3_VN0_CREDITS_USED.NCS`.
+    pub const VN0_CREDITS_USED_NCS: Event = Event::row(93);
+    /// `UNC_R3_VN0_CREDITS_USED.NDR`.
+    pub const VN0_CREDITS_USED_NDR: Event = Event::row(94);
+    /// `UNC_R3_VN0_CREDITS_USED.SNP`.
+    pub const VN0_CREDITS_USED_SNP: Event = Event::row(95);
+    /// `UNC_R3_VN1_CREDITS_REJECT.DRS`.
+    pub const VN1_CREDITS_REJECT_DRS: Event = Event::row(96);
+    /// `UNC_R3_VN1_CREDITS_REJECT.HOM`.
+    pub const VN1_CREDITS_REJECT_HOM: Event = Event::row(97);
+    /// `UNC_R3_VN1_CREDITS_REJECT.NCB`.
+    pub const VN1_CREDITS_REJECT_NCB: Event = Event::row(98);
+    /// `UNC_R3_VN1_CREDITS_REJECT.NCS`.
+    pub const VN1_CREDITS_REJECT_NCS: Event = Event::row(99);
+    /// `UNC_R3_VN1_CREDITS_REJECT.NDR`.
+    pub const VN1_CREDITS_REJECT_NDR: Event = Event::row(100);
+    /// `UNC_R3_VN1_CREDITS_REJECT.SNP`.
+    pub const VN1_CREDITS_REJECT_SNP: Event = Event::row(101);
+    /// `UNC_R3_VN1_CREDITS_USED.DRS`.
+    pub const VN1_CREDITS_USED_DRS: Event = Event::row(102);
+    /// `UNC_R3_VN1_CREDITS_USED.HOM`.
+    pub const VN1_CREDITS_USED_HOM: Event = Event::row(103);
+    /// `UNC_R3_VN1_CREDITS_USED.NCB`.
+    pub const VN1_CREDITS_USED_NCB: Event = Event::row(104);
+    /// `UNC_R3_VN1_CREDITS_USED.NCS`.
+    pub const VN1_CREDITS_USED_NCS: Event = Event::row(105);
+    /// `UNC_R3_VN1_CREDITS_USED.NDR`.
+    pub const VN1_CREDITS_USED_NDR: Event = Event::row(106);
+    /// `UNC_R3_VN1_CREDITS_USED.SNP`.
+    pub const VN1_CREDITS_USED_SNP: Event = Event::row(107);
+    /// `UNC_R3_VNA_CREDITS_ACQUIRED`.
+    pub const VNA_CREDITS_ACQUIRED: Event = Event::row(108);
+    /// `UNC_R3_VNA_CREDITS_REJECT.DRS`.
+    pub const VNA_CREDITS_REJECT_DRS: Event = Event::row(109);
+    /// `UNC_R3_VNA_CREDITS_REJECT.HOM`.
+    pub const VNA_CREDITS_REJECT_HOM: Event = Event::row(110);
+    /// `UNC_R3_VNA_CREDITS_REJECT.NCB`.
+    pub const VNA_CREDITS_REJECT_NCB: Event = Event::row(111);
+    /// `UNC_R3_VNA_CREDITS_REJECT.NCS`.
+    pub const VNA_CREDITS_REJECT_NCS: Event = Event::row(112);
+    /// `UNC_R3_VNA_CREDITS_REJECT.NDR`.
+    pub const VNA_CREDITS_REJECT_NDR: Event = Event::row(113);
+    /// `UNC_R3_VNA_CREDITS_REJECT.SNP`.
+    pub const VNA_CREDITS_REJECT_SNP: Event = Event::row(114);
+    /// `UNC_R3_VNA_CREDIT_CYCLES_OUT`.
+    pub const VNA_CREDIT_CYCLES_OUT: Event = Event::row(115);
+    /// `UNC_R3_VNA_CREDIT_CYCLES_USED`.
+    pub const VNA_CREDIT_CYCLES_USED: Event = Event::row(116);
+    /// `UNC_R3_RING_AD_USED.CW`.
+    pub const RING_AD_USED_CW: Event = Event::row(117);
+    /// `UNC_R3_RING_AD_USED.CCW`.
+    pub const RING_AD_USED_CCW: Event = Event::row(118);
+    /// `UNC_R3_RING_AK_USED.CW`.
+    pub const RING_AK_USED_CW: Event = Event::row(119);
+    /// `UNC_R3_RING_AK_USED.CCW`.
+    pub const RING_AK_USED_CCW: Event = Event::row(120);
+    /// `UNC_R3_RING_BL_USED.CW`.
+    pub const RING_BL_USED_CW: Event = Event::row(121);
+    /// `UNC_R3_RING_BL_USED.CCW`.
+    pub const RING_BL_USED_CCW: Event = Event::row(122);
+    /// `UNC_R3_RING_IV_USED.ANY`.
+    pub const RING_IV_USED_ANY: Event = Event::row(123);
+    /// `UNC_R3_RxR_AD_BYPASSED`.
+    pub const RXR_AD_BYPASSED: Event = Event::row(124);
+    /// `UNC_R3_VNA_CREDITS_ACQUIRED.AD`.
+    pub const VNA_CREDITS_ACQUIRED_AD: Event = Event::row(125);
+    /// `UNC_R3_VNA_CREDITS_ACQUIRED.BL`.
+    pub const VNA_CREDITS_ACQUIRED_BL: Event = Event::row(126);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::C_HI_AD_CREDITS_EMPTY_CBO10,
-        Event::C_HI_AD_CREDITS_EMPTY_CBO11,
-        Event::C_HI_AD_CREDITS_EMPTY_CBO12,
-        Event::C_HI_AD_CREDITS_EMPTY_CBO13,
-        Event::C_HI_AD_CREDITS_EMPTY_CBO14,
-        Event::C_HI_AD_CREDITS_EMPTY_CBO8,
-        Event::C_HI_AD_CREDITS_EMPTY_CBO9,
-        Event::C_LO_AD_CREDITS_EMPTY_CBO0,
-        Event::C_LO_AD_CREDITS_EMPTY_CBO1,
-        Event::C_LO_AD_CREDITS_EMPTY_CBO2,
-        Event::C_LO_AD_CREDITS_EMPTY_CBO3,
-        Event::C_LO_AD_CREDITS_EMPTY_CBO4,
-        Event::C_LO_AD_CREDITS_EMPTY_CBO5,
-        Event::C_LO_AD_CREDITS_EMPTY_CBO6,
-        Event::C_LO_AD_CREDITS_EMPTY_CBO7,
-        Event::HA_R2_BL_CREDITS_EMPTY_HA0,
-        Event::HA_R2_BL_CREDITS_EMPTY_HA1,
-        Event::HA_R2_BL_CREDITS_EMPTY_R2_NCB,
-        Event::HA_R2_BL_CREDITS_EMPTY_R2_NCS,
-        Event::QPI0_AD_CREDITS_EMPTY_VN0_HOM,
-        Event::QPI0_AD_CREDITS_EMPTY_VN0_NDR,
-        Event::QPI0_AD_CREDITS_EMPTY_VN0_SNP,
-        Event::QPI0_AD_CREDITS_EMPTY_VN1_HOM,
-        Event::QPI0_AD_CREDITS_EMPTY_VN1_NDR,
-        Event::QPI0_AD_CREDITS_EMPTY_VN1_SNP,
-        Event::QPI0_AD_CREDITS_EMPTY_VNA,
-        Event::QPI0_BL_CREDITS_EMPTY_VN0_HOM,
-        Event::QPI0_BL_CREDITS_EMPTY_VN0_NDR,
-        Event::QPI0_BL_CREDITS_EMPTY_VN0_SNP,
-        Event::QPI0_BL_CREDITS_EMPTY_VN1_HOM,
-        Event::QPI0_BL_CREDITS_EMPTY_VN1_NDR,
-        Event::QPI0_BL_CREDITS_EMPTY_VN1_SNP,
-        Event::QPI0_BL_CREDITS_EMPTY_VNA,
-        Event::QPI1_AD_CREDITS_EMPTY_VN0_HOM,
-        Event::QPI1_AD_CREDITS_EMPTY_VN0_NDR,
-        Event::QPI1_AD_CREDITS_EMPTY_VN0_SNP,
-        Event::QPI1_AD_CREDITS_EMPTY_VN1_HOM,
-        Event::QPI1_AD_CREDITS_EMPTY_VN1_NDR,
-        Event::QPI1_AD_CREDITS_EMPTY_VN1_SNP,
-        Event::QPI1_AD_CREDITS_EMPTY_VNA,
-        Event::QPI1_BL_CREDITS_EMPTY_VN0_HOM,
-        Event::QPI1_BL_CREDITS_EMPTY_VN0_NDR,
-        Event::QPI1_BL_CREDITS_EMPTY_VN0_SNP,
-        Event::QPI1_BL_CREDITS_EMPTY_VN1_HOM,
-        Event::QPI1_BL_CREDITS_EMPTY_VN1_NDR,
-        Event::QPI1_BL_CREDITS_EMPTY_VN1_SNP,
-        Event::QPI1_BL_CREDITS_EMPTY_VNA,
-        Event::RING_AD_USED_CCW_VR0_EVEN,
-        Event::RING_AD_USED_CCW_VR0_ODD,
-        Event::RING_AD_USED_CW_VR0_EVEN,
-        Event::RING_AD_USED_CW_VR0_ODD,
-        Event::RING_AK_USED_CCW_VR0_EVEN,
-        Event::RING_AK_USED_CCW_VR0_ODD,
-        Event::RING_AK_USED_CW_VR0_EVEN,
-        Event::RING_AK_USED_CW_VR0_ODD,
-        Event::RING_BL_USED_CCW_VR0_EVEN,
-        Event::RING_BL_USED_CCW_VR0_ODD,
-        Event::RING_BL_USED_CW_VR0_EVEN,
-        Event::RING_BL_USED_CW_VR0_ODD,
-        Event::RING_IV_USED_CCW,
-        Event::RING_IV_USED_CW,
-        Event::RXR_BYPASSED_AD,
-        Event::RXR_CYCLES_NE_HOM,
-        Event::RXR_CYCLES_NE_NDR,
-        Event::RXR_CYCLES_NE_SNP,
-        Event::RXR_INSERTS_DRS,
-        Event::RXR_INSERTS_HOM,
-        Event::RXR_INSERTS_NCB,
-        Event::RXR_INSERTS_NCS,
-        Event::RXR_INSERTS_NDR,
-        Event::RXR_INSERTS_SNP,
-        Event::RXR_OCCUPANCY_DRS,
-        Event::RXR_OCCUPANCY_HOM,
-        Event::RXR_OCCUPANCY_NCB,
-        Event::RXR_OCCUPANCY_NCS,
-        Event::RXR_OCCUPANCY_NDR,
-        Event::RXR_OCCUPANCY_SNP,
-        Event::TXR_NACK_CCW_AD,
-        Event::TXR_NACK_CCW_AK,
-        Event::TXR_NACK_CCW_BL,
-        Event::TXR_NACK_CW_AD,
-        Event::TXR_NACK_CW_AK,
-        Event::TXR_NACK_CW_BL,
-        Event::VN0_CREDITS_REJECT_DRS,
-        Event::VN0_CREDITS_REJECT_HOM,
-        Event::VN0_CREDITS_REJECT_NCB,
-        Event::VN0_CREDITS_REJECT_NCS,
-        Event::VN0_CREDITS_REJECT_NDR,
-        Event::VN0_CREDITS_REJECT_SNP,
-        Event::VN0_CREDITS_USED_DRS,
-        Event::VN0_CREDITS_USED_HOM,
-        Event::VN0_CREDITS_USED_NCB,
-        Event::VN0_CREDITS_USED_NCS,
-        Event::VN0_CREDITS_USED_NDR,
-        Event::VN0_CREDITS_USED_SNP,
-        Event::VN1_CREDITS_REJECT_DRS,
-        Event::VN1_CREDITS_REJECT_HOM,
-        Event::VN1_CREDITS_REJECT_NCB,
-        Event::VN1_CREDITS_REJECT_NCS,
-        Event::VN1_CREDITS_REJECT_NDR,
-        Event::VN1_CREDITS_REJECT_SNP,
-        Event::VN1_CREDITS_USED_DRS,
-        Event::VN1_CREDITS_USED_HOM,
-        Event::VN1_CREDITS_USED_NCB,
-        Event::VN1_CREDITS_USED_NCS,
-        Event::VN1_CREDITS_USED_NDR,
-        Event::VN1_CREDITS_USED_SNP,
-        Event::VNA_CREDITS_ACQUIRED,
-        Event::VNA_CREDITS_REJECT_DRS,
-        Event::VNA_CREDITS_REJECT_HOM,
-        Event::VNA_CREDITS_REJECT_NCB,
-        Event::VNA_CREDITS_REJECT_NCS,
-        Event::VNA_CREDITS_REJECT_NDR,
-        Event::VNA_CREDITS_REJECT_SNP,
-        Event::VNA_CREDIT_CYCLES_OUT,
-        Event::VNA_CREDIT_CYCLES_USED,
-        Event::RING_AD_USED_CW,
-        Event::RING_AD_USED_CCW,
-        Event::RING_AK_USED_CW,
-        Event::RING_AK_USED_CCW,
-        Event::RING_BL_USED_CW,
-        Event::RING_BL_USED_CCW,
-        Event::RING_IV_USED_ANY,
-        Event::RXR_AD_BYPASSED,
-        Event::VNA_CREDITS_ACQUIRED_AD,
-        Event::VNA_CREDITS_ACQUIRED_BL,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -847,138 +739,151 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_R3_CLOCKTICKS", 0x01, 0x00, 0b111),
+    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10", 0x2c, 0x04, 0b11),
+    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11", 0x2c, 0x08, 0b11),
+    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12", 0x2c, 0x10, 0b11),
+    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13", 0x2c, 0x20, 0b11),
+    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14", 0x2c, 0x40, 0b11),
+    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8", 0x2c, 0x01, 0b11),
+    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9", 0x2c, 0x02, 0b11),
+    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0", 0x2b, 0x01, 0b11),
+    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1", 0x2b, 0x02, 0b11),
+    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2", 0x2b, 0x04, 0b11),
+    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3", 0x2b, 0x08, 0b11),
+    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4", 0x2b, 0x10, 0b11),
+    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5", 0x2b, 0x20, 0b11),
+    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6", 0x2b, 0x40, 0b11),
+    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7", 0x2b, 0x80, 0b11),
+    ev("UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0", 0x2f, 0x01, 0b11),
+    ev("UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1", 0x2f, 0x02, 0b11),
+    ev("UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB", 0x2f, 0x04, 0b11),
+    ev("UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS", 0x2f, 0x08, 0b11),
+    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM", 0x29, 0x02, 0b11),
+    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR", 0x29, 0x08, 0b11),
+    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP", 0x29, 0x04, 0b11),
+    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM", 0x29, 0x10, 0b11),
+    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR", 0x29, 0x40, 0b11),
+    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP", 0x29, 0x20, 0b11),
+    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA", 0x29, 0x01, 0b11),
+    ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_HOM", 0x2d, 0x02, 0b11),
+    ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_NDR", 0x2d, 0x08, 0b11),
+    ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_SNP", 0x2d, 0x04, 0b11),
+    ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM", 0x2d, 0x10, 0b11),
+    ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR", 0x2d, 0x40, 0b11),
+    ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP", 0x2d, 0x20, 0b11),
+    ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA", 0x2d, 0x01, 0b11),
+    ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_HOM", 0x2a, 0x02, 0b11),
+    ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_NDR", 0x2a, 0x08, 0b11),
+    ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_SNP", 0x2a, 0x04, 0b11),
+    ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM", 0x2a, 0x10, 0b11),
+    ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR", 0x2a, 0x40, 0b11),
+    ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP", 0x2a, 0x20, 0b11),
+    ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA", 0x2a, 0x01, 0b11),
+    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM", 0x2e, 0x02, 0b11),
+    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR", 0x2e, 0x08, 0b11),
+    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP", 0x2e, 0x04, 0b11),
+    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM", 0x2e, 0x10, 0b11),
+    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR", 0x2e, 0x40, 0b11),
+    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP", 0x2e, 0x20, 0b11),
+    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA", 0x2e, 0x01, 0b11),
+    ev("UNC_R3_RING_AD_USED.CCW_VR0_EVEN", 0x07, 0x04, 0b111),
+    ev("UNC_R3_RING_AD_USED.CCW_VR0_ODD", 0x07, 0x08, 0b111),
+    ev("UNC_R3_RING_AD_USED.CW_VR0_EVEN", 0x07, 0x01, 0b111),
+    ev("UNC_R3_RING_AD_USED.CW_VR0_ODD", 0x07, 0x02, 0b111),
+    ev("UNC_R3_RING_AK_USED.CCW_VR0_EVEN", 0x08, 0x04, 0b111),
+    ev("UNC_R3_RING_AK_USED.CCW_VR0_ODD", 0x08, 0x08, 0b111),
+    ev("UNC_R3_RING_AK_USED.CW_VR0_EVEN", 0x08, 0x01, 0b111),
+    ev("UNC_R3_RING_AK_USED.CW_VR0_ODD", 0x08, 0x02, 0b111),
+    ev("UNC_R3_RING_BL_USED.CCW_VR0_EVEN", 0x09, 0x04, 0b111),
+    ev("UNC_R3_RING_BL_USED.CCW_VR0_ODD", 0x09, 0x08, 0b111),
+    ev("UNC_R3_RING_BL_USED.CW_VR0_EVEN", 0x09, 0x01, 0b111),
+    ev("UNC_R3_RING_BL_USED.CW_VR0_ODD", 0x09, 0x02, 0b111),
+    ev("UNC_R3_RING_IV_USED.CCW", 0x0a, 0xcc, 0b111),
+    ev("UNC_R3_RING_IV_USED.CW", 0x0a, 0x33, 0b111),
+    ev("UNC_R3_RxR_BYPASSED.AD", 0x12, 0x01, 0b11),
+    ev("UNC_R3_RxR_CYCLES_NE.HOM", 0x10, 0x01, 0b11),
+    ev("UNC_R3_RxR_CYCLES_NE.NDR", 0x10, 0x04, 0b11),
+    ev("UNC_R3_RxR_CYCLES_NE.SNP", 0x10, 0x02, 0b11),
+    ev("UNC_R3_RxR_INSERTS.DRS", 0x11, 0x08, 0b11),
+    ev("UNC_R3_RxR_INSERTS.HOM", 0x11, 0x01, 0b11),
+    ev("UNC_R3_RxR_INSERTS.NCB", 0x11, 0x10, 0b11),
+    ev("UNC_R3_RxR_INSERTS.NCS", 0x11, 0x20, 0b11),
+    ev("UNC_R3_RxR_INSERTS.NDR", 0x11, 0x04, 0b11),
+    ev("UNC_R3_RxR_INSERTS.SNP", 0x11, 0x02, 0b11),
+    ev("UNC_R3_RxR_OCCUPANCY.DRS", 0x13, 0x08, 0b1),
+    ev("UNC_R3_RxR_OCCUPANCY.HOM", 0x13, 0x01, 0b1),
+    ev("UNC_R3_RxR_OCCUPANCY.NCB", 0x13, 0x10, 0b1),
+    ev("UNC_R3_RxR_OCCUPANCY.NCS", 0x13, 0x20, 0b1),
+    ev("UNC_R3_RxR_OCCUPANCY.NDR", 0x13, 0x04, 0b1),
+    ev("UNC_R3_RxR_OCCUPANCY.SNP", 0x13, 0x02, 0b1),
+    ev("UNC_R3_TxR_NACK_CCW.AD", 0x28, 0x01, 0b11),
+    ev("UNC_R3_TxR_NACK_CCW.AK", 0x28, 0x02, 0b11),
+    ev("UNC_R3_TxR_NACK_CCW.BL", 0x28, 0x04, 0b11),
+    ev("UNC_R3_TxR_NACK_CW.AD", 0x26, 0x01, 0b11),
+    ev("UNC_R3_TxR_NACK_CW.AK", 0x26, 0x02, 0b11),
+    ev("UNC_R3_TxR_NACK_CW.BL", 0x26, 0x04, 0b11),
+    ev("UNC_R3_VN0_CREDITS_REJECT.DRS", 0x37, 0x08, 0b11),
+    ev("UNC_R3_VN0_CREDITS_REJECT.HOM", 0x37, 0x01, 0b11),
+    ev("UNC_R3_VN0_CREDITS_REJECT.NCB", 0x37, 0x10, 0b11),
+    ev("UNC_R3_VN0_CREDITS_REJECT.NCS", 0x37, 0x20, 0b11),
+    ev("UNC_R3_VN0_CREDITS_REJECT.NDR", 0x37, 0x04, 0b11),
+    ev("UNC_R3_VN0_CREDITS_REJECT.SNP", 0x37, 0x02, 0b11),
+    ev("UNC_R3_VN0_CREDITS_USED.DRS", 0x36, 0x08, 0b11),
+    ev("UNC_R3_VN0_CREDITS_USED.HOM", 0x36, 0x01, 0b11),
+    ev("UNC_R3_VN0_CREDITS_USED.NCB", 0x36, 0x10, 0b11),
+    ev("UNC_R3_VN0_CREDITS_USED.NCS", 0x36, 0x20, 0b11),
+    ev("UNC_R3_VN0_CREDITS_USED.NDR", 0x36, 0x04, 0b11),
+    ev("UNC_R3_VN0_CREDITS_USED.SNP", 0x36, 0x02, 0b11),
+    ev("UNC_R3_VN1_CREDITS_REJECT.DRS", 0x39, 0x08, 0b11),
+    ev("UNC_R3_VN1_CREDITS_REJECT.HOM", 0x39, 0x01, 0b11),
+    ev("UNC_R3_VN1_CREDITS_REJECT.NCB", 0x39, 0x10, 0b11),
+    ev("UNC_R3_VN1_CREDITS_REJECT.NCS", 0x39, 0x20, 0b11),
+    ev("UNC_R3_VN1_CREDITS_REJECT.NDR", 0x39, 0x04, 0b11),
+    ev("UNC_R3_VN1_CREDITS_REJECT.SNP", 0x39, 0x02, 0b11),
+    ev("UNC_R3_VN1_CREDITS_USED.DRS", 0x38, 0x08, 0b11),
+    ev("UNC_R3_VN1_CREDITS_USED.HOM", 0x38, 0x01, 0b11),
+    ev("UNC_R3_VN1_CREDITS_USED.NCB", 0x38, 0x10, 0b11),
+    ev("UNC_R3_VN1_CREDITS_USED.NCS", 0x38, 0x20, 0b11),
+    ev("UNC_R3_VN1_CREDITS_USED.NDR", 0x38, 0x04, 0b11),
+    ev("UNC_R3_VN1_CREDITS_USED.SNP", 0x38, 0x02, 0b11),
+    ev("UNC_R3_VNA_CREDITS_ACQUIRED", 0x33, 0x00, 0b11),
+    ev("UNC_R3_VNA_CREDITS_REJECT.DRS", 0x34, 0x08, 0b11),
+    ev("UNC_R3_VNA_CREDITS_REJECT.HOM", 0x34, 0x01, 0b11),
+    ev("UNC_R3_VNA_CREDITS_REJECT.NCB", 0x34, 0x10, 0b11),
+    ev("UNC_R3_VNA_CREDITS_REJECT.NCS", 0x34, 0x20, 0b11),
+    ev("UNC_R3_VNA_CREDITS_REJECT.NDR", 0x34, 0x04, 0b11),
+    ev("UNC_R3_VNA_CREDITS_REJECT.SNP", 0x34, 0x02, 0b11),
+    ev("UNC_R3_VNA_CREDIT_CYCLES_OUT", 0x31, 0x00, 0b11),
+    ev("UNC_R3_VNA_CREDIT_CYCLES_USED", 0x32, 0x00, 0b11),
+    ev("UNC_R3_RING_AD_USED.CW", 0x07, 0x33, 0b111),
+    ev("UNC_R3_RING_AD_USED.CCW", 0x07, 0xcc, 0b111),
+    ev("UNC_R3_RING_AK_USED.CW", 0x08, 0x33, 0b111),
+    ev("UNC_R3_RING_AK_USED.CCW", 0x08, 0xcc, 0b111),
+    ev("UNC_R3_RING_BL_USED.CW", 0x09, 0x33, 0b111),
+    ev("UNC_R3_RING_BL_USED.CCW", 0x09, 0xcc, 0b111),
+    ev("UNC_R3_RING_IV_USED.ANY", 0x0a, 0xff, 0b111),
+    ev("UNC_R3_RxR_AD_BYPASSED", 0x12, 0x00, 0b11),
+    ev("UNC_R3_VNA_CREDITS_ACQUIRED.AD", 0x33, 0x01, 0b11),
+    ev("UNC_R3_VNA_CREDITS_ACQUIRED.BL", 0x33, 0x04, 0b11),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<63>(EVENT_ROWS, 64, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_R3_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10", code: 0x2c, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11", code: 0x2c, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12", code: 0x2c, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13", code: 0x2c, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14", code: 0x2c, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8", code: 0x2c, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9", code: 0x2c, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0", code: 0x2b, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1", code: 0x2b, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2", code: 0x2b, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3", code: 0x2b, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4", code: 0x2b, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5", code: 0x2b, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6", code: 0x2b, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7", code: 0x2b, umask: 0x80, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0", code: 0x2f, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1", code: 0x2f, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB", code: 0x2f, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS", code: 0x2f, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM", code: 0x29, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR", code: 0x29, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP", code: 0x29, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM", code: 0x29, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR", code: 0x29, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP", code: 0x29, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA", code: 0x29, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_HOM", code: 0x2d, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_NDR", code: 0x2d, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_SNP", code: 0x2d, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM", code: 0x2d, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR", code: 0x2d, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP", code: 0x2d, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA", code: 0x2d, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_HOM", code: 0x2a, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_NDR", code: 0x2a, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_SNP", code: 0x2a, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM", code: 0x2a, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR", code: 0x2a, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP", code: 0x2a, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA", code: 0x2a, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM", code: 0x2e, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR", code: 0x2e, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP", code: 0x2e, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM", code: 0x2e, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR", code: 0x2e, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP", code: 0x2e, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA", code: 0x2e, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AD_USED.CCW_VR0_EVEN", code: 0x07, umask: 0x04, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AD_USED.CCW_VR0_ODD", code: 0x07, umask: 0x08, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AD_USED.CW_VR0_EVEN", code: 0x07, umask: 0x01, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AD_USED.CW_VR0_ODD", code: 0x07, umask: 0x02, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AK_USED.CCW_VR0_EVEN", code: 0x08, umask: 0x04, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AK_USED.CCW_VR0_ODD", code: 0x08, umask: 0x08, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AK_USED.CW_VR0_EVEN", code: 0x08, umask: 0x01, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AK_USED.CW_VR0_ODD", code: 0x08, umask: 0x02, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_BL_USED.CCW_VR0_EVEN", code: 0x09, umask: 0x04, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_BL_USED.CCW_VR0_ODD", code: 0x09, umask: 0x08, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_BL_USED.CW_VR0_EVEN", code: 0x09, umask: 0x01, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_BL_USED.CW_VR0_ODD", code: 0x09, umask: 0x02, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_IV_USED.CCW", code: 0x0a, umask: 0xcc, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_IV_USED.CW", code: 0x0a, umask: 0x33, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_BYPASSED.AD", code: 0x12, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_CYCLES_NE.HOM", code: 0x10, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NDR", code: 0x10, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_CYCLES_NE.SNP", code: 0x10, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_INSERTS.DRS", code: 0x11, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_INSERTS.HOM", code: 0x11, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_INSERTS.NDR", code: 0x11, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_INSERTS.SNP", code: 0x11, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_OCCUPANCY.HOM", code: 0x13, umask: 0x01, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NCB", code: 0x13, umask: 0x10, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NCS", code: 0x13, umask: 0x20, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NDR", code: 0x13, umask: 0x04, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_OCCUPANCY.SNP", code: 0x13, umask: 0x02, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_TxR_NACK_CCW.AD", code: 0x28, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_TxR_NACK_CCW.AK", code: 0x28, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_TxR_NACK_CCW.BL", code: 0x28, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_TxR_NACK_CW.AD", code: 0x26, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_TxR_NACK_CW.AK", code: 0x26, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_TxR_NACK_CW.BL", code: 0x26, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.DRS", code: 0x37, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.HOM", code: 0x37, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCB", code: 0x37, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCS", code: 0x37, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NDR", code: 0x37, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.SNP", code: 0x37, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_USED.DRS", code: 0x36, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_USED.HOM", code: 0x36, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCB", code: 0x36, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCS", code: 0x36, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NDR", code: 0x36, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN0_CREDITS_USED.SNP", code: 0x36, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.DRS", code: 0x39, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.HOM", code: 0x39, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NCB", code: 0x39, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NCS", code: 0x39, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NDR", code: 0x39, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.SNP", code: 0x39, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN1_CREDITS_USED.DRS", code: 0x38, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN1_CREDITS_USED.HOM", code: 0x38, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NCB", code: 0x38, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NCS", code: 0x38, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NDR", code: 0x38, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VN1_CREDITS_USED.SNP", code: 0x38, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED", code: 0x33, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.HOM", code: 0x34, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCB", code: 0x34, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCS", code: 0x34, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NDR", code: 0x34, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.SNP", code: 0x34, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDIT_CYCLES_OUT", code: 0x31, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDIT_CYCLES_USED", code: 0x32, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AD_USED.CW", code: 0x07, umask: 0x33, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AD_USED.CCW", code: 0x07, umask: 0xcc, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AK_USED.CW", code: 0x08, umask: 0x33, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_AK_USED.CCW", code: 0x08, umask: 0xcc, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_BL_USED.CW", code: 0x09, umask: 0x33, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_BL_USED.CCW", code: 0x09, umask: 0xcc, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RING_IV_USED.ANY", code: 0x0a, umask: 0xff, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_RxR_AD_BYPASSED", code: 0x12, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED.AD", code: 0x33, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED.BL", code: 0x33, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl R3qpiCtl {
     /// This value set to count `event`: its event select and umask.

@@ -842,9 +842,15 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -856,73 +862,65 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD`: event select 0x42, umask 0x08, counters 0b11.
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event { code: 0x42, umask: 0x08, ext_sel: false, row: 0 };
-    /// `UNC_U_EVENT_MSG.INT_PRIO`: event select 0x42, umask 0x10, counters 0b11.
-    pub const EVENT_MSG_INT_PRIO: Event = Event { code: 0x42, umask: 0x10, ext_sel: false, row: 1 };
-    /// `UNC_U_EVENT_MSG.IPI_RCVD`: event select 0x42, umask 0x04, counters 0b11.
-    pub const EVENT_MSG_IPI_RCVD: Event = Event { code: 0x42, umask: 0x04, ext_sel: false, row: 2 };
-    /// `UNC_U_EVENT_MSG.MSI_RCVD`: event select 0x42, umask 0x02, counters 0b11.
-    pub const EVENT_MSG_MSI_RCVD: Event = Event { code: 0x42, umask: 0x02, ext_sel: false, row: 3 };
-    /// `UNC_U_EVENT_MSG.VLW_RCVD`: event select 0x42, umask 0x01, counters 0b11.
-    pub const EVENT_MSG_VLW_RCVD: Event = Event { code: 0x42, umask: 0x01, ext_sel: false, row: 4 };
-    /// `UNC_U_FILTER_MATCH.DISABLE`: event select 0x41, umask 0x02, counters 0b11.
-    pub const FILTER_MATCH_DISABLE: Event = Event { code: 0x41, umask: 0x02, ext_sel: false, row: 5 };
-    /// `UNC_U_FILTER_MATCH.ENABLE`: event select 0x41, umask 0x01, counters 0b11.
-    pub const FILTER_MATCH_ENABLE: Event = Event { code: 0x41, umask: 0x01, ext_sel: false, row: 6 };
-    /// `UNC_U_FILTER_MATCH.U2C_DISABLE`: event select 0x41, umask 0x08, counters 0b11.
-    pub const FILTER_MATCH_U2C_DISABLE: Event = Event { code: 0x41, umask: 0x08, ext_sel: false, row: 7 };
-    /// `UNC_U_FILTER_MATCH.U2C_ENABLE`: event select 0x41, umask 0x04, counters 0b11.
-    pub const FILTER_MATCH_U2C_ENABLE: Event = Event { code: 0x41, umask: 0x04, ext_sel: false, row: 8 };
-    /// `UNC_U_LOCK_CYCLES`: event select 0x44, umask 0x00, counters 0b11.
-    pub const LOCK_CYCLES: Event = Event { code: 0x44, umask: 0x00, ext_sel: false, row: 9 };
-    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK`: event select 0x45, umask 0x01, counters 0b11.
-    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event { code: 0x45, umask: 0x01, ext_sel: false, row: 10 };
-    /// `UNC_U_U2C_EVENTS.CMC`: event select 0x43, umask 0x10, counters 0b11.
-    pub const U2C_EVENTS_CMC: Event = Event { code: 0x43, umask: 0x10, ext_sel: false, row: 11 };
-    /// `UNC_U_U2C_EVENTS.LIVELOCK`: event select 0x43, umask 0x04, counters 0b11.
-    pub const U2C_EVENTS_LIVELOCK: Event = Event { code: 0x43, umask: 0x04, ext_sel: false, row: 12 };
-    /// `UNC_U_U2C_EVENTS.LTERROR`: event select 0x43, umask 0x08, counters 0b11.
-    pub const U2C_EVENTS_LTERROR: Event = Event { code: 0x43, umask: 0x08, ext_sel: false, row: 13 };
-    /// `UNC_U_U2C_EVENTS.MONITOR_T0`: event select 0x43, umask 0x01, counters 0b11.
-    pub const U2C_EVENTS_MONITOR_T0: Event = Event { code: 0x43, umask: 0x01, ext_sel: false, row: 14 };
-    /// `UNC_U_U2C_EVENTS.MONITOR_T1`: event select 0x43, umask 0x02, counters 0b11.
-    pub const U2C_EVENTS_MONITOR_T1: Event = Event { code: 0x43, umask: 0x02, ext_sel: false, row: 15 };
-    /// `UNC_U_U2C_EVENTS.OTHER`: event select 0x43, umask 0x80, counters 0b11.
-    pub const U2C_EVENTS_OTHER: Event = Event { code: 0x43, umask: 0x80, ext_sel: false, row: 16 };
-    /// `UNC_U_U2C_EVENTS.TRAP`: event select 0x43, umask 0x40, counters 0b11.
-    pub const U2C_EVENTS_TRAP: Event = Event { code: 0x43, umask: 0x40, ext_sel: false, row: 17 };
-    /// `UNC_U_U2C_EVENTS.UMC`: event select 0x43, umask 0x20, counters 0b11.
-    pub const U2C_EVENTS_UMC: Event = Event { code: 0x43, umask: 0x20, ext_sel: false, row: 18 };
-    /// `UNC_U_RACU_REQUESTS`: event select 0x46, umask 0x00, counters 0b11.
-    pub const RACU_REQUESTS: Event = Event { code: 0x46, umask: 0x00, ext_sel: false, row: 19 };
-    /// `UNC_U_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b11.
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 20 };
+    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD`.
+    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(0);
+    /// `UNC_U_EVENT_MSG.INT_PRIO`.
+    pub const EVENT_MSG_INT_PRIO: Event = Event::row(1);
+    /// `UNC_U_EVENT_MSG.IPI_RCVD`.
+    pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
+    /// `UNC_U_EVENT_MSG.MSI_RCVD`.
+    pub const EVENT_MSG_MSI_RCVD: Event = Event::row(3);
+    /// `UNC_U_EVENT_MSG.VLW_RCVD`.
+    pub const EVENT_MSG_VLW_RCVD: Event = Event::row(4);
+    /// `UNC_U_FILTER_MATCH.DISABLE`.
+    pub const FILTER_MATCH_DISABLE: Event = Event::row(5);
+    /// `UNC_U_FILTER_MATCH.ENABLE`.
+    pub const FILTER_MATCH_ENABLE: Event = Event::row(6);
+    /// `UNC_U_FILTER_MATCH.U2C_DISABLE`.
+    pub const FILTER_MATCH_U2C_DISABLE: Event = Event::row(7);
+    /// `UNC_U_FILTER_MATCH.U2C_ENABLE`.
+    pub const FILTER_MATCH_U2C_ENABLE: Event = Event::row(8);
+    /// `UNC_U_LOCK_CYCLES`.
+    pub const LOCK_CYCLES: Event = Event::row(9);
+    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK`.
+    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event::row(10);
+    /// `UNC_U_U2C_EVENTS.CMC`.
+    pub const U2C_EVENTS_CMC: Event = Event::row(11);
+    /// `UNC_U_U2C_EVENTS.LIVELOCK`.
+    pub const U2C_EVENTS_LIVELOCK: Event = Event::row(12);
+    /// `UNC_U_U2C_EVENTS.LTERROR`.
+    pub const U2C_EVENTS_LTERROR: Event = Event::row(13);
+    /// `UNC_U_U2C_EVENTS.MONITOR_T0`.
+    pub const U2C_EVENTS_MONITOR_T0: Event = Event::row(14);
+    /// `UNC_U_U2C_EVENTS.MONITOR_T1`.
+    pub const U2C_EVENTS_MONITOR_T1: Event = Event::row(15);
+    /// `UNC_U_U2C_EVENTS.OTHER`.
+    pub const U2C_EVENTS_OTHER: Event = Event::row(16);
+    /// `UNC_U_U2C_EVENTS.TRAP`.
+    pub const U2C_EVENTS_TRAP: Event = Event::row(17);
+    /// `UNC_U_U2C_EVENTS.UMC`.
+    pub const U2C_EVENTS_UMC: Event = Event::row(18);
+    /// `UNC_U_RACU_REQUESTS`.
+    pub const RACU_REQUESTS: Event = Event::row(19);
+    /// `UNC_U_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(20);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::EVENT_MSG_DOORBELL_RCVD,
-        Event::EVENT_MSG_INT_PRIO,
-        Event::EVENT_MSG_IPI_RCVD,
-        Event::EVENT_MSG_MSI_RCVD,
-        Event::EVENT_MSG_VLW_RCVD,
-        Event::FILTER_MATCH_DISABLE,
-        Event::FILTER_MATCH_ENABLE,
-        Event::FILTER_MATCH_U2C_DISABLE,
-        Event::FILTER_MATCH_U2C_ENABLE,
-        Event::LOCK_CYCLES,
-        Event::PHOLD_CYCLES_ASSERT_TO_ACK,
-        Event::U2C_EVENTS_CMC,
-        Event::U2C_EVENTS_LIVELOCK,
-        Event::U2C_EVENTS_LTERROR,
-        Event::U2C_EVENTS_MONITOR_T0,
-        Event::U2C_EVENTS_MONITOR_T1,
-        Event::U2C_EVENTS_OTHER,
-        Event::U2C_EVENTS_TRAP,
-        Event::U2C_EVENTS_UMC,
-        Event::RACU_REQUESTS,
-        Event::CLOCKTICKS,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -953,32 +951,44 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08, 0b11),
+    ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10, 0b11),
+    ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04, 0b11),
+    ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02, 0b11),
+    ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01, 0b11),
+    ev("UNC_U_FILTER_MATCH.DISABLE", 0x41, 0x02, 0b11),
+    ev("UNC_U_FILTER_MATCH.ENABLE", 0x41, 0x01, 0b11).filters("UBoxFilter[3:0]"),
+    ev("UNC_U_FILTER_MATCH.U2C_DISABLE", 0x41, 0x08, 0b11),
+    ev("UNC_U_FILTER_MATCH.U2C_ENABLE", 0x41, 0x04, 0b11).filters("UBoxFilter[3:0]"),
+    ev("UNC_U_LOCK_CYCLES", 0x44, 0x00, 0b11),
+    ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01, 0b11),
+    ev("UNC_U_U2C_EVENTS.CMC", 0x43, 0x10, 0b11),
+    ev("UNC_U_U2C_EVENTS.LIVELOCK", 0x43, 0x04, 0b11),
+    ev("UNC_U_U2C_EVENTS.LTERROR", 0x43, 0x08, 0b11),
+    ev("UNC_U_U2C_EVENTS.MONITOR_T0", 0x43, 0x01, 0b11),
+    ev("UNC_U_U2C_EVENTS.MONITOR_T1", 0x43, 0x02, 0b11),
+    ev("UNC_U_U2C_EVENTS.OTHER", 0x43, 0x80, 0b11),
+    ev("UNC_U_U2C_EVENTS.TRAP", 0x43, 0x40, 0b11),
+    ev("UNC_U_U2C_EVENTS.UMC", 0x43, 0x20, 0b11),
+    ev("UNC_U_RACU_REQUESTS", 0x46, 0x00, 0b11),
+    ev("UNC_U_CLOCKTICKS", 0x00, 0x00, 0b11),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<21>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_EVENT_MSG.INT_PRIO", code: 0x42, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_FILTER_MATCH.DISABLE", code: 0x41, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_FILTER_MATCH.ENABLE", code: 0x41, umask: 0x01, counters: 0b11, filters: "UBoxFilter[3:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_FILTER_MATCH.U2C_DISABLE", code: 0x41, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_FILTER_MATCH.U2C_ENABLE", code: 0x41, umask: 0x04, counters: 0b11, filters: "UBoxFilter[3:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_LOCK_CYCLES", code: 0x44, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", code: 0x45, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.CMC", code: 0x43, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.LIVELOCK", code: 0x43, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.LTERROR", code: 0x43, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T0", code: 0x43, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T1", code: 0x43, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.OTHER", code: 0x43, umask: 0x80, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.TRAP", code: 0x43, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.UMC", code: 0x43, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_RACU_REQUESTS", code: 0x46, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_U_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl UCtl {
     /// This value set to count `event`: its event select and umask.

@@ -9,1447 +9,768 @@ use crate::core_events::CoreEventsInfo;
 #[cfg(feature = "metadata")]
 use crate::support::EventInfo;
 
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
 pub enum List {}
 
 /// An event of this list. Any core event list's events go into the core PMU's counter
-/// control (`with_event`); an uncore event does not compile there. Each constant's doc gives
-/// the counters that may count it (bit n: counter n).
+/// control (`with_event`); an uncore event does not compile there. Each constant is a row
+/// of the list's event table, which gives its event select, umask, settings and the
+/// counters that may count it (bit n: counter n).
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event { code: 0x03, umask: 0x02, row: 0, ..Event::BASE };
-    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LD_BLOCKS_NO_SR: Event = Event { code: 0x03, umask: 0x08, row: 1, ..Event::BASE };
-    /// `MISALIGN_MEM_REF.LOADS`: event select 0x05, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const MISALIGN_MEM_REF_LOADS: Event = Event { code: 0x05, umask: 0x01, row: 2, ..Event::BASE };
-    /// `MISALIGN_MEM_REF.STORES`: event select 0x05, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const MISALIGN_MEM_REF_STORES: Event = Event { code: 0x05, umask: 0x02, row: 3, ..Event::BASE };
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event { code: 0x07, umask: 0x01, row: 4, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`: event select 0x08, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x08, umask: 0x01, row: 5, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`: event select 0x08, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x08, umask: 0x02, row: 6, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`: event select 0x08, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x08, umask: 0x04, row: 7, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`: event select 0x08, umask 0x08, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x08, umask: 0x08, row: 8, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x0e, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x0e, row: 9, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_DURATION`: event select 0x08, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_WALK_DURATION: Event = Event { code: 0x08, umask: 0x10, row: 10, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT_4K`: event select 0x08, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_STLB_HIT_4K: Event = Event { code: 0x08, umask: 0x20, row: 11, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT_2M`: event select 0x08, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_STLB_HIT_2M: Event = Event { code: 0x08, umask: 0x40, row: 12, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x60, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event { code: 0x08, umask: 0x60, row: 13, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.PDE_CACHE_MISS`: event select 0x08, umask 0x80, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_LOAD_MISSES_PDE_CACHE_MISS: Event = Event { code: 0x08, umask: 0x80, row: 14, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_CYCLES`: event select 0x0d, umask 0x03, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const INT_MISC_RECOVERY_CYCLES: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, row: 15, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_CYCLES_ANY`: event select 0x0d, umask 0x03, counter mask 1, any thread,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, any_thread: true, row: 16, ..Event::BASE };
-    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_ISSUED_ANY: Event = Event { code: 0x0e, umask: 0x01, row: 17, ..Event::BASE };
-    /// `UOPS_ISSUED.STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, counters
-    /// 0b1111.
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, row: 18, ..Event::BASE };
-    /// `UOPS_ISSUED.CORE_STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, any
-    /// thread, counters 0b1111.
-    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, any_thread: true, row: 19, ..Event::BASE };
-    /// `UOPS_ISSUED.FLAGS_MERGE`: event select 0x0e, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_ISSUED_FLAGS_MERGE: Event = Event { code: 0x0e, umask: 0x10, row: 20, ..Event::BASE };
-    /// `UOPS_ISSUED.SLOW_LEA`: event select 0x0e, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_ISSUED_SLOW_LEA: Event = Event { code: 0x0e, umask: 0x20, row: 21, ..Event::BASE };
-    /// `UOPS_ISSUED.SINGLE_MUL`: event select 0x0e, umask 0x40, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_ISSUED_SINGLE_MUL: Event = Event { code: 0x0e, umask: 0x40, row: 22, ..Event::BASE };
-    /// `ARITH.DIVIDER_UOPS`: event select 0x14, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ARITH_DIVIDER_UOPS: Event = Event { code: 0x14, umask: 0x02, row: 23, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`: event select 0x24, umask 0x21, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event { code: 0x24, umask: 0x21, row: 24, ..Event::BASE };
-    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x22, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_RFO_MISS: Event = Event { code: 0x24, umask: 0x22, row: 25, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x24, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_CODE_RD_MISS: Event = Event { code: 0x24, umask: 0x24, row: 26, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_MISS`: event select 0x24, umask 0x27, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event { code: 0x24, umask: 0x27, row: 27, ..Event::BASE };
-    /// `L2_RQSTS.L2_PF_MISS`: event select 0x24, umask 0x30, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_L2_PF_MISS: Event = Event { code: 0x24, umask: 0x30, row: 28, ..Event::BASE };
-    /// `L2_RQSTS.MISS`: event select 0x24, umask 0x3f, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_MISS: Event = Event { code: 0x24, umask: 0x3f, row: 29, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0xc1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event { code: 0x24, umask: 0xc1, row: 30, ..Event::BASE };
-    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0xc2, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_RFO_HIT: Event = Event { code: 0x24, umask: 0xc2, row: 31, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0xc4, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_CODE_RD_HIT: Event = Event { code: 0x24, umask: 0xc4, row: 32, ..Event::BASE };
-    /// `L2_RQSTS.L2_PF_HIT`: event select 0x24, umask 0xd0, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_L2_PF_HIT: Event = Event { code: 0x24, umask: 0xd0, row: 33, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0xe1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event { code: 0x24, umask: 0xe1, row: 34, ..Event::BASE };
-    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0xe2, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_ALL_RFO: Event = Event { code: 0x24, umask: 0xe2, row: 35, ..Event::BASE };
-    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0xe4, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_ALL_CODE_RD: Event = Event { code: 0x24, umask: 0xe4, row: 36, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`: event select 0x24, umask 0xe7, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_RQSTS_ALL_DEMAND_REFERENCES: Event = Event { code: 0x24, umask: 0xe7, row: 37, ..Event::BASE };
-    /// `L2_RQSTS.ALL_PF`: event select 0x24, umask 0xf8, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_ALL_PF: Event = Event { code: 0x24, umask: 0xf8, row: 38, ..Event::BASE };
-    /// `L2_RQSTS.REFERENCES`: event select 0x24, umask 0xff, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_RQSTS_REFERENCES: Event = Event { code: 0x24, umask: 0xff, row: 39, ..Event::BASE };
-    /// `L2_DEMAND_RQSTS.WB_HIT`: event select 0x27, umask 0x50, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_DEMAND_RQSTS_WB_HIT: Event = Event { code: 0x27, umask: 0x50, row: 40, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event { code: 0x2e, umask: 0x41, row: 41, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 42, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event { code: 0x3c, umask: 0x00, row: 43, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`: event select 0x3c, umask 0x00, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event { code: 0x3c, umask: 0x00, any_thread: true, row: 44, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 45, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 46, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 47, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 48, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111.
-    pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 49, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 50, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING`: event select 0x48, umask 0x01, counters 0b100.
-    pub const L1D_PEND_MISS_PENDING: Event = Event { code: 0x48, umask: 0x01, row: 51, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING_CYCLES`: event select 0x48, umask 0x01, counter mask 1, counters
-    /// 0b100.
-    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event { code: 0x48, umask: 0x01, threshold: 1, row: 52, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`: event select 0x48, umask 0x01, counter mask 1, any
-    /// thread, counters 0b100.
-    pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event { code: 0x48, umask: 0x01, threshold: 1, any_thread: true, row: 53, ..Event::BASE };
-    /// `L1D_PEND_MISS.REQUEST_FB_FULL`: event select 0x48, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L1D_PEND_MISS_REQUEST_FB_FULL: Event = Event { code: 0x48, umask: 0x02, row: 54, ..Event::BASE };
-    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const L1D_PEND_MISS_FB_FULL: Event = Event { code: 0x48, umask: 0x02, threshold: 1, row: 55, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`: event select 0x49, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x49, umask: 0x01, row: 56, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`: event select 0x49, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x49, umask: 0x02, row: 57, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`: event select 0x49, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x49, umask: 0x04, row: 58, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`: event select 0x49, umask 0x08, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x49, umask: 0x08, row: 59, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x0e, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event { code: 0x49, umask: 0x0e, row: 60, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_DURATION`: event select 0x49, umask 0x10, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_WALK_DURATION: Event = Event { code: 0x49, umask: 0x10, row: 61, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT_4K`: event select 0x49, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_STLB_HIT_4K: Event = Event { code: 0x49, umask: 0x20, row: 62, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT_2M`: event select 0x49, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_STLB_HIT_2M: Event = Event { code: 0x49, umask: 0x40, row: 63, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x60, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event { code: 0x49, umask: 0x60, row: 64, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.PDE_CACHE_MISS`: event select 0x49, umask 0x80, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DTLB_STORE_MISSES_PDE_CACHE_MISS: Event = Event { code: 0x49, umask: 0x80, row: 65, ..Event::BASE };
-    /// `LOAD_HIT_PRE.SW_PF`: event select 0x4c, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LOAD_HIT_PRE_SW_PF: Event = Event { code: 0x4c, umask: 0x01, row: 66, ..Event::BASE };
-    /// `LOAD_HIT_PRE.HW_PF`: event select 0x4c, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LOAD_HIT_PRE_HW_PF: Event = Event { code: 0x4c, umask: 0x02, row: 67, ..Event::BASE };
-    /// `EPT.WALK_CYCLES`: event select 0x4f, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const EPT_WALK_CYCLES: Event = Event { code: 0x4f, umask: 0x10, row: 68, ..Event::BASE };
-    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L1D_REPLACEMENT: Event = Event { code: 0x51, umask: 0x01, row: 69, ..Event::BASE };
-    /// `TX_MEM.ABORT_CONFLICT`: event select 0x54, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_MEM_ABORT_CONFLICT: Event = Event { code: 0x54, umask: 0x01, row: 70, ..Event::BASE };
-    /// `TX_MEM.ABORT_CAPACITY_WRITE`: event select 0x54, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const TX_MEM_ABORT_CAPACITY_WRITE: Event = Event { code: 0x54, umask: 0x02, row: 71, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK`: event select 0x54, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK: Event = Event { code: 0x54, umask: 0x04, row: 72, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY`: event select 0x54, umask 0x08, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY: Event = Event { code: 0x54, umask: 0x08, row: 73, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH`: event select 0x54, umask 0x10, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH: Event = Event { code: 0x54, umask: 0x10, row: 74, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT`: event select 0x54, umask 0x20,
-    /// counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT: Event = Event { code: 0x54, umask: 0x20, row: 75, ..Event::BASE };
-    /// `TX_MEM.HLE_ELISION_BUFFER_FULL`: event select 0x54, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const TX_MEM_HLE_ELISION_BUFFER_FULL: Event = Event { code: 0x54, umask: 0x40, row: 76, ..Event::BASE };
-    /// `MOVE_ELIMINATION.INT_ELIMINATED`: event select 0x58, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const MOVE_ELIMINATION_INT_ELIMINATED: Event = Event { code: 0x58, umask: 0x01, row: 77, ..Event::BASE };
-    /// `MOVE_ELIMINATION.SIMD_ELIMINATED`: event select 0x58, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const MOVE_ELIMINATION_SIMD_ELIMINATED: Event = Event { code: 0x58, umask: 0x02, row: 78, ..Event::BASE };
-    /// `MOVE_ELIMINATION.INT_NOT_ELIMINATED`: event select 0x58, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const MOVE_ELIMINATION_INT_NOT_ELIMINATED: Event = Event { code: 0x58, umask: 0x04, row: 79, ..Event::BASE };
-    /// `MOVE_ELIMINATION.SIMD_NOT_ELIMINATED`: event select 0x58, umask 0x08, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const MOVE_ELIMINATION_SIMD_NOT_ELIMINATED: Event = Event { code: 0x58, umask: 0x08, row: 80, ..Event::BASE };
-    /// `CPL_CYCLES.RING0`: event select 0x5c, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const CPL_CYCLES_RING0: Event = Event { code: 0x5c, umask: 0x01, row: 81, ..Event::BASE };
-    /// `CPL_CYCLES.RING0_TRANS`: event select 0x5c, umask 0x01, counter mask 1, edge, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CPL_CYCLES_RING0_TRANS: Event = Event { code: 0x5c, umask: 0x01, threshold: 1, edge: true, row: 82, ..Event::BASE };
-    /// `CPL_CYCLES.RING123`: event select 0x5c, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const CPL_CYCLES_RING123: Event = Event { code: 0x5c, umask: 0x02, row: 83, ..Event::BASE };
-    /// `TX_EXEC.MISC1`: event select 0x5d, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_EXEC_MISC1: Event = Event { code: 0x5d, umask: 0x01, row: 84, ..Event::BASE };
-    /// `TX_EXEC.MISC2`: event select 0x5d, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_EXEC_MISC2: Event = Event { code: 0x5d, umask: 0x02, row: 85, ..Event::BASE };
-    /// `TX_EXEC.MISC3`: event select 0x5d, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_EXEC_MISC3: Event = Event { code: 0x5d, umask: 0x04, row: 86, ..Event::BASE };
-    /// `TX_EXEC.MISC4`: event select 0x5d, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_EXEC_MISC4: Event = Event { code: 0x5d, umask: 0x08, row: 87, ..Event::BASE };
-    /// `TX_EXEC.MISC5`: event select 0x5d, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TX_EXEC_MISC5: Event = Event { code: 0x5d, umask: 0x10, row: 88, ..Event::BASE };
-    /// `RS_EVENTS.EMPTY_CYCLES`: event select 0x5e, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event { code: 0x5e, umask: 0x01, row: 89, ..Event::BASE };
-    /// `RS_EVENTS.EMPTY_END`: event select 0x5e, umask 0x01, counter mask 1, invert, edge, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const RS_EVENTS_EMPTY_END: Event = Event { code: 0x5e, umask: 0x01, threshold: 1, invert: true, edge: true, row: 90, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`: event select 0x60, umask 0x01, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, row: 91, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`: event select 0x60, umask 0x01,
-    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, threshold: 1, row: 92, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6`: event select 0x60, umask 0x01, counter
-    /// mask 6, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6: Event = Event { code: 0x60, umask: 0x01, threshold: 6, row: 93, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`: event select 0x60, umask 0x02, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event { code: 0x60, umask: 0x02, row: 94, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`: event select 0x60, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, row: 95, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`: event select 0x60, umask 0x04,
-    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, threshold: 1, row: 96, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`: event select 0x60, umask 0x08, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event { code: 0x60, umask: 0x08, row: 97, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`: event select 0x60, umask 0x08, counter
-    /// mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event { code: 0x60, umask: 0x08, threshold: 1, row: 98, ..Event::BASE };
-    /// `LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION`: event select 0x63, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION: Event = Event { code: 0x63, umask: 0x01, row: 99, ..Event::BASE };
-    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`: event select 0x63, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = Event { code: 0x63, umask: 0x02, row: 100, ..Event::BASE };
-    /// `IDQ.EMPTY`: event select 0x79, umask 0x02, counters 0b1111.
-    pub const IDQ_EMPTY: Event = Event { code: 0x79, umask: 0x02, row: 101, ..Event::BASE };
-    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MITE_UOPS: Event = Event { code: 0x79, umask: 0x04, row: 102, ..Event::BASE };
-    /// `IDQ.MITE_CYCLES`: event select 0x79, umask 0x04, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_MITE_CYCLES: Event = Event { code: 0x79, umask: 0x04, threshold: 1, row: 103, ..Event::BASE };
-    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_DSB_UOPS: Event = Event { code: 0x79, umask: 0x08, row: 104, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES`: event select 0x79, umask 0x08, counter mask 1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const IDQ_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x08, threshold: 1, row: 105, ..Event::BASE };
-    /// `IDQ.MS_DSB_UOPS`: event select 0x79, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MS_DSB_UOPS: Event = Event { code: 0x79, umask: 0x10, row: 106, ..Event::BASE };
-    /// `IDQ.MS_DSB_CYCLES`: event select 0x79, umask 0x10, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_MS_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x10, threshold: 1, row: 107, ..Event::BASE };
-    /// `IDQ.MS_DSB_OCCUR`: event select 0x79, umask 0x10, counter mask 1, edge, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_MS_DSB_OCCUR: Event = Event { code: 0x79, umask: 0x10, threshold: 1, edge: true, row: 108, ..Event::BASE };
-    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 4, row: 109, ..Event::BASE };
-    /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`: event select 0x79, umask 0x18, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 1, row: 110, ..Event::BASE };
-    /// `IDQ.MS_MITE_UOPS`: event select 0x79, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MS_MITE_UOPS: Event = Event { code: 0x79, umask: 0x20, row: 111, ..Event::BASE };
-    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`: event select 0x79, umask 0x24, counter mask 4, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 4, row: 112, ..Event::BASE };
-    /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`: event select 0x79, umask 0x24, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 1, row: 113, ..Event::BASE };
-    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x30, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MS_UOPS: Event = Event { code: 0x79, umask: 0x30, row: 114, ..Event::BASE };
-    /// `IDQ.MS_CYCLES`: event select 0x79, umask 0x30, counter mask 1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const IDQ_MS_CYCLES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, row: 115, ..Event::BASE };
-    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x30, counter mask 1, edge, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const IDQ_MS_SWITCHES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, edge: true, row: 116, ..Event::BASE };
-    /// `IDQ.MITE_ALL_UOPS`: event select 0x79, umask 0x3c, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const IDQ_MITE_ALL_UOPS: Event = Event { code: 0x79, umask: 0x3c, row: 117, ..Event::BASE };
-    /// `ICACHE.HIT`: event select 0x80, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ICACHE_HIT: Event = Event { code: 0x80, umask: 0x01, row: 118, ..Event::BASE };
-    /// `ICACHE.MISSES`: event select 0x80, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ICACHE_MISSES: Event = Event { code: 0x80, umask: 0x02, row: 119, ..Event::BASE };
-    /// `ICACHE.IFETCH_STALL`: event select 0x80, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ICACHE_IFETCH_STALL: Event = Event { code: 0x80, umask: 0x04, row: 120, ..Event::BASE };
-    /// `ICACHE.IFDATA_STALL`: event select 0x80, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ICACHE_IFDATA_STALL: Event = Event { code: 0x80, umask: 0x04, row: 121, ..Event::BASE };
-    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`: event select 0x85, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x85, umask: 0x01, row: 122, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`: event select 0x85, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x85, umask: 0x02, row: 123, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`: event select 0x85, umask 0x04, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x85, umask: 0x04, row: 124, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_1G`: event select 0x85, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x85, umask: 0x08, row: 125, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x0e, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x85, umask: 0x0e, row: 126, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_DURATION`: event select 0x85, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_WALK_DURATION: Event = Event { code: 0x85, umask: 0x10, row: 127, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT_4K`: event select 0x85, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_STLB_HIT_4K: Event = Event { code: 0x85, umask: 0x20, row: 128, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT_2M`: event select 0x85, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ITLB_MISSES_STLB_HIT_2M: Event = Event { code: 0x85, umask: 0x40, row: 129, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x60, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ITLB_MISSES_STLB_HIT: Event = Event { code: 0x85, umask: 0x60, row: 130, ..Event::BASE };
-    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ILD_STALL_LCP: Event = Event { code: 0x87, umask: 0x01, row: 131, ..Event::BASE };
-    /// `ILD_STALL.IQ_FULL`: event select 0x87, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ILD_STALL_IQ_FULL: Event = Event { code: 0x87, umask: 0x04, row: 132, ..Event::BASE };
-    /// `BR_INST_EXEC.NONTAKEN_CONDITIONAL`: event select 0x88, umask 0x41, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_NONTAKEN_CONDITIONAL: Event = Event { code: 0x88, umask: 0x41, row: 133, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_CONDITIONAL`: event select 0x88, umask 0x81, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_EXEC_TAKEN_CONDITIONAL: Event = Event { code: 0x88, umask: 0x81, row: 134, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_DIRECT_JUMP`: event select 0x88, umask 0x82, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_EXEC_TAKEN_DIRECT_JUMP: Event = Event { code: 0x88, umask: 0x82, row: 135, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`: event select 0x88, umask 0x84, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x88, umask: 0x84, row: 136, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0x88, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN: Event = Event { code: 0x88, umask: 0x88, row: 137, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL`: event select 0x88, umask 0x90, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0x90, row: 138, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x88, umask 0xa0, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0xa0, row: 139, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_CONDITIONAL`: event select 0x88, umask 0xc1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_EXEC_ALL_CONDITIONAL: Event = Event { code: 0x88, umask: 0xc1, row: 140, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_DIRECT_JMP`: event select 0x88, umask 0xc2, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_EXEC_ALL_DIRECT_JMP: Event = Event { code: 0x88, umask: 0xc2, row: 141, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`: event select 0x88, umask 0xc4, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x88, umask: 0xc4, row: 142, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0xc8, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN: Event = Event { code: 0x88, umask: 0xc8, row: 143, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_DIRECT_NEAR_CALL`: event select 0x88, umask 0xd0, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_INST_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0xd0, row: 144, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_BRANCHES`: event select 0x88, umask 0xff, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_EXEC_ALL_BRANCHES: Event = Event { code: 0x88, umask: 0xff, row: 145, ..Event::BASE };
-    /// `BR_MISP_EXEC.NONTAKEN_CONDITIONAL`: event select 0x89, umask 0x41, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_MISP_EXEC_NONTAKEN_CONDITIONAL: Event = Event { code: 0x89, umask: 0x41, row: 146, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_CONDITIONAL`: event select 0x89, umask 0x81, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_EXEC_TAKEN_CONDITIONAL: Event = Event { code: 0x89, umask: 0x81, row: 147, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`: event select 0x89, umask 0x84, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x89, umask: 0x84, row: 148, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_RETURN_NEAR`: event select 0x89, umask 0x88, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_EXEC_TAKEN_RETURN_NEAR: Event = Event { code: 0x89, umask: 0x88, row: 149, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x89, umask 0xa0, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0xa0, row: 150, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_CONDITIONAL`: event select 0x89, umask 0xc1, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_EXEC_ALL_CONDITIONAL: Event = Event { code: 0x89, umask: 0xc1, row: 151, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`: event select 0x89, umask 0xc4, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x89, umask: 0xc4, row: 152, ..Event::BASE };
-    /// `BR_MISP_EXEC.INDIRECT`: event select 0x89, umask 0xe4, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const BR_MISP_EXEC_INDIRECT: Event = Event { code: 0x89, umask: 0xe4, row: 153, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_BRANCHES`: event select 0x89, umask 0xff, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event { code: 0x89, umask: 0xff, row: 154, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`: event select 0x9c, umask 0x01, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event { code: 0x9c, umask: 0x01, row: 155, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 4, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 4, row: 156, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 3, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 3, row: 157, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 2, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 2, row: 158, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 1, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, row: 159, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`: event select 0x9c, umask 0x01, counter mask 1,
-    /// invert, counters 0b1111.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, invert: true, row: 160, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_0: Event = Event { code: 0xa1, umask: 0x01, row: 161, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_0_CORE`: event select 0xa1, umask 0x01, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_0_CORE: Event = Event { code: 0xa1, umask: 0x01, any_thread: true, row: 162, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event { code: 0xa1, umask: 0x01, row: 163, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_1: Event = Event { code: 0xa1, umask: 0x02, row: 164, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_1_CORE`: event select 0xa1, umask 0x02, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_1_CORE: Event = Event { code: 0xa1, umask: 0x02, any_thread: true, row: 165, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event { code: 0xa1, umask: 0x02, row: 166, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_2`: event select 0xa1, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_2: Event = Event { code: 0xa1, umask: 0x04, row: 167, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_2_CORE`: event select 0xa1, umask 0x04, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_2_CORE: Event = Event { code: 0xa1, umask: 0x04, any_thread: true, row: 168, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_2`: event select 0xa1, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event { code: 0xa1, umask: 0x04, row: 169, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_3`: event select 0xa1, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_3: Event = Event { code: 0xa1, umask: 0x08, row: 170, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_3_CORE`: event select 0xa1, umask 0x08, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_3_CORE: Event = Event { code: 0xa1, umask: 0x08, any_thread: true, row: 171, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_3`: event select 0xa1, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event { code: 0xa1, umask: 0x08, row: 172, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_4`: event select 0xa1, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_4: Event = Event { code: 0xa1, umask: 0x10, row: 173, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_4_CORE`: event select 0xa1, umask 0x10, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_4_CORE: Event = Event { code: 0xa1, umask: 0x10, any_thread: true, row: 174, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_4`: event select 0xa1, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event { code: 0xa1, umask: 0x10, row: 175, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_5`: event select 0xa1, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_5: Event = Event { code: 0xa1, umask: 0x20, row: 176, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_5_CORE`: event select 0xa1, umask 0x20, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_5_CORE: Event = Event { code: 0xa1, umask: 0x20, any_thread: true, row: 177, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_5`: event select 0xa1, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event { code: 0xa1, umask: 0x20, row: 178, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_6`: event select 0xa1, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_6: Event = Event { code: 0xa1, umask: 0x40, row: 179, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_6_CORE`: event select 0xa1, umask 0x40, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_6_CORE: Event = Event { code: 0xa1, umask: 0x40, any_thread: true, row: 180, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_6`: event select 0xa1, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_6: Event = Event { code: 0xa1, umask: 0x40, row: 181, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_7`: event select 0xa1, umask 0x80, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_7: Event = Event { code: 0xa1, umask: 0x80, row: 182, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_7_CORE`: event select 0xa1, umask 0x80, any thread, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_PORT_PORT_7_CORE: Event = Event { code: 0xa1, umask: 0x80, any_thread: true, row: 183, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_7`: event select 0xa1, umask 0x80, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_DISPATCHED_PORT_PORT_7: Event = Event { code: 0xa1, umask: 0x80, row: 184, ..Event::BASE };
-    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_ANY: Event = Event { code: 0xa2, umask: 0x01, row: 185, ..Event::BASE };
-    /// `RESOURCE_STALLS.RS`: event select 0xa2, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_RS: Event = Event { code: 0xa2, umask: 0x04, row: 186, ..Event::BASE };
-    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_SB: Event = Event { code: 0xa2, umask: 0x08, row: 187, ..Event::BASE };
-    /// `RESOURCE_STALLS.ROB`: event select 0xa2, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const RESOURCE_STALLS_ROB: Event = Event { code: 0xa2, umask: 0x10, row: 188, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_L2_PENDING`: event select 0xa3, umask 0x01, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const CYCLE_ACTIVITY_CYCLES_L2_PENDING: Event = Event { code: 0xa3, umask: 0x01, threshold: 1, row: 189, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_LDM_PENDING`: event select 0xa3, umask 0x02, counter mask 2, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_CYCLES_LDM_PENDING: Event = Event { code: 0xa3, umask: 0x02, threshold: 2, row: 190, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_NO_EXECUTE`: event select 0xa3, umask 0x04, counter mask 4, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_CYCLES_NO_EXECUTE: Event = Event { code: 0xa3, umask: 0x04, threshold: 4, row: 191, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L2_PENDING`: event select 0xa3, umask 0x05, counter mask 5, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_STALLS_L2_PENDING: Event = Event { code: 0xa3, umask: 0x05, threshold: 5, row: 192, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_LDM_PENDING`: event select 0xa3, umask 0x06, counter mask 6, counters
-    /// 0b1111.
-    pub const CYCLE_ACTIVITY_STALLS_LDM_PENDING: Event = Event { code: 0xa3, umask: 0x06, threshold: 6, row: 193, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_PENDING`: event select 0xa3, umask 0x08, counter mask 8, counters
-    /// 0b100.
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_PENDING: Event = Event { code: 0xa3, umask: 0x08, threshold: 8, row: 194, ..Event::BASE };
-    /// `CYCLE_ACTIVITY.STALLS_L1D_PENDING`: event select 0xa3, umask 0x0c, counter mask 12,
-    /// counters 0b100.
-    pub const CYCLE_ACTIVITY_STALLS_L1D_PENDING: Event = Event { code: 0xa3, umask: 0x0c, threshold: 12, row: 195, ..Event::BASE };
-    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const LSD_UOPS: Event = Event { code: 0xa8, umask: 0x01, row: 196, ..Event::BASE };
-    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LSD_CYCLES_ACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, row: 197, ..Event::BASE };
-    /// `LSD.CYCLES_4_UOPS`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const LSD_CYCLES_4_UOPS: Event = Event { code: 0xa8, umask: 0x01, threshold: 4, row: 198, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0xab, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event { code: 0xab, umask: 0x02, row: 199, ..Event::BASE };
-    /// `ITLB.ITLB_FLUSH`: event select 0xae, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const ITLB_ITLB_FLUSH: Event = Event { code: 0xae, umask: 0x01, row: 200, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0xb0, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event { code: 0xb0, umask: 0x01, row: 201, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0xb0, umask 0x02, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event { code: 0xb0, umask: 0x02, row: 202, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0xb0, umask 0x04, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event { code: 0xb0, umask: 0x04, row: 203, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`: event select 0xb0, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event { code: 0xb0, umask: 0x08, row: 204, ..Event::BASE };
-    /// `UOPS_EXECUTED.STALL_CYCLES`: event select 0xb1, umask 0x01, counter mask 1, invert,
-    /// counters 0b1111.
-    pub const UOPS_EXECUTED_STALL_CYCLES: Event = Event { code: 0xb1, umask: 0x01, threshold: 1, invert: true, row: 205, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC`: event select 0xb1, umask 0x01, counter mask 1,
-    /// counters 0b1111.
-    pub const UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 1, row: 206, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 2,
-    /// counters 0b1111.
-    pub const UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 2, row: 207, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 3,
-    /// counters 0b1111.
-    pub const UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 3, row: 208, ..Event::BASE };
-    /// `UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 4,
-    /// counters 0b1111.
-    pub const UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 4, row: 209, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE`: event select 0xb1, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE: Event = Event { code: 0xb1, umask: 0x02, row: 210, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`: event select 0xb1, umask 0x02, counter mask 1, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event { code: 0xb1, umask: 0x02, threshold: 1, row: 211, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`: event select 0xb1, umask 0x02, counter mask 2, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event { code: 0xb1, umask: 0x02, threshold: 2, row: 212, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`: event select 0xb1, umask 0x02, counter mask 3, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event { code: 0xb1, umask: 0x02, threshold: 3, row: 213, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`: event select 0xb1, umask 0x02, counter mask 4, counters
-    /// 0b1111 (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event { code: 0xb1, umask: 0x02, threshold: 4, row: 214, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`: event select 0xb1, umask 0x02, invert, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event { code: 0xb1, umask: 0x02, invert: true, row: 215, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`: event select 0xb2, umask 0x01, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event { code: 0xb2, umask: 0x01, row: 216, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.DTLB_L1`: event select 0xbc, umask 0x11, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_DTLB_L1: Event = Event { code: 0xbc, umask: 0x11, row: 217, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.DTLB_L2`: event select 0xbc, umask 0x12, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_DTLB_L2: Event = Event { code: 0xbc, umask: 0x12, row: 218, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.DTLB_L3`: event select 0xbc, umask 0x14, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_DTLB_L3: Event = Event { code: 0xbc, umask: 0x14, row: 219, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.DTLB_MEMORY`: event select 0xbc, umask 0x18, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_DTLB_MEMORY: Event = Event { code: 0xbc, umask: 0x18, row: 220, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.ITLB_L1`: event select 0xbc, umask 0x21, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_ITLB_L1: Event = Event { code: 0xbc, umask: 0x21, row: 221, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.ITLB_L2`: event select 0xbc, umask 0x22, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_ITLB_L2: Event = Event { code: 0xbc, umask: 0x22, row: 222, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.ITLB_L3`: event select 0xbc, umask 0x24, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_ITLB_L3: Event = Event { code: 0xbc, umask: 0x24, row: 223, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.ITLB_MEMORY`: event select 0xbc, umask 0x28, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_ITLB_MEMORY: Event = Event { code: 0xbc, umask: 0x28, row: 224, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.EPT_DTLB_L1`: event select 0xbc, umask 0x41, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_EPT_DTLB_L1: Event = Event { code: 0xbc, umask: 0x41, row: 225, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.EPT_DTLB_L2`: event select 0xbc, umask 0x42, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_EPT_DTLB_L2: Event = Event { code: 0xbc, umask: 0x42, row: 226, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.EPT_DTLB_L3`: event select 0xbc, umask 0x44, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_EPT_DTLB_L3: Event = Event { code: 0xbc, umask: 0x44, row: 227, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.EPT_DTLB_MEMORY`: event select 0xbc, umask 0x48, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_EPT_DTLB_MEMORY: Event = Event { code: 0xbc, umask: 0x48, row: 228, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.EPT_ITLB_L1`: event select 0xbc, umask 0x81, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_EPT_ITLB_L1: Event = Event { code: 0xbc, umask: 0x81, row: 229, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.EPT_ITLB_L2`: event select 0xbc, umask 0x82, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_EPT_ITLB_L2: Event = Event { code: 0xbc, umask: 0x82, row: 230, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.EPT_ITLB_L3`: event select 0xbc, umask 0x84, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_EPT_ITLB_L3: Event = Event { code: 0xbc, umask: 0x84, row: 231, ..Event::BASE };
-    /// `PAGE_WALKER_LOADS.EPT_ITLB_MEMORY`: event select 0xbc, umask 0x88, counters 0b1111.
-    pub const PAGE_WALKER_LOADS_EPT_ITLB_MEMORY: Event = Event { code: 0xbc, umask: 0x88, row: 232, ..Event::BASE };
-    /// `TLB_FLUSH.DTLB_THREAD`: event select 0xbd, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TLB_FLUSH_DTLB_THREAD: Event = Event { code: 0xbd, umask: 0x01, row: 233, ..Event::BASE };
-    /// `TLB_FLUSH.STLB_ANY`: event select 0xbd, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const TLB_FLUSH_STLB_ANY: Event = Event { code: 0xbd, umask: 0x20, row: 234, ..Event::BASE };
-    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const INST_RETIRED_ANY_P: Event = Event { code: 0xc0, umask: 0x00, row: 235, ..Event::BASE };
-    /// `INST_RETIRED.X87`: event select 0xc0, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const INST_RETIRED_X87: Event = Event { code: 0xc0, umask: 0x02, row: 236, ..Event::BASE };
-    /// `OTHER_ASSISTS.AVX_TO_SSE`: event select 0xc1, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OTHER_ASSISTS_AVX_TO_SSE: Event = Event { code: 0xc1, umask: 0x08, row: 237, ..Event::BASE };
-    /// `OTHER_ASSISTS.SSE_TO_AVX`: event select 0xc1, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OTHER_ASSISTS_SSE_TO_AVX: Event = Event { code: 0xc1, umask: 0x10, row: 238, ..Event::BASE };
-    /// `OTHER_ASSISTS.ANY_WB_ASSIST`: event select 0xc1, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const OTHER_ASSISTS_ANY_WB_ASSIST: Event = Event { code: 0xc1, umask: 0x40, row: 239, ..Event::BASE };
-    /// `UOPS_RETIRED.ALL`: event select 0xc2, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const UOPS_RETIRED_ALL: Event = Event { code: 0xc2, umask: 0x01, row: 240, ..Event::BASE };
-    /// `UOPS_RETIRED.STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert, counters
-    /// 0b1111.
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 1, invert: true, row: 241, ..Event::BASE };
-    /// `UOPS_RETIRED.TOTAL_CYCLES`: event select 0xc2, umask 0x01, counter mask 16, invert,
-    /// counters 0b1111.
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 16, invert: true, row: 242, ..Event::BASE };
-    /// `UOPS_RETIRED.CORE_STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert, any
-    /// thread, counters 0b1111.
-    pub const UOPS_RETIRED_CORE_STALL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 1, invert: true, any_thread: true, row: 243, ..Event::BASE };
-    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event { code: 0xc2, umask: 0x02, row: 244, ..Event::BASE };
-    /// `MACHINE_CLEARS.CYCLES`: event select 0xc3, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const MACHINE_CLEARS_CYCLES: Event = Event { code: 0xc3, umask: 0x01, row: 245, ..Event::BASE };
-    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, edge, counters 0b1111
-    /// (0b11111111 without Hyper-Threading).
-    pub const MACHINE_CLEARS_COUNT: Event = Event { code: 0xc3, umask: 0x01, threshold: 1, edge: true, row: 246, ..Event::BASE };
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event { code: 0xc3, umask: 0x02, row: 247, ..Event::BASE };
-    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const MACHINE_CLEARS_SMC: Event = Event { code: 0xc3, umask: 0x04, row: 248, ..Event::BASE };
-    /// `MACHINE_CLEARS.MASKMOV`: event select 0xc3, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const MACHINE_CLEARS_MASKMOV: Event = Event { code: 0xc3, umask: 0x20, row: 249, ..Event::BASE };
-    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc4, umask: 0x00, row: 250, ..Event::BASE };
-    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event { code: 0xc4, umask: 0x01, row: 251, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event { code: 0xc4, umask: 0x02, row: 252, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_CALL_R3`: event select 0xc4, umask 0x02, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NEAR_CALL_R3: Event = Event { code: 0xc4, umask: 0x02, row: 253, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event { code: 0xc4, umask: 0x08, row: 254, ..Event::BASE };
-    /// `BR_INST_RETIRED.NOT_TAKEN`: event select 0xc4, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event { code: 0xc4, umask: 0x10, row: 255, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc4, umask: 0x20, row: 256, ..Event::BASE };
-    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event { code: 0xc4, umask: 0x40, row: 257, ..Event::BASE };
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc5, umask: 0x00, row: 258, ..Event::BASE };
-    /// `BR_MISP_RETIRED.CONDITIONAL`: event select 0xc5, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event { code: 0xc5, umask: 0x01, row: 259, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_TAKEN`: event select 0xc5, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc5, umask: 0x20, row: 260, ..Event::BASE };
-    /// `AVX_INSTS.ALL`: event select 0xc6, umask 0x07, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const AVX_INSTS_ALL: Event = Event { code: 0xc6, umask: 0x07, row: 261, ..Event::BASE };
-    /// `HLE_RETIRED.START`: event select 0xc8, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const HLE_RETIRED_START: Event = Event { code: 0xc8, umask: 0x01, row: 262, ..Event::BASE };
-    /// `HLE_RETIRED.COMMIT`: event select 0xc8, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const HLE_RETIRED_COMMIT: Event = Event { code: 0xc8, umask: 0x02, row: 263, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED`: event select 0xc8, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const HLE_RETIRED_ABORTED: Event = Event { code: 0xc8, umask: 0x04, row: 264, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MISC1`: event select 0xc8, umask 0x08, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const HLE_RETIRED_ABORTED_MISC1: Event = Event { code: 0xc8, umask: 0x08, row: 265, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MISC2`: event select 0xc8, umask 0x10, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const HLE_RETIRED_ABORTED_MISC2: Event = Event { code: 0xc8, umask: 0x10, row: 266, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MISC3`: event select 0xc8, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const HLE_RETIRED_ABORTED_MISC3: Event = Event { code: 0xc8, umask: 0x20, row: 267, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MISC4`: event select 0xc8, umask 0x40, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const HLE_RETIRED_ABORTED_MISC4: Event = Event { code: 0xc8, umask: 0x40, row: 268, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MISC5`: event select 0xc8, umask 0x80, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const HLE_RETIRED_ABORTED_MISC5: Event = Event { code: 0xc8, umask: 0x80, row: 269, ..Event::BASE };
-    /// `RTM_RETIRED.START`: event select 0xc9, umask 0x01, counters 0b1111.
-    pub const RTM_RETIRED_START: Event = Event { code: 0xc9, umask: 0x01, row: 270, ..Event::BASE };
-    /// `RTM_RETIRED.COMMIT`: event select 0xc9, umask 0x02, counters 0b1111.
-    pub const RTM_RETIRED_COMMIT: Event = Event { code: 0xc9, umask: 0x02, row: 271, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED`: event select 0xc9, umask 0x04, counters 0b1111.
-    pub const RTM_RETIRED_ABORTED: Event = Event { code: 0xc9, umask: 0x04, row: 272, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MISC1`: event select 0xc9, umask 0x08, counters 0b1111.
-    pub const RTM_RETIRED_ABORTED_MISC1: Event = Event { code: 0xc9, umask: 0x08, row: 273, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MISC2`: event select 0xc9, umask 0x10, counters 0b1111.
-    pub const RTM_RETIRED_ABORTED_MISC2: Event = Event { code: 0xc9, umask: 0x10, row: 274, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MISC3`: event select 0xc9, umask 0x20, counters 0b1111.
-    pub const RTM_RETIRED_ABORTED_MISC3: Event = Event { code: 0xc9, umask: 0x20, row: 275, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MISC4`: event select 0xc9, umask 0x40, counters 0b1111.
-    pub const RTM_RETIRED_ABORTED_MISC4: Event = Event { code: 0xc9, umask: 0x40, row: 276, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MISC5`: event select 0xc9, umask 0x80, counters 0b1111.
-    pub const RTM_RETIRED_ABORTED_MISC5: Event = Event { code: 0xc9, umask: 0x80, row: 277, ..Event::BASE };
-    /// `FP_ASSIST.X87_OUTPUT`: event select 0xca, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const FP_ASSIST_X87_OUTPUT: Event = Event { code: 0xca, umask: 0x02, row: 278, ..Event::BASE };
-    /// `FP_ASSIST.X87_INPUT`: event select 0xca, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const FP_ASSIST_X87_INPUT: Event = Event { code: 0xca, umask: 0x04, row: 279, ..Event::BASE };
-    /// `FP_ASSIST.SIMD_OUTPUT`: event select 0xca, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const FP_ASSIST_SIMD_OUTPUT: Event = Event { code: 0xca, umask: 0x08, row: 280, ..Event::BASE };
-    /// `FP_ASSIST.SIMD_INPUT`: event select 0xca, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const FP_ASSIST_SIMD_INPUT: Event = Event { code: 0xca, umask: 0x10, row: 281, ..Event::BASE };
-    /// `FP_ASSIST.ANY`: event select 0xca, umask 0x1e, counter mask 1, counters 0b1111.
-    pub const FP_ASSIST_ANY: Event = Event { code: 0xca, umask: 0x1e, threshold: 1, row: 282, ..Event::BASE };
-    /// `ROB_MISC_EVENTS.LBR_INSERTS`: event select 0xcc, umask 0x20, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event { code: 0xcc, umask: 0x20, row: 283, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`: event select 0xd0, umask 0x11, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = Event { code: 0xd0, umask: 0x11, row: 284, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.STLB_MISS_STORES`: event select 0xd0, umask 0x12, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_STLB_MISS_STORES: Event = Event { code: 0xd0, umask: 0x12, row: 285, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.LOCK_LOADS`: event select 0xd0, umask 0x21, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_LOCK_LOADS: Event = Event { code: 0xd0, umask: 0x21, row: 286, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.SPLIT_LOADS`: event select 0xd0, umask 0x41, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_SPLIT_LOADS: Event = Event { code: 0xd0, umask: 0x41, row: 287, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.SPLIT_STORES`: event select 0xd0, umask 0x42, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_SPLIT_STORES: Event = Event { code: 0xd0, umask: 0x42, row: 288, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.ALL_LOADS`: event select 0xd0, umask 0x81, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_ALL_LOADS: Event = Event { code: 0xd0, umask: 0x81, row: 289, ..Event::BASE };
-    /// `MEM_UOPS_RETIRED.ALL_STORES`: event select 0xd0, umask 0x82, counters 0b1111.
-    pub const MEM_UOPS_RETIRED_ALL_STORES: Event = Event { code: 0xd0, umask: 0x82, row: 290, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L1_HIT`: event select 0xd1, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_UOPS_RETIRED_L1_HIT: Event = Event { code: 0xd1, umask: 0x01, row: 291, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L2_HIT`: event select 0xd1, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_UOPS_RETIRED_L2_HIT: Event = Event { code: 0xd1, umask: 0x02, row: 292, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L3_HIT`: event select 0xd1, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_UOPS_RETIRED_L3_HIT: Event = Event { code: 0xd1, umask: 0x04, row: 293, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L1_MISS`: event select 0xd1, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_UOPS_RETIRED_L1_MISS: Event = Event { code: 0xd1, umask: 0x08, row: 294, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L2_MISS`: event select 0xd1, umask 0x10, counters 0b1111.
-    pub const MEM_LOAD_UOPS_RETIRED_L2_MISS: Event = Event { code: 0xd1, umask: 0x10, row: 295, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.L3_MISS`: event select 0xd1, umask 0x20, counters 0b1111.
-    pub const MEM_LOAD_UOPS_RETIRED_L3_MISS: Event = Event { code: 0xd1, umask: 0x20, row: 296, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_RETIRED.HIT_LFB`: event select 0xd1, umask 0x40, counters 0b1111.
-    pub const MEM_LOAD_UOPS_RETIRED_HIT_LFB: Event = Event { code: 0xd1, umask: 0x40, row: 297, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS`: event select 0xd2, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_MISS: Event = Event { code: 0xd2, umask: 0x01, row: 298, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT`: event select 0xd2, umask 0x02, counters 0b1111.
-    pub const MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_HIT: Event = Event { code: 0xd2, umask: 0x02, row: 299, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM`: event select 0xd2, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_HITM: Event = Event { code: 0xd2, umask: 0x04, row: 300, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_NONE`: event select 0xd2, umask 0x08, counters 0b1111.
-    pub const MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_NONE: Event = Event { code: 0xd2, umask: 0x08, row: 301, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM`: event select 0xd3, umask 0x01, counters 0b1111.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event { code: 0xd3, umask: 0x01, row: 302, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM`: event select 0xd3, umask 0x04, counters 0b1111.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event { code: 0xd3, umask: 0x04, row: 303, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM`: event select 0xd3, umask 0x10, counters 0b1111.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_HITM: Event = Event { code: 0xd3, umask: 0x10, row: 304, ..Event::BASE };
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD`: event select 0xd3, umask 0x20, counters 0b1111.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD: Event = Event { code: 0xd3, umask: 0x20, row: 305, ..Event::BASE };
-    /// `BACLEARS.ANY`: event select 0xe6, umask 0x1f, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const BACLEARS_ANY: Event = Event { code: 0xe6, umask: 0x1f, row: 306, ..Event::BASE };
-    /// `L2_TRANS.DEMAND_DATA_RD`: event select 0xf0, umask 0x01, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_TRANS_DEMAND_DATA_RD: Event = Event { code: 0xf0, umask: 0x01, row: 307, ..Event::BASE };
-    /// `L2_TRANS.RFO`: event select 0xf0, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_RFO: Event = Event { code: 0xf0, umask: 0x02, row: 308, ..Event::BASE };
-    /// `L2_TRANS.CODE_RD`: event select 0xf0, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_CODE_RD: Event = Event { code: 0xf0, umask: 0x04, row: 309, ..Event::BASE };
-    /// `L2_TRANS.ALL_PF`: event select 0xf0, umask 0x08, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_ALL_PF: Event = Event { code: 0xf0, umask: 0x08, row: 310, ..Event::BASE };
-    /// `L2_TRANS.L1D_WB`: event select 0xf0, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_L1D_WB: Event = Event { code: 0xf0, umask: 0x10, row: 311, ..Event::BASE };
-    /// `L2_TRANS.L2_FILL`: event select 0xf0, umask 0x20, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_L2_FILL: Event = Event { code: 0xf0, umask: 0x20, row: 312, ..Event::BASE };
-    /// `L2_TRANS.L2_WB`: event select 0xf0, umask 0x40, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_L2_WB: Event = Event { code: 0xf0, umask: 0x40, row: 313, ..Event::BASE };
-    /// `L2_TRANS.ALL_REQUESTS`: event select 0xf0, umask 0x80, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_TRANS_ALL_REQUESTS: Event = Event { code: 0xf0, umask: 0x80, row: 314, ..Event::BASE };
-    /// `L2_LINES_IN.I`: event select 0xf1, umask 0x01, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_IN_I: Event = Event { code: 0xf1, umask: 0x01, row: 315, ..Event::BASE };
-    /// `L2_LINES_IN.S`: event select 0xf1, umask 0x02, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_IN_S: Event = Event { code: 0xf1, umask: 0x02, row: 316, ..Event::BASE };
-    /// `L2_LINES_IN.E`: event select 0xf1, umask 0x04, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_IN_E: Event = Event { code: 0xf1, umask: 0x04, row: 317, ..Event::BASE };
-    /// `L2_LINES_IN.ALL`: event select 0xf1, umask 0x07, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const L2_LINES_IN_ALL: Event = Event { code: 0xf1, umask: 0x07, row: 318, ..Event::BASE };
-    /// `L2_LINES_OUT.DEMAND_CLEAN`: event select 0xf2, umask 0x05, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event { code: 0xf2, umask: 0x05, row: 319, ..Event::BASE };
-    /// `L2_LINES_OUT.DEMAND_DIRTY`: event select 0xf2, umask 0x06, counters 0b1111 (0b11111111
-    /// without Hyper-Threading).
-    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = Event { code: 0xf2, umask: 0x06, row: 320, ..Event::BASE };
-    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counters 0b1111 (0b11111111 without
-    /// Hyper-Threading).
-    pub const SQ_MISC_SPLIT_LOCK: Event = Event { code: 0xf4, umask: 0x10, row: 321, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x4003c0001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0001 }), row: 322, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0001 }), row: 323, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc00001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00001 }), row: 324, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x600400001, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400001 }), row: 325, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0002 }), row: 326, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0002 }), row: 327, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc00002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00002 }), row: 328, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x600400002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400002 }), row: 329, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00002, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00002 }), row: 330, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask
-    /// 0x01, MSR_OFFCORE_RSP_0 = 0x4003c0004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0004 }), row: 331, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0004 }), row: 332, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc00004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00004 }), row: 333, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x600400004, counters 0b1111.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400004 }), row: 334, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0010 }), row: 335, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc00010, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00010 }), row: 336, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0020 }), row: 337, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc00020, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00020 }), row: 338, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0040, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0040 }), row: 339, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc00040, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00040 }), row: 340, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0080 }), row: 341, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc00080, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00080 }), row: 342, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_RFO.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_RFO_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0100 }), row: 343, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_RFO.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc00100, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_RFO_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00100 }), row: 344, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c0200, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0200 }), row: 345, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc00200, counters 0b1111.
-    pub const OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00200 }), row: 346, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0091, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0091 }), row: 347, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0091, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0091 }), row: 348, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc00091, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00091 }), row: 349, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x600400091, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400091 }), row: 350, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x63f800091, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63f800091 }), row: 351, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc00091, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00091 }), row: 352, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc00091, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00091 }), row: 353, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0122 }), row: 354, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c0122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_LLC_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0122 }), row: 355, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc00122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00122 }), row: 356, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x600400122, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_RFO_LLC_MISS_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400122 }), row: 357, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c0244, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_CODE_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0244 }), row: 358, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc00244, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00244 }), row: 359, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x600400244, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_CODE_RD_LLC_MISS_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400244 }), row: 360, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x4003c07f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c07f7 }), row: 361, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x10003c07f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HITM_OTHER_CORE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c07f7 }), row: 362, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc007f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc007f7 }), row: 363, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.LOCAL_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x6004007f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_LOCAL_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6004007f7 }), row: 364, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_DRAM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x63f8007f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_DRAM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63f8007f7 }), row: 365, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HITM`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x103fc007f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_HITM: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc007f7 }), row: 366, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HIT_FORWARD`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x83fc007f7, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc007f7 }), row: 367, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_REQUESTS.LLC_HIT.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3f803c8fff, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_REQUESTS_LLC_HIT_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c8fff }), row: 368, ..Event::BASE };
-    /// `OFFCORE_RESPONSE.ALL_REQUESTS.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
-    /// MSR_OFFCORE_RSP_0 = 0x3fbfc08fff, counters 0b1111.
-    pub const OFFCORE_RESPONSE_ALL_REQUESTS_LLC_MISS_ANY_RESPONSE: Event = Event { code: 0xb7, umask: 0x01, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc08fff }), row: 369, ..Event::BASE };
+    /// `LD_BLOCKS.STORE_FORWARD`.
+    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(0);
+    /// `LD_BLOCKS.NO_SR`.
+    pub const LD_BLOCKS_NO_SR: Event = Event::row(1);
+    /// `MISALIGN_MEM_REF.LOADS`.
+    pub const MISALIGN_MEM_REF_LOADS: Event = Event::row(2);
+    /// `MISALIGN_MEM_REF.STORES`.
+    pub const MISALIGN_MEM_REF_STORES: Event = Event::row(3);
+    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`.
+    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event::row(4);
+    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`.
+    pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(5);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event::row(6);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(7);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event::row(8);
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(9);
+    /// `DTLB_LOAD_MISSES.WALK_DURATION`.
+    pub const DTLB_LOAD_MISSES_WALK_DURATION: Event = Event::row(10);
+    /// `DTLB_LOAD_MISSES.STLB_HIT_4K`.
+    pub const DTLB_LOAD_MISSES_STLB_HIT_4K: Event = Event::row(11);
+    /// `DTLB_LOAD_MISSES.STLB_HIT_2M`.
+    pub const DTLB_LOAD_MISSES_STLB_HIT_2M: Event = Event::row(12);
+    /// `DTLB_LOAD_MISSES.STLB_HIT`.
+    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(13);
+    /// `DTLB_LOAD_MISSES.PDE_CACHE_MISS`.
+    pub const DTLB_LOAD_MISSES_PDE_CACHE_MISS: Event = Event::row(14);
+    /// `INT_MISC.RECOVERY_CYCLES`.
+    pub const INT_MISC_RECOVERY_CYCLES: Event = Event::row(15);
+    /// `INT_MISC.RECOVERY_CYCLES_ANY`.
+    pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event::row(16);
+    /// `UOPS_ISSUED.ANY`.
+    pub const UOPS_ISSUED_ANY: Event = Event::row(17);
+    /// `UOPS_ISSUED.STALL_CYCLES`.
+    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event::row(18);
+    /// `UOPS_ISSUED.CORE_STALL_CYCLES`.
+    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = Event::row(19);
+    /// `UOPS_ISSUED.FLAGS_MERGE`.
+    pub const UOPS_ISSUED_FLAGS_MERGE: Event = Event::row(20);
+    /// `UOPS_ISSUED.SLOW_LEA`.
+    pub const UOPS_ISSUED_SLOW_LEA: Event = Event::row(21);
+    /// `UOPS_ISSUED.SINGLE_MUL`.
+    pub const UOPS_ISSUED_SINGLE_MUL: Event = Event::row(22);
+    /// `ARITH.DIVIDER_UOPS`.
+    pub const ARITH_DIVIDER_UOPS: Event = Event::row(23);
+    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`.
+    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event::row(24);
+    /// `L2_RQSTS.RFO_MISS`.
+    pub const L2_RQSTS_RFO_MISS: Event = Event::row(25);
+    /// `L2_RQSTS.CODE_RD_MISS`.
+    pub const L2_RQSTS_CODE_RD_MISS: Event = Event::row(26);
+    /// `L2_RQSTS.ALL_DEMAND_MISS`.
+    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event::row(27);
+    /// `L2_RQSTS.L2_PF_MISS`.
+    pub const L2_RQSTS_L2_PF_MISS: Event = Event::row(28);
+    /// `L2_RQSTS.MISS`.
+    pub const L2_RQSTS_MISS: Event = Event::row(29);
+    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`.
+    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event::row(30);
+    /// `L2_RQSTS.RFO_HIT`.
+    pub const L2_RQSTS_RFO_HIT: Event = Event::row(31);
+    /// `L2_RQSTS.CODE_RD_HIT`.
+    pub const L2_RQSTS_CODE_RD_HIT: Event = Event::row(32);
+    /// `L2_RQSTS.L2_PF_HIT`.
+    pub const L2_RQSTS_L2_PF_HIT: Event = Event::row(33);
+    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`.
+    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event::row(34);
+    /// `L2_RQSTS.ALL_RFO`.
+    pub const L2_RQSTS_ALL_RFO: Event = Event::row(35);
+    /// `L2_RQSTS.ALL_CODE_RD`.
+    pub const L2_RQSTS_ALL_CODE_RD: Event = Event::row(36);
+    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`.
+    pub const L2_RQSTS_ALL_DEMAND_REFERENCES: Event = Event::row(37);
+    /// `L2_RQSTS.ALL_PF`.
+    pub const L2_RQSTS_ALL_PF: Event = Event::row(38);
+    /// `L2_RQSTS.REFERENCES`.
+    pub const L2_RQSTS_REFERENCES: Event = Event::row(39);
+    /// `L2_DEMAND_RQSTS.WB_HIT`.
+    pub const L2_DEMAND_RQSTS_WB_HIT: Event = Event::row(40);
+    /// `LONGEST_LAT_CACHE.MISS`.
+    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(41);
+    /// `LONGEST_LAT_CACHE.REFERENCE`.
+    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(42);
+    /// `CPU_CLK_UNHALTED.THREAD_P`.
+    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(43);
+    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`.
+    pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event::row(44);
+    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`.
+    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event::row(45);
+    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`.
+    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event::row(46);
+    /// `CPU_CLK_UNHALTED.REF_XCLK`.
+    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event::row(47);
+    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`.
+    pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event::row(48);
+    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`.
+    pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(49);
+    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`.
+    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(50);
+    /// `L1D_PEND_MISS.PENDING`.
+    pub const L1D_PEND_MISS_PENDING: Event = Event::row(51);
+    /// `L1D_PEND_MISS.PENDING_CYCLES`.
+    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event::row(52);
+    /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`.
+    pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event::row(53);
+    /// `L1D_PEND_MISS.REQUEST_FB_FULL`.
+    pub const L1D_PEND_MISS_REQUEST_FB_FULL: Event = Event::row(54);
+    /// `L1D_PEND_MISS.FB_FULL`.
+    pub const L1D_PEND_MISS_FB_FULL: Event = Event::row(55);
+    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`.
+    pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(56);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event::row(57);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(58);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event::row(59);
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(60);
+    /// `DTLB_STORE_MISSES.WALK_DURATION`.
+    pub const DTLB_STORE_MISSES_WALK_DURATION: Event = Event::row(61);
+    /// `DTLB_STORE_MISSES.STLB_HIT_4K`.
+    pub const DTLB_STORE_MISSES_STLB_HIT_4K: Event = Event::row(62);
+    /// `DTLB_STORE_MISSES.STLB_HIT_2M`.
+    pub const DTLB_STORE_MISSES_STLB_HIT_2M: Event = Event::row(63);
+    /// `DTLB_STORE_MISSES.STLB_HIT`.
+    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(64);
+    /// `DTLB_STORE_MISSES.PDE_CACHE_MISS`.
+    pub const DTLB_STORE_MISSES_PDE_CACHE_MISS: Event = Event::row(65);
+    /// `LOAD_HIT_PRE.SW_PF`.
+    pub const LOAD_HIT_PRE_SW_PF: Event = Event::row(66);
+    /// `LOAD_HIT_PRE.HW_PF`.
+    pub const LOAD_HIT_PRE_HW_PF: Event = Event::row(67);
+    /// `EPT.WALK_CYCLES`.
+    pub const EPT_WALK_CYCLES: Event = Event::row(68);
+    /// `L1D.REPLACEMENT`.
+    pub const L1D_REPLACEMENT: Event = Event::row(69);
+    /// `TX_MEM.ABORT_CONFLICT`.
+    pub const TX_MEM_ABORT_CONFLICT: Event = Event::row(70);
+    /// `TX_MEM.ABORT_CAPACITY_WRITE`.
+    pub const TX_MEM_ABORT_CAPACITY_WRITE: Event = Event::row(71);
+    /// `TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK`.
+    pub const TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK: Event = Event::row(72);
+    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY`.
+    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY: Event = Event::row(73);
+    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH`.
+    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH: Event = Event::row(74);
+    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT`.
+    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT: Event = Event::row(75);
+    /// `TX_MEM.HLE_ELISION_BUFFER_FULL`.
+    pub const TX_MEM_HLE_ELISION_BUFFER_FULL: Event = Event::row(76);
+    /// `MOVE_ELIMINATION.INT_ELIMINATED`.
+    pub const MOVE_ELIMINATION_INT_ELIMINATED: Event = Event::row(77);
+    /// `MOVE_ELIMINATION.SIMD_ELIMINATED`.
+    pub const MOVE_ELIMINATION_SIMD_ELIMINATED: Event = Event::row(78);
+    /// `MOVE_ELIMINATION.INT_NOT_ELIMINATED`.
+    pub const MOVE_ELIMINATION_INT_NOT_ELIMINATED: Event = Event::row(79);
+    /// `MOVE_ELIMINATION.SIMD_NOT_ELIMINATED`.
+    pub const MOVE_ELIMINATION_SIMD_NOT_ELIMINATED: Event = Event::row(80);
+    /// `CPL_CYCLES.RING0`.
+    pub const CPL_CYCLES_RING0: Event = Event::row(81);
+    /// `CPL_CYCLES.RING0_TRANS`.
+    pub const CPL_CYCLES_RING0_TRANS: Event = Event::row(82);
+    /// `CPL_CYCLES.RING123`.
+    pub const CPL_CYCLES_RING123: Event = Event::row(83);
+    /// `TX_EXEC.MISC1`.
+    pub const TX_EXEC_MISC1: Event = Event::row(84);
+    /// `TX_EXEC.MISC2`.
+    pub const TX_EXEC_MISC2: Event = Event::row(85);
+    /// `TX_EXEC.MISC3`.
+    pub const TX_EXEC_MISC3: Event = Event::row(86);
+    /// `TX_EXEC.MISC4`.
+    pub const TX_EXEC_MISC4: Event = Event::row(87);
+    /// `TX_EXEC.MISC5`.
+    pub const TX_EXEC_MISC5: Event = Event::row(88);
+    /// `RS_EVENTS.EMPTY_CYCLES`.
+    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event::row(89);
+    /// `RS_EVENTS.EMPTY_END`.
+    pub const RS_EVENTS_EMPTY_END: Event = Event::row(90);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event::row(91);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event::row(92);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6: Event = Event::row(93);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event::row(94);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event::row(95);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event::row(96);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event::row(97);
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event::row(98);
+    /// `LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION`.
+    pub const LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION: Event = Event::row(99);
+    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`.
+    pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = Event::row(100);
+    /// `IDQ.EMPTY`.
+    pub const IDQ_EMPTY: Event = Event::row(101);
+    /// `IDQ.MITE_UOPS`.
+    pub const IDQ_MITE_UOPS: Event = Event::row(102);
+    /// `IDQ.MITE_CYCLES`.
+    pub const IDQ_MITE_CYCLES: Event = Event::row(103);
+    /// `IDQ.DSB_UOPS`.
+    pub const IDQ_DSB_UOPS: Event = Event::row(104);
+    /// `IDQ.DSB_CYCLES`.
+    pub const IDQ_DSB_CYCLES: Event = Event::row(105);
+    /// `IDQ.MS_DSB_UOPS`.
+    pub const IDQ_MS_DSB_UOPS: Event = Event::row(106);
+    /// `IDQ.MS_DSB_CYCLES`.
+    pub const IDQ_MS_DSB_CYCLES: Event = Event::row(107);
+    /// `IDQ.MS_DSB_OCCUR`.
+    pub const IDQ_MS_DSB_OCCUR: Event = Event::row(108);
+    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`.
+    pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event::row(109);
+    /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`.
+    pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event::row(110);
+    /// `IDQ.MS_MITE_UOPS`.
+    pub const IDQ_MS_MITE_UOPS: Event = Event::row(111);
+    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`.
+    pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event::row(112);
+    /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`.
+    pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event::row(113);
+    /// `IDQ.MS_UOPS`.
+    pub const IDQ_MS_UOPS: Event = Event::row(114);
+    /// `IDQ.MS_CYCLES`.
+    pub const IDQ_MS_CYCLES: Event = Event::row(115);
+    /// `IDQ.MS_SWITCHES`.
+    pub const IDQ_MS_SWITCHES: Event = Event::row(116);
+    /// `IDQ.MITE_ALL_UOPS`.
+    pub const IDQ_MITE_ALL_UOPS: Event = Event::row(117);
+    /// `ICACHE.HIT`.
+    pub const ICACHE_HIT: Event = Event::row(118);
+    /// `ICACHE.MISSES`.
+    pub const ICACHE_MISSES: Event = Event::row(119);
+    /// `ICACHE.IFETCH_STALL`.
+    pub const ICACHE_IFETCH_STALL: Event = Event::row(120);
+    /// `ICACHE.IFDATA_STALL`.
+    pub const ICACHE_IFDATA_STALL: Event = Event::row(121);
+    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`.
+    pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(122);
+    /// `ITLB_MISSES.WALK_COMPLETED_4K`.
+    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event::row(123);
+    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`.
+    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(124);
+    /// `ITLB_MISSES.WALK_COMPLETED_1G`.
+    pub const ITLB_MISSES_WALK_COMPLETED_1G: Event = Event::row(125);
+    /// `ITLB_MISSES.WALK_COMPLETED`.
+    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(126);
+    /// `ITLB_MISSES.WALK_DURATION`.
+    pub const ITLB_MISSES_WALK_DURATION: Event = Event::row(127);
+    /// `ITLB_MISSES.STLB_HIT_4K`.
+    pub const ITLB_MISSES_STLB_HIT_4K: Event = Event::row(128);
+    /// `ITLB_MISSES.STLB_HIT_2M`.
+    pub const ITLB_MISSES_STLB_HIT_2M: Event = Event::row(129);
+    /// `ITLB_MISSES.STLB_HIT`.
+    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(130);
+    /// `ILD_STALL.LCP`.
+    pub const ILD_STALL_LCP: Event = Event::row(131);
+    /// `ILD_STALL.IQ_FULL`.
+    pub const ILD_STALL_IQ_FULL: Event = Event::row(132);
+    /// `BR_INST_EXEC.NONTAKEN_CONDITIONAL`.
+    pub const BR_INST_EXEC_NONTAKEN_CONDITIONAL: Event = Event::row(133);
+    /// `BR_INST_EXEC.TAKEN_CONDITIONAL`.
+    pub const BR_INST_EXEC_TAKEN_CONDITIONAL: Event = Event::row(134);
+    /// `BR_INST_EXEC.TAKEN_DIRECT_JUMP`.
+    pub const BR_INST_EXEC_TAKEN_DIRECT_JUMP: Event = Event::row(135);
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`.
+    pub const BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(136);
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN`.
+    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN: Event = Event::row(137);
+    /// `BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL`.
+    pub const BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event::row(138);
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL`.
+    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event::row(139);
+    /// `BR_INST_EXEC.ALL_CONDITIONAL`.
+    pub const BR_INST_EXEC_ALL_CONDITIONAL: Event = Event::row(140);
+    /// `BR_INST_EXEC.ALL_DIRECT_JMP`.
+    pub const BR_INST_EXEC_ALL_DIRECT_JMP: Event = Event::row(141);
+    /// `BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`.
+    pub const BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(142);
+    /// `BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN`.
+    pub const BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN: Event = Event::row(143);
+    /// `BR_INST_EXEC.ALL_DIRECT_NEAR_CALL`.
+    pub const BR_INST_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event::row(144);
+    /// `BR_INST_EXEC.ALL_BRANCHES`.
+    pub const BR_INST_EXEC_ALL_BRANCHES: Event = Event::row(145);
+    /// `BR_MISP_EXEC.NONTAKEN_CONDITIONAL`.
+    pub const BR_MISP_EXEC_NONTAKEN_CONDITIONAL: Event = Event::row(146);
+    /// `BR_MISP_EXEC.TAKEN_CONDITIONAL`.
+    pub const BR_MISP_EXEC_TAKEN_CONDITIONAL: Event = Event::row(147);
+    /// `BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`.
+    pub const BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(148);
+    /// `BR_MISP_EXEC.TAKEN_RETURN_NEAR`.
+    pub const BR_MISP_EXEC_TAKEN_RETURN_NEAR: Event = Event::row(149);
+    /// `BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL`.
+    pub const BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event::row(150);
+    /// `BR_MISP_EXEC.ALL_CONDITIONAL`.
+    pub const BR_MISP_EXEC_ALL_CONDITIONAL: Event = Event::row(151);
+    /// `BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`.
+    pub const BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(152);
+    /// `BR_MISP_EXEC.INDIRECT`.
+    pub const BR_MISP_EXEC_INDIRECT: Event = Event::row(153);
+    /// `BR_MISP_EXEC.ALL_BRANCHES`.
+    pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event::row(154);
+    /// `IDQ_UOPS_NOT_DELIVERED.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event::row(155);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(156);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event::row(157);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = Event::row(158);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event::row(159);
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event::row(160);
+    /// `UOPS_EXECUTED_PORT.PORT_0`.
+    pub const UOPS_EXECUTED_PORT_PORT_0: Event = Event::row(161);
+    /// `UOPS_EXECUTED_PORT.PORT_0_CORE`.
+    pub const UOPS_EXECUTED_PORT_PORT_0_CORE: Event = Event::row(162);
+    /// `UOPS_DISPATCHED_PORT.PORT_0`.
+    pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event::row(163);
+    /// `UOPS_EXECUTED_PORT.PORT_1`.
+    pub const UOPS_EXECUTED_PORT_PORT_1: Event = Event::row(164);
+    /// `UOPS_EXECUTED_PORT.PORT_1_CORE`.
+    pub const UOPS_EXECUTED_PORT_PORT_1_CORE: Event = Event::row(165);
+    /// `UOPS_DISPATCHED_PORT.PORT_1`.
+    pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event::row(166);
+    /// `UOPS_EXECUTED_PORT.PORT_2`.
+    pub const UOPS_EXECUTED_PORT_PORT_2: Event = Event::row(167);
+    /// `UOPS_EXECUTED_PORT.PORT_2_CORE`.
+    pub const UOPS_EXECUTED_PORT_PORT_2_CORE: Event = Event::row(168);
+    /// `UOPS_DISPATCHED_PORT.PORT_2`.
+    pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event::row(169);
+    /// `UOPS_EXECUTED_PORT.PORT_3`.
+    pub const UOPS_EXECUTED_PORT_PORT_3: Event = Event::row(170);
+    /// `UOPS_EXECUTED_PORT.PORT_3_CORE`.
+    pub const UOPS_EXECUTED_PORT_PORT_3_CORE: Event = Event::row(171);
+    /// `UOPS_DISPATCHED_PORT.PORT_3`.
+    pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event::row(172);
+    /// `UOPS_EXECUTED_PORT.PORT_4`.
+    pub const UOPS_EXECUTED_PORT_PORT_4: Event = Event::row(173);
+    /// `UOPS_EXECUTED_PORT.PORT_4_CORE`.
+    pub const UOPS_EXECUTED_PORT_PORT_4_CORE: Event = Event::row(174);
+    /// `UOPS_DISPATCHED_PORT.PORT_4`.
+    pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event::row(175);
+    /// `UOPS_EXECUTED_PORT.PORT_5`.
+    pub const UOPS_EXECUTED_PORT_PORT_5: Event = Event::row(176);
+    /// `UOPS_EXECUTED_PORT.PORT_5_CORE`.
+    pub const UOPS_EXECUTED_PORT_PORT_5_CORE: Event = Event::row(177);
+    /// `UOPS_DISPATCHED_PORT.PORT_5`.
+    pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event::row(178);
+    /// `UOPS_EXECUTED_PORT.PORT_6`.
+    pub const UOPS_EXECUTED_PORT_PORT_6: Event = Event::row(179);
+    /// `UOPS_EXECUTED_PORT.PORT_6_CORE`.
+    pub const UOPS_EXECUTED_PORT_PORT_6_CORE: Event = Event::row(180);
+    /// `UOPS_DISPATCHED_PORT.PORT_6`.
+    pub const UOPS_DISPATCHED_PORT_PORT_6: Event = Event::row(181);
+    /// `UOPS_EXECUTED_PORT.PORT_7`.
+    pub const UOPS_EXECUTED_PORT_PORT_7: Event = Event::row(182);
+    /// `UOPS_EXECUTED_PORT.PORT_7_CORE`.
+    pub const UOPS_EXECUTED_PORT_PORT_7_CORE: Event = Event::row(183);
+    /// `UOPS_DISPATCHED_PORT.PORT_7`.
+    pub const UOPS_DISPATCHED_PORT_PORT_7: Event = Event::row(184);
+    /// `RESOURCE_STALLS.ANY`.
+    pub const RESOURCE_STALLS_ANY: Event = Event::row(185);
+    /// `RESOURCE_STALLS.RS`.
+    pub const RESOURCE_STALLS_RS: Event = Event::row(186);
+    /// `RESOURCE_STALLS.SB`.
+    pub const RESOURCE_STALLS_SB: Event = Event::row(187);
+    /// `RESOURCE_STALLS.ROB`.
+    pub const RESOURCE_STALLS_ROB: Event = Event::row(188);
+    /// `CYCLE_ACTIVITY.CYCLES_L2_PENDING`.
+    pub const CYCLE_ACTIVITY_CYCLES_L2_PENDING: Event = Event::row(189);
+    /// `CYCLE_ACTIVITY.CYCLES_LDM_PENDING`.
+    pub const CYCLE_ACTIVITY_CYCLES_LDM_PENDING: Event = Event::row(190);
+    /// `CYCLE_ACTIVITY.CYCLES_NO_EXECUTE`.
+    pub const CYCLE_ACTIVITY_CYCLES_NO_EXECUTE: Event = Event::row(191);
+    /// `CYCLE_ACTIVITY.STALLS_L2_PENDING`.
+    pub const CYCLE_ACTIVITY_STALLS_L2_PENDING: Event = Event::row(192);
+    /// `CYCLE_ACTIVITY.STALLS_LDM_PENDING`.
+    pub const CYCLE_ACTIVITY_STALLS_LDM_PENDING: Event = Event::row(193);
+    /// `CYCLE_ACTIVITY.CYCLES_L1D_PENDING`.
+    pub const CYCLE_ACTIVITY_CYCLES_L1D_PENDING: Event = Event::row(194);
+    /// `CYCLE_ACTIVITY.STALLS_L1D_PENDING`.
+    pub const CYCLE_ACTIVITY_STALLS_L1D_PENDING: Event = Event::row(195);
+    /// `LSD.UOPS`.
+    pub const LSD_UOPS: Event = Event::row(196);
+    /// `LSD.CYCLES_ACTIVE`.
+    pub const LSD_CYCLES_ACTIVE: Event = Event::row(197);
+    /// `LSD.CYCLES_4_UOPS`.
+    pub const LSD_CYCLES_4_UOPS: Event = Event::row(198);
+    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`.
+    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event::row(199);
+    /// `ITLB.ITLB_FLUSH`.
+    pub const ITLB_ITLB_FLUSH: Event = Event::row(200);
+    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`.
+    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event::row(201);
+    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`.
+    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event::row(202);
+    /// `OFFCORE_REQUESTS.DEMAND_RFO`.
+    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event::row(203);
+    /// `OFFCORE_REQUESTS.ALL_DATA_RD`.
+    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event::row(204);
+    /// `UOPS_EXECUTED.STALL_CYCLES`.
+    pub const UOPS_EXECUTED_STALL_CYCLES: Event = Event::row(205);
+    /// `UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC`.
+    pub const UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC: Event = Event::row(206);
+    /// `UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC`.
+    pub const UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC: Event = Event::row(207);
+    /// `UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC`.
+    pub const UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC: Event = Event::row(208);
+    /// `UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC`.
+    pub const UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC: Event = Event::row(209);
+    /// `UOPS_EXECUTED.CORE`.
+    pub const UOPS_EXECUTED_CORE: Event = Event::row(210);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event::row(211);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event::row(212);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event::row(213);
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event::row(214);
+    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`.
+    pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event::row(215);
+    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`.
+    pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event::row(216);
+    /// `PAGE_WALKER_LOADS.DTLB_L1`.
+    pub const PAGE_WALKER_LOADS_DTLB_L1: Event = Event::row(217);
+    /// `PAGE_WALKER_LOADS.DTLB_L2`.
+    pub const PAGE_WALKER_LOADS_DTLB_L2: Event = Event::row(218);
+    /// `PAGE_WALKER_LOADS.DTLB_L3`.
+    pub const PAGE_WALKER_LOADS_DTLB_L3: Event = Event::row(219);
+    /// `PAGE_WALKER_LOADS.DTLB_MEMORY`.
+    pub const PAGE_WALKER_LOADS_DTLB_MEMORY: Event = Event::row(220);
+    /// `PAGE_WALKER_LOADS.ITLB_L1`.
+    pub const PAGE_WALKER_LOADS_ITLB_L1: Event = Event::row(221);
+    /// `PAGE_WALKER_LOADS.ITLB_L2`.
+    pub const PAGE_WALKER_LOADS_ITLB_L2: Event = Event::row(222);
+    /// `PAGE_WALKER_LOADS.ITLB_L3`.
+    pub const PAGE_WALKER_LOADS_ITLB_L3: Event = Event::row(223);
+    /// `PAGE_WALKER_LOADS.ITLB_MEMORY`.
+    pub const PAGE_WALKER_LOADS_ITLB_MEMORY: Event = Event::row(224);
+    /// `PAGE_WALKER_LOADS.EPT_DTLB_L1`.
+    pub const PAGE_WALKER_LOADS_EPT_DTLB_L1: Event = Event::row(225);
+    /// `PAGE_WALKER_LOADS.EPT_DTLB_L2`.
+    pub const PAGE_WALKER_LOADS_EPT_DTLB_L2: Event = Event::row(226);
+    /// `PAGE_WALKER_LOADS.EPT_DTLB_L3`.
+    pub const PAGE_WALKER_LOADS_EPT_DTLB_L3: Event = Event::row(227);
+    /// `PAGE_WALKER_LOADS.EPT_DTLB_MEMORY`.
+    pub const PAGE_WALKER_LOADS_EPT_DTLB_MEMORY: Event = Event::row(228);
+    /// `PAGE_WALKER_LOADS.EPT_ITLB_L1`.
+    pub const PAGE_WALKER_LOADS_EPT_ITLB_L1: Event = Event::row(229);
+    /// `PAGE_WALKER_LOADS.EPT_ITLB_L2`.
+    pub const PAGE_WALKER_LOADS_EPT_ITLB_L2: Event = Event::row(230);
+    /// `PAGE_WALKER_LOADS.EPT_ITLB_L3`.
+    pub const PAGE_WALKER_LOADS_EPT_ITLB_L3: Event = Event::row(231);
+    /// `PAGE_WALKER_LOADS.EPT_ITLB_MEMORY`.
+    pub const PAGE_WALKER_LOADS_EPT_ITLB_MEMORY: Event = Event::row(232);
+    /// `TLB_FLUSH.DTLB_THREAD`.
+    pub const TLB_FLUSH_DTLB_THREAD: Event = Event::row(233);
+    /// `TLB_FLUSH.STLB_ANY`.
+    pub const TLB_FLUSH_STLB_ANY: Event = Event::row(234);
+    /// `INST_RETIRED.ANY_P`.
+    pub const INST_RETIRED_ANY_P: Event = Event::row(235);
+    /// `INST_RETIRED.X87`.
+    pub const INST_RETIRED_X87: Event = Event::row(236);
+    /// `OTHER_ASSISTS.AVX_TO_SSE`.
+    pub const OTHER_ASSISTS_AVX_TO_SSE: Event = Event::row(237);
+    /// `OTHER_ASSISTS.SSE_TO_AVX`.
+    pub const OTHER_ASSISTS_SSE_TO_AVX: Event = Event::row(238);
+    /// `OTHER_ASSISTS.ANY_WB_ASSIST`.
+    pub const OTHER_ASSISTS_ANY_WB_ASSIST: Event = Event::row(239);
+    /// `UOPS_RETIRED.ALL`.
+    pub const UOPS_RETIRED_ALL: Event = Event::row(240);
+    /// `UOPS_RETIRED.STALL_CYCLES`.
+    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event::row(241);
+    /// `UOPS_RETIRED.TOTAL_CYCLES`.
+    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event::row(242);
+    /// `UOPS_RETIRED.CORE_STALL_CYCLES`.
+    pub const UOPS_RETIRED_CORE_STALL_CYCLES: Event = Event::row(243);
+    /// `UOPS_RETIRED.RETIRE_SLOTS`.
+    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event::row(244);
+    /// `MACHINE_CLEARS.CYCLES`.
+    pub const MACHINE_CLEARS_CYCLES: Event = Event::row(245);
+    /// `MACHINE_CLEARS.COUNT`.
+    pub const MACHINE_CLEARS_COUNT: Event = Event::row(246);
+    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
+    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(247);
+    /// `MACHINE_CLEARS.SMC`.
+    pub const MACHINE_CLEARS_SMC: Event = Event::row(248);
+    /// `MACHINE_CLEARS.MASKMOV`.
+    pub const MACHINE_CLEARS_MASKMOV: Event = Event::row(249);
+    /// `BR_INST_RETIRED.ALL_BRANCHES`.
+    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(250);
+    /// `BR_INST_RETIRED.CONDITIONAL`.
+    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event::row(251);
+    /// `BR_INST_RETIRED.NEAR_CALL`.
+    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(252);
+    /// `BR_INST_RETIRED.NEAR_CALL_R3`.
+    pub const BR_INST_RETIRED_NEAR_CALL_R3: Event = Event::row(253);
+    /// `BR_INST_RETIRED.NEAR_RETURN`.
+    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(254);
+    /// `BR_INST_RETIRED.NOT_TAKEN`.
+    pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event::row(255);
+    /// `BR_INST_RETIRED.NEAR_TAKEN`.
+    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(256);
+    /// `BR_INST_RETIRED.FAR_BRANCH`.
+    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event::row(257);
+    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
+    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(258);
+    /// `BR_MISP_RETIRED.CONDITIONAL`.
+    pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event::row(259);
+    /// `BR_MISP_RETIRED.NEAR_TAKEN`.
+    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event::row(260);
+    /// `AVX_INSTS.ALL`.
+    pub const AVX_INSTS_ALL: Event = Event::row(261);
+    /// `HLE_RETIRED.START`.
+    pub const HLE_RETIRED_START: Event = Event::row(262);
+    /// `HLE_RETIRED.COMMIT`.
+    pub const HLE_RETIRED_COMMIT: Event = Event::row(263);
+    /// `HLE_RETIRED.ABORTED`.
+    pub const HLE_RETIRED_ABORTED: Event = Event::row(264);
+    /// `HLE_RETIRED.ABORTED_MISC1`.
+    pub const HLE_RETIRED_ABORTED_MISC1: Event = Event::row(265);
+    /// `HLE_RETIRED.ABORTED_MISC2`.
+    pub const HLE_RETIRED_ABORTED_MISC2: Event = Event::row(266);
+    /// `HLE_RETIRED.ABORTED_MISC3`.
+    pub const HLE_RETIRED_ABORTED_MISC3: Event = Event::row(267);
+    /// `HLE_RETIRED.ABORTED_MISC4`.
+    pub const HLE_RETIRED_ABORTED_MISC4: Event = Event::row(268);
+    /// `HLE_RETIRED.ABORTED_MISC5`.
+    pub const HLE_RETIRED_ABORTED_MISC5: Event = Event::row(269);
+    /// `RTM_RETIRED.START`.
+    pub const RTM_RETIRED_START: Event = Event::row(270);
+    /// `RTM_RETIRED.COMMIT`.
+    pub const RTM_RETIRED_COMMIT: Event = Event::row(271);
+    /// `RTM_RETIRED.ABORTED`.
+    pub const RTM_RETIRED_ABORTED: Event = Event::row(272);
+    /// `RTM_RETIRED.ABORTED_MISC1`.
+    pub const RTM_RETIRED_ABORTED_MISC1: Event = Event::row(273);
+    /// `RTM_RETIRED.ABORTED_MISC2`.
+    pub const RTM_RETIRED_ABORTED_MISC2: Event = Event::row(274);
+    /// `RTM_RETIRED.ABORTED_MISC3`.
+    pub const RTM_RETIRED_ABORTED_MISC3: Event = Event::row(275);
+    /// `RTM_RETIRED.ABORTED_MISC4`.
+    pub const RTM_RETIRED_ABORTED_MISC4: Event = Event::row(276);
+    /// `RTM_RETIRED.ABORTED_MISC5`.
+    pub const RTM_RETIRED_ABORTED_MISC5: Event = Event::row(277);
+    /// `FP_ASSIST.X87_OUTPUT`.
+    pub const FP_ASSIST_X87_OUTPUT: Event = Event::row(278);
+    /// `FP_ASSIST.X87_INPUT`.
+    pub const FP_ASSIST_X87_INPUT: Event = Event::row(279);
+    /// `FP_ASSIST.SIMD_OUTPUT`.
+    pub const FP_ASSIST_SIMD_OUTPUT: Event = Event::row(280);
+    /// `FP_ASSIST.SIMD_INPUT`.
+    pub const FP_ASSIST_SIMD_INPUT: Event = Event::row(281);
+    /// `FP_ASSIST.ANY`.
+    pub const FP_ASSIST_ANY: Event = Event::row(282);
+    /// `ROB_MISC_EVENTS.LBR_INSERTS`.
+    pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event::row(283);
+    /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`.
+    pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = Event::row(284);
+    /// `MEM_UOPS_RETIRED.STLB_MISS_STORES`.
+    pub const MEM_UOPS_RETIRED_STLB_MISS_STORES: Event = Event::row(285);
+    /// `MEM_UOPS_RETIRED.LOCK_LOADS`.
+    pub const MEM_UOPS_RETIRED_LOCK_LOADS: Event = Event::row(286);
+    /// `MEM_UOPS_RETIRED.SPLIT_LOADS`.
+    pub const MEM_UOPS_RETIRED_SPLIT_LOADS: Event = Event::row(287);
+    /// `MEM_UOPS_RETIRED.SPLIT_STORES`.
+    pub const MEM_UOPS_RETIRED_SPLIT_STORES: Event = Event::row(288);
+    /// `MEM_UOPS_RETIRED.ALL_LOADS`.
+    pub const MEM_UOPS_RETIRED_ALL_LOADS: Event = Event::row(289);
+    /// `MEM_UOPS_RETIRED.ALL_STORES`.
+    pub const MEM_UOPS_RETIRED_ALL_STORES: Event = Event::row(290);
+    /// `MEM_LOAD_UOPS_RETIRED.L1_HIT`.
+    pub const MEM_LOAD_UOPS_RETIRED_L1_HIT: Event = Event::row(291);
+    /// `MEM_LOAD_UOPS_RETIRED.L2_HIT`.
+    pub const MEM_LOAD_UOPS_RETIRED_L2_HIT: Event = Event::row(292);
+    /// `MEM_LOAD_UOPS_RETIRED.L3_HIT`.
+    pub const MEM_LOAD_UOPS_RETIRED_L3_HIT: Event = Event::row(293);
+    /// `MEM_LOAD_UOPS_RETIRED.L1_MISS`.
+    pub const MEM_LOAD_UOPS_RETIRED_L1_MISS: Event = Event::row(294);
+    /// `MEM_LOAD_UOPS_RETIRED.L2_MISS`.
+    pub const MEM_LOAD_UOPS_RETIRED_L2_MISS: Event = Event::row(295);
+    /// `MEM_LOAD_UOPS_RETIRED.L3_MISS`.
+    pub const MEM_LOAD_UOPS_RETIRED_L3_MISS: Event = Event::row(296);
+    /// `MEM_LOAD_UOPS_RETIRED.HIT_LFB`.
+    pub const MEM_LOAD_UOPS_RETIRED_HIT_LFB: Event = Event::row(297);
+    /// `MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS`.
+    pub const MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_MISS: Event = Event::row(298);
+    /// `MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT`.
+    pub const MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_HIT: Event = Event::row(299);
+    /// `MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM`.
+    pub const MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_HITM: Event = Event::row(300);
+    /// `MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_NONE`.
+    pub const MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_NONE: Event = Event::row(301);
+    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM`.
+    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(302);
+    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM`.
+    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event::row(303);
+    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM`.
+    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_HITM: Event = Event::row(304);
+    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD`.
+    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD: Event = Event::row(305);
+    /// `BACLEARS.ANY`.
+    pub const BACLEARS_ANY: Event = Event::row(306);
+    /// `L2_TRANS.DEMAND_DATA_RD`.
+    pub const L2_TRANS_DEMAND_DATA_RD: Event = Event::row(307);
+    /// `L2_TRANS.RFO`.
+    pub const L2_TRANS_RFO: Event = Event::row(308);
+    /// `L2_TRANS.CODE_RD`.
+    pub const L2_TRANS_CODE_RD: Event = Event::row(309);
+    /// `L2_TRANS.ALL_PF`.
+    pub const L2_TRANS_ALL_PF: Event = Event::row(310);
+    /// `L2_TRANS.L1D_WB`.
+    pub const L2_TRANS_L1D_WB: Event = Event::row(311);
+    /// `L2_TRANS.L2_FILL`.
+    pub const L2_TRANS_L2_FILL: Event = Event::row(312);
+    /// `L2_TRANS.L2_WB`.
+    pub const L2_TRANS_L2_WB: Event = Event::row(313);
+    /// `L2_TRANS.ALL_REQUESTS`.
+    pub const L2_TRANS_ALL_REQUESTS: Event = Event::row(314);
+    /// `L2_LINES_IN.I`.
+    pub const L2_LINES_IN_I: Event = Event::row(315);
+    /// `L2_LINES_IN.S`.
+    pub const L2_LINES_IN_S: Event = Event::row(316);
+    /// `L2_LINES_IN.E`.
+    pub const L2_LINES_IN_E: Event = Event::row(317);
+    /// `L2_LINES_IN.ALL`.
+    pub const L2_LINES_IN_ALL: Event = Event::row(318);
+    /// `L2_LINES_OUT.DEMAND_CLEAN`.
+    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event::row(319);
+    /// `L2_LINES_OUT.DEMAND_DIRTY`.
+    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = Event::row(320);
+    /// `SQ_MISC.SPLIT_LOCK`.
+    pub const SQ_MISC_SPLIT_LOCK: Event = Event::row(321);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(322);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(323);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(324);
+    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(325);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(326);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(327);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_ANY_RESPONSE: Event = Event::row(328);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_LOCAL_DRAM: Event = Event::row(329);
+    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_REMOTE_HITM: Event = Event::row(330);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(331);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(332);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(333);
+    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(334);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(335);
+    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(336);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_LLC_HIT_ANY_RESPONSE: Event = Event::row(337);
+    /// `OFFCORE_RESPONSE.PF_L2_RFO.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L2_RFO_LLC_MISS_ANY_RESPONSE: Event = Event::row(338);
+    /// `OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(339);
+    /// `OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(340);
+    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(341);
+    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(342);
+    /// `OFFCORE_RESPONSE.PF_LLC_RFO.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_LLC_RFO_LLC_HIT_ANY_RESPONSE: Event = Event::row(343);
+    /// `OFFCORE_RESPONSE.PF_LLC_RFO.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_LLC_RFO_LLC_MISS_ANY_RESPONSE: Event = Event::row(344);
+    /// `OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(345);
+    /// `OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(346);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(347);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(348);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(349);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(350);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_DRAM: Event = Event::row(351);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_HITM: Event = Event::row(352);
+    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event::row(353);
+    /// `OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(354);
+    /// `OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(355);
+    /// `OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_LLC_MISS_ANY_RESPONSE: Event = Event::row(356);
+    /// `OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_ALL_RFO_LLC_MISS_LOCAL_DRAM: Event = Event::row(357);
+    /// `OFFCORE_RESPONSE.ALL_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_CODE_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(358);
+    /// `OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(359);
+    /// `OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_ALL_CODE_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(360);
+    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
+    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(361);
+    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE`.
+    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(362);
+    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_ANY_RESPONSE: Event = Event::row(363);
+    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.LOCAL_DRAM`.
+    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_LOCAL_DRAM: Event = Event::row(364);
+    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_DRAM`.
+    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_DRAM: Event = Event::row(365);
+    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HITM`.
+    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_HITM: Event = Event::row(366);
+    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HIT_FORWARD`.
+    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event::row(367);
+    /// `OFFCORE_RESPONSE.ALL_REQUESTS.LLC_HIT.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_REQUESTS_LLC_HIT_ANY_RESPONSE: Event = Event::row(368);
+    /// `OFFCORE_RESPONSE.ALL_REQUESTS.LLC_MISS.ANY_RESPONSE`.
+    pub const OFFCORE_RESPONSE_ALL_REQUESTS_LLC_MISS_ANY_RESPONSE: Event = Event::row(369);
     /// Every event of the list.
-    pub const ALL: &'static [Event] = &[
-        Event::LD_BLOCKS_STORE_FORWARD,
-        Event::LD_BLOCKS_NO_SR,
-        Event::MISALIGN_MEM_REF_LOADS,
-        Event::MISALIGN_MEM_REF_STORES,
-        Event::LD_BLOCKS_PARTIAL_ADDRESS_ALIAS,
-        Event::DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_4K,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED_1G,
-        Event::DTLB_LOAD_MISSES_WALK_COMPLETED,
-        Event::DTLB_LOAD_MISSES_WALK_DURATION,
-        Event::DTLB_LOAD_MISSES_STLB_HIT_4K,
-        Event::DTLB_LOAD_MISSES_STLB_HIT_2M,
-        Event::DTLB_LOAD_MISSES_STLB_HIT,
-        Event::DTLB_LOAD_MISSES_PDE_CACHE_MISS,
-        Event::INT_MISC_RECOVERY_CYCLES,
-        Event::INT_MISC_RECOVERY_CYCLES_ANY,
-        Event::UOPS_ISSUED_ANY,
-        Event::UOPS_ISSUED_STALL_CYCLES,
-        Event::UOPS_ISSUED_CORE_STALL_CYCLES,
-        Event::UOPS_ISSUED_FLAGS_MERGE,
-        Event::UOPS_ISSUED_SLOW_LEA,
-        Event::UOPS_ISSUED_SINGLE_MUL,
-        Event::ARITH_DIVIDER_UOPS,
-        Event::L2_RQSTS_DEMAND_DATA_RD_MISS,
-        Event::L2_RQSTS_RFO_MISS,
-        Event::L2_RQSTS_CODE_RD_MISS,
-        Event::L2_RQSTS_ALL_DEMAND_MISS,
-        Event::L2_RQSTS_L2_PF_MISS,
-        Event::L2_RQSTS_MISS,
-        Event::L2_RQSTS_DEMAND_DATA_RD_HIT,
-        Event::L2_RQSTS_RFO_HIT,
-        Event::L2_RQSTS_CODE_RD_HIT,
-        Event::L2_RQSTS_L2_PF_HIT,
-        Event::L2_RQSTS_ALL_DEMAND_DATA_RD,
-        Event::L2_RQSTS_ALL_RFO,
-        Event::L2_RQSTS_ALL_CODE_RD,
-        Event::L2_RQSTS_ALL_DEMAND_REFERENCES,
-        Event::L2_RQSTS_ALL_PF,
-        Event::L2_RQSTS_REFERENCES,
-        Event::L2_DEMAND_RQSTS_WB_HIT,
-        Event::LONGEST_LAT_CACHE_MISS,
-        Event::LONGEST_LAT_CACHE_REFERENCE,
-        Event::CPU_CLK_UNHALTED_THREAD_P,
-        Event::CPU_CLK_UNHALTED_THREAD_P_ANY,
-        Event::CPU_CLK_THREAD_UNHALTED_REF_XCLK,
-        Event::CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY,
-        Event::CPU_CLK_UNHALTED_REF_XCLK,
-        Event::CPU_CLK_UNHALTED_REF_XCLK_ANY,
-        Event::CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE,
-        Event::CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE,
-        Event::L1D_PEND_MISS_PENDING,
-        Event::L1D_PEND_MISS_PENDING_CYCLES,
-        Event::L1D_PEND_MISS_PENDING_CYCLES_ANY,
-        Event::L1D_PEND_MISS_REQUEST_FB_FULL,
-        Event::L1D_PEND_MISS_FB_FULL,
-        Event::DTLB_STORE_MISSES_MISS_CAUSES_A_WALK,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_4K,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED_1G,
-        Event::DTLB_STORE_MISSES_WALK_COMPLETED,
-        Event::DTLB_STORE_MISSES_WALK_DURATION,
-        Event::DTLB_STORE_MISSES_STLB_HIT_4K,
-        Event::DTLB_STORE_MISSES_STLB_HIT_2M,
-        Event::DTLB_STORE_MISSES_STLB_HIT,
-        Event::DTLB_STORE_MISSES_PDE_CACHE_MISS,
-        Event::LOAD_HIT_PRE_SW_PF,
-        Event::LOAD_HIT_PRE_HW_PF,
-        Event::EPT_WALK_CYCLES,
-        Event::L1D_REPLACEMENT,
-        Event::TX_MEM_ABORT_CONFLICT,
-        Event::TX_MEM_ABORT_CAPACITY_WRITE,
-        Event::TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK,
-        Event::TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY,
-        Event::TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH,
-        Event::TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT,
-        Event::TX_MEM_HLE_ELISION_BUFFER_FULL,
-        Event::MOVE_ELIMINATION_INT_ELIMINATED,
-        Event::MOVE_ELIMINATION_SIMD_ELIMINATED,
-        Event::MOVE_ELIMINATION_INT_NOT_ELIMINATED,
-        Event::MOVE_ELIMINATION_SIMD_NOT_ELIMINATED,
-        Event::CPL_CYCLES_RING0,
-        Event::CPL_CYCLES_RING0_TRANS,
-        Event::CPL_CYCLES_RING123,
-        Event::TX_EXEC_MISC1,
-        Event::TX_EXEC_MISC2,
-        Event::TX_EXEC_MISC3,
-        Event::TX_EXEC_MISC4,
-        Event::TX_EXEC_MISC5,
-        Event::RS_EVENTS_EMPTY_CYCLES,
-        Event::RS_EVENTS_EMPTY_END,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD,
-        Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD,
-        Event::LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION,
-        Event::LOCK_CYCLES_CACHE_LOCK_DURATION,
-        Event::IDQ_EMPTY,
-        Event::IDQ_MITE_UOPS,
-        Event::IDQ_MITE_CYCLES,
-        Event::IDQ_DSB_UOPS,
-        Event::IDQ_DSB_CYCLES,
-        Event::IDQ_MS_DSB_UOPS,
-        Event::IDQ_MS_DSB_CYCLES,
-        Event::IDQ_MS_DSB_OCCUR,
-        Event::IDQ_ALL_DSB_CYCLES_4_UOPS,
-        Event::IDQ_ALL_DSB_CYCLES_ANY_UOPS,
-        Event::IDQ_MS_MITE_UOPS,
-        Event::IDQ_ALL_MITE_CYCLES_4_UOPS,
-        Event::IDQ_ALL_MITE_CYCLES_ANY_UOPS,
-        Event::IDQ_MS_UOPS,
-        Event::IDQ_MS_CYCLES,
-        Event::IDQ_MS_SWITCHES,
-        Event::IDQ_MITE_ALL_UOPS,
-        Event::ICACHE_HIT,
-        Event::ICACHE_MISSES,
-        Event::ICACHE_IFETCH_STALL,
-        Event::ICACHE_IFDATA_STALL,
-        Event::ITLB_MISSES_MISS_CAUSES_A_WALK,
-        Event::ITLB_MISSES_WALK_COMPLETED_4K,
-        Event::ITLB_MISSES_WALK_COMPLETED_2M_4M,
-        Event::ITLB_MISSES_WALK_COMPLETED_1G,
-        Event::ITLB_MISSES_WALK_COMPLETED,
-        Event::ITLB_MISSES_WALK_DURATION,
-        Event::ITLB_MISSES_STLB_HIT_4K,
-        Event::ITLB_MISSES_STLB_HIT_2M,
-        Event::ITLB_MISSES_STLB_HIT,
-        Event::ILD_STALL_LCP,
-        Event::ILD_STALL_IQ_FULL,
-        Event::BR_INST_EXEC_NONTAKEN_CONDITIONAL,
-        Event::BR_INST_EXEC_TAKEN_CONDITIONAL,
-        Event::BR_INST_EXEC_TAKEN_DIRECT_JUMP,
-        Event::BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET,
-        Event::BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN,
-        Event::BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL,
-        Event::BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL,
-        Event::BR_INST_EXEC_ALL_CONDITIONAL,
-        Event::BR_INST_EXEC_ALL_DIRECT_JMP,
-        Event::BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET,
-        Event::BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN,
-        Event::BR_INST_EXEC_ALL_DIRECT_NEAR_CALL,
-        Event::BR_INST_EXEC_ALL_BRANCHES,
-        Event::BR_MISP_EXEC_NONTAKEN_CONDITIONAL,
-        Event::BR_MISP_EXEC_TAKEN_CONDITIONAL,
-        Event::BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET,
-        Event::BR_MISP_EXEC_TAKEN_RETURN_NEAR,
-        Event::BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL,
-        Event::BR_MISP_EXEC_ALL_CONDITIONAL,
-        Event::BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET,
-        Event::BR_MISP_EXEC_INDIRECT,
-        Event::BR_MISP_EXEC_ALL_BRANCHES,
-        Event::IDQ_UOPS_NOT_DELIVERED_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE,
-        Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK,
-        Event::UOPS_EXECUTED_PORT_PORT_0,
-        Event::UOPS_EXECUTED_PORT_PORT_0_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_0,
-        Event::UOPS_EXECUTED_PORT_PORT_1,
-        Event::UOPS_EXECUTED_PORT_PORT_1_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_1,
-        Event::UOPS_EXECUTED_PORT_PORT_2,
-        Event::UOPS_EXECUTED_PORT_PORT_2_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_2,
-        Event::UOPS_EXECUTED_PORT_PORT_3,
-        Event::UOPS_EXECUTED_PORT_PORT_3_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_3,
-        Event::UOPS_EXECUTED_PORT_PORT_4,
-        Event::UOPS_EXECUTED_PORT_PORT_4_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_4,
-        Event::UOPS_EXECUTED_PORT_PORT_5,
-        Event::UOPS_EXECUTED_PORT_PORT_5_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_5,
-        Event::UOPS_EXECUTED_PORT_PORT_6,
-        Event::UOPS_EXECUTED_PORT_PORT_6_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_6,
-        Event::UOPS_EXECUTED_PORT_PORT_7,
-        Event::UOPS_EXECUTED_PORT_PORT_7_CORE,
-        Event::UOPS_DISPATCHED_PORT_PORT_7,
-        Event::RESOURCE_STALLS_ANY,
-        Event::RESOURCE_STALLS_RS,
-        Event::RESOURCE_STALLS_SB,
-        Event::RESOURCE_STALLS_ROB,
-        Event::CYCLE_ACTIVITY_CYCLES_L2_PENDING,
-        Event::CYCLE_ACTIVITY_CYCLES_LDM_PENDING,
-        Event::CYCLE_ACTIVITY_CYCLES_NO_EXECUTE,
-        Event::CYCLE_ACTIVITY_STALLS_L2_PENDING,
-        Event::CYCLE_ACTIVITY_STALLS_LDM_PENDING,
-        Event::CYCLE_ACTIVITY_CYCLES_L1D_PENDING,
-        Event::CYCLE_ACTIVITY_STALLS_L1D_PENDING,
-        Event::LSD_UOPS,
-        Event::LSD_CYCLES_ACTIVE,
-        Event::LSD_CYCLES_4_UOPS,
-        Event::DSB2MITE_SWITCHES_PENALTY_CYCLES,
-        Event::ITLB_ITLB_FLUSH,
-        Event::OFFCORE_REQUESTS_DEMAND_DATA_RD,
-        Event::OFFCORE_REQUESTS_DEMAND_CODE_RD,
-        Event::OFFCORE_REQUESTS_DEMAND_RFO,
-        Event::OFFCORE_REQUESTS_ALL_DATA_RD,
-        Event::UOPS_EXECUTED_STALL_CYCLES,
-        Event::UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC,
-        Event::UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC,
-        Event::UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC,
-        Event::UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC,
-        Event::UOPS_EXECUTED_CORE,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_1,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_2,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_3,
-        Event::UOPS_EXECUTED_CORE_CYCLES_GE_4,
-        Event::UOPS_EXECUTED_CORE_CYCLES_NONE,
-        Event::OFFCORE_REQUESTS_BUFFER_SQ_FULL,
-        Event::PAGE_WALKER_LOADS_DTLB_L1,
-        Event::PAGE_WALKER_LOADS_DTLB_L2,
-        Event::PAGE_WALKER_LOADS_DTLB_L3,
-        Event::PAGE_WALKER_LOADS_DTLB_MEMORY,
-        Event::PAGE_WALKER_LOADS_ITLB_L1,
-        Event::PAGE_WALKER_LOADS_ITLB_L2,
-        Event::PAGE_WALKER_LOADS_ITLB_L3,
-        Event::PAGE_WALKER_LOADS_ITLB_MEMORY,
-        Event::PAGE_WALKER_LOADS_EPT_DTLB_L1,
-        Event::PAGE_WALKER_LOADS_EPT_DTLB_L2,
-        Event::PAGE_WALKER_LOADS_EPT_DTLB_L3,
-        Event::PAGE_WALKER_LOADS_EPT_DTLB_MEMORY,
-        Event::PAGE_WALKER_LOADS_EPT_ITLB_L1,
-        Event::PAGE_WALKER_LOADS_EPT_ITLB_L2,
-        Event::PAGE_WALKER_LOADS_EPT_ITLB_L3,
-        Event::PAGE_WALKER_LOADS_EPT_ITLB_MEMORY,
-        Event::TLB_FLUSH_DTLB_THREAD,
-        Event::TLB_FLUSH_STLB_ANY,
-        Event::INST_RETIRED_ANY_P,
-        Event::INST_RETIRED_X87,
-        Event::OTHER_ASSISTS_AVX_TO_SSE,
-        Event::OTHER_ASSISTS_SSE_TO_AVX,
-        Event::OTHER_ASSISTS_ANY_WB_ASSIST,
-        Event::UOPS_RETIRED_ALL,
-        Event::UOPS_RETIRED_STALL_CYCLES,
-        Event::UOPS_RETIRED_TOTAL_CYCLES,
-        Event::UOPS_RETIRED_CORE_STALL_CYCLES,
-        Event::UOPS_RETIRED_RETIRE_SLOTS,
-        Event::MACHINE_CLEARS_CYCLES,
-        Event::MACHINE_CLEARS_COUNT,
-        Event::MACHINE_CLEARS_MEMORY_ORDERING,
-        Event::MACHINE_CLEARS_SMC,
-        Event::MACHINE_CLEARS_MASKMOV,
-        Event::BR_INST_RETIRED_ALL_BRANCHES,
-        Event::BR_INST_RETIRED_CONDITIONAL,
-        Event::BR_INST_RETIRED_NEAR_CALL,
-        Event::BR_INST_RETIRED_NEAR_CALL_R3,
-        Event::BR_INST_RETIRED_NEAR_RETURN,
-        Event::BR_INST_RETIRED_NOT_TAKEN,
-        Event::BR_INST_RETIRED_NEAR_TAKEN,
-        Event::BR_INST_RETIRED_FAR_BRANCH,
-        Event::BR_MISP_RETIRED_ALL_BRANCHES,
-        Event::BR_MISP_RETIRED_CONDITIONAL,
-        Event::BR_MISP_RETIRED_NEAR_TAKEN,
-        Event::AVX_INSTS_ALL,
-        Event::HLE_RETIRED_START,
-        Event::HLE_RETIRED_COMMIT,
-        Event::HLE_RETIRED_ABORTED,
-        Event::HLE_RETIRED_ABORTED_MISC1,
-        Event::HLE_RETIRED_ABORTED_MISC2,
-        Event::HLE_RETIRED_ABORTED_MISC3,
-        Event::HLE_RETIRED_ABORTED_MISC4,
-        Event::HLE_RETIRED_ABORTED_MISC5,
-        Event::RTM_RETIRED_START,
-        Event::RTM_RETIRED_COMMIT,
-        Event::RTM_RETIRED_ABORTED,
-        Event::RTM_RETIRED_ABORTED_MISC1,
-        Event::RTM_RETIRED_ABORTED_MISC2,
-        Event::RTM_RETIRED_ABORTED_MISC3,
-        Event::RTM_RETIRED_ABORTED_MISC4,
-        Event::RTM_RETIRED_ABORTED_MISC5,
-        Event::FP_ASSIST_X87_OUTPUT,
-        Event::FP_ASSIST_X87_INPUT,
-        Event::FP_ASSIST_SIMD_OUTPUT,
-        Event::FP_ASSIST_SIMD_INPUT,
-        Event::FP_ASSIST_ANY,
-        Event::ROB_MISC_EVENTS_LBR_INSERTS,
-        Event::MEM_UOPS_RETIRED_STLB_MISS_LOADS,
-        Event::MEM_UOPS_RETIRED_STLB_MISS_STORES,
-        Event::MEM_UOPS_RETIRED_LOCK_LOADS,
-        Event::MEM_UOPS_RETIRED_SPLIT_LOADS,
-        Event::MEM_UOPS_RETIRED_SPLIT_STORES,
-        Event::MEM_UOPS_RETIRED_ALL_LOADS,
-        Event::MEM_UOPS_RETIRED_ALL_STORES,
-        Event::MEM_LOAD_UOPS_RETIRED_L1_HIT,
-        Event::MEM_LOAD_UOPS_RETIRED_L2_HIT,
-        Event::MEM_LOAD_UOPS_RETIRED_L3_HIT,
-        Event::MEM_LOAD_UOPS_RETIRED_L1_MISS,
-        Event::MEM_LOAD_UOPS_RETIRED_L2_MISS,
-        Event::MEM_LOAD_UOPS_RETIRED_L3_MISS,
-        Event::MEM_LOAD_UOPS_RETIRED_HIT_LFB,
-        Event::MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_MISS,
-        Event::MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_HIT,
-        Event::MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_HITM,
-        Event::MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_NONE,
-        Event::MEM_LOAD_UOPS_L3_MISS_RETIRED_LOCAL_DRAM,
-        Event::MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_DRAM,
-        Event::MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_HITM,
-        Event::MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD,
-        Event::BACLEARS_ANY,
-        Event::L2_TRANS_DEMAND_DATA_RD,
-        Event::L2_TRANS_RFO,
-        Event::L2_TRANS_CODE_RD,
-        Event::L2_TRANS_ALL_PF,
-        Event::L2_TRANS_L1D_WB,
-        Event::L2_TRANS_L2_FILL,
-        Event::L2_TRANS_L2_WB,
-        Event::L2_TRANS_ALL_REQUESTS,
-        Event::L2_LINES_IN_I,
-        Event::L2_LINES_IN_S,
-        Event::L2_LINES_IN_E,
-        Event::L2_LINES_IN_ALL,
-        Event::L2_LINES_OUT_DEMAND_CLEAN,
-        Event::L2_LINES_OUT_DEMAND_DIRTY,
-        Event::SQ_MISC_SPLIT_LOCK,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_LLC_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L2_RFO_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_LLC_RFO_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_LLC_RFO_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_ALL_RFO_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_RFO_LLC_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_ALL_RFO_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_RFO_LLC_MISS_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_ALL_CODE_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_CODE_RD_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_CODE_RD_LLC_MISS_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HIT_OTHER_CORE_NO_FWD,
-        Event::OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HITM_OTHER_CORE,
-        Event::OFFCORE_RESPONSE_ALL_READS_LLC_MISS_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_READS_LLC_MISS_LOCAL_DRAM,
-        Event::OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_DRAM,
-        Event::OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_HITM,
-        Event::OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_HIT_FORWARD,
-        Event::OFFCORE_RESPONSE_ALL_REQUESTS_LLC_HIT_ANY_RESPONSE,
-        Event::OFFCORE_RESPONSE_ALL_REQUESTS_LLC_MISS_ANY_RESPONSE,
-    ];
+    pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
+
+    /// The event of row `n` of the list's table.
+    const fn row(n: u16) -> Event {
+        Event::from_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n)
+    }
 }
 
 #[cfg(feature = "metadata")]
@@ -1457,380 +778,400 @@ impl crate::core_events::EventList for List {
     const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;
 }
 
+/// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
+const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02, 0b1111).ht_off(0b11111111),
+    ev("LD_BLOCKS.NO_SR", 0x03, 0x08, 0b1111).ht_off(0b11111111),
+    ev("MISALIGN_MEM_REF.LOADS", 0x05, 0x01, 0b1111).ht_off(0b11111111),
+    ev("MISALIGN_MEM_REF.STORES", 0x05, 0x02, 0b1111).ht_off(0b11111111),
+    ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", 0x08, 0x01, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x08, 0x04, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x08, 0x08, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.WALK_DURATION", 0x08, 0x10, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.STLB_HIT_4K", 0x08, 0x20, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.STLB_HIT_2M", 0x08, 0x40, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x60, 0b1111).ht_off(0b11111111),
+    ev("DTLB_LOAD_MISSES.PDE_CACHE_MISS", 0x08, 0x80, 0b1111).ht_off(0b11111111),
+    ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x03, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("INT_MISC.RECOVERY_CYCLES_ANY", 0x0d, 0x03, 0b1111).ht_off(0b11111111).threshold(1).any_thread(),
+    ev("UOPS_ISSUED.ANY", 0x0e, 0x01, 0b1111).ht_off(0b11111111),
+    ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01, 0b1111).threshold(1).invert(),
+    ev("UOPS_ISSUED.CORE_STALL_CYCLES", 0x0e, 0x01, 0b1111).threshold(1).invert().any_thread(),
+    ev("UOPS_ISSUED.FLAGS_MERGE", 0x0e, 0x10, 0b1111).ht_off(0b11111111),
+    ev("UOPS_ISSUED.SLOW_LEA", 0x0e, 0x20, 0b1111).ht_off(0b11111111),
+    ev("UOPS_ISSUED.SINGLE_MUL", 0x0e, 0x40, 0b1111).ht_off(0b11111111),
+    ev("ARITH.DIVIDER_UOPS", 0x14, 0x02, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.RFO_MISS", 0x24, 0x22, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.L2_PF_MISS", 0x24, 0x30, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.MISS", 0x24, 0x3f, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.L2_PF_HIT", 0x24, 0xd0, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_DEMAND_REFERENCES", 0x24, 0xe7, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.ALL_PF", 0x24, 0xf8, 0b1111).ht_off(0b11111111),
+    ev("L2_RQSTS.REFERENCES", 0x24, 0xff, 0b1111).ht_off(0b11111111),
+    ev("L2_DEMAND_RQSTS.WB_HIT", 0x27, 0x50, 0b1111).ht_off(0b11111111),
+    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b1111).ht_off(0b11111111),
+    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_UNHALTED.THREAD_P_ANY", 0x3c, 0x00, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
+    ev("CPU_CLK_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111),
+    ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111).ht_off(0b11111111),
+    ev("L1D_PEND_MISS.PENDING", 0x48, 0x01, 0b100),
+    ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01, 0b100).threshold(1),
+    ev("L1D_PEND_MISS.PENDING_CYCLES_ANY", 0x48, 0x01, 0b100).threshold(1).any_thread(),
+    ev("L1D_PEND_MISS.REQUEST_FB_FULL", 0x48, 0x02, 0b1111).ht_off(0b11111111),
+    ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", 0x49, 0x01, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x49, 0x04, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x49, 0x08, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.WALK_DURATION", 0x49, 0x10, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.STLB_HIT_4K", 0x49, 0x20, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.STLB_HIT_2M", 0x49, 0x40, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x60, 0b1111).ht_off(0b11111111),
+    ev("DTLB_STORE_MISSES.PDE_CACHE_MISS", 0x49, 0x80, 0b1111).ht_off(0b11111111),
+    ev("LOAD_HIT_PRE.SW_PF", 0x4c, 0x01, 0b1111).ht_off(0b11111111),
+    ev("LOAD_HIT_PRE.HW_PF", 0x4c, 0x02, 0b1111).ht_off(0b11111111),
+    ev("EPT.WALK_CYCLES", 0x4f, 0x10, 0b1111).ht_off(0b11111111),
+    ev("L1D.REPLACEMENT", 0x51, 0x01, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.ABORT_CAPACITY_WRITE", 0x54, 0x02, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", 0x54, 0x04, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", 0x54, 0x08, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", 0x54, 0x10, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", 0x54, 0x20, 0b1111).ht_off(0b11111111),
+    ev("TX_MEM.HLE_ELISION_BUFFER_FULL", 0x54, 0x40, 0b1111).ht_off(0b11111111),
+    ev("MOVE_ELIMINATION.INT_ELIMINATED", 0x58, 0x01, 0b1111).ht_off(0b11111111),
+    ev("MOVE_ELIMINATION.SIMD_ELIMINATED", 0x58, 0x02, 0b1111).ht_off(0b11111111),
+    ev("MOVE_ELIMINATION.INT_NOT_ELIMINATED", 0x58, 0x04, 0b1111).ht_off(0b11111111),
+    ev("MOVE_ELIMINATION.SIMD_NOT_ELIMINATED", 0x58, 0x08, 0b1111).ht_off(0b11111111),
+    ev("CPL_CYCLES.RING0", 0x5c, 0x01, 0b1111).ht_off(0b11111111),
+    ev("CPL_CYCLES.RING0_TRANS", 0x5c, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("CPL_CYCLES.RING123", 0x5c, 0x02, 0b1111).ht_off(0b11111111),
+    ev("TX_EXEC.MISC1", 0x5d, 0x01, 0b1111).ht_off(0b11111111),
+    ev("TX_EXEC.MISC2", 0x5d, 0x02, 0b1111).ht_off(0b11111111),
+    ev("TX_EXEC.MISC3", 0x5d, 0x04, 0b1111).ht_off(0b11111111),
+    ev("TX_EXEC.MISC4", 0x5d, 0x08, 0b1111).ht_off(0b11111111),
+    ev("TX_EXEC.MISC5", 0x5d, 0x10, 0b1111).ht_off(0b11111111),
+    ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01, 0b1111).ht_off(0b11111111),
+    ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert().edge(),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(6),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x60, 0x02, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", 0x63, 0x01, 0b1111).ht_off(0b11111111),
+    ev("LOCK_CYCLES.CACHE_LOCK_DURATION", 0x63, 0x02, 0b1111).ht_off(0b11111111),
+    ev("IDQ.EMPTY", 0x79, 0x02, 0b1111),
+    ev("IDQ.MITE_UOPS", 0x79, 0x04, 0b1111).ht_off(0b11111111),
+    ev("IDQ.MITE_CYCLES", 0x79, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.DSB_UOPS", 0x79, 0x08, 0b1111).ht_off(0b11111111),
+    ev("IDQ.DSB_CYCLES", 0x79, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.MS_DSB_UOPS", 0x79, 0x10, 0b1111).ht_off(0b11111111),
+    ev("IDQ.MS_DSB_CYCLES", 0x79, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.MS_DSB_OCCUR", 0x79, 0x10, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("IDQ.ALL_DSB_CYCLES_4_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("IDQ.ALL_DSB_CYCLES_ANY_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.MS_MITE_UOPS", 0x79, 0x20, 0b1111).ht_off(0b11111111),
+    ev("IDQ.ALL_MITE_CYCLES_4_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("IDQ.ALL_MITE_CYCLES_ANY_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.MS_UOPS", 0x79, 0x30, 0b1111).ht_off(0b11111111),
+    ev("IDQ.MS_CYCLES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("IDQ.MS_SWITCHES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("IDQ.MITE_ALL_UOPS", 0x79, 0x3c, 0b1111).ht_off(0b11111111),
+    ev("ICACHE.HIT", 0x80, 0x01, 0b1111).ht_off(0b11111111),
+    ev("ICACHE.MISSES", 0x80, 0x02, 0b1111).ht_off(0b11111111),
+    ev("ICACHE.IFETCH_STALL", 0x80, 0x04, 0b1111).ht_off(0b11111111),
+    ev("ICACHE.IFDATA_STALL", 0x80, 0x04, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.MISS_CAUSES_A_WALK", 0x85, 0x01, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x85, 0x04, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_COMPLETED_1G", 0x85, 0x08, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.WALK_DURATION", 0x85, 0x10, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.STLB_HIT_4K", 0x85, 0x20, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.STLB_HIT_2M", 0x85, 0x40, 0b1111).ht_off(0b11111111),
+    ev("ITLB_MISSES.STLB_HIT", 0x85, 0x60, 0b1111).ht_off(0b11111111),
+    ev("ILD_STALL.LCP", 0x87, 0x01, 0b1111).ht_off(0b11111111),
+    ev("ILD_STALL.IQ_FULL", 0x87, 0x04, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.NONTAKEN_CONDITIONAL", 0x88, 0x41, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.TAKEN_CONDITIONAL", 0x88, 0x81, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.TAKEN_DIRECT_JUMP", 0x88, 0x82, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", 0x88, 0x84, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", 0x88, 0x88, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", 0x88, 0x90, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", 0x88, 0xa0, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.ALL_CONDITIONAL", 0x88, 0xc1, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.ALL_DIRECT_JMP", 0x88, 0xc2, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", 0x88, 0xc4, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", 0x88, 0xc8, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", 0x88, 0xd0, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_EXEC.ALL_BRANCHES", 0x88, 0xff, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.NONTAKEN_CONDITIONAL", 0x89, 0x41, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.TAKEN_CONDITIONAL", 0x89, 0x81, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", 0x89, 0x84, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.TAKEN_RETURN_NEAR", 0x89, 0x88, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", 0x89, 0xa0, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.ALL_CONDITIONAL", 0x89, 0xc1, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", 0x89, 0xc4, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.INDIRECT", 0x89, 0xe4, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_EXEC.ALL_BRANCHES", 0x89, 0xff, 0b1111).ht_off(0b11111111),
+    ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01, 0b1111),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(4),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(3),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(2),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(1),
+    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b1111).threshold(1).invert(),
+    ev("UOPS_EXECUTED_PORT.PORT_0", 0xa1, 0x01, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_0_CORE", 0xa1, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("UOPS_DISPATCHED_PORT.PORT_0", 0xa1, 0x01, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_1", 0xa1, 0x02, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_1_CORE", 0xa1, 0x02, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("UOPS_DISPATCHED_PORT.PORT_1", 0xa1, 0x02, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_2", 0xa1, 0x04, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_2_CORE", 0xa1, 0x04, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("UOPS_DISPATCHED_PORT.PORT_2", 0xa1, 0x04, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_3", 0xa1, 0x08, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_3_CORE", 0xa1, 0x08, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("UOPS_DISPATCHED_PORT.PORT_3", 0xa1, 0x08, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_4", 0xa1, 0x10, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_4_CORE", 0xa1, 0x10, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("UOPS_DISPATCHED_PORT.PORT_4", 0xa1, 0x10, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_5", 0xa1, 0x20, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_5_CORE", 0xa1, 0x20, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("UOPS_DISPATCHED_PORT.PORT_5", 0xa1, 0x20, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_6", 0xa1, 0x40, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_6_CORE", 0xa1, 0x40, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("UOPS_DISPATCHED_PORT.PORT_6", 0xa1, 0x40, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_7", 0xa1, 0x80, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED_PORT.PORT_7_CORE", 0xa1, 0x80, 0b1111).ht_off(0b11111111).any_thread(),
+    ev("UOPS_DISPATCHED_PORT.PORT_7", 0xa1, 0x80, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.ANY", 0xa2, 0x01, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.RS", 0xa2, 0x04, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.SB", 0xa2, 0x08, 0b1111).ht_off(0b11111111),
+    ev("RESOURCE_STALLS.ROB", 0xa2, 0x10, 0b1111).ht_off(0b11111111),
+    ev("CYCLE_ACTIVITY.CYCLES_L2_PENDING", 0xa3, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("CYCLE_ACTIVITY.CYCLES_LDM_PENDING", 0xa3, 0x02, 0b1111).threshold(2),
+    ev("CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", 0xa3, 0x04, 0b1111).threshold(4),
+    ev("CYCLE_ACTIVITY.STALLS_L2_PENDING", 0xa3, 0x05, 0b1111).threshold(5),
+    ev("CYCLE_ACTIVITY.STALLS_LDM_PENDING", 0xa3, 0x06, 0b1111).threshold(6),
+    ev("CYCLE_ACTIVITY.CYCLES_L1D_PENDING", 0xa3, 0x08, 0b100).threshold(8),
+    ev("CYCLE_ACTIVITY.STALLS_L1D_PENDING", 0xa3, 0x0c, 0b100).threshold(12),
+    ev("LSD.UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111),
+    ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("LSD.CYCLES_4_UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02, 0b1111).ht_off(0b11111111),
+    ev("ITLB.ITLB_FLUSH", 0xae, 0x01, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED.STALL_CYCLES", 0xb1, 0x01, 0b1111).threshold(1).invert(),
+    ev("UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", 0xb1, 0x01, 0b1111).threshold(1),
+    ev("UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", 0xb1, 0x01, 0b1111).threshold(2),
+    ev("UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", 0xb1, 0x01, 0b1111).threshold(3),
+    ev("UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", 0xb1, 0x01, 0b1111).threshold(4),
+    ev("UOPS_EXECUTED.CORE", 0xb1, 0x02, 0b1111).ht_off(0b11111111),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(2),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(3),
+    ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(4),
+    ev("UOPS_EXECUTED.CORE_CYCLES_NONE", 0xb1, 0x02, 0b1111).ht_off(0b11111111).invert(),
+    ev("OFFCORE_REQUESTS_BUFFER.SQ_FULL", 0xb2, 0x01, 0b1111).ht_off(0b11111111),
+    ev("PAGE_WALKER_LOADS.DTLB_L1", 0xbc, 0x11, 0b1111),
+    ev("PAGE_WALKER_LOADS.DTLB_L2", 0xbc, 0x12, 0b1111),
+    ev("PAGE_WALKER_LOADS.DTLB_L3", 0xbc, 0x14, 0b1111),
+    ev("PAGE_WALKER_LOADS.DTLB_MEMORY", 0xbc, 0x18, 0b1111),
+    ev("PAGE_WALKER_LOADS.ITLB_L1", 0xbc, 0x21, 0b1111),
+    ev("PAGE_WALKER_LOADS.ITLB_L2", 0xbc, 0x22, 0b1111),
+    ev("PAGE_WALKER_LOADS.ITLB_L3", 0xbc, 0x24, 0b1111),
+    ev("PAGE_WALKER_LOADS.ITLB_MEMORY", 0xbc, 0x28, 0b1111),
+    ev("PAGE_WALKER_LOADS.EPT_DTLB_L1", 0xbc, 0x41, 0b1111),
+    ev("PAGE_WALKER_LOADS.EPT_DTLB_L2", 0xbc, 0x42, 0b1111),
+    ev("PAGE_WALKER_LOADS.EPT_DTLB_L3", 0xbc, 0x44, 0b1111),
+    ev("PAGE_WALKER_LOADS.EPT_DTLB_MEMORY", 0xbc, 0x48, 0b1111),
+    ev("PAGE_WALKER_LOADS.EPT_ITLB_L1", 0xbc, 0x81, 0b1111),
+    ev("PAGE_WALKER_LOADS.EPT_ITLB_L2", 0xbc, 0x82, 0b1111),
+    ev("PAGE_WALKER_LOADS.EPT_ITLB_L3", 0xbc, 0x84, 0b1111),
+    ev("PAGE_WALKER_LOADS.EPT_ITLB_MEMORY", 0xbc, 0x88, 0b1111),
+    ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01, 0b1111).ht_off(0b11111111),
+    ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20, 0b1111).ht_off(0b11111111),
+    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b1111).ht_off(0b11111111),
+    ev("INST_RETIRED.X87", 0xc0, 0x02, 0b1111).ht_off(0b11111111),
+    ev("OTHER_ASSISTS.AVX_TO_SSE", 0xc1, 0x08, 0b1111).ht_off(0b11111111),
+    ev("OTHER_ASSISTS.SSE_TO_AVX", 0xc1, 0x10, 0b1111).ht_off(0b11111111),
+    ev("OTHER_ASSISTS.ANY_WB_ASSIST", 0xc1, 0x40, 0b1111).ht_off(0b11111111),
+    ev("UOPS_RETIRED.ALL", 0xc2, 0x01, 0b1111).ht_off(0b11111111),
+    ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x01, 0b1111).threshold(1).invert(),
+    ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x01, 0b1111).threshold(16).invert(),
+    ev("UOPS_RETIRED.CORE_STALL_CYCLES", 0xc2, 0x01, 0b1111).threshold(1).invert().any_thread(),
+    ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02, 0b1111).ht_off(0b11111111),
+    ev("MACHINE_CLEARS.CYCLES", 0xc3, 0x01, 0b1111).ht_off(0b11111111),
+    ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
+    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b1111).ht_off(0b11111111),
+    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b1111).ht_off(0b11111111),
+    ev("MACHINE_CLEARS.MASKMOV", 0xc3, 0x20, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NEAR_CALL_R3", 0xc4, 0x02, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NOT_TAKEN", 0xc4, 0x10, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20, 0b1111).ht_off(0b11111111),
+    ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.CONDITIONAL", 0xc5, 0x01, 0b1111).ht_off(0b11111111),
+    ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20, 0b1111).ht_off(0b11111111),
+    ev("AVX_INSTS.ALL", 0xc6, 0x07, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.START", 0xc8, 0x01, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.COMMIT", 0xc8, 0x02, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.ABORTED", 0xc8, 0x04, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.ABORTED_MISC1", 0xc8, 0x08, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.ABORTED_MISC2", 0xc8, 0x10, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.ABORTED_MISC3", 0xc8, 0x20, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.ABORTED_MISC4", 0xc8, 0x40, 0b1111).ht_off(0b11111111),
+    ev("HLE_RETIRED.ABORTED_MISC5", 0xc8, 0x80, 0b1111).ht_off(0b11111111),
+    ev("RTM_RETIRED.START", 0xc9, 0x01, 0b1111),
+    ev("RTM_RETIRED.COMMIT", 0xc9, 0x02, 0b1111),
+    ev("RTM_RETIRED.ABORTED", 0xc9, 0x04, 0b1111),
+    ev("RTM_RETIRED.ABORTED_MISC1", 0xc9, 0x08, 0b1111),
+    ev("RTM_RETIRED.ABORTED_MISC2", 0xc9, 0x10, 0b1111),
+    ev("RTM_RETIRED.ABORTED_MISC3", 0xc9, 0x20, 0b1111),
+    ev("RTM_RETIRED.ABORTED_MISC4", 0xc9, 0x40, 0b1111),
+    ev("RTM_RETIRED.ABORTED_MISC5", 0xc9, 0x80, 0b1111),
+    ev("FP_ASSIST.X87_OUTPUT", 0xca, 0x02, 0b1111).ht_off(0b11111111),
+    ev("FP_ASSIST.X87_INPUT", 0xca, 0x04, 0b1111).ht_off(0b11111111),
+    ev("FP_ASSIST.SIMD_OUTPUT", 0xca, 0x08, 0b1111).ht_off(0b11111111),
+    ev("FP_ASSIST.SIMD_INPUT", 0xca, 0x10, 0b1111).ht_off(0b11111111),
+    ev("FP_ASSIST.ANY", 0xca, 0x1e, 0b1111).threshold(1),
+    ev("ROB_MISC_EVENTS.LBR_INSERTS", 0xcc, 0x20, 0b1111).ht_off(0b11111111),
+    ev("MEM_UOPS_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b1111),
+    ev("MEM_UOPS_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b1111),
+    ev("MEM_UOPS_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b1111),
+    ev("MEM_UOPS_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b1111),
+    ev("MEM_UOPS_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b1111),
+    ev("MEM_UOPS_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b1111),
+    ev("MEM_UOPS_RETIRED.ALL_STORES", 0xd0, 0x82, 0b1111),
+    ev("MEM_LOAD_UOPS_RETIRED.L1_HIT", 0xd1, 0x01, 0b1111),
+    ev("MEM_LOAD_UOPS_RETIRED.L2_HIT", 0xd1, 0x02, 0b1111),
+    ev("MEM_LOAD_UOPS_RETIRED.L3_HIT", 0xd1, 0x04, 0b1111),
+    ev("MEM_LOAD_UOPS_RETIRED.L1_MISS", 0xd1, 0x08, 0b1111),
+    ev("MEM_LOAD_UOPS_RETIRED.L2_MISS", 0xd1, 0x10, 0b1111),
+    ev("MEM_LOAD_UOPS_RETIRED.L3_MISS", 0xd1, 0x20, 0b1111),
+    ev("MEM_LOAD_UOPS_RETIRED.HIT_LFB", 0xd1, 0x40, 0b1111),
+    ev("MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01, 0b1111),
+    ev("MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", 0xd2, 0x02, 0b1111),
+    ev("MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", 0xd2, 0x04, 0b1111),
+    ev("MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08, 0b1111),
+    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b1111),
+    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x04, 0b1111),
+    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x10, 0b1111),
+    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x20, 0b1111),
+    ev("BACLEARS.ANY", 0xe6, 0x1f, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.DEMAND_DATA_RD", 0xf0, 0x01, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.RFO", 0xf0, 0x02, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.CODE_RD", 0xf0, 0x04, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.ALL_PF", 0xf0, 0x08, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.L1D_WB", 0xf0, 0x10, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.L2_FILL", 0xf0, 0x20, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.L2_WB", 0xf0, 0x40, 0b1111).ht_off(0b11111111),
+    ev("L2_TRANS.ALL_REQUESTS", 0xf0, 0x80, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_IN.I", 0xf1, 0x01, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_IN.S", 0xf1, 0x02, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_IN.E", 0xf1, 0x04, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_IN.ALL", 0xf1, 0x07, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_OUT.DEMAND_CLEAN", 0xf2, 0x05, 0b1111).ht_off(0b11111111),
+    ev("L2_LINES_OUT.DEMAND_DIRTY", 0xf2, 0x06, 0b1111).ht_off(0b11111111),
+    ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10, 0b1111).ht_off(0b11111111),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00001),
+    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400001),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400002),
+    ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00002),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00004),
+    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400004),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0010),
+    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00010),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0020),
+    ev("OFFCORE_RESPONSE.PF_L2_RFO.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00020),
+    ev("OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0040),
+    ev("OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00040),
+    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0080),
+    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00080),
+    ev("OFFCORE_RESPONSE.PF_LLC_RFO.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0100),
+    ev("OFFCORE_RESPONSE.PF_LLC_RFO.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00100),
+    ev("OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0200),
+    ev("OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00200),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0091),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0091),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00091),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400091),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63f800091),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00091),
+    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00091),
+    ev("OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00122),
+    ev("OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400122),
+    ev("OFFCORE_RESPONSE.ALL_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0244),
+    ev("OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00244),
+    ev("OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400244),
+    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c07f7),
+    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c07f7),
+    ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc007f7),
+    ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x6004007f7),
+    ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63f8007f7),
+    ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc007f7),
+    ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc007f7),
+    ev("OFFCORE_RESPONSE.ALL_REQUESTS.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c8fff),
+    ev("OFFCORE_RESPONSE.ALL_REQUESTS.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc08fff),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<64>(EVENT_ROWS, 192, false),
+    &event_infos::<64>(EVENT_ROWS, 256, false),
+    &event_infos::<50>(EVENT_ROWS, 320, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISALIGN_MEM_REF.LOADS", code: 0x05, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MISALIGN_MEM_REF.STORES", code: 0x05, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", code: 0x07, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", code: 0x08, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", code: 0x08, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", code: 0x08, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", code: 0x08, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_DURATION", code: 0x08, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT_4K", code: 0x08, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT_2M", code: 0x08, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x60, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.PDE_CACHE_MISS", code: 0x08, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0x0d, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES_ANY", code: 0x0d, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.CORE_STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.FLAGS_MERGE", code: 0x0e, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.SLOW_LEA", code: 0x0e, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.SINGLE_MUL", code: 0x0e, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.DIVIDER_UOPS", code: 0x14, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_MISS", code: 0x24, umask: 0x21, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x22, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_MISS", code: 0x24, umask: 0x27, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.L2_PF_MISS", code: 0x24, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.MISS", code: 0x24, umask: 0x3f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0xc1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0xc2, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0xc4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.L2_PF_HIT", code: 0x24, umask: 0xd0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0xe1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0xe2, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0xe4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_REFERENCES", code: 0x24, umask: 0xe7, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_PF", code: 0x24, umask: 0xf8, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.REFERENCES", code: 0x24, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DEMAND_RQSTS.WB_HIT", code: 0x27, umask: 0x50, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P_ANY", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING", code: 0x48, umask: 0x01, counters: 0b100, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES", code: 0x48, umask: 0x01, counters: 0b100, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES_ANY", code: 0x48, umask: 0x01, counters: 0b100, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.REQUEST_FB_FULL", code: 0x48, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", code: 0x49, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", code: 0x49, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", code: 0x49, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", code: 0x49, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_DURATION", code: 0x49, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT_4K", code: 0x49, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT_2M", code: 0x49, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x60, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.PDE_CACHE_MISS", code: 0x49, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PRE.SW_PF", code: 0x4c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PRE.HW_PF", code: 0x4c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "EPT.WALK_CYCLES", code: 0x4f, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CONFLICT", code: 0x54, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CAPACITY_WRITE", code: 0x54, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", code: 0x54, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", code: 0x54, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", code: 0x54, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", code: 0x54, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.HLE_ELISION_BUFFER_FULL", code: 0x54, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MOVE_ELIMINATION.INT_ELIMINATED", code: 0x58, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MOVE_ELIMINATION.SIMD_ELIMINATED", code: 0x58, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MOVE_ELIMINATION.INT_NOT_ELIMINATED", code: 0x58, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MOVE_ELIMINATION.SIMD_NOT_ELIMINATED", code: 0x58, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPL_CYCLES.RING0", code: 0x5c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPL_CYCLES.RING0_TRANS", code: 0x5c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPL_CYCLES.RING123", code: 0x5c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC1", code: 0x5d, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC2", code: 0x5d, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC3", code: 0x5d, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC4", code: 0x5d, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC5", code: 0x5d, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_CYCLES", code: 0x5e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_END", code: 0x5e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", code: 0x60, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", code: 0x63, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LOCK_CYCLES.CACHE_LOCK_DURATION", code: 0x63, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.EMPTY", code: 0x79, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_CYCLES", code: 0x79, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES", code: 0x79, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_UOPS", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_CYCLES", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_OCCUR", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_4_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_MITE_UOPS", code: 0x79, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_4_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_CYCLES", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_ALL_UOPS", code: 0x79, umask: 0x3c, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.HIT", code: 0x80, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.MISSES", code: 0x80, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.IFETCH_STALL", code: 0x80, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.IFDATA_STALL", code: 0x80, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.MISS_CAUSES_A_WALK", code: 0x85, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_4K", code: 0x85, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", code: 0x85, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_1G", code: 0x85, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_DURATION", code: 0x85, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT_4K", code: 0x85, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT_2M", code: 0x85, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x60, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.IQ_FULL", code: 0x87, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.NONTAKEN_CONDITIONAL", code: 0x88, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_CONDITIONAL", code: 0x88, umask: 0x81, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_JUMP", code: 0x88, umask: 0x82, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0x84, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0x88, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", code: 0x88, umask: 0x90, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x88, umask: 0xa0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_CONDITIONAL", code: 0x88, umask: 0xc1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_JMP", code: 0x88, umask: 0xc2, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0xc4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0xc8, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", code: 0x88, umask: 0xd0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_BRANCHES", code: 0x88, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.NONTAKEN_CONDITIONAL", code: 0x89, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_CONDITIONAL", code: 0x89, umask: 0x81, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0x84, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_RETURN_NEAR", code: 0x89, umask: 0x88, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x89, umask: 0xa0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_CONDITIONAL", code: 0x89, umask: 0xc1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0xc4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.INDIRECT", code: 0x89, umask: 0xe4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_BRANCHES", code: 0x89, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_0", code: 0xa1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_0_CORE", code: 0xa1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0", code: 0xa1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_1", code: 0xa1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_1_CORE", code: 0xa1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1", code: 0xa1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_2", code: 0xa1, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_2_CORE", code: 0xa1, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2", code: 0xa1, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_3", code: 0xa1, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_3_CORE", code: 0xa1, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3", code: 0xa1, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_4", code: 0xa1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_4_CORE", code: 0xa1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4", code: 0xa1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_5", code: 0xa1, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_5_CORE", code: 0xa1, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5", code: 0xa1, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_6", code: 0xa1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_6_CORE", code: 0xa1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_6", code: 0xa1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_7", code: 0xa1, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_7_CORE", code: 0xa1, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_7", code: 0xa1, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.RS", code: 0xa2, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.ROB", code: 0xa2, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_PENDING", code: 0xa3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_LDM_PENDING", code: 0xa3, umask: 0x02, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", code: 0xa3, umask: 0x04, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_PENDING", code: 0xa3, umask: 0x05, counters: 0b1111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_LDM_PENDING", code: 0xa3, umask: 0x06, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_PENDING", code: 0xa3, umask: 0x08, counters: 0b100, threshold: 8, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_PENDING", code: 0xa3, umask: 0x0c, counters: 0b100, threshold: 12, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_4_UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0xab, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB.ITLB_FLUSH", code: 0xae, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0xb0, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0xb0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0xb0, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.ALL_DATA_RD", code: 0xb0, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.STALL_CYCLES", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_NONE", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", code: 0xb2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.DTLB_L1", code: 0xbc, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.DTLB_L2", code: 0xbc, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.DTLB_L3", code: 0xbc, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.DTLB_MEMORY", code: 0xbc, umask: 0x18, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.ITLB_L1", code: 0xbc, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.ITLB_L2", code: 0xbc, umask: 0x22, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.ITLB_L3", code: 0xbc, umask: 0x24, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.ITLB_MEMORY", code: 0xbc, umask: 0x28, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.EPT_DTLB_L1", code: 0xbc, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.EPT_DTLB_L2", code: 0xbc, umask: 0x42, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.EPT_DTLB_L3", code: 0xbc, umask: 0x44, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.EPT_DTLB_MEMORY", code: 0xbc, umask: 0x48, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.EPT_ITLB_L1", code: 0xbc, umask: 0x81, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.EPT_ITLB_L2", code: 0xbc, umask: 0x82, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.EPT_ITLB_L3", code: 0xbc, umask: 0x84, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PAGE_WALKER_LOADS.EPT_ITLB_MEMORY", code: 0xbc, umask: 0x88, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.DTLB_THREAD", code: 0xbd, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.STLB_ANY", code: 0xbd, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.X87", code: 0xc0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.AVX_TO_SSE", code: 0xc1, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.SSE_TO_AVX", code: 0xc1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.ANY_WB_ASSIST", code: 0xc1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.ALL", code: 0xc2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 16, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.CORE_STALL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.CYCLES", code: 0xc3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MASKMOV", code: 0xc3, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL_R3", code: 0xc4, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NOT_TAKEN", code: 0xc4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.CONDITIONAL", code: 0xc5, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_TAKEN", code: 0xc5, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "AVX_INSTS.ALL", code: 0xc6, umask: 0x07, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.START", code: 0xc8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.COMMIT", code: 0xc8, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED", code: 0xc8, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC1", code: 0xc8, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC2", code: 0xc8, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC3", code: 0xc8, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC4", code: 0xc8, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC5", code: 0xc8, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.START", code: 0xc9, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.COMMIT", code: 0xc9, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED", code: 0xc9, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MISC1", code: 0xc9, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MISC2", code: 0xc9, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MISC3", code: 0xc9, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MISC4", code: 0xc9, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MISC5", code: 0xc9, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.X87_OUTPUT", code: 0xca, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.X87_INPUT", code: 0xca, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.SIMD_OUTPUT", code: 0xca, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.SIMD_INPUT", code: 0xca, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.ANY", code: 0xca, umask: 0x1e, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ROB_MISC_EVENTS.LBR_INSERTS", code: 0xcc, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_LOADS", code: 0xd0, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_STORES", code: 0xd0, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.LOCK_LOADS", code: 0xd0, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.SPLIT_LOADS", code: 0xd0, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.SPLIT_STORES", code: 0xd0, umask: 0x42, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.ALL_LOADS", code: 0xd0, umask: 0x81, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_UOPS_RETIRED.ALL_STORES", code: 0xd0, umask: 0x82, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L1_HIT", code: 0xd1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", code: 0xd1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", code: 0xd1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", code: 0xd1, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L2_MISS", code: 0xd1, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", code: 0xd1, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", code: 0xd1, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", code: 0xd2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", code: 0xd2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", code: 0xd2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_NONE", code: 0xd2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", code: 0xd3, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", code: 0xd3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", code: 0xd3, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", code: 0xd3, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x1f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.DEMAND_DATA_RD", code: 0xf0, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.RFO", code: 0xf0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.CODE_RD", code: 0xf0, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.ALL_PF", code: 0xf0, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L1D_WB", code: 0xf0, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L2_FILL", code: 0xf0, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L2_WB", code: 0xf0, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.ALL_REQUESTS", code: 0xf0, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.I", code: 0xf1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.S", code: 0xf1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.E", code: 0xf1, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.ALL", code: 0xf1, umask: 0x07, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.DEMAND_CLEAN", code: 0xf2, umask: 0x05, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.DEMAND_DIRTY", code: 0xf2, umask: 0x06, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400001 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00002 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400004 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00010 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_RFO.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00020 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0040 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00040 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00080 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_RFO.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_RFO.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00100 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c0200 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00200 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0091 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0091 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00091 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400091 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63f800091 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc00091 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc00091 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400122 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0244 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc00244 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x600400244 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c07f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c07f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc007f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_MISS.LOCAL_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x6004007f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_DRAM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x63f8007f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HITM", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x103fc007f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x83fc007f7 }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_REQUESTS.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c8fff }), ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_RESPONSE.ALL_REQUESTS.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc08fff }), ..EventInfo::BASE },
-];
+const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 /// This processor's core event list.
 #[cfg(feature = "metadata")]

@@ -643,9 +643,15 @@ static HA_BOX_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -657,687 +663,471 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_H_ADDR_OPC_MATCH.FILT`: event select 0x20, umask 0x03, counters 0b1111.
-    pub const ADDR_OPC_MATCH_FILT: Event = Event { code: 0x20, umask: 0x03, ext_sel: false, row: 0 };
-    /// `UNC_H_ADDR_OPC_MATCH.ADDR`: event select 0x20, umask 0x01, counters 0b1111.
-    pub const ADDR_OPC_MATCH_ADDR: Event = Event { code: 0x20, umask: 0x01, ext_sel: false, row: 1 };
-    /// `UNC_H_ADDR_OPC_MATCH.OPC`: event select 0x20, umask 0x02, counters 0b1111.
-    pub const ADDR_OPC_MATCH_OPC: Event = Event { code: 0x20, umask: 0x02, ext_sel: false, row: 2 };
-    /// `UNC_H_ADDR_OPC_MATCH.AD`: event select 0x20, umask 0x04, counters 0b1111.
-    pub const ADDR_OPC_MATCH_AD: Event = Event { code: 0x20, umask: 0x04, ext_sel: false, row: 3 };
-    /// `UNC_H_ADDR_OPC_MATCH.BL`: event select 0x20, umask 0x08, counters 0b1111.
-    pub const ADDR_OPC_MATCH_BL: Event = Event { code: 0x20, umask: 0x08, ext_sel: false, row: 4 };
-    /// `UNC_H_ADDR_OPC_MATCH.AK`: event select 0x20, umask 0x10, counters 0b1111.
-    pub const ADDR_OPC_MATCH_AK: Event = Event { code: 0x20, umask: 0x10, ext_sel: false, row: 5 };
-    /// `UNC_H_BT_CYCLES_NE`: event select 0x42, umask 0x00, counters 0b1111.
-    pub const BT_CYCLES_NE: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, row: 6 };
-    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD`: event select 0x51, umask 0x02, counters
-    /// 0b1111.
-    pub const BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD: Event = Event { code: 0x51, umask: 0x02, ext_sel: false, row: 7 };
-    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD`: event select 0x51, umask 0x04, counters
-    /// 0b1111.
-    pub const BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD: Event = Event { code: 0x51, umask: 0x04, ext_sel: false, row: 8 };
-    /// `UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD`: event select 0x51, umask 0x08, counters
-    /// 0b1111.
-    pub const BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD: Event = Event { code: 0x51, umask: 0x08, ext_sel: false, row: 9 };
-    /// `UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD`: event select 0x51, umask 0x10, counters 0b1111.
-    pub const BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD: Event = Event { code: 0x51, umask: 0x10, ext_sel: false, row: 10 };
-    /// `UNC_H_BYPASS_IMC.TAKEN`: event select 0x14, umask 0x01, counters 0b1111.
-    pub const BYPASS_IMC_TAKEN: Event = Event { code: 0x14, umask: 0x01, ext_sel: false, row: 11 };
-    /// `UNC_H_BYPASS_IMC.NOT_TAKEN`: event select 0x14, umask 0x02, counters 0b1111.
-    pub const BYPASS_IMC_NOT_TAKEN: Event = Event { code: 0x14, umask: 0x02, ext_sel: false, row: 12 };
-    /// `UNC_H_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 13 };
-    /// `UNC_H_DIRECT2CORE_COUNT`: event select 0x11, umask 0x00, counters 0b1111.
-    pub const DIRECT2CORE_COUNT: Event = Event { code: 0x11, umask: 0x00, ext_sel: false, row: 14 };
-    /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`: event select 0x12, umask 0x00, counters 0b1111.
-    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event { code: 0x12, umask: 0x00, ext_sel: false, row: 15 };
-    /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`: event select 0x13, umask 0x00, counters 0b1111.
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event { code: 0x13, umask: 0x00, ext_sel: false, row: 16 };
-    /// `UNC_H_DIRECTORY_LAT_OPT`: event select 0x41, umask 0x00, counters 0b1111.
-    pub const DIRECTORY_LAT_OPT: Event = Event { code: 0x41, umask: 0x00, ext_sel: false, row: 17 };
-    /// `UNC_H_DIRECTORY_LOOKUP.SNP`: event select 0x0c, umask 0x01, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_SNP: Event = Event { code: 0x0c, umask: 0x01, ext_sel: false, row: 18 };
-    /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`: event select 0x0c, umask 0x02, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event { code: 0x0c, umask: 0x02, ext_sel: false, row: 19 };
-    /// `UNC_H_DIRECTORY_UPDATE.SET`: event select 0x0d, umask 0x01, counters 0b1111.
-    pub const DIRECTORY_UPDATE_SET: Event = Event { code: 0x0d, umask: 0x01, ext_sel: false, row: 20 };
-    /// `UNC_H_DIRECTORY_UPDATE.CLEAR`: event select 0x0d, umask 0x02, counters 0b1111.
-    pub const DIRECTORY_UPDATE_CLEAR: Event = Event { code: 0x0d, umask: 0x02, ext_sel: false, row: 21 };
-    /// `UNC_H_DIRECTORY_UPDATE.ANY`: event select 0x0d, umask 0x03, counters 0b1111.
-    pub const DIRECTORY_UPDATE_ANY: Event = Event { code: 0x0d, umask: 0x03, ext_sel: false, row: 22 };
-    /// `UNC_H_HITME_HIT.READ_OR_INVITOE`: event select 0x71, umask 0x01, counters 0b1111.
-    pub const HITME_HIT_READ_OR_INVITOE: Event = Event { code: 0x71, umask: 0x01, ext_sel: false, row: 23 };
-    /// `UNC_H_HITME_HIT.WBMTOI`: event select 0x71, umask 0x02, counters 0b1111.
-    pub const HITME_HIT_WBMTOI: Event = Event { code: 0x71, umask: 0x02, ext_sel: false, row: 24 };
-    /// `UNC_H_HITME_HIT.ACKCNFLTWBI`: event select 0x71, umask 0x04, counters 0b1111.
-    pub const HITME_HIT_ACKCNFLTWBI: Event = Event { code: 0x71, umask: 0x04, ext_sel: false, row: 25 };
-    /// `UNC_H_HITME_HIT.WBMTOE_OR_S`: event select 0x71, umask 0x08, counters 0b1111.
-    pub const HITME_HIT_WBMTOE_OR_S: Event = Event { code: 0x71, umask: 0x08, ext_sel: false, row: 26 };
-    /// `UNC_H_HITME_HIT.RSPFWDI_REMOTE`: event select 0x71, umask 0x10, counters 0b1111.
-    pub const HITME_HIT_RSPFWDI_REMOTE: Event = Event { code: 0x71, umask: 0x10, ext_sel: false, row: 27 };
-    /// `UNC_H_HITME_HIT.RSPFWDI_LOCAL`: event select 0x71, umask 0x20, counters 0b1111.
-    pub const HITME_HIT_RSPFWDI_LOCAL: Event = Event { code: 0x71, umask: 0x20, ext_sel: false, row: 28 };
-    /// `UNC_H_HITME_HIT.RSPFWDS`: event select 0x71, umask 0x40, counters 0b1111.
-    pub const HITME_HIT_RSPFWDS: Event = Event { code: 0x71, umask: 0x40, ext_sel: false, row: 29 };
-    /// `UNC_H_HITME_HIT.RSP`: event select 0x71, umask 0x80, counters 0b1111.
-    pub const HITME_HIT_RSP: Event = Event { code: 0x71, umask: 0x80, ext_sel: false, row: 30 };
-    /// `UNC_H_HITME_HIT.ALLOCS`: event select 0x71, umask 0x70, counters 0b1111.
-    pub const HITME_HIT_ALLOCS: Event = Event { code: 0x71, umask: 0x70, ext_sel: false, row: 31 };
-    /// `UNC_H_HITME_HIT.EVICTS`: event select 0x71, umask 0x42, counters 0b1111.
-    pub const HITME_HIT_EVICTS: Event = Event { code: 0x71, umask: 0x42, ext_sel: false, row: 32 };
-    /// `UNC_H_HITME_HIT.INVALS`: event select 0x71, umask 0x26, counters 0b1111.
-    pub const HITME_HIT_INVALS: Event = Event { code: 0x71, umask: 0x26, ext_sel: false, row: 33 };
-    /// `UNC_H_HITME_HIT.ALL`: event select 0x71, umask 0xff, counters 0b1111.
-    pub const HITME_HIT_ALL: Event = Event { code: 0x71, umask: 0xff, ext_sel: false, row: 34 };
-    /// `UNC_H_HITME_HIT.HOM`: event select 0x71, umask 0x0f, counters 0b1111.
-    pub const HITME_HIT_HOM: Event = Event { code: 0x71, umask: 0x0f, ext_sel: false, row: 35 };
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE`: event select 0x72, umask 0x01, counters
-    /// 0b1111.
-    pub const HITME_HIT_PV_BITS_SET_READ_OR_INVITOE: Event = Event { code: 0x72, umask: 0x01, ext_sel: false, row: 36 };
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI`: event select 0x72, umask 0x02, counters 0b1111.
-    pub const HITME_HIT_PV_BITS_SET_WBMTOI: Event = Event { code: 0x72, umask: 0x02, ext_sel: false, row: 37 };
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI`: event select 0x72, umask 0x04, counters 0b1111.
-    pub const HITME_HIT_PV_BITS_SET_ACKCNFLTWBI: Event = Event { code: 0x72, umask: 0x04, ext_sel: false, row: 38 };
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S`: event select 0x72, umask 0x08, counters 0b1111.
-    pub const HITME_HIT_PV_BITS_SET_WBMTOE_OR_S: Event = Event { code: 0x72, umask: 0x08, ext_sel: false, row: 39 };
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE`: event select 0x72, umask 0x10, counters
-    /// 0b1111.
-    pub const HITME_HIT_PV_BITS_SET_RSPFWDI_REMOTE: Event = Event { code: 0x72, umask: 0x10, ext_sel: false, row: 40 };
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL`: event select 0x72, umask 0x20, counters 0b1111.
-    pub const HITME_HIT_PV_BITS_SET_RSPFWDI_LOCAL: Event = Event { code: 0x72, umask: 0x20, ext_sel: false, row: 41 };
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS`: event select 0x72, umask 0x40, counters 0b1111.
-    pub const HITME_HIT_PV_BITS_SET_RSPFWDS: Event = Event { code: 0x72, umask: 0x40, ext_sel: false, row: 42 };
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSP`: event select 0x72, umask 0x80, counters 0b1111.
-    pub const HITME_HIT_PV_BITS_SET_RSP: Event = Event { code: 0x72, umask: 0x80, ext_sel: false, row: 43 };
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.ALL`: event select 0x72, umask 0xff, counters 0b1111.
-    pub const HITME_HIT_PV_BITS_SET_ALL: Event = Event { code: 0x72, umask: 0xff, ext_sel: false, row: 44 };
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.HOM`: event select 0x72, umask 0x0f, counters 0b1111.
-    pub const HITME_HIT_PV_BITS_SET_HOM: Event = Event { code: 0x72, umask: 0x0f, ext_sel: false, row: 45 };
-    /// `UNC_H_HITME_LOOKUP.READ_OR_INVITOE`: event select 0x70, umask 0x01, counters 0b1111.
-    pub const HITME_LOOKUP_READ_OR_INVITOE: Event = Event { code: 0x70, umask: 0x01, ext_sel: false, row: 46 };
-    /// `UNC_H_HITME_LOOKUP.WBMTOI`: event select 0x70, umask 0x02, counters 0b1111.
-    pub const HITME_LOOKUP_WBMTOI: Event = Event { code: 0x70, umask: 0x02, ext_sel: false, row: 47 };
-    /// `UNC_H_HITME_LOOKUP.ACKCNFLTWBI`: event select 0x70, umask 0x04, counters 0b1111.
-    pub const HITME_LOOKUP_ACKCNFLTWBI: Event = Event { code: 0x70, umask: 0x04, ext_sel: false, row: 48 };
-    /// `UNC_H_HITME_LOOKUP.WBMTOE_OR_S`: event select 0x70, umask 0x08, counters 0b1111.
-    pub const HITME_LOOKUP_WBMTOE_OR_S: Event = Event { code: 0x70, umask: 0x08, ext_sel: false, row: 49 };
-    /// `UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE`: event select 0x70, umask 0x10, counters 0b1111.
-    pub const HITME_LOOKUP_RSPFWDI_REMOTE: Event = Event { code: 0x70, umask: 0x10, ext_sel: false, row: 50 };
-    /// `UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL`: event select 0x70, umask 0x20, counters 0b1111.
-    pub const HITME_LOOKUP_RSPFWDI_LOCAL: Event = Event { code: 0x70, umask: 0x20, ext_sel: false, row: 51 };
-    /// `UNC_H_HITME_LOOKUP.RSPFWDS`: event select 0x70, umask 0x40, counters 0b1111.
-    pub const HITME_LOOKUP_RSPFWDS: Event = Event { code: 0x70, umask: 0x40, ext_sel: false, row: 52 };
-    /// `UNC_H_HITME_LOOKUP.RSP`: event select 0x70, umask 0x80, counters 0b1111.
-    pub const HITME_LOOKUP_RSP: Event = Event { code: 0x70, umask: 0x80, ext_sel: false, row: 53 };
-    /// `UNC_H_HITME_LOOKUP.ALLOCS`: event select 0x70, umask 0x70, counters 0b1111.
-    pub const HITME_LOOKUP_ALLOCS: Event = Event { code: 0x70, umask: 0x70, ext_sel: false, row: 54 };
-    /// `UNC_H_HITME_LOOKUP.INVALS`: event select 0x70, umask 0x26, counters 0b1111.
-    pub const HITME_LOOKUP_INVALS: Event = Event { code: 0x70, umask: 0x26, ext_sel: false, row: 55 };
-    /// `UNC_H_HITME_LOOKUP.ALL`: event select 0x70, umask 0xff, counters 0b1111.
-    pub const HITME_LOOKUP_ALL: Event = Event { code: 0x70, umask: 0xff, ext_sel: false, row: 56 };
-    /// `UNC_H_HITME_LOOKUP.HOM`: event select 0x70, umask 0x0f, counters 0b1111.
-    pub const HITME_LOOKUP_HOM: Event = Event { code: 0x70, umask: 0x0f, ext_sel: false, row: 57 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`: event select 0x22, umask 0x01, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event { code: 0x22, umask: 0x01, ext_sel: false, row: 58 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`: event select 0x22, umask 0x02, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event { code: 0x22, umask: 0x02, ext_sel: false, row: 59 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`: event select 0x22, umask 0x04, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event { code: 0x22, umask: 0x04, ext_sel: false, row: 60 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`: event select 0x22, umask 0x08, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event { code: 0x22, umask: 0x08, ext_sel: false, row: 61 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2`: event select 0x22, umask 0x10, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI2: Event = Event { code: 0x22, umask: 0x10, ext_sel: false, row: 62 };
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2`: event select 0x22, umask 0x20, counters 0b1111.
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI2: Event = Event { code: 0x22, umask: 0x20, ext_sel: false, row: 63 };
-    /// `UNC_H_IMC_READS.NORMAL`: event select 0x17, umask 0x01, counters 0b1111.
-    pub const IMC_READS_NORMAL: Event = Event { code: 0x17, umask: 0x01, ext_sel: false, row: 64 };
-    /// `UNC_H_IMC_RETRY`: event select 0x1e, umask 0x00, counters 0b1111.
-    pub const IMC_RETRY: Event = Event { code: 0x1e, umask: 0x00, ext_sel: false, row: 65 };
-    /// `UNC_H_IMC_WRITES.FULL`: event select 0x1a, umask 0x01, counters 0b1111.
-    pub const IMC_WRITES_FULL: Event = Event { code: 0x1a, umask: 0x01, ext_sel: false, row: 66 };
-    /// `UNC_H_IMC_WRITES.PARTIAL`: event select 0x1a, umask 0x02, counters 0b1111.
-    pub const IMC_WRITES_PARTIAL: Event = Event { code: 0x1a, umask: 0x02, ext_sel: false, row: 67 };
-    /// `UNC_H_IMC_WRITES.FULL_ISOCH`: event select 0x1a, umask 0x04, counters 0b1111.
-    pub const IMC_WRITES_FULL_ISOCH: Event = Event { code: 0x1a, umask: 0x04, ext_sel: false, row: 68 };
-    /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`: event select 0x1a, umask 0x08, counters 0b1111.
-    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event { code: 0x1a, umask: 0x08, ext_sel: false, row: 69 };
-    /// `UNC_H_IMC_WRITES.ALL`: event select 0x1a, umask 0x0f, counters 0b1111.
-    pub const IMC_WRITES_ALL: Event = Event { code: 0x1a, umask: 0x0f, ext_sel: false, row: 70 };
-    /// `UNC_H_IOT_BACKPRESSURE.SAT`: event select 0x61, umask 0x01, counters 0b111.
-    pub const IOT_BACKPRESSURE_SAT: Event = Event { code: 0x61, umask: 0x01, ext_sel: false, row: 71 };
-    /// `UNC_H_IOT_BACKPRESSURE.HUB`: event select 0x61, umask 0x02, counters 0b111.
-    pub const IOT_BACKPRESSURE_HUB: Event = Event { code: 0x61, umask: 0x02, ext_sel: false, row: 72 };
-    /// `UNC_H_IOT_CTS_EAST_LO.CTS0`: event select 0x64, umask 0x01, counters 0b111.
-    pub const IOT_CTS_EAST_LO_CTS0: Event = Event { code: 0x64, umask: 0x01, ext_sel: false, row: 73 };
-    /// `UNC_H_IOT_CTS_EAST_LO.CTS1`: event select 0x64, umask 0x02, counters 0b111.
-    pub const IOT_CTS_EAST_LO_CTS1: Event = Event { code: 0x64, umask: 0x02, ext_sel: false, row: 74 };
-    /// `UNC_H_IOT_CTS_HI.CTS2`: event select 0x65, umask 0x01, counters 0b111.
-    pub const IOT_CTS_HI_CTS2: Event = Event { code: 0x65, umask: 0x01, ext_sel: false, row: 75 };
-    /// `UNC_H_IOT_CTS_HI.CTS3`: event select 0x65, umask 0x02, counters 0b111.
-    pub const IOT_CTS_HI_CTS3: Event = Event { code: 0x65, umask: 0x02, ext_sel: false, row: 76 };
-    /// `UNC_H_IOT_CTS_WEST_LO.CTS0`: event select 0x62, umask 0x01, counters 0b111.
-    pub const IOT_CTS_WEST_LO_CTS0: Event = Event { code: 0x62, umask: 0x01, ext_sel: false, row: 77 };
-    /// `UNC_H_IOT_CTS_WEST_LO.CTS1`: event select 0x62, umask 0x02, counters 0b111.
-    pub const IOT_CTS_WEST_LO_CTS1: Event = Event { code: 0x62, umask: 0x02, ext_sel: false, row: 78 };
-    /// `UNC_H_OSB.READS_LOCAL`: event select 0x53, umask 0x02, counters 0b1111.
-    pub const OSB_READS_LOCAL: Event = Event { code: 0x53, umask: 0x02, ext_sel: false, row: 79 };
-    /// `UNC_H_OSB.INVITOE_LOCAL`: event select 0x53, umask 0x04, counters 0b1111.
-    pub const OSB_INVITOE_LOCAL: Event = Event { code: 0x53, umask: 0x04, ext_sel: false, row: 80 };
-    /// `UNC_H_OSB.REMOTE`: event select 0x53, umask 0x08, counters 0b1111.
-    pub const OSB_REMOTE: Event = Event { code: 0x53, umask: 0x08, ext_sel: false, row: 81 };
-    /// `UNC_H_OSB.CANCELLED`: event select 0x53, umask 0x10, counters 0b1111.
-    pub const OSB_CANCELLED: Event = Event { code: 0x53, umask: 0x10, ext_sel: false, row: 82 };
-    /// `UNC_H_OSB.READS_LOCAL_USEFUL`: event select 0x53, umask 0x20, counters 0b1111.
-    pub const OSB_READS_LOCAL_USEFUL: Event = Event { code: 0x53, umask: 0x20, ext_sel: false, row: 83 };
-    /// `UNC_H_OSB.REMOTE_USEFUL`: event select 0x53, umask 0x40, counters 0b1111.
-    pub const OSB_REMOTE_USEFUL: Event = Event { code: 0x53, umask: 0x40, ext_sel: false, row: 84 };
-    /// `UNC_H_OSB_EDR.ALL`: event select 0x54, umask 0x01, counters 0b1111.
-    pub const OSB_EDR_ALL: Event = Event { code: 0x54, umask: 0x01, ext_sel: false, row: 85 };
-    /// `UNC_H_OSB_EDR.READS_LOCAL_I`: event select 0x54, umask 0x02, counters 0b1111.
-    pub const OSB_EDR_READS_LOCAL_I: Event = Event { code: 0x54, umask: 0x02, ext_sel: false, row: 86 };
-    /// `UNC_H_OSB_EDR.READS_REMOTE_I`: event select 0x54, umask 0x04, counters 0b1111.
-    pub const OSB_EDR_READS_REMOTE_I: Event = Event { code: 0x54, umask: 0x04, ext_sel: false, row: 87 };
-    /// `UNC_H_OSB_EDR.READS_LOCAL_S`: event select 0x54, umask 0x08, counters 0b1111.
-    pub const OSB_EDR_READS_LOCAL_S: Event = Event { code: 0x54, umask: 0x08, ext_sel: false, row: 88 };
-    /// `UNC_H_OSB_EDR.READS_REMOTE_S`: event select 0x54, umask 0x10, counters 0b1111.
-    pub const OSB_EDR_READS_REMOTE_S: Event = Event { code: 0x54, umask: 0x10, ext_sel: false, row: 89 };
-    /// `UNC_H_REQUESTS.READS`: event select 0x01, umask 0x03, counters 0b1111.
-    pub const REQUESTS_READS: Event = Event { code: 0x01, umask: 0x03, ext_sel: false, row: 90 };
-    /// `UNC_H_REQUESTS.WRITES`: event select 0x01, umask 0x0c, counters 0b1111.
-    pub const REQUESTS_WRITES: Event = Event { code: 0x01, umask: 0x0c, ext_sel: false, row: 91 };
-    /// `UNC_H_REQUESTS.READS_LOCAL`: event select 0x01, umask 0x01, counters 0b1111.
-    pub const REQUESTS_READS_LOCAL: Event = Event { code: 0x01, umask: 0x01, ext_sel: false, row: 92 };
-    /// `UNC_H_REQUESTS.READS_REMOTE`: event select 0x01, umask 0x02, counters 0b1111.
-    pub const REQUESTS_READS_REMOTE: Event = Event { code: 0x01, umask: 0x02, ext_sel: false, row: 93 };
-    /// `UNC_H_REQUESTS.WRITES_LOCAL`: event select 0x01, umask 0x04, counters 0b1111.
-    pub const REQUESTS_WRITES_LOCAL: Event = Event { code: 0x01, umask: 0x04, ext_sel: false, row: 94 };
-    /// `UNC_H_REQUESTS.WRITES_REMOTE`: event select 0x01, umask 0x08, counters 0b1111.
-    pub const REQUESTS_WRITES_REMOTE: Event = Event { code: 0x01, umask: 0x08, ext_sel: false, row: 95 };
-    /// `UNC_H_REQUESTS.INVITOE_LOCAL`: event select 0x01, umask 0x10, counters 0b1111.
-    pub const REQUESTS_INVITOE_LOCAL: Event = Event { code: 0x01, umask: 0x10, ext_sel: false, row: 96 };
-    /// `UNC_H_REQUESTS.INVITOE_REMOTE`: event select 0x01, umask 0x20, counters 0b1111.
-    pub const REQUESTS_INVITOE_REMOTE: Event = Event { code: 0x01, umask: 0x20, ext_sel: false, row: 97 };
-    /// `UNC_H_RING_AD_USED.CW_EVEN`: event select 0x3e, umask 0x01, counters 0b1111.
-    pub const RING_AD_USED_CW_EVEN: Event = Event { code: 0x3e, umask: 0x01, ext_sel: false, row: 98 };
-    /// `UNC_H_RING_AD_USED.CW_ODD`: event select 0x3e, umask 0x02, counters 0b1111.
-    pub const RING_AD_USED_CW_ODD: Event = Event { code: 0x3e, umask: 0x02, ext_sel: false, row: 99 };
-    /// `UNC_H_RING_AD_USED.CCW_EVEN`: event select 0x3e, umask 0x04, counters 0b1111.
-    pub const RING_AD_USED_CCW_EVEN: Event = Event { code: 0x3e, umask: 0x04, ext_sel: false, row: 100 };
-    /// `UNC_H_RING_AD_USED.CCW_ODD`: event select 0x3e, umask 0x08, counters 0b1111.
-    pub const RING_AD_USED_CCW_ODD: Event = Event { code: 0x3e, umask: 0x08, ext_sel: false, row: 101 };
-    /// `UNC_H_RING_AD_USED.CW`: event select 0x3e, umask 0x03, counters 0b1111.
-    pub const RING_AD_USED_CW: Event = Event { code: 0x3e, umask: 0x03, ext_sel: false, row: 102 };
-    /// `UNC_H_RING_AD_USED.CCW`: event select 0x3e, umask 0x0c, counters 0b1111.
-    pub const RING_AD_USED_CCW: Event = Event { code: 0x3e, umask: 0x0c, ext_sel: false, row: 103 };
-    /// `UNC_H_RING_AK_USED.CW_EVEN`: event select 0x3f, umask 0x01, counters 0b1111.
-    pub const RING_AK_USED_CW_EVEN: Event = Event { code: 0x3f, umask: 0x01, ext_sel: false, row: 104 };
-    /// `UNC_H_RING_AK_USED.CW_ODD`: event select 0x3f, umask 0x02, counters 0b1111.
-    pub const RING_AK_USED_CW_ODD: Event = Event { code: 0x3f, umask: 0x02, ext_sel: false, row: 105 };
-    /// `UNC_H_RING_AK_USED.CCW_EVEN`: event select 0x3f, umask 0x04, counters 0b1111.
-    pub const RING_AK_USED_CCW_EVEN: Event = Event { code: 0x3f, umask: 0x04, ext_sel: false, row: 106 };
-    /// `UNC_H_RING_AK_USED.CCW_ODD`: event select 0x3f, umask 0x08, counters 0b1111.
-    pub const RING_AK_USED_CCW_ODD: Event = Event { code: 0x3f, umask: 0x08, ext_sel: false, row: 107 };
-    /// `UNC_H_RING_AK_USED.CW`: event select 0x3f, umask 0x03, counters 0b1111.
-    pub const RING_AK_USED_CW: Event = Event { code: 0x3f, umask: 0x03, ext_sel: false, row: 108 };
-    /// `UNC_H_RING_AK_USED.CCW`: event select 0x3f, umask 0x0c, counters 0b1111.
-    pub const RING_AK_USED_CCW: Event = Event { code: 0x3f, umask: 0x0c, ext_sel: false, row: 109 };
-    /// `UNC_H_RING_BL_USED.CW_EVEN`: event select 0x40, umask 0x01, counters 0b1111.
-    pub const RING_BL_USED_CW_EVEN: Event = Event { code: 0x40, umask: 0x01, ext_sel: false, row: 110 };
-    /// `UNC_H_RING_BL_USED.CW_ODD`: event select 0x40, umask 0x02, counters 0b1111.
-    pub const RING_BL_USED_CW_ODD: Event = Event { code: 0x40, umask: 0x02, ext_sel: false, row: 111 };
-    /// `UNC_H_RING_BL_USED.CCW_EVEN`: event select 0x40, umask 0x04, counters 0b1111.
-    pub const RING_BL_USED_CCW_EVEN: Event = Event { code: 0x40, umask: 0x04, ext_sel: false, row: 112 };
-    /// `UNC_H_RING_BL_USED.CCW_ODD`: event select 0x40, umask 0x08, counters 0b1111.
-    pub const RING_BL_USED_CCW_ODD: Event = Event { code: 0x40, umask: 0x08, ext_sel: false, row: 113 };
-    /// `UNC_H_RING_BL_USED.CW`: event select 0x40, umask 0x03, counters 0b1111.
-    pub const RING_BL_USED_CW: Event = Event { code: 0x40, umask: 0x03, ext_sel: false, row: 114 };
-    /// `UNC_H_RING_BL_USED.CCW`: event select 0x40, umask 0x0c, counters 0b1111.
-    pub const RING_BL_USED_CCW: Event = Event { code: 0x40, umask: 0x0c, ext_sel: false, row: 115 };
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x15, umask 0x01, counters 0b1111.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event { code: 0x15, umask: 0x01, ext_sel: false, row: 116 };
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x15, umask 0x02, counters 0b1111.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event { code: 0x15, umask: 0x02, ext_sel: false, row: 117 };
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x15, umask 0x04, counters 0b1111.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event { code: 0x15, umask: 0x04, ext_sel: false, row: 118 };
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x15, umask 0x08, counters 0b1111.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event { code: 0x15, umask: 0x08, ext_sel: false, row: 119 };
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x16, umask 0x01, counters 0b1111.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event { code: 0x16, umask: 0x01, ext_sel: false, row: 120 };
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x16, umask 0x02, counters 0b1111.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event { code: 0x16, umask: 0x02, ext_sel: false, row: 121 };
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x16, umask 0x04, counters 0b1111.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event { code: 0x16, umask: 0x04, ext_sel: false, row: 122 };
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x16, umask 0x08, counters 0b1111.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event { code: 0x16, umask: 0x08, ext_sel: false, row: 123 };
-    /// `UNC_H_SBO0_CREDITS_ACQUIRED.AD`: event select 0x68, umask 0x01, counters 0b1111.
-    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event { code: 0x68, umask: 0x01, ext_sel: false, row: 124 };
-    /// `UNC_H_SBO0_CREDITS_ACQUIRED.BL`: event select 0x68, umask 0x02, counters 0b1111.
-    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event { code: 0x68, umask: 0x02, ext_sel: false, row: 125 };
-    /// `UNC_H_SBO0_CREDIT_OCCUPANCY.AD`: event select 0x6a, umask 0x01, counters 0b1111.
-    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event { code: 0x6a, umask: 0x01, ext_sel: false, row: 126 };
-    /// `UNC_H_SBO0_CREDIT_OCCUPANCY.BL`: event select 0x6a, umask 0x02, counters 0b1111.
-    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event { code: 0x6a, umask: 0x02, ext_sel: false, row: 127 };
-    /// `UNC_H_SBO1_CREDITS_ACQUIRED.AD`: event select 0x69, umask 0x01, counters 0b1111.
-    pub const SBO1_CREDITS_ACQUIRED_AD: Event = Event { code: 0x69, umask: 0x01, ext_sel: false, row: 128 };
-    /// `UNC_H_SBO1_CREDITS_ACQUIRED.BL`: event select 0x69, umask 0x02, counters 0b1111.
-    pub const SBO1_CREDITS_ACQUIRED_BL: Event = Event { code: 0x69, umask: 0x02, ext_sel: false, row: 129 };
-    /// `UNC_H_SBO1_CREDIT_OCCUPANCY.AD`: event select 0x6b, umask 0x01, counters 0b1111.
-    pub const SBO1_CREDIT_OCCUPANCY_AD: Event = Event { code: 0x6b, umask: 0x01, ext_sel: false, row: 130 };
-    /// `UNC_H_SBO1_CREDIT_OCCUPANCY.BL`: event select 0x6b, umask 0x02, counters 0b1111.
-    pub const SBO1_CREDIT_OCCUPANCY_BL: Event = Event { code: 0x6b, umask: 0x02, ext_sel: false, row: 131 };
-    /// `UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL`: event select 0x0a, umask 0x01, counters 0b1111.
-    pub const SNOOPS_RSP_AFTER_DATA_LOCAL: Event = Event { code: 0x0a, umask: 0x01, ext_sel: false, row: 132 };
-    /// `UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE`: event select 0x0a, umask 0x02, counters 0b1111.
-    pub const SNOOPS_RSP_AFTER_DATA_REMOTE: Event = Event { code: 0x0a, umask: 0x02, ext_sel: false, row: 133 };
-    /// `UNC_H_SNOOP_CYCLES_NE.LOCAL`: event select 0x08, umask 0x01, counters 0b1111.
-    pub const SNOOP_CYCLES_NE_LOCAL: Event = Event { code: 0x08, umask: 0x01, ext_sel: false, row: 134 };
-    /// `UNC_H_SNOOP_CYCLES_NE.REMOTE`: event select 0x08, umask 0x02, counters 0b1111.
-    pub const SNOOP_CYCLES_NE_REMOTE: Event = Event { code: 0x08, umask: 0x02, ext_sel: false, row: 135 };
-    /// `UNC_H_SNOOP_CYCLES_NE.ALL`: event select 0x08, umask 0x03, counters 0b1111.
-    pub const SNOOP_CYCLES_NE_ALL: Event = Event { code: 0x08, umask: 0x03, ext_sel: false, row: 136 };
-    /// `UNC_H_SNOOP_OCCUPANCY.LOCAL`: event select 0x09, umask 0x01, counters 0b1111.
-    pub const SNOOP_OCCUPANCY_LOCAL: Event = Event { code: 0x09, umask: 0x01, ext_sel: false, row: 137 };
-    /// `UNC_H_SNOOP_OCCUPANCY.REMOTE`: event select 0x09, umask 0x02, counters 0b1111.
-    pub const SNOOP_OCCUPANCY_REMOTE: Event = Event { code: 0x09, umask: 0x02, ext_sel: false, row: 138 };
-    /// `UNC_H_SNOOP_RESP.RSPI`: event select 0x21, umask 0x01, counters 0b1111.
-    pub const SNOOP_RESP_RSPI: Event = Event { code: 0x21, umask: 0x01, ext_sel: false, row: 139 };
-    /// `UNC_H_SNOOP_RESP.RSPS`: event select 0x21, umask 0x02, counters 0b1111.
-    pub const SNOOP_RESP_RSPS: Event = Event { code: 0x21, umask: 0x02, ext_sel: false, row: 140 };
-    /// `UNC_H_SNOOP_RESP.RSPIFWD`: event select 0x21, umask 0x04, counters 0b1111.
-    pub const SNOOP_RESP_RSPIFWD: Event = Event { code: 0x21, umask: 0x04, ext_sel: false, row: 141 };
-    /// `UNC_H_SNOOP_RESP.RSPSFWD`: event select 0x21, umask 0x08, counters 0b1111.
-    pub const SNOOP_RESP_RSPSFWD: Event = Event { code: 0x21, umask: 0x08, ext_sel: false, row: 142 };
-    /// `UNC_H_SNOOP_RESP.RSP_WB`: event select 0x21, umask 0x10, counters 0b1111.
-    pub const SNOOP_RESP_RSP_WB: Event = Event { code: 0x21, umask: 0x10, ext_sel: false, row: 143 };
-    /// `UNC_H_SNOOP_RESP.RSP_FWD_WB`: event select 0x21, umask 0x20, counters 0b1111.
-    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event { code: 0x21, umask: 0x20, ext_sel: false, row: 144 };
-    /// `UNC_H_SNOOP_RESP.RSPCNFLCT`: event select 0x21, umask 0x40, counters 0b1111.
-    pub const SNOOP_RESP_RSPCNFLCT: Event = Event { code: 0x21, umask: 0x40, ext_sel: false, row: 145 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPI`: event select 0x60, umask 0x01, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPI: Event = Event { code: 0x60, umask: 0x01, ext_sel: false, row: 146 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPS`: event select 0x60, umask 0x02, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPS: Event = Event { code: 0x60, umask: 0x02, ext_sel: false, row: 147 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD`: event select 0x60, umask 0x04, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPIFWD: Event = Event { code: 0x60, umask: 0x04, ext_sel: false, row: 148 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD`: event select 0x60, umask 0x08, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPSFWD: Event = Event { code: 0x60, umask: 0x08, ext_sel: false, row: 149 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB`: event select 0x60, umask 0x10, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPXWB: Event = Event { code: 0x60, umask: 0x10, ext_sel: false, row: 150 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB`: event select 0x60, umask 0x20, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPXFWDXWB: Event = Event { code: 0x60, umask: 0x20, ext_sel: false, row: 151 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT`: event select 0x60, umask 0x40, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_RSPCNFLCT: Event = Event { code: 0x60, umask: 0x40, ext_sel: false, row: 152 };
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.OTHER`: event select 0x60, umask 0x80, counters 0b1111.
-    pub const SNP_RESP_RECV_LOCAL_OTHER: Event = Event { code: 0x60, umask: 0x80, ext_sel: false, row: 153 };
-    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD`: event select 0x6c, umask 0x01, counters 0b1111.
-    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event { code: 0x6c, umask: 0x01, ext_sel: false, row: 154 };
-    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD`: event select 0x6c, umask 0x02, counters 0b1111.
-    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event { code: 0x6c, umask: 0x02, ext_sel: false, row: 155 };
-    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL`: event select 0x6c, umask 0x04, counters 0b1111.
-    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event { code: 0x6c, umask: 0x04, ext_sel: false, row: 156 };
-    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL`: event select 0x6c, umask 0x08, counters 0b1111.
-    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event { code: 0x6c, umask: 0x08, ext_sel: false, row: 157 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION0`: event select 0x1b, umask 0x01, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION0: Event = Event { code: 0x1b, umask: 0x01, ext_sel: false, row: 158 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION1`: event select 0x1b, umask 0x02, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION1: Event = Event { code: 0x1b, umask: 0x02, ext_sel: false, row: 159 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION2`: event select 0x1b, umask 0x04, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION2: Event = Event { code: 0x1b, umask: 0x04, ext_sel: false, row: 160 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION3`: event select 0x1b, umask 0x08, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION3: Event = Event { code: 0x1b, umask: 0x08, ext_sel: false, row: 161 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION4`: event select 0x1b, umask 0x10, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION4: Event = Event { code: 0x1b, umask: 0x10, ext_sel: false, row: 162 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION5`: event select 0x1b, umask 0x20, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION5: Event = Event { code: 0x1b, umask: 0x20, ext_sel: false, row: 163 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION6`: event select 0x1b, umask 0x40, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION6: Event = Event { code: 0x1b, umask: 0x40, ext_sel: false, row: 164 };
-    /// `UNC_H_TAD_REQUESTS_G0.REGION7`: event select 0x1b, umask 0x80, counters 0b1111.
-    pub const TAD_REQUESTS_G0_REGION7: Event = Event { code: 0x1b, umask: 0x80, ext_sel: false, row: 165 };
-    /// `UNC_H_TAD_REQUESTS_G1.REGION8`: event select 0x1c, umask 0x01, counters 0b1111.
-    pub const TAD_REQUESTS_G1_REGION8: Event = Event { code: 0x1c, umask: 0x01, ext_sel: false, row: 166 };
-    /// `UNC_H_TAD_REQUESTS_G1.REGION9`: event select 0x1c, umask 0x02, counters 0b1111.
-    pub const TAD_REQUESTS_G1_REGION9: Event = Event { code: 0x1c, umask: 0x02, ext_sel: false, row: 167 };
-    /// `UNC_H_TAD_REQUESTS_G1.REGION10`: event select 0x1c, umask 0x04, counters 0b1111.
-    pub const TAD_REQUESTS_G1_REGION10: Event = Event { code: 0x1c, umask: 0x04, ext_sel: false, row: 168 };
-    /// `UNC_H_TAD_REQUESTS_G1.REGION11`: event select 0x1c, umask 0x08, counters 0b1111.
-    pub const TAD_REQUESTS_G1_REGION11: Event = Event { code: 0x1c, umask: 0x08, ext_sel: false, row: 169 };
-    /// `UNC_H_TRACKER_CYCLES_FULL.GP`: event select 0x02, umask 0x01, counters 0b1111.
-    pub const TRACKER_CYCLES_FULL_GP: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, row: 170 };
-    /// `UNC_H_TRACKER_CYCLES_FULL.ALL`: event select 0x02, umask 0x02, counters 0b1111.
-    pub const TRACKER_CYCLES_FULL_ALL: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, row: 171 };
-    /// `UNC_H_TRACKER_OCCUPANCY.READS_LOCAL`: event select 0x04, umask 0x04, counters 0b1111.
-    pub const TRACKER_OCCUPANCY_READS_LOCAL: Event = Event { code: 0x04, umask: 0x04, ext_sel: false, row: 172 };
-    /// `UNC_H_TRACKER_OCCUPANCY.READS_REMOTE`: event select 0x04, umask 0x08, counters 0b1111.
-    pub const TRACKER_OCCUPANCY_READS_REMOTE: Event = Event { code: 0x04, umask: 0x08, ext_sel: false, row: 173 };
-    /// `UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL`: event select 0x04, umask 0x10, counters 0b1111.
-    pub const TRACKER_OCCUPANCY_WRITES_LOCAL: Event = Event { code: 0x04, umask: 0x10, ext_sel: false, row: 174 };
-    /// `UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE`: event select 0x04, umask 0x20, counters 0b1111.
-    pub const TRACKER_OCCUPANCY_WRITES_REMOTE: Event = Event { code: 0x04, umask: 0x20, ext_sel: false, row: 175 };
-    /// `UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL`: event select 0x04, umask 0x40, counters 0b1111.
-    pub const TRACKER_OCCUPANCY_INVITOE_LOCAL: Event = Event { code: 0x04, umask: 0x40, ext_sel: false, row: 176 };
-    /// `UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE`: event select 0x04, umask 0x80, counters 0b1111.
-    pub const TRACKER_OCCUPANCY_INVITOE_REMOTE: Event = Event { code: 0x04, umask: 0x80, ext_sel: false, row: 177 };
-    /// `UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL`: event select 0x05, umask 0x01, counters 0b1111.
-    pub const TRACKER_PENDING_OCCUPANCY_LOCAL: Event = Event { code: 0x05, umask: 0x01, ext_sel: false, row: 178 };
-    /// `UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE`: event select 0x05, umask 0x02, counters 0b1111.
-    pub const TRACKER_PENDING_OCCUPANCY_REMOTE: Event = Event { code: 0x05, umask: 0x02, ext_sel: false, row: 179 };
-    /// `UNC_H_TxR_AD.HOM`: event select 0x0f, umask 0x04, counters 0b1111.
-    pub const TXR_AD_HOM: Event = Event { code: 0x0f, umask: 0x04, ext_sel: false, row: 180 };
-    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`: event select 0x2a, umask 0x01, counters 0b1111.
-    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event { code: 0x2a, umask: 0x01, ext_sel: false, row: 181 };
-    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`: event select 0x2a, umask 0x02, counters 0b1111.
-    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event { code: 0x2a, umask: 0x02, ext_sel: false, row: 182 };
-    /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`: event select 0x2a, umask 0x03, counters 0b1111.
-    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event { code: 0x2a, umask: 0x03, ext_sel: false, row: 183 };
-    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`: event select 0x29, umask 0x01, counters 0b1111.
-    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event { code: 0x29, umask: 0x01, ext_sel: false, row: 184 };
-    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`: event select 0x29, umask 0x02, counters 0b1111.
-    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event { code: 0x29, umask: 0x02, ext_sel: false, row: 185 };
-    /// `UNC_H_TxR_AD_CYCLES_NE.ALL`: event select 0x29, umask 0x03, counters 0b1111.
-    pub const TXR_AD_CYCLES_NE_ALL: Event = Event { code: 0x29, umask: 0x03, ext_sel: false, row: 186 };
-    /// `UNC_H_TxR_AD_INSERTS.SCHED0`: event select 0x27, umask 0x01, counters 0b1111.
-    pub const TXR_AD_INSERTS_SCHED0: Event = Event { code: 0x27, umask: 0x01, ext_sel: false, row: 187 };
-    /// `UNC_H_TxR_AD_INSERTS.SCHED1`: event select 0x27, umask 0x02, counters 0b1111.
-    pub const TXR_AD_INSERTS_SCHED1: Event = Event { code: 0x27, umask: 0x02, ext_sel: false, row: 188 };
-    /// `UNC_H_TxR_AD_INSERTS.ALL`: event select 0x27, umask 0x03, counters 0b1111.
-    pub const TXR_AD_INSERTS_ALL: Event = Event { code: 0x27, umask: 0x03, ext_sel: false, row: 189 };
-    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`: event select 0x32, umask 0x01, counters 0b1111.
-    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event { code: 0x32, umask: 0x01, ext_sel: false, row: 190 };
-    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`: event select 0x32, umask 0x02, counters 0b1111.
-    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event { code: 0x32, umask: 0x02, ext_sel: false, row: 191 };
-    /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`: event select 0x32, umask 0x03, counters 0b1111.
-    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event { code: 0x32, umask: 0x03, ext_sel: false, row: 192 };
-    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`: event select 0x31, umask 0x01, counters 0b1111.
-    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event { code: 0x31, umask: 0x01, ext_sel: false, row: 193 };
-    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`: event select 0x31, umask 0x02, counters 0b1111.
-    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event { code: 0x31, umask: 0x02, ext_sel: false, row: 194 };
-    /// `UNC_H_TxR_AK_CYCLES_NE.ALL`: event select 0x31, umask 0x03, counters 0b1111.
-    pub const TXR_AK_CYCLES_NE_ALL: Event = Event { code: 0x31, umask: 0x03, ext_sel: false, row: 195 };
-    /// `UNC_H_TxR_AK_INSERTS.SCHED0`: event select 0x2f, umask 0x01, counters 0b1111.
-    pub const TXR_AK_INSERTS_SCHED0: Event = Event { code: 0x2f, umask: 0x01, ext_sel: false, row: 196 };
-    /// `UNC_H_TxR_AK_INSERTS.SCHED1`: event select 0x2f, umask 0x02, counters 0b1111.
-    pub const TXR_AK_INSERTS_SCHED1: Event = Event { code: 0x2f, umask: 0x02, ext_sel: false, row: 197 };
-    /// `UNC_H_TxR_AK_INSERTS.ALL`: event select 0x2f, umask 0x03, counters 0b1111.
-    pub const TXR_AK_INSERTS_ALL: Event = Event { code: 0x2f, umask: 0x03, ext_sel: false, row: 198 };
-    /// `UNC_H_TxR_BL.DRS_CACHE`: event select 0x10, umask 0x01, counters 0b1111.
-    pub const TXR_BL_DRS_CACHE: Event = Event { code: 0x10, umask: 0x01, ext_sel: false, row: 199 };
-    /// `UNC_H_TxR_BL.DRS_CORE`: event select 0x10, umask 0x02, counters 0b1111.
-    pub const TXR_BL_DRS_CORE: Event = Event { code: 0x10, umask: 0x02, ext_sel: false, row: 200 };
-    /// `UNC_H_TxR_BL.DRS_QPI`: event select 0x10, umask 0x04, counters 0b1111.
-    pub const TXR_BL_DRS_QPI: Event = Event { code: 0x10, umask: 0x04, ext_sel: false, row: 201 };
-    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`: event select 0x36, umask 0x01, counters 0b1111.
-    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, row: 202 };
-    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`: event select 0x36, umask 0x02, counters 0b1111.
-    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event { code: 0x36, umask: 0x02, ext_sel: false, row: 203 };
-    /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`: event select 0x36, umask 0x03, counters 0b1111.
-    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event { code: 0x36, umask: 0x03, ext_sel: false, row: 204 };
-    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`: event select 0x35, umask 0x01, counters 0b1111.
-    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, row: 205 };
-    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`: event select 0x35, umask 0x02, counters 0b1111.
-    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event { code: 0x35, umask: 0x02, ext_sel: false, row: 206 };
-    /// `UNC_H_TxR_BL_CYCLES_NE.ALL`: event select 0x35, umask 0x03, counters 0b1111.
-    pub const TXR_BL_CYCLES_NE_ALL: Event = Event { code: 0x35, umask: 0x03, ext_sel: false, row: 207 };
-    /// `UNC_H_TxR_BL_INSERTS.SCHED0`: event select 0x33, umask 0x01, counters 0b1111.
-    pub const TXR_BL_INSERTS_SCHED0: Event = Event { code: 0x33, umask: 0x01, ext_sel: false, row: 208 };
-    /// `UNC_H_TxR_BL_INSERTS.SCHED1`: event select 0x33, umask 0x02, counters 0b1111.
-    pub const TXR_BL_INSERTS_SCHED1: Event = Event { code: 0x33, umask: 0x02, ext_sel: false, row: 209 };
-    /// `UNC_H_TxR_BL_INSERTS.ALL`: event select 0x33, umask 0x03, counters 0b1111.
-    pub const TXR_BL_INSERTS_ALL: Event = Event { code: 0x33, umask: 0x03, ext_sel: false, row: 210 };
-    /// `UNC_H_TxR_STARVED.AK`: event select 0x6d, umask 0x01, counters 0b1111.
-    pub const TXR_STARVED_AK: Event = Event { code: 0x6d, umask: 0x01, ext_sel: false, row: 211 };
-    /// `UNC_H_TxR_STARVED.BL`: event select 0x6d, umask 0x02, counters 0b1111.
-    pub const TXR_STARVED_BL: Event = Event { code: 0x6d, umask: 0x02, ext_sel: false, row: 212 };
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x18, umask 0x01, counters 0b1111.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event { code: 0x18, umask: 0x01, ext_sel: false, row: 213 };
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x18, umask 0x02, counters 0b1111.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event { code: 0x18, umask: 0x02, ext_sel: false, row: 214 };
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x18, umask 0x04, counters 0b1111.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event { code: 0x18, umask: 0x04, ext_sel: false, row: 215 };
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x18, umask 0x08, counters 0b1111.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event { code: 0x18, umask: 0x08, ext_sel: false, row: 216 };
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x19, umask 0x01, counters 0b1111.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event { code: 0x19, umask: 0x01, ext_sel: false, row: 217 };
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x19, umask 0x02, counters 0b1111.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event { code: 0x19, umask: 0x02, ext_sel: false, row: 218 };
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x19, umask 0x04, counters 0b1111.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event { code: 0x19, umask: 0x04, ext_sel: false, row: 219 };
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x19, umask 0x08, counters 0b1111.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event { code: 0x19, umask: 0x08, ext_sel: false, row: 220 };
-    /// `UNC_H_TRACKER_CYCLES_NE.LOCAL`: event select 0x03, umask 0x01, counters 0b1111.
-    pub const TRACKER_CYCLES_NE_LOCAL: Event = Event { code: 0x03, umask: 0x01, ext_sel: false, row: 221 };
-    /// `UNC_H_TRACKER_CYCLES_NE.REMOTE`: event select 0x03, umask 0x02, counters 0b1111.
-    pub const TRACKER_CYCLES_NE_REMOTE: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, row: 222 };
-    /// `UNC_H_TRACKER_CYCLES_NE.ALL`: event select 0x03, umask 0x03, counters 0b1111.
-    pub const TRACKER_CYCLES_NE_ALL: Event = Event { code: 0x03, umask: 0x03, ext_sel: false, row: 223 };
+    /// `UNC_H_ADDR_OPC_MATCH.FILT`.
+    pub const ADDR_OPC_MATCH_FILT: Event = Event::row(0);
+    /// `UNC_H_ADDR_OPC_MATCH.ADDR`.
+    pub const ADDR_OPC_MATCH_ADDR: Event = Event::row(1);
+    /// `UNC_H_ADDR_OPC_MATCH.OPC`.
+    pub const ADDR_OPC_MATCH_OPC: Event = Event::row(2);
+    /// `UNC_H_ADDR_OPC_MATCH.AD`.
+    pub const ADDR_OPC_MATCH_AD: Event = Event::row(3);
+    /// `UNC_H_ADDR_OPC_MATCH.BL`.
+    pub const ADDR_OPC_MATCH_BL: Event = Event::row(4);
+    /// `UNC_H_ADDR_OPC_MATCH.AK`.
+    pub const ADDR_OPC_MATCH_AK: Event = Event::row(5);
+    /// `UNC_H_BT_CYCLES_NE`.
+    pub const BT_CYCLES_NE: Event = Event::row(6);
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD`.
+    pub const BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD: Event = Event::row(7);
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD`.
+    pub const BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD: Event = Event::row(8);
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD`.
+    pub const BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD: Event = Event::row(9);
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD`.
+    pub const BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD: Event = Event::row(10);
+    /// `UNC_H_BYPASS_IMC.TAKEN`.
+    pub const BYPASS_IMC_TAKEN: Event = Event::row(11);
+    /// `UNC_H_BYPASS_IMC.NOT_TAKEN`.
+    pub const BYPASS_IMC_NOT_TAKEN: Event = Event::row(12);
+    /// `UNC_H_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(13);
+    /// `UNC_H_DIRECT2CORE_COUNT`.
+    pub const DIRECT2CORE_COUNT: Event = Event::row(14);
+    /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`.
+    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event::row(15);
+    /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`.
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event::row(16);
+    /// `UNC_H_DIRECTORY_LAT_OPT`.
+    pub const DIRECTORY_LAT_OPT: Event = Event::row(17);
+    /// `UNC_H_DIRECTORY_LOOKUP.SNP`.
+    pub const DIRECTORY_LOOKUP_SNP: Event = Event::row(18);
+    /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`.
+    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event::row(19);
+    /// `UNC_H_DIRECTORY_UPDATE.SET`.
+    pub const DIRECTORY_UPDATE_SET: Event = Event::row(20);
+    /// `UNC_H_DIRECTORY_UPDATE.CLEAR`.
+    pub const DIRECTORY_UPDATE_CLEAR: Event = Event::row(21);
+    /// `UNC_H_DIRECTORY_UPDATE.ANY`.
+    pub const DIRECTORY_UPDATE_ANY: Event = Event::row(22);
+    /// `UNC_H_HITME_HIT.READ_OR_INVITOE`.
+    pub const HITME_HIT_READ_OR_INVITOE: Event = Event::row(23);
+    /// `UNC_H_HITME_HIT.WBMTOI`.
+    pub const HITME_HIT_WBMTOI: Event = Event::row(24);
+    /// `UNC_H_HITME_HIT.ACKCNFLTWBI`.
+    pub const HITME_HIT_ACKCNFLTWBI: Event = Event::row(25);
+    /// `UNC_H_HITME_HIT.WBMTOE_OR_S`.
+    pub const HITME_HIT_WBMTOE_OR_S: Event = Event::row(26);
+    /// `UNC_H_HITME_HIT.RSPFWDI_REMOTE`.
+    pub const HITME_HIT_RSPFWDI_REMOTE: Event = Event::row(27);
+    /// `UNC_H_HITME_HIT.RSPFWDI_LOCAL`.
+    pub const HITME_HIT_RSPFWDI_LOCAL: Event = Event::row(28);
+    /// `UNC_H_HITME_HIT.RSPFWDS`.
+    pub const HITME_HIT_RSPFWDS: Event = Event::row(29);
+    /// `UNC_H_HITME_HIT.RSP`.
+    pub const HITME_HIT_RSP: Event = Event::row(30);
+    /// `UNC_H_HITME_HIT.ALLOCS`.
+    pub const HITME_HIT_ALLOCS: Event = Event::row(31);
+    /// `UNC_H_HITME_HIT.EVICTS`.
+    pub const HITME_HIT_EVICTS: Event = Event::row(32);
+    /// `UNC_H_HITME_HIT.INVALS`.
+    pub const HITME_HIT_INVALS: Event = Event::row(33);
+    /// `UNC_H_HITME_HIT.ALL`.
+    pub const HITME_HIT_ALL: Event = Event::row(34);
+    /// `UNC_H_HITME_HIT.HOM`.
+    pub const HITME_HIT_HOM: Event = Event::row(35);
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE`.
+    pub const HITME_HIT_PV_BITS_SET_READ_OR_INVITOE: Event = Event::row(36);
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI`.
+    pub const HITME_HIT_PV_BITS_SET_WBMTOI: Event = Event::row(37);
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI`.
+    pub const HITME_HIT_PV_BITS_SET_ACKCNFLTWBI: Event = Event::row(38);
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S`.
+    pub const HITME_HIT_PV_BITS_SET_WBMTOE_OR_S: Event = Event::row(39);
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE`.
+    pub const HITME_HIT_PV_BITS_SET_RSPFWDI_REMOTE: Event = Event::row(40);
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL`.
+    pub const HITME_HIT_PV_BITS_SET_RSPFWDI_LOCAL: Event = Event::row(41);
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS`.
+    pub const HITME_HIT_PV_BITS_SET_RSPFWDS: Event = Event::row(42);
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSP`.
+    pub const HITME_HIT_PV_BITS_SET_RSP: Event = Event::row(43);
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.ALL`.
+    pub const HITME_HIT_PV_BITS_SET_ALL: Event = Event::row(44);
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.HOM`.
+    pub const HITME_HIT_PV_BITS_SET_HOM: Event = Event::row(45);
+    /// `UNC_H_HITME_LOOKUP.READ_OR_INVITOE`.
+    pub const HITME_LOOKUP_READ_OR_INVITOE: Event = Event::row(46);
+    /// `UNC_H_HITME_LOOKUP.WBMTOI`.
+    pub const HITME_LOOKUP_WBMTOI: Event = Event::row(47);
+    /// `UNC_H_HITME_LOOKUP.ACKCNFLTWBI`.
+    pub const HITME_LOOKUP_ACKCNFLTWBI: Event = Event::row(48);
+    /// `UNC_H_HITME_LOOKUP.WBMTOE_OR_S`.
+    pub const HITME_LOOKUP_WBMTOE_OR_S: Event = Event::row(49);
+    /// `UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE`.
+    pub const HITME_LOOKUP_RSPFWDI_REMOTE: Event = Event::row(50);
+    /// `UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL`.
+    pub const HITME_LOOKUP_RSPFWDI_LOCAL: Event = Event::row(51);
+    /// `UNC_H_HITME_LOOKUP.RSPFWDS`.
+    pub const HITME_LOOKUP_RSPFWDS: Event = Event::row(52);
+    /// `UNC_H_HITME_LOOKUP.RSP`.
+    pub const HITME_LOOKUP_RSP: Event = Event::row(53);
+    /// `UNC_H_HITME_LOOKUP.ALLOCS`.
+    pub const HITME_LOOKUP_ALLOCS: Event = Event::row(54);
+    /// `UNC_H_HITME_LOOKUP.INVALS`.
+    pub const HITME_LOOKUP_INVALS: Event = Event::row(55);
+    /// `UNC_H_HITME_LOOKUP.ALL`.
+    pub const HITME_LOOKUP_ALL: Event = Event::row(56);
+    /// `UNC_H_HITME_LOOKUP.HOM`.
+    pub const HITME_LOOKUP_HOM: Event = Event::row(57);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`.
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event::row(58);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`.
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event::row(59);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`.
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event::row(60);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`.
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event::row(61);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2`.
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI2: Event = Event::row(62);
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2`.
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI2: Event = Event::row(63);
+    /// `UNC_H_IMC_READS.NORMAL`.
+    pub const IMC_READS_NORMAL: Event = Event::row(64);
+    /// `UNC_H_IMC_RETRY`.
+    pub const IMC_RETRY: Event = Event::row(65);
+    /// `UNC_H_IMC_WRITES.FULL`.
+    pub const IMC_WRITES_FULL: Event = Event::row(66);
+    /// `UNC_H_IMC_WRITES.PARTIAL`.
+    pub const IMC_WRITES_PARTIAL: Event = Event::row(67);
+    /// `UNC_H_IMC_WRITES.FULL_ISOCH`.
+    pub const IMC_WRITES_FULL_ISOCH: Event = Event::row(68);
+    /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`.
+    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event::row(69);
+    /// `UNC_H_IMC_WRITES.ALL`.
+    pub const IMC_WRITES_ALL: Event = Event::row(70);
+    /// `UNC_H_IOT_BACKPRESSURE.SAT`.
+    pub const IOT_BACKPRESSURE_SAT: Event = Event::row(71);
+    /// `UNC_H_IOT_BACKPRESSURE.HUB`.
+    pub const IOT_BACKPRESSURE_HUB: Event = Event::row(72);
+    /// `UNC_H_IOT_CTS_EAST_LO.CTS0`.
+    pub const IOT_CTS_EAST_LO_CTS0: Event = Event::row(73);
+    /// `UNC_H_IOT_CTS_EAST_LO.CTS1`.
+    pub const IOT_CTS_EAST_LO_CTS1: Event = Event::row(74);
+    /// `UNC_H_IOT_CTS_HI.CTS2`.
+    pub const IOT_CTS_HI_CTS2: Event = Event::row(75);
+    /// `UNC_H_IOT_CTS_HI.CTS3`.
+    pub const IOT_CTS_HI_CTS3: Event = Event::row(76);
+    /// `UNC_H_IOT_CTS_WEST_LO.CTS0`.
+    pub const IOT_CTS_WEST_LO_CTS0: Event = Event::row(77);
+    /// `UNC_H_IOT_CTS_WEST_LO.CTS1`.
+    pub const IOT_CTS_WEST_LO_CTS1: Event = Event::row(78);
+    /// `UNC_H_OSB.READS_LOCAL`.
+    pub const OSB_READS_LOCAL: Event = Event::row(79);
+    /// `UNC_H_OSB.INVITOE_LOCAL`.
+    pub const OSB_INVITOE_LOCAL: Event = Event::row(80);
+    /// `UNC_H_OSB.REMOTE`.
+    pub const OSB_REMOTE: Event = Event::row(81);
+    /// `UNC_H_OSB.CANCELLED`.
+    pub const OSB_CANCELLED: Event = Event::row(82);
+    /// `UNC_H_OSB.READS_LOCAL_USEFUL`.
+    pub const OSB_READS_LOCAL_USEFUL: Event = Event::row(83);
+    /// `UNC_H_OSB.REMOTE_USEFUL`.
+    pub const OSB_REMOTE_USEFUL: Event = Event::row(84);
+    /// `UNC_H_OSB_EDR.ALL`.
+    pub const OSB_EDR_ALL: Event = Event::row(85);
+    /// `UNC_H_OSB_EDR.READS_LOCAL_I`.
+    pub const OSB_EDR_READS_LOCAL_I: Event = Event::row(86);
+    /// `UNC_H_OSB_EDR.READS_REMOTE_I`.
+    pub const OSB_EDR_READS_REMOTE_I: Event = Event::row(87);
+    /// `UNC_H_OSB_EDR.READS_LOCAL_S`.
+    pub const OSB_EDR_READS_LOCAL_S: Event = Event::row(88);
+    /// `UNC_H_OSB_EDR.READS_REMOTE_S`.
+    pub const OSB_EDR_READS_REMOTE_S: Event = Event::row(89);
+    /// `UNC_H_REQUESTS.READS`.
+    pub const REQUESTS_READS: Event = Event::row(90);
+    /// `UNC_H_REQUESTS.WRITES`.
+    pub const REQUESTS_WRITES: Event = Event::row(91);
+    /// `UNC_H_REQUESTS.READS_LOCAL`.
+    pub const REQUESTS_READS_LOCAL: Event = Event::row(92);
+    /// `UNC_H_REQUESTS.READS_REMOTE`.
+    pub const REQUESTS_READS_REMOTE: Event = Event::row(93);
+    /// `UNC_H_REQUESTS.WRITES_LOCAL`.
+    pub const REQUESTS_WRITES_LOCAL: Event = Event::row(94);
+    /// `UNC_H_REQUESTS.WRITES_REMOTE`.
+    pub const REQUESTS_WRITES_REMOTE: Event = Event::row(95);
+    /// `UNC_H_REQUESTS.INVITOE_LOCAL`.
+    pub const REQUESTS_INVITOE_LOCAL: Event = Event::row(96);
+    /// `UNC_H_REQUESTS.INVITOE_REMOTE`.
+    pub const REQUESTS_INVITOE_REMOTE: Event = Event::row(97);
+    /// `UNC_H_RING_AD_USED.CW_EVEN`.
+    pub const RING_AD_USED_CW_EVEN: Event = Event::row(98);
+    /// `UNC_H_RING_AD_USED.CW_ODD`.
+    pub const RING_AD_USED_CW_ODD: Event = Event::row(99);
+    /// `UNC_H_RING_AD_USED.CCW_EVEN`.
+    pub const RING_AD_USED_CCW_EVEN: Event = Event::row(100);
+    /// `UNC_H_RING_AD_USED.CCW_ODD`.
+    pub const RING_AD_USED_CCW_ODD: Event = Event::row(101);
+    /// `UNC_H_RING_AD_USED.CW`.
+    pub const RING_AD_USED_CW: Event = Event::row(102);
+    /// `UNC_H_RING_AD_USED.CCW`.
+    pub const RING_AD_USED_CCW: Event = Event::row(103);
+    /// `UNC_H_RING_AK_USED.CW_EVEN`.
+    pub const RING_AK_USED_CW_EVEN: Event = Event::row(104);
+    /// `UNC_H_RING_AK_USED.CW_ODD`.
+    pub const RING_AK_USED_CW_ODD: Event = Event::row(105);
+    /// `UNC_H_RING_AK_USED.CCW_EVEN`.
+    pub const RING_AK_USED_CCW_EVEN: Event = Event::row(106);
+    /// `UNC_H_RING_AK_USED.CCW_ODD`.
+    pub const RING_AK_USED_CCW_ODD: Event = Event::row(107);
+    /// `UNC_H_RING_AK_USED.CW`.
+    pub const RING_AK_USED_CW: Event = Event::row(108);
+    /// `UNC_H_RING_AK_USED.CCW`.
+    pub const RING_AK_USED_CCW: Event = Event::row(109);
+    /// `UNC_H_RING_BL_USED.CW_EVEN`.
+    pub const RING_BL_USED_CW_EVEN: Event = Event::row(110);
+    /// `UNC_H_RING_BL_USED.CW_ODD`.
+    pub const RING_BL_USED_CW_ODD: Event = Event::row(111);
+    /// `UNC_H_RING_BL_USED.CCW_EVEN`.
+    pub const RING_BL_USED_CCW_EVEN: Event = Event::row(112);
+    /// `UNC_H_RING_BL_USED.CCW_ODD`.
+    pub const RING_BL_USED_CCW_ODD: Event = Event::row(113);
+    /// `UNC_H_RING_BL_USED.CW`.
+    pub const RING_BL_USED_CW: Event = Event::row(114);
+    /// `UNC_H_RING_BL_USED.CCW`.
+    pub const RING_BL_USED_CCW: Event = Event::row(115);
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`.
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event::row(116);
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`.
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event::row(117);
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`.
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event::row(118);
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`.
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event::row(119);
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`.
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event::row(120);
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`.
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event::row(121);
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`.
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event::row(122);
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`.
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event::row(123);
+    /// `UNC_H_SBO0_CREDITS_ACQUIRED.AD`.
+    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event::row(124);
+    /// `UNC_H_SBO0_CREDITS_ACQUIRED.BL`.
+    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event::row(125);
+    /// `UNC_H_SBO0_CREDIT_OCCUPANCY.AD`.
+    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event::row(126);
+    /// `UNC_H_SBO0_CREDIT_OCCUPANCY.BL`.
+    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event::row(127);
+    /// `UNC_H_SBO1_CREDITS_ACQUIRED.AD`.
+    pub const SBO1_CREDITS_ACQUIRED_AD: Event = Event::row(128);
+    /// `UNC_H_SBO1_CREDITS_ACQUIRED.BL`.
+    pub const SBO1_CREDITS_ACQUIRED_BL: Event = Event::row(129);
+    /// `UNC_H_SBO1_CREDIT_OCCUPANCY.AD`.
+    pub const SBO1_CREDIT_OCCUPANCY_AD: Event = Event::row(130);
+    /// `UNC_H_SBO1_CREDIT_OCCUPANCY.BL`.
+    pub const SBO1_CREDIT_OCCUPANCY_BL: Event = Event::row(131);
+    /// `UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL`.
+    pub const SNOOPS_RSP_AFTER_DATA_LOCAL: Event = Event::row(132);
+    /// `UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE`.
+    pub const SNOOPS_RSP_AFTER_DATA_REMOTE: Event = Event::row(133);
+    /// `UNC_H_SNOOP_CYCLES_NE.LOCAL`.
+    pub const SNOOP_CYCLES_NE_LOCAL: Event = Event::row(134);
+    /// `UNC_H_SNOOP_CYCLES_NE.REMOTE`.
+    pub const SNOOP_CYCLES_NE_REMOTE: Event = Event::row(135);
+    /// `UNC_H_SNOOP_CYCLES_NE.ALL`.
+    pub const SNOOP_CYCLES_NE_ALL: Event = Event::row(136);
+    /// `UNC_H_SNOOP_OCCUPANCY.LOCAL`.
+    pub const SNOOP_OCCUPANCY_LOCAL: Event = Event::row(137);
+    /// `UNC_H_SNOOP_OCCUPANCY.REMOTE`.
+    pub const SNOOP_OCCUPANCY_REMOTE: Event = Event::row(138);
+    /// `UNC_H_SNOOP_RESP.RSPI`.
+    pub const SNOOP_RESP_RSPI: Event = Event::row(139);
+    /// `UNC_H_SNOOP_RESP.RSPS`.
+    pub const SNOOP_RESP_RSPS: Event = Event::row(140);
+    /// `UNC_H_SNOOP_RESP.RSPIFWD`.
+    pub const SNOOP_RESP_RSPIFWD: Event = Event::row(141);
+    /// `UNC_H_SNOOP_RESP.RSPSFWD`.
+    pub const SNOOP_RESP_RSPSFWD: Event = Event::row(142);
+    /// `UNC_H_SNOOP_RESP.RSP_WB`.
+    pub const SNOOP_RESP_RSP_WB: Event = Event::row(143);
+    /// `UNC_H_SNOOP_RESP.RSP_FWD_WB`.
+    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event::row(144);
+    /// `UNC_H_SNOOP_RESP.RSPCNFLCT`.
+    pub const SNOOP_RESP_RSPCNFLCT: Event = Event::row(145);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPI`.
+    pub const SNP_RESP_RECV_LOCAL_RSPI: Event = Event::row(146);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPS`.
+    pub const SNP_RESP_RECV_LOCAL_RSPS: Event = Event::row(147);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD`.
+    pub const SNP_RESP_RECV_LOCAL_RSPIFWD: Event = Event::row(148);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD`.
+    pub const SNP_RESP_RECV_LOCAL_RSPSFWD: Event = Event::row(149);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB`.
+    pub const SNP_RESP_RECV_LOCAL_RSPXWB: Event = Event::row(150);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB`.
+    pub const SNP_RESP_RECV_LOCAL_RSPXFWDXWB: Event = Event::row(151);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT`.
+    pub const SNP_RESP_RECV_LOCAL_RSPCNFLCT: Event = Event::row(152);
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.OTHER`.
+    pub const SNP_RESP_RECV_LOCAL_OTHER: Event = Event::row(153);
+    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD`.
+    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event::row(154);
+    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD`.
+    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event::row(155);
+    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL`.
+    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event::row(156);
+    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL`.
+    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event::row(157);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION0`.
+    pub const TAD_REQUESTS_G0_REGION0: Event = Event::row(158);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION1`.
+    pub const TAD_REQUESTS_G0_REGION1: Event = Event::row(159);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION2`.
+    pub const TAD_REQUESTS_G0_REGION2: Event = Event::row(160);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION3`.
+    pub const TAD_REQUESTS_G0_REGION3: Event = Event::row(161);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION4`.
+    pub const TAD_REQUESTS_G0_REGION4: Event = Event::row(162);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION5`.
+    pub const TAD_REQUESTS_G0_REGION5: Event = Event::row(163);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION6`.
+    pub const TAD_REQUESTS_G0_REGION6: Event = Event::row(164);
+    /// `UNC_H_TAD_REQUESTS_G0.REGION7`.
+    pub const TAD_REQUESTS_G0_REGION7: Event = Event::row(165);
+    /// `UNC_H_TAD_REQUESTS_G1.REGION8`.
+    pub const TAD_REQUESTS_G1_REGION8: Event = Event::row(166);
+    /// `UNC_H_TAD_REQUESTS_G1.REGION9`.
+    pub const TAD_REQUESTS_G1_REGION9: Event = Event::row(167);
+    /// `UNC_H_TAD_REQUESTS_G1.REGION10`.
+    pub const TAD_REQUESTS_G1_REGION10: Event = Event::row(168);
+    /// `UNC_H_TAD_REQUESTS_G1.REGION11`.
+    pub const TAD_REQUESTS_G1_REGION11: Event = Event::row(169);
+    /// `UNC_H_TRACKER_CYCLES_FULL.GP`.
+    pub const TRACKER_CYCLES_FULL_GP: Event = Event::row(170);
+    /// `UNC_H_TRACKER_CYCLES_FULL.ALL`.
+    pub const TRACKER_CYCLES_FULL_ALL: Event = Event::row(171);
+    /// `UNC_H_TRACKER_OCCUPANCY.READS_LOCAL`.
+    pub const TRACKER_OCCUPANCY_READS_LOCAL: Event = Event::row(172);
+    /// `UNC_H_TRACKER_OCCUPANCY.READS_REMOTE`.
+    pub const TRACKER_OCCUPANCY_READS_REMOTE: Event = Event::row(173);
+    /// `UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL`.
+    pub const TRACKER_OCCUPANCY_WRITES_LOCAL: Event = Event::row(174);
+    /// `UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE`.
+    pub const TRACKER_OCCUPANCY_WRITES_REMOTE: Event = Event::row(175);
+    /// `UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL`.
+    pub const TRACKER_OCCUPANCY_INVITOE_LOCAL: Event = Event::row(176);
+    /// `UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE`.
+    pub const TRACKER_OCCUPANCY_INVITOE_REMOTE: Event = Event::row(177);
+    /// `UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL`.
+    pub const TRACKER_PENDING_OCCUPANCY_LOCAL: Event = Event::row(178);
+    /// `UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE`.
+    pub const TRACKER_PENDING_OCCUPANCY_REMOTE: Event = Event::row(179);
+    /// `UNC_H_TxR_AD.HOM`.
+    pub const TXR_AD_HOM: Event = Event::row(180);
+    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`.
+    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event::row(181);
+    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`.
+    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event::row(182);
+    /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`.
+    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event::row(183);
+    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`.
+    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event::row(184);
+    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`.
+    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event::row(185);
+    /// `UNC_H_TxR_AD_CYCLES_NE.ALL`.
+    pub const TXR_AD_CYCLES_NE_ALL: Event = Event::row(186);
+    /// `UNC_H_TxR_AD_INSERTS.SCHED0`.
+    pub const TXR_AD_INSERTS_SCHED0: Event = Event::row(187);
+    /// `UNC_H_TxR_AD_INSERTS.SCHED1`.
+    pub const TXR_AD_INSERTS_SCHED1: Event = Event::row(188);
+    /// `UNC_H_TxR_AD_INSERTS.ALL`.
+    pub const TXR_AD_INSERTS_ALL: Event = Event::row(189);
+    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`.
+    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event::row(190);
+    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`.
+    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event::row(191);
+    /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`.
+    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event::row(192);
+    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`.
+    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event::row(193);
+    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`.
+    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event::row(194);
+    /// `UNC_H_TxR_AK_CYCLES_NE.ALL`.
+    pub const TXR_AK_CYCLES_NE_ALL: Event = Event::row(195);
+    /// `UNC_H_TxR_AK_INSERTS.SCHED0`.
+    pub const TXR_AK_INSERTS_SCHED0: Event = Event::row(196);
+    /// `UNC_H_TxR_AK_INSERTS.SCHED1`.
+    pub const TXR_AK_INSERTS_SCHED1: Event = Event::row(197);
+    /// `UNC_H_TxR_AK_INSERTS.ALL`.
+    pub const TXR_AK_INSERTS_ALL: Event = Event::row(198);
+    /// `UNC_H_TxR_BL.DRS_CACHE`.
+    pub const TXR_BL_DRS_CACHE: Event = Event::row(199);
+    /// `UNC_H_TxR_BL.DRS_CORE`.
+    pub const TXR_BL_DRS_CORE: Event = Event::row(200);
+    /// `UNC_H_TxR_BL.DRS_QPI`.
+    pub const TXR_BL_DRS_QPI: Event = Event::row(201);
+    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`.
+    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event::row(202);
+    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`.
+    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event::row(203);
+    /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`.
+    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event::row(204);
+    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`.
+    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event::row(205);
+    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`.
+    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event::row(206);
+    /// `UNC_H_TxR_BL_CYCLES_NE.ALL`.
+    pub const TXR_BL_CYCLES_NE_ALL: Event = Event::row(207);
+    /// `UNC_H_TxR_BL_INSERTS.SCHED0`.
+    pub const TXR_BL_INSERTS_SCHED0: Event = Event::row(208);
+    /// `UNC_H_TxR_BL_INSERTS.SCHED1`.
+    pub const TXR_BL_INSERTS_SCHED1: Event = Event::row(209);
+    /// `UNC_H_TxR_BL_INSERTS.ALL`.
+    pub const TXR_BL_INSERTS_ALL: Event = Event::row(210);
+    /// `UNC_H_TxR_STARVED.AK`.
+    pub const TXR_STARVED_AK: Event = Event::row(211);
+    /// `UNC_H_TxR_STARVED.BL`.
+    pub const TXR_STARVED_BL: Event = Event::row(212);
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`.
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event::row(213);
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`.
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event::row(214);
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`.
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event::row(215);
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`.
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event::row(216);
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`.
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event::row(217);
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`.
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event::row(218);
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`.
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event::row(219);
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`.
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event::row(220);
+    /// `UNC_H_TRACKER_CYCLES_NE.LOCAL`.
+    pub const TRACKER_CYCLES_NE_LOCAL: Event = Event::row(221);
+    /// `UNC_H_TRACKER_CYCLES_NE.REMOTE`.
+    pub const TRACKER_CYCLES_NE_REMOTE: Event = Event::row(222);
+    /// `UNC_H_TRACKER_CYCLES_NE.ALL`.
+    pub const TRACKER_CYCLES_NE_ALL: Event = Event::row(223);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::ADDR_OPC_MATCH_FILT,
-        Event::ADDR_OPC_MATCH_ADDR,
-        Event::ADDR_OPC_MATCH_OPC,
-        Event::ADDR_OPC_MATCH_AD,
-        Event::ADDR_OPC_MATCH_BL,
-        Event::ADDR_OPC_MATCH_AK,
-        Event::BT_CYCLES_NE,
-        Event::BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD,
-        Event::BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD,
-        Event::BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD,
-        Event::BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD,
-        Event::BYPASS_IMC_TAKEN,
-        Event::BYPASS_IMC_NOT_TAKEN,
-        Event::CLOCKTICKS,
-        Event::DIRECT2CORE_COUNT,
-        Event::DIRECT2CORE_CYCLES_DISABLED,
-        Event::DIRECT2CORE_TXN_OVERRIDE,
-        Event::DIRECTORY_LAT_OPT,
-        Event::DIRECTORY_LOOKUP_SNP,
-        Event::DIRECTORY_LOOKUP_NO_SNP,
-        Event::DIRECTORY_UPDATE_SET,
-        Event::DIRECTORY_UPDATE_CLEAR,
-        Event::DIRECTORY_UPDATE_ANY,
-        Event::HITME_HIT_READ_OR_INVITOE,
-        Event::HITME_HIT_WBMTOI,
-        Event::HITME_HIT_ACKCNFLTWBI,
-        Event::HITME_HIT_WBMTOE_OR_S,
-        Event::HITME_HIT_RSPFWDI_REMOTE,
-        Event::HITME_HIT_RSPFWDI_LOCAL,
-        Event::HITME_HIT_RSPFWDS,
-        Event::HITME_HIT_RSP,
-        Event::HITME_HIT_ALLOCS,
-        Event::HITME_HIT_EVICTS,
-        Event::HITME_HIT_INVALS,
-        Event::HITME_HIT_ALL,
-        Event::HITME_HIT_HOM,
-        Event::HITME_HIT_PV_BITS_SET_READ_OR_INVITOE,
-        Event::HITME_HIT_PV_BITS_SET_WBMTOI,
-        Event::HITME_HIT_PV_BITS_SET_ACKCNFLTWBI,
-        Event::HITME_HIT_PV_BITS_SET_WBMTOE_OR_S,
-        Event::HITME_HIT_PV_BITS_SET_RSPFWDI_REMOTE,
-        Event::HITME_HIT_PV_BITS_SET_RSPFWDI_LOCAL,
-        Event::HITME_HIT_PV_BITS_SET_RSPFWDS,
-        Event::HITME_HIT_PV_BITS_SET_RSP,
-        Event::HITME_HIT_PV_BITS_SET_ALL,
-        Event::HITME_HIT_PV_BITS_SET_HOM,
-        Event::HITME_LOOKUP_READ_OR_INVITOE,
-        Event::HITME_LOOKUP_WBMTOI,
-        Event::HITME_LOOKUP_ACKCNFLTWBI,
-        Event::HITME_LOOKUP_WBMTOE_OR_S,
-        Event::HITME_LOOKUP_RSPFWDI_REMOTE,
-        Event::HITME_LOOKUP_RSPFWDI_LOCAL,
-        Event::HITME_LOOKUP_RSPFWDS,
-        Event::HITME_LOOKUP_RSP,
-        Event::HITME_LOOKUP_ALLOCS,
-        Event::HITME_LOOKUP_INVALS,
-        Event::HITME_LOOKUP_ALL,
-        Event::HITME_LOOKUP_HOM,
-        Event::IGR_NO_CREDIT_CYCLES_AD_QPI0,
-        Event::IGR_NO_CREDIT_CYCLES_AD_QPI1,
-        Event::IGR_NO_CREDIT_CYCLES_BL_QPI0,
-        Event::IGR_NO_CREDIT_CYCLES_BL_QPI1,
-        Event::IGR_NO_CREDIT_CYCLES_AD_QPI2,
-        Event::IGR_NO_CREDIT_CYCLES_BL_QPI2,
-        Event::IMC_READS_NORMAL,
-        Event::IMC_RETRY,
-        Event::IMC_WRITES_FULL,
-        Event::IMC_WRITES_PARTIAL,
-        Event::IMC_WRITES_FULL_ISOCH,
-        Event::IMC_WRITES_PARTIAL_ISOCH,
-        Event::IMC_WRITES_ALL,
-        Event::IOT_BACKPRESSURE_SAT,
-        Event::IOT_BACKPRESSURE_HUB,
-        Event::IOT_CTS_EAST_LO_CTS0,
-        Event::IOT_CTS_EAST_LO_CTS1,
-        Event::IOT_CTS_HI_CTS2,
-        Event::IOT_CTS_HI_CTS3,
-        Event::IOT_CTS_WEST_LO_CTS0,
-        Event::IOT_CTS_WEST_LO_CTS1,
-        Event::OSB_READS_LOCAL,
-        Event::OSB_INVITOE_LOCAL,
-        Event::OSB_REMOTE,
-        Event::OSB_CANCELLED,
-        Event::OSB_READS_LOCAL_USEFUL,
-        Event::OSB_REMOTE_USEFUL,
-        Event::OSB_EDR_ALL,
-        Event::OSB_EDR_READS_LOCAL_I,
-        Event::OSB_EDR_READS_REMOTE_I,
-        Event::OSB_EDR_READS_LOCAL_S,
-        Event::OSB_EDR_READS_REMOTE_S,
-        Event::REQUESTS_READS,
-        Event::REQUESTS_WRITES,
-        Event::REQUESTS_READS_LOCAL,
-        Event::REQUESTS_READS_REMOTE,
-        Event::REQUESTS_WRITES_LOCAL,
-        Event::REQUESTS_WRITES_REMOTE,
-        Event::REQUESTS_INVITOE_LOCAL,
-        Event::REQUESTS_INVITOE_REMOTE,
-        Event::RING_AD_USED_CW_EVEN,
-        Event::RING_AD_USED_CW_ODD,
-        Event::RING_AD_USED_CCW_EVEN,
-        Event::RING_AD_USED_CCW_ODD,
-        Event::RING_AD_USED_CW,
-        Event::RING_AD_USED_CCW,
-        Event::RING_AK_USED_CW_EVEN,
-        Event::RING_AK_USED_CW_ODD,
-        Event::RING_AK_USED_CCW_EVEN,
-        Event::RING_AK_USED_CCW_ODD,
-        Event::RING_AK_USED_CW,
-        Event::RING_AK_USED_CCW,
-        Event::RING_BL_USED_CW_EVEN,
-        Event::RING_BL_USED_CW_ODD,
-        Event::RING_BL_USED_CCW_EVEN,
-        Event::RING_BL_USED_CCW_ODD,
-        Event::RING_BL_USED_CW,
-        Event::RING_BL_USED_CCW,
-        Event::RPQ_CYCLES_NO_REG_CREDITS_CHN0,
-        Event::RPQ_CYCLES_NO_REG_CREDITS_CHN1,
-        Event::RPQ_CYCLES_NO_REG_CREDITS_CHN2,
-        Event::RPQ_CYCLES_NO_REG_CREDITS_CHN3,
-        Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN0,
-        Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN1,
-        Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN2,
-        Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN3,
-        Event::SBO0_CREDITS_ACQUIRED_AD,
-        Event::SBO0_CREDITS_ACQUIRED_BL,
-        Event::SBO0_CREDIT_OCCUPANCY_AD,
-        Event::SBO0_CREDIT_OCCUPANCY_BL,
-        Event::SBO1_CREDITS_ACQUIRED_AD,
-        Event::SBO1_CREDITS_ACQUIRED_BL,
-        Event::SBO1_CREDIT_OCCUPANCY_AD,
-        Event::SBO1_CREDIT_OCCUPANCY_BL,
-        Event::SNOOPS_RSP_AFTER_DATA_LOCAL,
-        Event::SNOOPS_RSP_AFTER_DATA_REMOTE,
-        Event::SNOOP_CYCLES_NE_LOCAL,
-        Event::SNOOP_CYCLES_NE_REMOTE,
-        Event::SNOOP_CYCLES_NE_ALL,
-        Event::SNOOP_OCCUPANCY_LOCAL,
-        Event::SNOOP_OCCUPANCY_REMOTE,
-        Event::SNOOP_RESP_RSPI,
-        Event::SNOOP_RESP_RSPS,
-        Event::SNOOP_RESP_RSPIFWD,
-        Event::SNOOP_RESP_RSPSFWD,
-        Event::SNOOP_RESP_RSP_WB,
-        Event::SNOOP_RESP_RSP_FWD_WB,
-        Event::SNOOP_RESP_RSPCNFLCT,
-        Event::SNP_RESP_RECV_LOCAL_RSPI,
-        Event::SNP_RESP_RECV_LOCAL_RSPS,
-        Event::SNP_RESP_RECV_LOCAL_RSPIFWD,
-        Event::SNP_RESP_RECV_LOCAL_RSPSFWD,
-        Event::SNP_RESP_RECV_LOCAL_RSPXWB,
-        Event::SNP_RESP_RECV_LOCAL_RSPXFWDXWB,
-        Event::SNP_RESP_RECV_LOCAL_RSPCNFLCT,
-        Event::SNP_RESP_RECV_LOCAL_OTHER,
-        Event::STALL_NO_SBO_CREDIT_SBO0_AD,
-        Event::STALL_NO_SBO_CREDIT_SBO1_AD,
-        Event::STALL_NO_SBO_CREDIT_SBO0_BL,
-        Event::STALL_NO_SBO_CREDIT_SBO1_BL,
-        Event::TAD_REQUESTS_G0_REGION0,
-        Event::TAD_REQUESTS_G0_REGION1,
-        Event::TAD_REQUESTS_G0_REGION2,
-        Event::TAD_REQUESTS_G0_REGION3,
-        Event::TAD_REQUESTS_G0_REGION4,
-        Event::TAD_REQUESTS_G0_REGION5,
-        Event::TAD_REQUESTS_G0_REGION6,
-        Event::TAD_REQUESTS_G0_REGION7,
-        Event::TAD_REQUESTS_G1_REGION8,
-        Event::TAD_REQUESTS_G1_REGION9,
-        Event::TAD_REQUESTS_G1_REGION10,
-        Event::TAD_REQUESTS_G1_REGION11,
-        Event::TRACKER_CYCLES_FULL_GP,
-        Event::TRACKER_CYCLES_FULL_ALL,
-        Event::TRACKER_OCCUPANCY_READS_LOCAL,
-        Event::TRACKER_OCCUPANCY_READS_REMOTE,
-        Event::TRACKER_OCCUPANCY_WRITES_LOCAL,
-        Event::TRACKER_OCCUPANCY_WRITES_REMOTE,
-        Event::TRACKER_OCCUPANCY_INVITOE_LOCAL,
-        Event::TRACKER_OCCUPANCY_INVITOE_REMOTE,
-        Event::TRACKER_PENDING_OCCUPANCY_LOCAL,
-        Event::TRACKER_PENDING_OCCUPANCY_REMOTE,
-        Event::TXR_AD_HOM,
-        Event::TXR_AD_CYCLES_FULL_SCHED0,
-        Event::TXR_AD_CYCLES_FULL_SCHED1,
-        Event::TXR_AD_CYCLES_FULL_ALL,
-        Event::TXR_AD_CYCLES_NE_SCHED0,
-        Event::TXR_AD_CYCLES_NE_SCHED1,
-        Event::TXR_AD_CYCLES_NE_ALL,
-        Event::TXR_AD_INSERTS_SCHED0,
-        Event::TXR_AD_INSERTS_SCHED1,
-        Event::TXR_AD_INSERTS_ALL,
-        Event::TXR_AK_CYCLES_FULL_SCHED0,
-        Event::TXR_AK_CYCLES_FULL_SCHED1,
-        Event::TXR_AK_CYCLES_FULL_ALL,
-        Event::TXR_AK_CYCLES_NE_SCHED0,
-        Event::TXR_AK_CYCLES_NE_SCHED1,
-        Event::TXR_AK_CYCLES_NE_ALL,
-        Event::TXR_AK_INSERTS_SCHED0,
-        Event::TXR_AK_INSERTS_SCHED1,
-        Event::TXR_AK_INSERTS_ALL,
-        Event::TXR_BL_DRS_CACHE,
-        Event::TXR_BL_DRS_CORE,
-        Event::TXR_BL_DRS_QPI,
-        Event::TXR_BL_CYCLES_FULL_SCHED0,
-        Event::TXR_BL_CYCLES_FULL_SCHED1,
-        Event::TXR_BL_CYCLES_FULL_ALL,
-        Event::TXR_BL_CYCLES_NE_SCHED0,
-        Event::TXR_BL_CYCLES_NE_SCHED1,
-        Event::TXR_BL_CYCLES_NE_ALL,
-        Event::TXR_BL_INSERTS_SCHED0,
-        Event::TXR_BL_INSERTS_SCHED1,
-        Event::TXR_BL_INSERTS_ALL,
-        Event::TXR_STARVED_AK,
-        Event::TXR_STARVED_BL,
-        Event::WPQ_CYCLES_NO_REG_CREDITS_CHN0,
-        Event::WPQ_CYCLES_NO_REG_CREDITS_CHN1,
-        Event::WPQ_CYCLES_NO_REG_CREDITS_CHN2,
-        Event::WPQ_CYCLES_NO_REG_CREDITS_CHN3,
-        Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN0,
-        Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN1,
-        Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN2,
-        Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN3,
-        Event::TRACKER_CYCLES_NE_LOCAL,
-        Event::TRACKER_CYCLES_NE_REMOTE,
-        Event::TRACKER_CYCLES_NE_ALL,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -1368,235 +1158,250 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_H_ADDR_OPC_MATCH.FILT", 0x20, 0x03, 0b1111).filters("HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]"),
+    ev("UNC_H_ADDR_OPC_MATCH.ADDR", 0x20, 0x01, 0b1111).filters("HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]"),
+    ev("UNC_H_ADDR_OPC_MATCH.OPC", 0x20, 0x02, 0b1111).filters("HA_OpcodeMatch[5:0]"),
+    ev("UNC_H_ADDR_OPC_MATCH.AD", 0x20, 0x04, 0b1111).filters("HA_OpcodeMatch[5:0]"),
+    ev("UNC_H_ADDR_OPC_MATCH.BL", 0x20, 0x08, 0b1111).filters("HA_OpcodeMatch[5:0]"),
+    ev("UNC_H_ADDR_OPC_MATCH.AK", 0x20, 0x10, 0b1111).filters("HA_OpcodeMatch[5:0]"),
+    ev("UNC_H_BT_CYCLES_NE", 0x42, 0x00, 0b1111),
+    ev("UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD", 0x51, 0x02, 0b1111),
+    ev("UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD", 0x51, 0x04, 0b1111),
+    ev("UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD", 0x51, 0x08, 0b1111),
+    ev("UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD", 0x51, 0x10, 0b1111),
+    ev("UNC_H_BYPASS_IMC.TAKEN", 0x14, 0x01, 0b1111),
+    ev("UNC_H_BYPASS_IMC.NOT_TAKEN", 0x14, 0x02, 0b1111),
+    ev("UNC_H_CLOCKTICKS", 0x00, 0x00, 0b1111),
+    ev("UNC_H_DIRECT2CORE_COUNT", 0x11, 0x00, 0b1111),
+    ev("UNC_H_DIRECT2CORE_CYCLES_DISABLED", 0x12, 0x00, 0b1111),
+    ev("UNC_H_DIRECT2CORE_TXN_OVERRIDE", 0x13, 0x00, 0b1111),
+    ev("UNC_H_DIRECTORY_LAT_OPT", 0x41, 0x00, 0b1111),
+    ev("UNC_H_DIRECTORY_LOOKUP.SNP", 0x0c, 0x01, 0b1111),
+    ev("UNC_H_DIRECTORY_LOOKUP.NO_SNP", 0x0c, 0x02, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.SET", 0x0d, 0x01, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.CLEAR", 0x0d, 0x02, 0b1111),
+    ev("UNC_H_DIRECTORY_UPDATE.ANY", 0x0d, 0x03, 0b1111),
+    ev("UNC_H_HITME_HIT.READ_OR_INVITOE", 0x71, 0x01, 0b1111),
+    ev("UNC_H_HITME_HIT.WBMTOI", 0x71, 0x02, 0b1111),
+    ev("UNC_H_HITME_HIT.ACKCNFLTWBI", 0x71, 0x04, 0b1111),
+    ev("UNC_H_HITME_HIT.WBMTOE_OR_S", 0x71, 0x08, 0b1111),
+    ev("UNC_H_HITME_HIT.RSPFWDI_REMOTE", 0x71, 0x10, 0b1111),
+    ev("UNC_H_HITME_HIT.RSPFWDI_LOCAL", 0x71, 0x20, 0b1111),
+    ev("UNC_H_HITME_HIT.RSPFWDS", 0x71, 0x40, 0b1111),
+    ev("UNC_H_HITME_HIT.RSP", 0x71, 0x80, 0b1111),
+    ev("UNC_H_HITME_HIT.ALLOCS", 0x71, 0x70, 0b1111),
+    ev("UNC_H_HITME_HIT.EVICTS", 0x71, 0x42, 0b1111),
+    ev("UNC_H_HITME_HIT.INVALS", 0x71, 0x26, 0b1111),
+    ev("UNC_H_HITME_HIT.ALL", 0x71, 0xff, 0b1111),
+    ev("UNC_H_HITME_HIT.HOM", 0x71, 0x0f, 0b1111),
+    ev("UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE", 0x72, 0x01, 0b1111),
+    ev("UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI", 0x72, 0x02, 0b1111),
+    ev("UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI", 0x72, 0x04, 0b1111),
+    ev("UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S", 0x72, 0x08, 0b1111),
+    ev("UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE", 0x72, 0x10, 0b1111),
+    ev("UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL", 0x72, 0x20, 0b1111),
+    ev("UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS", 0x72, 0x40, 0b1111),
+    ev("UNC_H_HITME_HIT_PV_BITS_SET.RSP", 0x72, 0x80, 0b1111),
+    ev("UNC_H_HITME_HIT_PV_BITS_SET.ALL", 0x72, 0xff, 0b1111),
+    ev("UNC_H_HITME_HIT_PV_BITS_SET.HOM", 0x72, 0x0f, 0b1111),
+    ev("UNC_H_HITME_LOOKUP.READ_OR_INVITOE", 0x70, 0x01, 0b1111),
+    ev("UNC_H_HITME_LOOKUP.WBMTOI", 0x70, 0x02, 0b1111),
+    ev("UNC_H_HITME_LOOKUP.ACKCNFLTWBI", 0x70, 0x04, 0b1111),
+    ev("UNC_H_HITME_LOOKUP.WBMTOE_OR_S", 0x70, 0x08, 0b1111),
+    ev("UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE", 0x70, 0x10, 0b1111),
+    ev("UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL", 0x70, 0x20, 0b1111),
+    ev("UNC_H_HITME_LOOKUP.RSPFWDS", 0x70, 0x40, 0b1111),
+    ev("UNC_H_HITME_LOOKUP.RSP", 0x70, 0x80, 0b1111),
+    ev("UNC_H_HITME_LOOKUP.ALLOCS", 0x70, 0x70, 0b1111),
+    ev("UNC_H_HITME_LOOKUP.INVALS", 0x70, 0x26, 0b1111),
+    ev("UNC_H_HITME_LOOKUP.ALL", 0x70, 0xff, 0b1111),
+    ev("UNC_H_HITME_LOOKUP.HOM", 0x70, 0x0f, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", 0x22, 0x01, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", 0x22, 0x02, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", 0x22, 0x04, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", 0x22, 0x08, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2", 0x22, 0x10, 0b1111),
+    ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2", 0x22, 0x20, 0b1111),
+    ev("UNC_H_IMC_READS.NORMAL", 0x17, 0x01, 0b1111),
+    ev("UNC_H_IMC_RETRY", 0x1e, 0x00, 0b1111),
+    ev("UNC_H_IMC_WRITES.FULL", 0x1a, 0x01, 0b1111),
+    ev("UNC_H_IMC_WRITES.PARTIAL", 0x1a, 0x02, 0b1111),
+    ev("UNC_H_IMC_WRITES.FULL_ISOCH", 0x1a, 0x04, 0b1111),
+    ev("UNC_H_IMC_WRITES.PARTIAL_ISOCH", 0x1a, 0x08, 0b1111),
+    ev("UNC_H_IMC_WRITES.ALL", 0x1a, 0x0f, 0b1111),
+    ev("UNC_H_IOT_BACKPRESSURE.SAT", 0x61, 0x01, 0b111),
+    ev("UNC_H_IOT_BACKPRESSURE.HUB", 0x61, 0x02, 0b111),
+    ev("UNC_H_IOT_CTS_EAST_LO.CTS0", 0x64, 0x01, 0b111),
+    ev("UNC_H_IOT_CTS_EAST_LO.CTS1", 0x64, 0x02, 0b111),
+    ev("UNC_H_IOT_CTS_HI.CTS2", 0x65, 0x01, 0b111),
+    ev("UNC_H_IOT_CTS_HI.CTS3", 0x65, 0x02, 0b111),
+    ev("UNC_H_IOT_CTS_WEST_LO.CTS0", 0x62, 0x01, 0b111),
+    ev("UNC_H_IOT_CTS_WEST_LO.CTS1", 0x62, 0x02, 0b111),
+    ev("UNC_H_OSB.READS_LOCAL", 0x53, 0x02, 0b1111),
+    ev("UNC_H_OSB.INVITOE_LOCAL", 0x53, 0x04, 0b1111),
+    ev("UNC_H_OSB.REMOTE", 0x53, 0x08, 0b1111),
+    ev("UNC_H_OSB.CANCELLED", 0x53, 0x10, 0b1111),
+    ev("UNC_H_OSB.READS_LOCAL_USEFUL", 0x53, 0x20, 0b1111),
+    ev("UNC_H_OSB.REMOTE_USEFUL", 0x53, 0x40, 0b1111),
+    ev("UNC_H_OSB_EDR.ALL", 0x54, 0x01, 0b1111),
+    ev("UNC_H_OSB_EDR.READS_LOCAL_I", 0x54, 0x02, 0b1111),
+    ev("UNC_H_OSB_EDR.READS_REMOTE_I", 0x54, 0x04, 0b1111),
+    ev("UNC_H_OSB_EDR.READS_LOCAL_S", 0x54, 0x08, 0b1111),
+    ev("UNC_H_OSB_EDR.READS_REMOTE_S", 0x54, 0x10, 0b1111),
+    ev("UNC_H_REQUESTS.READS", 0x01, 0x03, 0b1111),
+    ev("UNC_H_REQUESTS.WRITES", 0x01, 0x0c, 0b1111),
+    ev("UNC_H_REQUESTS.READS_LOCAL", 0x01, 0x01, 0b1111),
+    ev("UNC_H_REQUESTS.READS_REMOTE", 0x01, 0x02, 0b1111),
+    ev("UNC_H_REQUESTS.WRITES_LOCAL", 0x01, 0x04, 0b1111),
+    ev("UNC_H_REQUESTS.WRITES_REMOTE", 0x01, 0x08, 0b1111),
+    ev("UNC_H_REQUESTS.INVITOE_LOCAL", 0x01, 0x10, 0b1111),
+    ev("UNC_H_REQUESTS.INVITOE_REMOTE", 0x01, 0x20, 0b1111),
+    ev("UNC_H_RING_AD_USED.CW_EVEN", 0x3e, 0x01, 0b1111),
+    ev("UNC_H_RING_AD_USED.CW_ODD", 0x3e, 0x02, 0b1111),
+    ev("UNC_H_RING_AD_USED.CCW_EVEN", 0x3e, 0x04, 0b1111),
+    ev("UNC_H_RING_AD_USED.CCW_ODD", 0x3e, 0x08, 0b1111),
+    ev("UNC_H_RING_AD_USED.CW", 0x3e, 0x03, 0b1111),
+    ev("UNC_H_RING_AD_USED.CCW", 0x3e, 0x0c, 0b1111),
+    ev("UNC_H_RING_AK_USED.CW_EVEN", 0x3f, 0x01, 0b1111),
+    ev("UNC_H_RING_AK_USED.CW_ODD", 0x3f, 0x02, 0b1111),
+    ev("UNC_H_RING_AK_USED.CCW_EVEN", 0x3f, 0x04, 0b1111),
+    ev("UNC_H_RING_AK_USED.CCW_ODD", 0x3f, 0x08, 0b1111),
+    ev("UNC_H_RING_AK_USED.CW", 0x3f, 0x03, 0b1111),
+    ev("UNC_H_RING_AK_USED.CCW", 0x3f, 0x0c, 0b1111),
+    ev("UNC_H_RING_BL_USED.CW_EVEN", 0x40, 0x01, 0b1111),
+    ev("UNC_H_RING_BL_USED.CW_ODD", 0x40, 0x02, 0b1111),
+    ev("UNC_H_RING_BL_USED.CCW_EVEN", 0x40, 0x04, 0b1111),
+    ev("UNC_H_RING_BL_USED.CCW_ODD", 0x40, 0x08, 0b1111),
+    ev("UNC_H_RING_BL_USED.CW", 0x40, 0x03, 0b1111),
+    ev("UNC_H_RING_BL_USED.CCW", 0x40, 0x0c, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x15, 0x01, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x15, 0x02, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x15, 0x04, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x15, 0x08, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x16, 0x01, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x16, 0x02, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x16, 0x04, 0b1111),
+    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x16, 0x08, 0b1111),
+    ev("UNC_H_SBO0_CREDITS_ACQUIRED.AD", 0x68, 0x01, 0b1111),
+    ev("UNC_H_SBO0_CREDITS_ACQUIRED.BL", 0x68, 0x02, 0b1111),
+    ev("UNC_H_SBO0_CREDIT_OCCUPANCY.AD", 0x6a, 0x01, 0b1111),
+    ev("UNC_H_SBO0_CREDIT_OCCUPANCY.BL", 0x6a, 0x02, 0b1111),
+    ev("UNC_H_SBO1_CREDITS_ACQUIRED.AD", 0x69, 0x01, 0b1111),
+    ev("UNC_H_SBO1_CREDITS_ACQUIRED.BL", 0x69, 0x02, 0b1111),
+    ev("UNC_H_SBO1_CREDIT_OCCUPANCY.AD", 0x6b, 0x01, 0b1111),
+    ev("UNC_H_SBO1_CREDIT_OCCUPANCY.BL", 0x6b, 0x02, 0b1111),
+    ev("UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL", 0x0a, 0x01, 0b1111),
+    ev("UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE", 0x0a, 0x02, 0b1111),
+    ev("UNC_H_SNOOP_CYCLES_NE.LOCAL", 0x08, 0x01, 0b1111),
+    ev("UNC_H_SNOOP_CYCLES_NE.REMOTE", 0x08, 0x02, 0b1111),
+    ev("UNC_H_SNOOP_CYCLES_NE.ALL", 0x08, 0x03, 0b1111),
+    ev("UNC_H_SNOOP_OCCUPANCY.LOCAL", 0x09, 0x01, 0b1111),
+    ev("UNC_H_SNOOP_OCCUPANCY.REMOTE", 0x09, 0x02, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSPI", 0x21, 0x01, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSPS", 0x21, 0x02, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSPIFWD", 0x21, 0x04, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSPSFWD", 0x21, 0x08, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSP_WB", 0x21, 0x10, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSP_FWD_WB", 0x21, 0x20, 0b1111),
+    ev("UNC_H_SNOOP_RESP.RSPCNFLCT", 0x21, 0x40, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPI", 0x60, 0x01, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPS", 0x60, 0x02, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD", 0x60, 0x04, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD", 0x60, 0x08, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB", 0x60, 0x10, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB", 0x60, 0x20, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT", 0x60, 0x40, 0b1111),
+    ev("UNC_H_SNP_RESP_RECV_LOCAL.OTHER", 0x60, 0x80, 0b1111),
+    ev("UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD", 0x6c, 0x01, 0b1111),
+    ev("UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD", 0x6c, 0x02, 0b1111),
+    ev("UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL", 0x6c, 0x04, 0b1111),
+    ev("UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL", 0x6c, 0x08, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION0", 0x1b, 0x01, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION1", 0x1b, 0x02, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION2", 0x1b, 0x04, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION3", 0x1b, 0x08, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION4", 0x1b, 0x10, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION5", 0x1b, 0x20, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION6", 0x1b, 0x40, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G0.REGION7", 0x1b, 0x80, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G1.REGION8", 0x1c, 0x01, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G1.REGION9", 0x1c, 0x02, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G1.REGION10", 0x1c, 0x04, 0b1111),
+    ev("UNC_H_TAD_REQUESTS_G1.REGION11", 0x1c, 0x08, 0b1111),
+    ev("UNC_H_TRACKER_CYCLES_FULL.GP", 0x02, 0x01, 0b1111),
+    ev("UNC_H_TRACKER_CYCLES_FULL.ALL", 0x02, 0x02, 0b1111),
+    ev("UNC_H_TRACKER_OCCUPANCY.READS_LOCAL", 0x04, 0x04, 0b1111),
+    ev("UNC_H_TRACKER_OCCUPANCY.READS_REMOTE", 0x04, 0x08, 0b1111),
+    ev("UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL", 0x04, 0x10, 0b1111),
+    ev("UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE", 0x04, 0x20, 0b1111),
+    ev("UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL", 0x04, 0x40, 0b1111),
+    ev("UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE", 0x04, 0x80, 0b1111),
+    ev("UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL", 0x05, 0x01, 0b1111),
+    ev("UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE", 0x05, 0x02, 0b1111),
+    ev("UNC_H_TxR_AD.HOM", 0x0f, 0x04, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED0", 0x2a, 0x01, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED1", 0x2a, 0x02, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_FULL.ALL", 0x2a, 0x03, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_NE.SCHED0", 0x29, 0x01, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_NE.SCHED1", 0x29, 0x02, 0b1111),
+    ev("UNC_H_TxR_AD_CYCLES_NE.ALL", 0x29, 0x03, 0b1111),
+    ev("UNC_H_TxR_AD_INSERTS.SCHED0", 0x27, 0x01, 0b1111),
+    ev("UNC_H_TxR_AD_INSERTS.SCHED1", 0x27, 0x02, 0b1111),
+    ev("UNC_H_TxR_AD_INSERTS.ALL", 0x27, 0x03, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED0", 0x32, 0x01, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED1", 0x32, 0x02, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_FULL.ALL", 0x32, 0x03, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_NE.SCHED0", 0x31, 0x01, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_NE.SCHED1", 0x31, 0x02, 0b1111),
+    ev("UNC_H_TxR_AK_CYCLES_NE.ALL", 0x31, 0x03, 0b1111),
+    ev("UNC_H_TxR_AK_INSERTS.SCHED0", 0x2f, 0x01, 0b1111),
+    ev("UNC_H_TxR_AK_INSERTS.SCHED1", 0x2f, 0x02, 0b1111),
+    ev("UNC_H_TxR_AK_INSERTS.ALL", 0x2f, 0x03, 0b1111),
+    ev("UNC_H_TxR_BL.DRS_CACHE", 0x10, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL.DRS_CORE", 0x10, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL.DRS_QPI", 0x10, 0x04, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED0", 0x36, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED1", 0x36, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_FULL.ALL", 0x36, 0x03, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_NE.SCHED0", 0x35, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_NE.SCHED1", 0x35, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL_CYCLES_NE.ALL", 0x35, 0x03, 0b1111),
+    ev("UNC_H_TxR_BL_INSERTS.SCHED0", 0x33, 0x01, 0b1111),
+    ev("UNC_H_TxR_BL_INSERTS.SCHED1", 0x33, 0x02, 0b1111),
+    ev("UNC_H_TxR_BL_INSERTS.ALL", 0x33, 0x03, 0b1111),
+    ev("UNC_H_TxR_STARVED.AK", 0x6d, 0x01, 0b1111),
+    ev("UNC_H_TxR_STARVED.BL", 0x6d, 0x02, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x18, 0x01, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x18, 0x02, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x18, 0x04, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x18, 0x08, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x19, 0x01, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x19, 0x02, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x19, 0x04, 0b1111),
+    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x19, 0x08, 0b1111),
+    ev("UNC_H_TRACKER_CYCLES_NE.LOCAL", 0x03, 0x01, 0b1111),
+    ev("UNC_H_TRACKER_CYCLES_NE.REMOTE", 0x03, 0x02, 0b1111),
+    ev("UNC_H_TRACKER_CYCLES_NE.ALL", 0x03, 0x03, 0b1111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<32>(EVENT_ROWS, 192, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.ADDR", code: 0x20, umask: 0x01, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.OPC", code: 0x20, umask: 0x02, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AD", code: 0x20, umask: 0x04, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.BL", code: 0x20, umask: 0x08, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AK", code: 0x20, umask: 0x10, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_CYCLES_NE", code: 0x42, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD", code: 0x51, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD", code: 0x51, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD", code: 0x51, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD", code: 0x51, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BYPASS_IMC.TAKEN", code: 0x14, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_BYPASS_IMC.NOT_TAKEN", code: 0x14, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECT2CORE_COUNT", code: 0x11, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECT2CORE_CYCLES_DISABLED", code: 0x12, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECT2CORE_TXN_OVERRIDE", code: 0x13, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LAT_OPT", code: 0x41, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNP", code: 0x0c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.NO_SNP", code: 0x0c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.SET", code: 0x0d, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.CLEAR", code: 0x0d, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_DIRECTORY_UPDATE.ANY", code: 0x0d, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.READ_OR_INVITOE", code: 0x71, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.WBMTOI", code: 0x71, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.ACKCNFLTWBI", code: 0x71, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.WBMTOE_OR_S", code: 0x71, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.RSPFWDI_REMOTE", code: 0x71, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.RSPFWDI_LOCAL", code: 0x71, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.RSPFWDS", code: 0x71, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.RSP", code: 0x71, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.ALLOCS", code: 0x71, umask: 0x70, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.EVICTS", code: 0x71, umask: 0x42, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.INVALS", code: 0x71, umask: 0x26, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.ALL", code: 0x71, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT.HOM", code: 0x71, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE", code: 0x72, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI", code: 0x72, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI", code: 0x72, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S", code: 0x72, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE", code: 0x72, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL", code: 0x72, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS", code: 0x72, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSP", code: 0x72, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.ALL", code: 0x72, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.HOM", code: 0x72, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_LOOKUP.READ_OR_INVITOE", code: 0x70, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_LOOKUP.WBMTOI", code: 0x70, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_LOOKUP.ACKCNFLTWBI", code: 0x70, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_LOOKUP.WBMTOE_OR_S", code: 0x70, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE", code: 0x70, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL", code: 0x70, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_LOOKUP.RSPFWDS", code: 0x70, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_LOOKUP.RSP", code: 0x70, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_LOOKUP.ALLOCS", code: 0x70, umask: 0x70, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_LOOKUP.INVALS", code: 0x70, umask: 0x26, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_LOOKUP.ALL", code: 0x70, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_HITME_LOOKUP.HOM", code: 0x70, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", code: 0x22, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", code: 0x22, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", code: 0x22, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", code: 0x22, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2", code: 0x22, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2", code: 0x22, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_READS.NORMAL", code: 0x17, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_RETRY", code: 0x1e, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.FULL", code: 0x1a, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL", code: 0x1a, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.FULL_ISOCH", code: 0x1a, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL_ISOCH", code: 0x1a, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IMC_WRITES.ALL", code: 0x1a, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IOT_BACKPRESSURE.SAT", code: 0x61, umask: 0x01, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IOT_BACKPRESSURE.HUB", code: 0x61, umask: 0x02, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IOT_CTS_EAST_LO.CTS0", code: 0x64, umask: 0x01, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IOT_CTS_EAST_LO.CTS1", code: 0x64, umask: 0x02, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IOT_CTS_HI.CTS2", code: 0x65, umask: 0x01, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IOT_CTS_HI.CTS3", code: 0x65, umask: 0x02, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IOT_CTS_WEST_LO.CTS0", code: 0x62, umask: 0x01, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_IOT_CTS_WEST_LO.CTS1", code: 0x62, umask: 0x02, counters: 0b111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB.READS_LOCAL", code: 0x53, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB.INVITOE_LOCAL", code: 0x53, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB.REMOTE", code: 0x53, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB.CANCELLED", code: 0x53, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB.READS_LOCAL_USEFUL", code: 0x53, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB.REMOTE_USEFUL", code: 0x53, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB_EDR.ALL", code: 0x54, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_I", code: 0x54, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_I", code: 0x54, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_S", code: 0x54, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_S", code: 0x54, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.READS", code: 0x01, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.WRITES", code: 0x01, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.READS_LOCAL", code: 0x01, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.READS_REMOTE", code: 0x01, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.WRITES_LOCAL", code: 0x01, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.WRITES_REMOTE", code: 0x01, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.INVITOE_LOCAL", code: 0x01, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_REQUESTS.INVITOE_REMOTE", code: 0x01, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CW_EVEN", code: 0x3e, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CW_ODD", code: 0x3e, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CCW_EVEN", code: 0x3e, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CCW_ODD", code: 0x3e, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CW", code: 0x3e, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AD_USED.CCW", code: 0x3e, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CW_EVEN", code: 0x3f, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CW_ODD", code: 0x3f, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CCW_EVEN", code: 0x3f, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CCW_ODD", code: 0x3f, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CW", code: 0x3f, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_AK_USED.CCW", code: 0x3f, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CW_EVEN", code: 0x40, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CW_ODD", code: 0x40, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CCW_EVEN", code: 0x40, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CCW_ODD", code: 0x40, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CW", code: 0x40, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RING_BL_USED.CCW", code: 0x40, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x15, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x15, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x15, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x15, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x16, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x16, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x16, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x16, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SBO0_CREDITS_ACQUIRED.AD", code: 0x68, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SBO0_CREDITS_ACQUIRED.BL", code: 0x68, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SBO0_CREDIT_OCCUPANCY.AD", code: 0x6a, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SBO0_CREDIT_OCCUPANCY.BL", code: 0x6a, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SBO1_CREDITS_ACQUIRED.AD", code: 0x69, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SBO1_CREDITS_ACQUIRED.BL", code: 0x69, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SBO1_CREDIT_OCCUPANCY.AD", code: 0x6b, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SBO1_CREDIT_OCCUPANCY.BL", code: 0x6b, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL", code: 0x0a, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE", code: 0x0a, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_CYCLES_NE.LOCAL", code: 0x08, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_CYCLES_NE.REMOTE", code: 0x08, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_CYCLES_NE.ALL", code: 0x08, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_OCCUPANCY.LOCAL", code: 0x09, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_OCCUPANCY.REMOTE", code: 0x09, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSPI", code: 0x21, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSPS", code: 0x21, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSPIFWD", code: 0x21, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSPSFWD", code: 0x21, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSP_WB", code: 0x21, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSP_FWD_WB", code: 0x21, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNOOP_RESP.RSPCNFLCT", code: 0x21, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPI", code: 0x60, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPS", code: 0x60, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD", code: 0x60, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD", code: 0x60, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB", code: 0x60, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB", code: 0x60, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT", code: 0x60, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.OTHER", code: 0x60, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD", code: 0x6c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD", code: 0x6c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL", code: 0x6c, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL", code: 0x6c, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION0", code: 0x1b, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION1", code: 0x1b, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION2", code: 0x1b, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION3", code: 0x1b, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION4", code: 0x1b, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION5", code: 0x1b, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION6", code: 0x1b, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION7", code: 0x1b, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION8", code: 0x1c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION9", code: 0x1c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION10", code: 0x1c, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION11", code: 0x1c, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_CYCLES_FULL.GP", code: 0x02, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_CYCLES_FULL.ALL", code: 0x02, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.READS_LOCAL", code: 0x04, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.READS_REMOTE", code: 0x04, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL", code: 0x04, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE", code: 0x04, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL", code: 0x04, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE", code: 0x04, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL", code: 0x05, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE", code: 0x05, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD.HOM", code: 0x0f, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED0", code: 0x2a, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED1", code: 0x2a, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.ALL", code: 0x2a, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED0", code: 0x29, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED1", code: 0x29, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.ALL", code: 0x29, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED0", code: 0x27, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED1", code: 0x27, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AD_INSERTS.ALL", code: 0x27, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED0", code: 0x32, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED1", code: 0x32, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.ALL", code: 0x32, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED0", code: 0x31, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED1", code: 0x31, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.ALL", code: 0x31, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED0", code: 0x2f, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED1", code: 0x2f, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_AK_INSERTS.ALL", code: 0x2f, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL.DRS_CACHE", code: 0x10, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL.DRS_CORE", code: 0x10, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL.DRS_QPI", code: 0x10, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED0", code: 0x36, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED1", code: 0x36, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.ALL", code: 0x36, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED0", code: 0x35, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED1", code: 0x35, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.ALL", code: 0x35, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED0", code: 0x33, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED1", code: 0x33, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_BL_INSERTS.ALL", code: 0x33, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_STARVED.AK", code: 0x6d, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TxR_STARVED.BL", code: 0x6d, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x18, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x18, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x18, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x18, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x19, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x19, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x19, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x19, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_CYCLES_NE.LOCAL", code: 0x03, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_CYCLES_NE.REMOTE", code: 0x03, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_H_TRACKER_CYCLES_NE.ALL", code: 0x03, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl HaCtl {
     /// This value set to count `event`: its event select and umask.

@@ -738,9 +738,15 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -752,979 +758,669 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M_ACT_COUNT.RD`: event select 0x01, umask 0x01, counters 0b1111.
-    pub const ACT_COUNT_RD: Event = Event { code: 0x01, umask: 0x01, ext_sel: false, row: 0 };
-    /// `UNC_M_ACT_COUNT.WR`: event select 0x01, umask 0x02, counters 0b1111.
-    pub const ACT_COUNT_WR: Event = Event { code: 0x01, umask: 0x02, ext_sel: false, row: 1 };
-    /// `UNC_M_ACT_COUNT.BYP`: event select 0x01, umask 0x08, counters 0b1111.
-    pub const ACT_COUNT_BYP: Event = Event { code: 0x01, umask: 0x08, ext_sel: false, row: 2 };
-    /// `UNC_M_BYP_CMDS.ACT`: event select 0xa1, umask 0x01, counters 0b1111.
-    pub const BYP_CMDS_ACT: Event = Event { code: 0xa1, umask: 0x01, ext_sel: false, row: 3 };
-    /// `UNC_M_BYP_CMDS.CAS`: event select 0xa1, umask 0x02, counters 0b1111.
-    pub const BYP_CMDS_CAS: Event = Event { code: 0xa1, umask: 0x02, ext_sel: false, row: 4 };
-    /// `UNC_M_BYP_CMDS.PRE`: event select 0xa1, umask 0x04, counters 0b1111.
-    pub const BYP_CMDS_PRE: Event = Event { code: 0xa1, umask: 0x04, ext_sel: false, row: 5 };
-    /// `UNC_M_CAS_COUNT.RD_REG`: event select 0x04, umask 0x01, counters 0b1111.
-    pub const CAS_COUNT_RD_REG: Event = Event { code: 0x04, umask: 0x01, ext_sel: false, row: 6 };
-    /// `UNC_M_CAS_COUNT.RD_UNDERFILL`: event select 0x04, umask 0x02, counters 0b1111.
-    pub const CAS_COUNT_RD_UNDERFILL: Event = Event { code: 0x04, umask: 0x02, ext_sel: false, row: 7 };
-    /// `UNC_M_CAS_COUNT.RD`: event select 0x04, umask 0x03, counters 0b1111.
-    pub const CAS_COUNT_RD: Event = Event { code: 0x04, umask: 0x03, ext_sel: false, row: 8 };
-    /// `UNC_M_CAS_COUNT.WR_WMM`: event select 0x04, umask 0x04, counters 0b1111.
-    pub const CAS_COUNT_WR_WMM: Event = Event { code: 0x04, umask: 0x04, ext_sel: false, row: 9 };
-    /// `UNC_M_CAS_COUNT.WR_RMM`: event select 0x04, umask 0x08, counters 0b1111.
-    pub const CAS_COUNT_WR_RMM: Event = Event { code: 0x04, umask: 0x08, ext_sel: false, row: 10 };
-    /// `UNC_M_CAS_COUNT.WR`: event select 0x04, umask 0x0c, counters 0b1111.
-    pub const CAS_COUNT_WR: Event = Event { code: 0x04, umask: 0x0c, ext_sel: false, row: 11 };
-    /// `UNC_M_CAS_COUNT.ALL`: event select 0x04, umask 0x0f, counters 0b1111.
-    pub const CAS_COUNT_ALL: Event = Event { code: 0x04, umask: 0x0f, ext_sel: false, row: 12 };
-    /// `UNC_M_CAS_COUNT.RD_WMM`: event select 0x04, umask 0x10, counters 0b1111.
-    pub const CAS_COUNT_RD_WMM: Event = Event { code: 0x04, umask: 0x10, ext_sel: false, row: 13 };
-    /// `UNC_M_CAS_COUNT.RD_RMM`: event select 0x04, umask 0x20, counters 0b1111.
-    pub const CAS_COUNT_RD_RMM: Event = Event { code: 0x04, umask: 0x20, ext_sel: false, row: 14 };
-    /// `UNC_M_DCLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const DCLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 15 };
-    /// `UNC_M_DRAM_PRE_ALL`: event select 0x06, umask 0x00, counters 0b1111.
-    pub const DRAM_PRE_ALL: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 16 };
-    /// `UNC_M_DRAM_REFRESH.PANIC`: event select 0x05, umask 0x02, counters 0b1111.
-    pub const DRAM_REFRESH_PANIC: Event = Event { code: 0x05, umask: 0x02, ext_sel: false, row: 17 };
-    /// `UNC_M_DRAM_REFRESH.HIGH`: event select 0x05, umask 0x04, counters 0b1111.
-    pub const DRAM_REFRESH_HIGH: Event = Event { code: 0x05, umask: 0x04, ext_sel: false, row: 18 };
-    /// `UNC_M_ECC_CORRECTABLE_ERRORS`: event select 0x09, umask 0x00, counters 0b1111.
-    pub const ECC_CORRECTABLE_ERRORS: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 19 };
-    /// `UNC_M_MAJOR_MODES.READ`: event select 0x07, umask 0x01, counters 0b1111.
-    pub const MAJOR_MODES_READ: Event = Event { code: 0x07, umask: 0x01, ext_sel: false, row: 20 };
-    /// `UNC_M_MAJOR_MODES.WRITE`: event select 0x07, umask 0x02, counters 0b1111.
-    pub const MAJOR_MODES_WRITE: Event = Event { code: 0x07, umask: 0x02, ext_sel: false, row: 21 };
-    /// `UNC_M_MAJOR_MODES.PARTIAL`: event select 0x07, umask 0x04, counters 0b1111.
-    pub const MAJOR_MODES_PARTIAL: Event = Event { code: 0x07, umask: 0x04, ext_sel: false, row: 22 };
-    /// `UNC_M_MAJOR_MODES.ISOCH`: event select 0x07, umask 0x08, counters 0b1111.
-    pub const MAJOR_MODES_ISOCH: Event = Event { code: 0x07, umask: 0x08, ext_sel: false, row: 23 };
-    /// `UNC_M_POWER_CHANNEL_DLLOFF`: event select 0x84, umask 0x00, counters 0b1111.
-    pub const POWER_CHANNEL_DLLOFF: Event = Event { code: 0x84, umask: 0x00, ext_sel: false, row: 24 };
-    /// `UNC_M_POWER_CHANNEL_PPD`: event select 0x85, umask 0x00, counters 0b1111.
-    pub const POWER_CHANNEL_PPD: Event = Event { code: 0x85, umask: 0x00, ext_sel: false, row: 25 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK0`: event select 0x83, umask 0x01, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK0: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, row: 26 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK1`: event select 0x83, umask 0x02, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK1: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, row: 27 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK2`: event select 0x83, umask 0x04, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK2: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, row: 28 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK3`: event select 0x83, umask 0x08, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK3: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, row: 29 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK4`: event select 0x83, umask 0x10, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK4: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, row: 30 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK5`: event select 0x83, umask 0x20, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK5: Event = Event { code: 0x83, umask: 0x20, ext_sel: false, row: 31 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK6`: event select 0x83, umask 0x40, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK6: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, row: 32 };
-    /// `UNC_M_POWER_CKE_CYCLES.RANK7`: event select 0x83, umask 0x80, counters 0b1111.
-    pub const POWER_CKE_CYCLES_RANK7: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, row: 33 };
-    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES`: event select 0x86, umask 0x00, counters 0b1111.
-    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event { code: 0x86, umask: 0x00, ext_sel: false, row: 34 };
-    /// `UNC_M_POWER_PCU_THROTTLING`: event select 0x42, umask 0x00, counters 0b1111.
-    pub const POWER_PCU_THROTTLING: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, row: 35 };
-    /// `UNC_M_POWER_SELF_REFRESH`: event select 0x43, umask 0x00, counters 0b1111.
-    pub const POWER_SELF_REFRESH: Event = Event { code: 0x43, umask: 0x00, ext_sel: false, row: 36 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK0`: event select 0x41, umask 0x01, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event { code: 0x41, umask: 0x01, ext_sel: false, row: 37 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK1`: event select 0x41, umask 0x02, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event { code: 0x41, umask: 0x02, ext_sel: false, row: 38 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK2`: event select 0x41, umask 0x04, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event { code: 0x41, umask: 0x04, ext_sel: false, row: 39 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK3`: event select 0x41, umask 0x08, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event { code: 0x41, umask: 0x08, ext_sel: false, row: 40 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK4`: event select 0x41, umask 0x10, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event { code: 0x41, umask: 0x10, ext_sel: false, row: 41 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK5`: event select 0x41, umask 0x20, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event { code: 0x41, umask: 0x20, ext_sel: false, row: 42 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK6`: event select 0x41, umask 0x40, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event { code: 0x41, umask: 0x40, ext_sel: false, row: 43 };
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK7`: event select 0x41, umask 0x80, counters 0b1111.
-    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event { code: 0x41, umask: 0x80, ext_sel: false, row: 44 };
-    /// `UNC_M_PREEMPTION.RD_PREEMPT_RD`: event select 0x08, umask 0x01, counters 0b1111.
-    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event { code: 0x08, umask: 0x01, ext_sel: false, row: 45 };
-    /// `UNC_M_PREEMPTION.RD_PREEMPT_WR`: event select 0x08, umask 0x02, counters 0b1111.
-    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event { code: 0x08, umask: 0x02, ext_sel: false, row: 46 };
-    /// `UNC_M_PRE_COUNT.PAGE_MISS`: event select 0x02, umask 0x01, counters 0b1111.
-    pub const PRE_COUNT_PAGE_MISS: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, row: 47 };
-    /// `UNC_M_PRE_COUNT.PAGE_CLOSE`: event select 0x02, umask 0x02, counters 0b1111.
-    pub const PRE_COUNT_PAGE_CLOSE: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, row: 48 };
-    /// `UNC_M_PRE_COUNT.RD`: event select 0x02, umask 0x04, counters 0b1111.
-    pub const PRE_COUNT_RD: Event = Event { code: 0x02, umask: 0x04, ext_sel: false, row: 49 };
-    /// `UNC_M_PRE_COUNT.WR`: event select 0x02, umask 0x08, counters 0b1111.
-    pub const PRE_COUNT_WR: Event = Event { code: 0x02, umask: 0x08, ext_sel: false, row: 50 };
-    /// `UNC_M_PRE_COUNT.BYP`: event select 0x02, umask 0x10, counters 0b1111.
-    pub const PRE_COUNT_BYP: Event = Event { code: 0x02, umask: 0x10, ext_sel: false, row: 51 };
-    /// `UNC_M_RD_CAS_PRIO.LOW`: event select 0xa0, umask 0x01, counters 0b1111.
-    pub const RD_CAS_PRIO_LOW: Event = Event { code: 0xa0, umask: 0x01, ext_sel: false, row: 52 };
-    /// `UNC_M_RD_CAS_PRIO.MED`: event select 0xa0, umask 0x02, counters 0b1111.
-    pub const RD_CAS_PRIO_MED: Event = Event { code: 0xa0, umask: 0x02, ext_sel: false, row: 53 };
-    /// `UNC_M_RD_CAS_PRIO.HIGH`: event select 0xa0, umask 0x04, counters 0b1111.
-    pub const RD_CAS_PRIO_HIGH: Event = Event { code: 0xa0, umask: 0x04, ext_sel: false, row: 54 };
-    /// `UNC_M_RD_CAS_PRIO.PANIC`: event select 0xa0, umask 0x08, counters 0b1111.
-    pub const RD_CAS_PRIO_PANIC: Event = Event { code: 0xa0, umask: 0x08, ext_sel: false, row: 55 };
-    /// `UNC_M_RD_CAS_RANK0.BANK1`: event select 0xb0, umask 0x01, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK1: Event = Event { code: 0xb0, umask: 0x01, ext_sel: false, row: 56 };
-    /// `UNC_M_RD_CAS_RANK0.BANK2`: event select 0xb0, umask 0x02, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK2: Event = Event { code: 0xb0, umask: 0x02, ext_sel: false, row: 57 };
-    /// `UNC_M_RD_CAS_RANK0.BANK4`: event select 0xb0, umask 0x04, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK4: Event = Event { code: 0xb0, umask: 0x04, ext_sel: false, row: 58 };
-    /// `UNC_M_RD_CAS_RANK0.BANK8`: event select 0xb0, umask 0x08, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK8: Event = Event { code: 0xb0, umask: 0x08, ext_sel: false, row: 59 };
-    /// `UNC_M_RD_CAS_RANK0.ALLBANKS`: event select 0xb0, umask 0x10, counters 0b1111.
-    pub const RD_CAS_RANK0_ALLBANKS: Event = Event { code: 0xb0, umask: 0x10, ext_sel: false, row: 60 };
-    /// `UNC_M_RD_CAS_RANK0.BANK0`: event select 0xb0, umask 0x00, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK0: Event = Event { code: 0xb0, umask: 0x00, ext_sel: false, row: 61 };
-    /// `UNC_M_RD_CAS_RANK0.BANK3`: event select 0xb0, umask 0x03, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK3: Event = Event { code: 0xb0, umask: 0x03, ext_sel: false, row: 62 };
-    /// `UNC_M_RD_CAS_RANK0.BANK5`: event select 0xb0, umask 0x05, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK5: Event = Event { code: 0xb0, umask: 0x05, ext_sel: false, row: 63 };
-    /// `UNC_M_RD_CAS_RANK0.BANK6`: event select 0xb0, umask 0x06, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK6: Event = Event { code: 0xb0, umask: 0x06, ext_sel: false, row: 64 };
-    /// `UNC_M_RD_CAS_RANK0.BANK7`: event select 0xb0, umask 0x07, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK7: Event = Event { code: 0xb0, umask: 0x07, ext_sel: false, row: 65 };
-    /// `UNC_M_RD_CAS_RANK0.BANK9`: event select 0xb0, umask 0x09, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK9: Event = Event { code: 0xb0, umask: 0x09, ext_sel: false, row: 66 };
-    /// `UNC_M_RD_CAS_RANK0.BANK10`: event select 0xb0, umask 0x0a, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK10: Event = Event { code: 0xb0, umask: 0x0a, ext_sel: false, row: 67 };
-    /// `UNC_M_RD_CAS_RANK0.BANK11`: event select 0xb0, umask 0x0b, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK11: Event = Event { code: 0xb0, umask: 0x0b, ext_sel: false, row: 68 };
-    /// `UNC_M_RD_CAS_RANK0.BANK12`: event select 0xb0, umask 0x0c, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK12: Event = Event { code: 0xb0, umask: 0x0c, ext_sel: false, row: 69 };
-    /// `UNC_M_RD_CAS_RANK0.BANK13`: event select 0xb0, umask 0x0d, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK13: Event = Event { code: 0xb0, umask: 0x0d, ext_sel: false, row: 70 };
-    /// `UNC_M_RD_CAS_RANK0.BANK14`: event select 0xb0, umask 0x0e, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK14: Event = Event { code: 0xb0, umask: 0x0e, ext_sel: false, row: 71 };
-    /// `UNC_M_RD_CAS_RANK0.BANK15`: event select 0xb0, umask 0x0f, counters 0b1111.
-    pub const RD_CAS_RANK0_BANK15: Event = Event { code: 0xb0, umask: 0x0f, ext_sel: false, row: 72 };
-    /// `UNC_M_RD_CAS_RANK0.BANKG0`: event select 0xb0, umask 0x11, counters 0b1111.
-    pub const RD_CAS_RANK0_BANKG0: Event = Event { code: 0xb0, umask: 0x11, ext_sel: false, row: 73 };
-    /// `UNC_M_RD_CAS_RANK0.BANKG1`: event select 0xb0, umask 0x12, counters 0b1111.
-    pub const RD_CAS_RANK0_BANKG1: Event = Event { code: 0xb0, umask: 0x12, ext_sel: false, row: 74 };
-    /// `UNC_M_RD_CAS_RANK0.BANKG2`: event select 0xb0, umask 0x13, counters 0b1111.
-    pub const RD_CAS_RANK0_BANKG2: Event = Event { code: 0xb0, umask: 0x13, ext_sel: false, row: 75 };
-    /// `UNC_M_RD_CAS_RANK0.BANKG3`: event select 0xb0, umask 0x14, counters 0b1111.
-    pub const RD_CAS_RANK0_BANKG3: Event = Event { code: 0xb0, umask: 0x14, ext_sel: false, row: 76 };
-    /// `UNC_M_RD_CAS_RANK1.BANK1`: event select 0xb1, umask 0x01, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK1: Event = Event { code: 0xb1, umask: 0x01, ext_sel: false, row: 77 };
-    /// `UNC_M_RD_CAS_RANK1.BANK2`: event select 0xb1, umask 0x02, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK2: Event = Event { code: 0xb1, umask: 0x02, ext_sel: false, row: 78 };
-    /// `UNC_M_RD_CAS_RANK1.BANK4`: event select 0xb1, umask 0x04, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK4: Event = Event { code: 0xb1, umask: 0x04, ext_sel: false, row: 79 };
-    /// `UNC_M_RD_CAS_RANK1.BANK8`: event select 0xb1, umask 0x08, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK8: Event = Event { code: 0xb1, umask: 0x08, ext_sel: false, row: 80 };
-    /// `UNC_M_RD_CAS_RANK1.ALLBANKS`: event select 0xb1, umask 0x10, counters 0b1111.
-    pub const RD_CAS_RANK1_ALLBANKS: Event = Event { code: 0xb1, umask: 0x10, ext_sel: false, row: 81 };
-    /// `UNC_M_RD_CAS_RANK1.BANK0`: event select 0xb1, umask 0x00, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK0: Event = Event { code: 0xb1, umask: 0x00, ext_sel: false, row: 82 };
-    /// `UNC_M_RD_CAS_RANK1.BANK3`: event select 0xb1, umask 0x03, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK3: Event = Event { code: 0xb1, umask: 0x03, ext_sel: false, row: 83 };
-    /// `UNC_M_RD_CAS_RANK1.BANK5`: event select 0xb1, umask 0x05, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK5: Event = Event { code: 0xb1, umask: 0x05, ext_sel: false, row: 84 };
-    /// `UNC_M_RD_CAS_RANK1.BANK6`: event select 0xb1, umask 0x06, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK6: Event = Event { code: 0xb1, umask: 0x06, ext_sel: false, row: 85 };
-    /// `UNC_M_RD_CAS_RANK1.BANK7`: event select 0xb1, umask 0x07, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK7: Event = Event { code: 0xb1, umask: 0x07, ext_sel: false, row: 86 };
-    /// `UNC_M_RD_CAS_RANK1.BANK9`: event select 0xb1, umask 0x09, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK9: Event = Event { code: 0xb1, umask: 0x09, ext_sel: false, row: 87 };
-    /// `UNC_M_RD_CAS_RANK1.BANK10`: event select 0xb1, umask 0x0a, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK10: Event = Event { code: 0xb1, umask: 0x0a, ext_sel: false, row: 88 };
-    /// `UNC_M_RD_CAS_RANK1.BANK11`: event select 0xb1, umask 0x0b, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK11: Event = Event { code: 0xb1, umask: 0x0b, ext_sel: false, row: 89 };
-    /// `UNC_M_RD_CAS_RANK1.BANK12`: event select 0xb1, umask 0x0c, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK12: Event = Event { code: 0xb1, umask: 0x0c, ext_sel: false, row: 90 };
-    /// `UNC_M_RD_CAS_RANK1.BANK13`: event select 0xb1, umask 0x0d, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK13: Event = Event { code: 0xb1, umask: 0x0d, ext_sel: false, row: 91 };
-    /// `UNC_M_RD_CAS_RANK1.BANK14`: event select 0xb1, umask 0x0e, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK14: Event = Event { code: 0xb1, umask: 0x0e, ext_sel: false, row: 92 };
-    /// `UNC_M_RD_CAS_RANK1.BANK15`: event select 0xb1, umask 0x0f, counters 0b1111.
-    pub const RD_CAS_RANK1_BANK15: Event = Event { code: 0xb1, umask: 0x0f, ext_sel: false, row: 93 };
-    /// `UNC_M_RD_CAS_RANK1.BANKG0`: event select 0xb1, umask 0x11, counters 0b1111.
-    pub const RD_CAS_RANK1_BANKG0: Event = Event { code: 0xb1, umask: 0x11, ext_sel: false, row: 94 };
-    /// `UNC_M_RD_CAS_RANK1.BANKG1`: event select 0xb1, umask 0x12, counters 0b1111.
-    pub const RD_CAS_RANK1_BANKG1: Event = Event { code: 0xb1, umask: 0x12, ext_sel: false, row: 95 };
-    /// `UNC_M_RD_CAS_RANK1.BANKG2`: event select 0xb1, umask 0x13, counters 0b1111.
-    pub const RD_CAS_RANK1_BANKG2: Event = Event { code: 0xb1, umask: 0x13, ext_sel: false, row: 96 };
-    /// `UNC_M_RD_CAS_RANK1.BANKG3`: event select 0xb1, umask 0x14, counters 0b1111.
-    pub const RD_CAS_RANK1_BANKG3: Event = Event { code: 0xb1, umask: 0x14, ext_sel: false, row: 97 };
-    /// `UNC_M_RD_CAS_RANK2.BANK0`: event select 0xb2, umask 0x00, counters 0b1111.
-    pub const RD_CAS_RANK2_BANK0: Event = Event { code: 0xb2, umask: 0x00, ext_sel: false, row: 98 };
-    /// `UNC_M_RD_CAS_RANK4.BANK1`: event select 0xb4, umask 0x01, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK1: Event = Event { code: 0xb4, umask: 0x01, ext_sel: false, row: 99 };
-    /// `UNC_M_RD_CAS_RANK4.BANK2`: event select 0xb4, umask 0x02, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK2: Event = Event { code: 0xb4, umask: 0x02, ext_sel: false, row: 100 };
-    /// `UNC_M_RD_CAS_RANK4.BANK4`: event select 0xb4, umask 0x04, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK4: Event = Event { code: 0xb4, umask: 0x04, ext_sel: false, row: 101 };
-    /// `UNC_M_RD_CAS_RANK4.BANK8`: event select 0xb4, umask 0x08, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK8: Event = Event { code: 0xb4, umask: 0x08, ext_sel: false, row: 102 };
-    /// `UNC_M_RD_CAS_RANK4.ALLBANKS`: event select 0xb4, umask 0x10, counters 0b1111.
-    pub const RD_CAS_RANK4_ALLBANKS: Event = Event { code: 0xb4, umask: 0x10, ext_sel: false, row: 103 };
-    /// `UNC_M_RD_CAS_RANK4.BANK0`: event select 0xb4, umask 0x00, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK0: Event = Event { code: 0xb4, umask: 0x00, ext_sel: false, row: 104 };
-    /// `UNC_M_RD_CAS_RANK4.BANK3`: event select 0xb4, umask 0x03, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK3: Event = Event { code: 0xb4, umask: 0x03, ext_sel: false, row: 105 };
-    /// `UNC_M_RD_CAS_RANK4.BANK5`: event select 0xb4, umask 0x05, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK5: Event = Event { code: 0xb4, umask: 0x05, ext_sel: false, row: 106 };
-    /// `UNC_M_RD_CAS_RANK4.BANK6`: event select 0xb4, umask 0x06, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK6: Event = Event { code: 0xb4, umask: 0x06, ext_sel: false, row: 107 };
-    /// `UNC_M_RD_CAS_RANK4.BANK7`: event select 0xb4, umask 0x07, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK7: Event = Event { code: 0xb4, umask: 0x07, ext_sel: false, row: 108 };
-    /// `UNC_M_RD_CAS_RANK4.BANK9`: event select 0xb4, umask 0x09, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK9: Event = Event { code: 0xb4, umask: 0x09, ext_sel: false, row: 109 };
-    /// `UNC_M_RD_CAS_RANK4.BANK10`: event select 0xb4, umask 0x0a, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK10: Event = Event { code: 0xb4, umask: 0x0a, ext_sel: false, row: 110 };
-    /// `UNC_M_RD_CAS_RANK4.BANK11`: event select 0xb4, umask 0x0b, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK11: Event = Event { code: 0xb4, umask: 0x0b, ext_sel: false, row: 111 };
-    /// `UNC_M_RD_CAS_RANK4.BANK12`: event select 0xb4, umask 0x0c, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK12: Event = Event { code: 0xb4, umask: 0x0c, ext_sel: false, row: 112 };
-    /// `UNC_M_RD_CAS_RANK4.BANK13`: event select 0xb4, umask 0x0d, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK13: Event = Event { code: 0xb4, umask: 0x0d, ext_sel: false, row: 113 };
-    /// `UNC_M_RD_CAS_RANK4.BANK14`: event select 0xb4, umask 0x0e, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK14: Event = Event { code: 0xb4, umask: 0x0e, ext_sel: false, row: 114 };
-    /// `UNC_M_RD_CAS_RANK4.BANK15`: event select 0xb4, umask 0x0f, counters 0b1111.
-    pub const RD_CAS_RANK4_BANK15: Event = Event { code: 0xb4, umask: 0x0f, ext_sel: false, row: 115 };
-    /// `UNC_M_RD_CAS_RANK4.BANKG0`: event select 0xb4, umask 0x11, counters 0b1111.
-    pub const RD_CAS_RANK4_BANKG0: Event = Event { code: 0xb4, umask: 0x11, ext_sel: false, row: 116 };
-    /// `UNC_M_RD_CAS_RANK4.BANKG1`: event select 0xb4, umask 0x12, counters 0b1111.
-    pub const RD_CAS_RANK4_BANKG1: Event = Event { code: 0xb4, umask: 0x12, ext_sel: false, row: 117 };
-    /// `UNC_M_RD_CAS_RANK4.BANKG2`: event select 0xb4, umask 0x13, counters 0b1111.
-    pub const RD_CAS_RANK4_BANKG2: Event = Event { code: 0xb4, umask: 0x13, ext_sel: false, row: 118 };
-    /// `UNC_M_RD_CAS_RANK4.BANKG3`: event select 0xb4, umask 0x14, counters 0b1111.
-    pub const RD_CAS_RANK4_BANKG3: Event = Event { code: 0xb4, umask: 0x14, ext_sel: false, row: 119 };
-    /// `UNC_M_RD_CAS_RANK5.BANK1`: event select 0xb5, umask 0x01, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK1: Event = Event { code: 0xb5, umask: 0x01, ext_sel: false, row: 120 };
-    /// `UNC_M_RD_CAS_RANK5.BANK2`: event select 0xb5, umask 0x02, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK2: Event = Event { code: 0xb5, umask: 0x02, ext_sel: false, row: 121 };
-    /// `UNC_M_RD_CAS_RANK5.BANK4`: event select 0xb5, umask 0x04, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK4: Event = Event { code: 0xb5, umask: 0x04, ext_sel: false, row: 122 };
-    /// `UNC_M_RD_CAS_RANK5.BANK8`: event select 0xb5, umask 0x08, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK8: Event = Event { code: 0xb5, umask: 0x08, ext_sel: false, row: 123 };
-    /// `UNC_M_RD_CAS_RANK5.ALLBANKS`: event select 0xb5, umask 0x10, counters 0b1111.
-    pub const RD_CAS_RANK5_ALLBANKS: Event = Event { code: 0xb5, umask: 0x10, ext_sel: false, row: 124 };
-    /// `UNC_M_RD_CAS_RANK5.BANK0`: event select 0xb5, umask 0x00, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK0: Event = Event { code: 0xb5, umask: 0x00, ext_sel: false, row: 125 };
-    /// `UNC_M_RD_CAS_RANK5.BANK3`: event select 0xb5, umask 0x03, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK3: Event = Event { code: 0xb5, umask: 0x03, ext_sel: false, row: 126 };
-    /// `UNC_M_RD_CAS_RANK5.BANK5`: event select 0xb5, umask 0x05, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK5: Event = Event { code: 0xb5, umask: 0x05, ext_sel: false, row: 127 };
-    /// `UNC_M_RD_CAS_RANK5.BANK6`: event select 0xb5, umask 0x06, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK6: Event = Event { code: 0xb5, umask: 0x06, ext_sel: false, row: 128 };
-    /// `UNC_M_RD_CAS_RANK5.BANK7`: event select 0xb5, umask 0x07, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK7: Event = Event { code: 0xb5, umask: 0x07, ext_sel: false, row: 129 };
-    /// `UNC_M_RD_CAS_RANK5.BANK9`: event select 0xb5, umask 0x09, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK9: Event = Event { code: 0xb5, umask: 0x09, ext_sel: false, row: 130 };
-    /// `UNC_M_RD_CAS_RANK5.BANK10`: event select 0xb5, umask 0x0a, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK10: Event = Event { code: 0xb5, umask: 0x0a, ext_sel: false, row: 131 };
-    /// `UNC_M_RD_CAS_RANK5.BANK11`: event select 0xb5, umask 0x0b, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK11: Event = Event { code: 0xb5, umask: 0x0b, ext_sel: false, row: 132 };
-    /// `UNC_M_RD_CAS_RANK5.BANK12`: event select 0xb5, umask 0x0c, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK12: Event = Event { code: 0xb5, umask: 0x0c, ext_sel: false, row: 133 };
-    /// `UNC_M_RD_CAS_RANK5.BANK13`: event select 0xb5, umask 0x0d, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK13: Event = Event { code: 0xb5, umask: 0x0d, ext_sel: false, row: 134 };
-    /// `UNC_M_RD_CAS_RANK5.BANK14`: event select 0xb5, umask 0x0e, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK14: Event = Event { code: 0xb5, umask: 0x0e, ext_sel: false, row: 135 };
-    /// `UNC_M_RD_CAS_RANK5.BANK15`: event select 0xb5, umask 0x0f, counters 0b1111.
-    pub const RD_CAS_RANK5_BANK15: Event = Event { code: 0xb5, umask: 0x0f, ext_sel: false, row: 136 };
-    /// `UNC_M_RD_CAS_RANK5.BANKG0`: event select 0xb5, umask 0x11, counters 0b1111.
-    pub const RD_CAS_RANK5_BANKG0: Event = Event { code: 0xb5, umask: 0x11, ext_sel: false, row: 137 };
-    /// `UNC_M_RD_CAS_RANK5.BANKG1`: event select 0xb5, umask 0x12, counters 0b1111.
-    pub const RD_CAS_RANK5_BANKG1: Event = Event { code: 0xb5, umask: 0x12, ext_sel: false, row: 138 };
-    /// `UNC_M_RD_CAS_RANK5.BANKG2`: event select 0xb5, umask 0x13, counters 0b1111.
-    pub const RD_CAS_RANK5_BANKG2: Event = Event { code: 0xb5, umask: 0x13, ext_sel: false, row: 139 };
-    /// `UNC_M_RD_CAS_RANK5.BANKG3`: event select 0xb5, umask 0x14, counters 0b1111.
-    pub const RD_CAS_RANK5_BANKG3: Event = Event { code: 0xb5, umask: 0x14, ext_sel: false, row: 140 };
-    /// `UNC_M_RD_CAS_RANK6.BANK1`: event select 0xb6, umask 0x01, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK1: Event = Event { code: 0xb6, umask: 0x01, ext_sel: false, row: 141 };
-    /// `UNC_M_RD_CAS_RANK6.BANK2`: event select 0xb6, umask 0x02, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK2: Event = Event { code: 0xb6, umask: 0x02, ext_sel: false, row: 142 };
-    /// `UNC_M_RD_CAS_RANK6.BANK4`: event select 0xb6, umask 0x04, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK4: Event = Event { code: 0xb6, umask: 0x04, ext_sel: false, row: 143 };
-    /// `UNC_M_RD_CAS_RANK6.BANK8`: event select 0xb6, umask 0x08, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK8: Event = Event { code: 0xb6, umask: 0x08, ext_sel: false, row: 144 };
-    /// `UNC_M_RD_CAS_RANK6.ALLBANKS`: event select 0xb6, umask 0x10, counters 0b1111.
-    pub const RD_CAS_RANK6_ALLBANKS: Event = Event { code: 0xb6, umask: 0x10, ext_sel: false, row: 145 };
-    /// `UNC_M_RD_CAS_RANK6.BANK0`: event select 0xb6, umask 0x00, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK0: Event = Event { code: 0xb6, umask: 0x00, ext_sel: false, row: 146 };
-    /// `UNC_M_RD_CAS_RANK6.BANK3`: event select 0xb6, umask 0x03, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK3: Event = Event { code: 0xb6, umask: 0x03, ext_sel: false, row: 147 };
-    /// `UNC_M_RD_CAS_RANK6.BANK5`: event select 0xb6, umask 0x05, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK5: Event = Event { code: 0xb6, umask: 0x05, ext_sel: false, row: 148 };
-    /// `UNC_M_RD_CAS_RANK6.BANK6`: event select 0xb6, umask 0x06, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK6: Event = Event { code: 0xb6, umask: 0x06, ext_sel: false, row: 149 };
-    /// `UNC_M_RD_CAS_RANK6.BANK7`: event select 0xb6, umask 0x07, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK7: Event = Event { code: 0xb6, umask: 0x07, ext_sel: false, row: 150 };
-    /// `UNC_M_RD_CAS_RANK6.BANK9`: event select 0xb6, umask 0x09, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK9: Event = Event { code: 0xb6, umask: 0x09, ext_sel: false, row: 151 };
-    /// `UNC_M_RD_CAS_RANK6.BANK10`: event select 0xb6, umask 0x0a, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK10: Event = Event { code: 0xb6, umask: 0x0a, ext_sel: false, row: 152 };
-    /// `UNC_M_RD_CAS_RANK6.BANK11`: event select 0xb6, umask 0x0b, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK11: Event = Event { code: 0xb6, umask: 0x0b, ext_sel: false, row: 153 };
-    /// `UNC_M_RD_CAS_RANK6.BANK12`: event select 0xb6, umask 0x0c, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK12: Event = Event { code: 0xb6, umask: 0x0c, ext_sel: false, row: 154 };
-    /// `UNC_M_RD_CAS_RANK6.BANK13`: event select 0xb6, umask 0x0d, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK13: Event = Event { code: 0xb6, umask: 0x0d, ext_sel: false, row: 155 };
-    /// `UNC_M_RD_CAS_RANK6.BANK14`: event select 0xb6, umask 0x0e, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK14: Event = Event { code: 0xb6, umask: 0x0e, ext_sel: false, row: 156 };
-    /// `UNC_M_RD_CAS_RANK6.BANK15`: event select 0xb6, umask 0x0f, counters 0b1111.
-    pub const RD_CAS_RANK6_BANK15: Event = Event { code: 0xb6, umask: 0x0f, ext_sel: false, row: 157 };
-    /// `UNC_M_RD_CAS_RANK6.BANKG0`: event select 0xb6, umask 0x11, counters 0b1111.
-    pub const RD_CAS_RANK6_BANKG0: Event = Event { code: 0xb6, umask: 0x11, ext_sel: false, row: 158 };
-    /// `UNC_M_RD_CAS_RANK6.BANKG1`: event select 0xb6, umask 0x12, counters 0b1111.
-    pub const RD_CAS_RANK6_BANKG1: Event = Event { code: 0xb6, umask: 0x12, ext_sel: false, row: 159 };
-    /// `UNC_M_RD_CAS_RANK6.BANKG2`: event select 0xb6, umask 0x13, counters 0b1111.
-    pub const RD_CAS_RANK6_BANKG2: Event = Event { code: 0xb6, umask: 0x13, ext_sel: false, row: 160 };
-    /// `UNC_M_RD_CAS_RANK6.BANKG3`: event select 0xb6, umask 0x14, counters 0b1111.
-    pub const RD_CAS_RANK6_BANKG3: Event = Event { code: 0xb6, umask: 0x14, ext_sel: false, row: 161 };
-    /// `UNC_M_RD_CAS_RANK7.BANK1`: event select 0xb7, umask 0x01, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK1: Event = Event { code: 0xb7, umask: 0x01, ext_sel: false, row: 162 };
-    /// `UNC_M_RD_CAS_RANK7.BANK2`: event select 0xb7, umask 0x02, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK2: Event = Event { code: 0xb7, umask: 0x02, ext_sel: false, row: 163 };
-    /// `UNC_M_RD_CAS_RANK7.BANK4`: event select 0xb7, umask 0x04, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK4: Event = Event { code: 0xb7, umask: 0x04, ext_sel: false, row: 164 };
-    /// `UNC_M_RD_CAS_RANK7.BANK8`: event select 0xb7, umask 0x08, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK8: Event = Event { code: 0xb7, umask: 0x08, ext_sel: false, row: 165 };
-    /// `UNC_M_RD_CAS_RANK7.ALLBANKS`: event select 0xb7, umask 0x10, counters 0b1111.
-    pub const RD_CAS_RANK7_ALLBANKS: Event = Event { code: 0xb7, umask: 0x10, ext_sel: false, row: 166 };
-    /// `UNC_M_RD_CAS_RANK7.BANK0`: event select 0xb7, umask 0x00, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK0: Event = Event { code: 0xb7, umask: 0x00, ext_sel: false, row: 167 };
-    /// `UNC_M_RD_CAS_RANK7.BANK3`: event select 0xb7, umask 0x03, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK3: Event = Event { code: 0xb7, umask: 0x03, ext_sel: false, row: 168 };
-    /// `UNC_M_RD_CAS_RANK7.BANK5`: event select 0xb7, umask 0x05, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK5: Event = Event { code: 0xb7, umask: 0x05, ext_sel: false, row: 169 };
-    /// `UNC_M_RD_CAS_RANK7.BANK6`: event select 0xb7, umask 0x06, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK6: Event = Event { code: 0xb7, umask: 0x06, ext_sel: false, row: 170 };
-    /// `UNC_M_RD_CAS_RANK7.BANK7`: event select 0xb7, umask 0x07, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK7: Event = Event { code: 0xb7, umask: 0x07, ext_sel: false, row: 171 };
-    /// `UNC_M_RD_CAS_RANK7.BANK9`: event select 0xb7, umask 0x09, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK9: Event = Event { code: 0xb7, umask: 0x09, ext_sel: false, row: 172 };
-    /// `UNC_M_RD_CAS_RANK7.BANK10`: event select 0xb7, umask 0x0a, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK10: Event = Event { code: 0xb7, umask: 0x0a, ext_sel: false, row: 173 };
-    /// `UNC_M_RD_CAS_RANK7.BANK11`: event select 0xb7, umask 0x0b, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK11: Event = Event { code: 0xb7, umask: 0x0b, ext_sel: false, row: 174 };
-    /// `UNC_M_RD_CAS_RANK7.BANK12`: event select 0xb7, umask 0x0c, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK12: Event = Event { code: 0xb7, umask: 0x0c, ext_sel: false, row: 175 };
-    /// `UNC_M_RD_CAS_RANK7.BANK13`: event select 0xb7, umask 0x0d, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK13: Event = Event { code: 0xb7, umask: 0x0d, ext_sel: false, row: 176 };
-    /// `UNC_M_RD_CAS_RANK7.BANK14`: event select 0xb7, umask 0x0e, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK14: Event = Event { code: 0xb7, umask: 0x0e, ext_sel: false, row: 177 };
-    /// `UNC_M_RD_CAS_RANK7.BANK15`: event select 0xb7, umask 0x0f, counters 0b1111.
-    pub const RD_CAS_RANK7_BANK15: Event = Event { code: 0xb7, umask: 0x0f, ext_sel: false, row: 178 };
-    /// `UNC_M_RD_CAS_RANK7.BANKG0`: event select 0xb7, umask 0x11, counters 0b1111.
-    pub const RD_CAS_RANK7_BANKG0: Event = Event { code: 0xb7, umask: 0x11, ext_sel: false, row: 179 };
-    /// `UNC_M_RD_CAS_RANK7.BANKG1`: event select 0xb7, umask 0x12, counters 0b1111.
-    pub const RD_CAS_RANK7_BANKG1: Event = Event { code: 0xb7, umask: 0x12, ext_sel: false, row: 180 };
-    /// `UNC_M_RD_CAS_RANK7.BANKG2`: event select 0xb7, umask 0x13, counters 0b1111.
-    pub const RD_CAS_RANK7_BANKG2: Event = Event { code: 0xb7, umask: 0x13, ext_sel: false, row: 181 };
-    /// `UNC_M_RD_CAS_RANK7.BANKG3`: event select 0xb7, umask 0x14, counters 0b1111.
-    pub const RD_CAS_RANK7_BANKG3: Event = Event { code: 0xb7, umask: 0x14, ext_sel: false, row: 182 };
-    /// `UNC_M_RPQ_CYCLES_NE`: event select 0x11, umask 0x00, counters 0b1111.
-    pub const RPQ_CYCLES_NE: Event = Event { code: 0x11, umask: 0x00, ext_sel: false, row: 183 };
-    /// `UNC_M_RPQ_INSERTS`: event select 0x10, umask 0x00, counters 0b1111.
-    pub const RPQ_INSERTS: Event = Event { code: 0x10, umask: 0x00, ext_sel: false, row: 184 };
-    /// `UNC_M_VMSE_MXB_WR_OCCUPANCY`: event select 0x91, umask 0x00, counters 0b1111.
-    pub const VMSE_MXB_WR_OCCUPANCY: Event = Event { code: 0x91, umask: 0x00, ext_sel: false, row: 185 };
-    /// `UNC_M_VMSE_WR_PUSH.WMM`: event select 0x90, umask 0x01, counters 0b1111.
-    pub const VMSE_WR_PUSH_WMM: Event = Event { code: 0x90, umask: 0x01, ext_sel: false, row: 186 };
-    /// `UNC_M_VMSE_WR_PUSH.RMM`: event select 0x90, umask 0x02, counters 0b1111.
-    pub const VMSE_WR_PUSH_RMM: Event = Event { code: 0x90, umask: 0x02, ext_sel: false, row: 187 };
-    /// `UNC_M_WMM_TO_RMM.LOW_THRESH`: event select 0xc0, umask 0x01, counters 0b1111.
-    pub const WMM_TO_RMM_LOW_THRESH: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, row: 188 };
-    /// `UNC_M_WMM_TO_RMM.STARVE`: event select 0xc0, umask 0x02, counters 0b1111.
-    pub const WMM_TO_RMM_STARVE: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, row: 189 };
-    /// `UNC_M_WMM_TO_RMM.VMSE_RETRY`: event select 0xc0, umask 0x04, counters 0b1111.
-    pub const WMM_TO_RMM_VMSE_RETRY: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, row: 190 };
-    /// `UNC_M_WPQ_CYCLES_FULL`: event select 0x22, umask 0x00, counters 0b1111.
-    pub const WPQ_CYCLES_FULL: Event = Event { code: 0x22, umask: 0x00, ext_sel: false, row: 191 };
-    /// `UNC_M_WPQ_CYCLES_NE`: event select 0x21, umask 0x00, counters 0b1111.
-    pub const WPQ_CYCLES_NE: Event = Event { code: 0x21, umask: 0x00, ext_sel: false, row: 192 };
-    /// `UNC_M_WPQ_READ_HIT`: event select 0x23, umask 0x00, counters 0b1111.
-    pub const WPQ_READ_HIT: Event = Event { code: 0x23, umask: 0x00, ext_sel: false, row: 193 };
-    /// `UNC_M_WPQ_WRITE_HIT`: event select 0x24, umask 0x00, counters 0b1111.
-    pub const WPQ_WRITE_HIT: Event = Event { code: 0x24, umask: 0x00, ext_sel: false, row: 194 };
-    /// `UNC_M_WRONG_MM`: event select 0xc1, umask 0x00, counters 0b1111.
-    pub const WRONG_MM: Event = Event { code: 0xc1, umask: 0x00, ext_sel: false, row: 195 };
-    /// `UNC_M_WR_CAS_RANK0.BANK1`: event select 0xb8, umask 0x01, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK1: Event = Event { code: 0xb8, umask: 0x01, ext_sel: false, row: 196 };
-    /// `UNC_M_WR_CAS_RANK0.BANK2`: event select 0xb8, umask 0x02, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK2: Event = Event { code: 0xb8, umask: 0x02, ext_sel: false, row: 197 };
-    /// `UNC_M_WR_CAS_RANK0.BANK4`: event select 0xb8, umask 0x04, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK4: Event = Event { code: 0xb8, umask: 0x04, ext_sel: false, row: 198 };
-    /// `UNC_M_WR_CAS_RANK0.BANK8`: event select 0xb8, umask 0x08, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK8: Event = Event { code: 0xb8, umask: 0x08, ext_sel: false, row: 199 };
-    /// `UNC_M_WR_CAS_RANK0.ALLBANKS`: event select 0xb8, umask 0x10, counters 0b1111.
-    pub const WR_CAS_RANK0_ALLBANKS: Event = Event { code: 0xb8, umask: 0x10, ext_sel: false, row: 200 };
-    /// `UNC_M_WR_CAS_RANK0.BANK0`: event select 0xb8, umask 0x00, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK0: Event = Event { code: 0xb8, umask: 0x00, ext_sel: false, row: 201 };
-    /// `UNC_M_WR_CAS_RANK0.BANK3`: event select 0xb8, umask 0x03, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK3: Event = Event { code: 0xb8, umask: 0x03, ext_sel: false, row: 202 };
-    /// `UNC_M_WR_CAS_RANK0.BANK5`: event select 0xb8, umask 0x05, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK5: Event = Event { code: 0xb8, umask: 0x05, ext_sel: false, row: 203 };
-    /// `UNC_M_WR_CAS_RANK0.BANK6`: event select 0xb8, umask 0x06, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK6: Event = Event { code: 0xb8, umask: 0x06, ext_sel: false, row: 204 };
-    /// `UNC_M_WR_CAS_RANK0.BANK7`: event select 0xb8, umask 0x07, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK7: Event = Event { code: 0xb8, umask: 0x07, ext_sel: false, row: 205 };
-    /// `UNC_M_WR_CAS_RANK0.BANK9`: event select 0xb8, umask 0x09, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK9: Event = Event { code: 0xb8, umask: 0x09, ext_sel: false, row: 206 };
-    /// `UNC_M_WR_CAS_RANK0.BANK10`: event select 0xb8, umask 0x0a, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK10: Event = Event { code: 0xb8, umask: 0x0a, ext_sel: false, row: 207 };
-    /// `UNC_M_WR_CAS_RANK0.BANK11`: event select 0xb8, umask 0x0b, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK11: Event = Event { code: 0xb8, umask: 0x0b, ext_sel: false, row: 208 };
-    /// `UNC_M_WR_CAS_RANK0.BANK12`: event select 0xb8, umask 0x0c, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK12: Event = Event { code: 0xb8, umask: 0x0c, ext_sel: false, row: 209 };
-    /// `UNC_M_WR_CAS_RANK0.BANK13`: event select 0xb8, umask 0x0d, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK13: Event = Event { code: 0xb8, umask: 0x0d, ext_sel: false, row: 210 };
-    /// `UNC_M_WR_CAS_RANK0.BANK14`: event select 0xb8, umask 0x0e, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK14: Event = Event { code: 0xb8, umask: 0x0e, ext_sel: false, row: 211 };
-    /// `UNC_M_WR_CAS_RANK0.BANK15`: event select 0xb8, umask 0x0f, counters 0b1111.
-    pub const WR_CAS_RANK0_BANK15: Event = Event { code: 0xb8, umask: 0x0f, ext_sel: false, row: 212 };
-    /// `UNC_M_WR_CAS_RANK0.BANKG0`: event select 0xb8, umask 0x11, counters 0b1111.
-    pub const WR_CAS_RANK0_BANKG0: Event = Event { code: 0xb8, umask: 0x11, ext_sel: false, row: 213 };
-    /// `UNC_M_WR_CAS_RANK0.BANKG1`: event select 0xb8, umask 0x12, counters 0b1111.
-    pub const WR_CAS_RANK0_BANKG1: Event = Event { code: 0xb8, umask: 0x12, ext_sel: false, row: 214 };
-    /// `UNC_M_WR_CAS_RANK0.BANKG2`: event select 0xb8, umask 0x13, counters 0b1111.
-    pub const WR_CAS_RANK0_BANKG2: Event = Event { code: 0xb8, umask: 0x13, ext_sel: false, row: 215 };
-    /// `UNC_M_WR_CAS_RANK0.BANKG3`: event select 0xb8, umask 0x14, counters 0b1111.
-    pub const WR_CAS_RANK0_BANKG3: Event = Event { code: 0xb8, umask: 0x14, ext_sel: false, row: 216 };
-    /// `UNC_M_WR_CAS_RANK1.BANK1`: event select 0xb9, umask 0x01, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK1: Event = Event { code: 0xb9, umask: 0x01, ext_sel: false, row: 217 };
-    /// `UNC_M_WR_CAS_RANK1.BANK2`: event select 0xb9, umask 0x02, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK2: Event = Event { code: 0xb9, umask: 0x02, ext_sel: false, row: 218 };
-    /// `UNC_M_WR_CAS_RANK1.BANK4`: event select 0xb9, umask 0x04, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK4: Event = Event { code: 0xb9, umask: 0x04, ext_sel: false, row: 219 };
-    /// `UNC_M_WR_CAS_RANK1.BANK8`: event select 0xb9, umask 0x08, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK8: Event = Event { code: 0xb9, umask: 0x08, ext_sel: false, row: 220 };
-    /// `UNC_M_WR_CAS_RANK1.ALLBANKS`: event select 0xb9, umask 0x10, counters 0b1111.
-    pub const WR_CAS_RANK1_ALLBANKS: Event = Event { code: 0xb9, umask: 0x10, ext_sel: false, row: 221 };
-    /// `UNC_M_WR_CAS_RANK1.BANK0`: event select 0xb9, umask 0x00, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK0: Event = Event { code: 0xb9, umask: 0x00, ext_sel: false, row: 222 };
-    /// `UNC_M_WR_CAS_RANK1.BANK3`: event select 0xb9, umask 0x03, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK3: Event = Event { code: 0xb9, umask: 0x03, ext_sel: false, row: 223 };
-    /// `UNC_M_WR_CAS_RANK1.BANK5`: event select 0xb9, umask 0x05, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK5: Event = Event { code: 0xb9, umask: 0x05, ext_sel: false, row: 224 };
-    /// `UNC_M_WR_CAS_RANK1.BANK6`: event select 0xb9, umask 0x06, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK6: Event = Event { code: 0xb9, umask: 0x06, ext_sel: false, row: 225 };
-    /// `UNC_M_WR_CAS_RANK1.BANK7`: event select 0xb9, umask 0x07, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK7: Event = Event { code: 0xb9, umask: 0x07, ext_sel: false, row: 226 };
-    /// `UNC_M_WR_CAS_RANK1.BANK9`: event select 0xb9, umask 0x09, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK9: Event = Event { code: 0xb9, umask: 0x09, ext_sel: false, row: 227 };
-    /// `UNC_M_WR_CAS_RANK1.BANK10`: event select 0xb9, umask 0x0a, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK10: Event = Event { code: 0xb9, umask: 0x0a, ext_sel: false, row: 228 };
-    /// `UNC_M_WR_CAS_RANK1.BANK11`: event select 0xb9, umask 0x0b, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK11: Event = Event { code: 0xb9, umask: 0x0b, ext_sel: false, row: 229 };
-    /// `UNC_M_WR_CAS_RANK1.BANK12`: event select 0xb9, umask 0x0c, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK12: Event = Event { code: 0xb9, umask: 0x0c, ext_sel: false, row: 230 };
-    /// `UNC_M_WR_CAS_RANK1.BANK13`: event select 0xb9, umask 0x0d, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK13: Event = Event { code: 0xb9, umask: 0x0d, ext_sel: false, row: 231 };
-    /// `UNC_M_WR_CAS_RANK1.BANK14`: event select 0xb9, umask 0x0e, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK14: Event = Event { code: 0xb9, umask: 0x0e, ext_sel: false, row: 232 };
-    /// `UNC_M_WR_CAS_RANK1.BANK15`: event select 0xb9, umask 0x0f, counters 0b1111.
-    pub const WR_CAS_RANK1_BANK15: Event = Event { code: 0xb9, umask: 0x0f, ext_sel: false, row: 233 };
-    /// `UNC_M_WR_CAS_RANK1.BANKG0`: event select 0xb9, umask 0x11, counters 0b1111.
-    pub const WR_CAS_RANK1_BANKG0: Event = Event { code: 0xb9, umask: 0x11, ext_sel: false, row: 234 };
-    /// `UNC_M_WR_CAS_RANK1.BANKG1`: event select 0xb9, umask 0x12, counters 0b1111.
-    pub const WR_CAS_RANK1_BANKG1: Event = Event { code: 0xb9, umask: 0x12, ext_sel: false, row: 235 };
-    /// `UNC_M_WR_CAS_RANK1.BANKG2`: event select 0xb9, umask 0x13, counters 0b1111.
-    pub const WR_CAS_RANK1_BANKG2: Event = Event { code: 0xb9, umask: 0x13, ext_sel: false, row: 236 };
-    /// `UNC_M_WR_CAS_RANK1.BANKG3`: event select 0xb9, umask 0x14, counters 0b1111.
-    pub const WR_CAS_RANK1_BANKG3: Event = Event { code: 0xb9, umask: 0x14, ext_sel: false, row: 237 };
-    /// `UNC_M_WR_CAS_RANK4.BANK1`: event select 0xbc, umask 0x01, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK1: Event = Event { code: 0xbc, umask: 0x01, ext_sel: false, row: 238 };
-    /// `UNC_M_WR_CAS_RANK4.BANK2`: event select 0xbc, umask 0x02, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK2: Event = Event { code: 0xbc, umask: 0x02, ext_sel: false, row: 239 };
-    /// `UNC_M_WR_CAS_RANK4.BANK4`: event select 0xbc, umask 0x04, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK4: Event = Event { code: 0xbc, umask: 0x04, ext_sel: false, row: 240 };
-    /// `UNC_M_WR_CAS_RANK4.BANK8`: event select 0xbc, umask 0x08, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK8: Event = Event { code: 0xbc, umask: 0x08, ext_sel: false, row: 241 };
-    /// `UNC_M_WR_CAS_RANK4.ALLBANKS`: event select 0xbc, umask 0x10, counters 0b1111.
-    pub const WR_CAS_RANK4_ALLBANKS: Event = Event { code: 0xbc, umask: 0x10, ext_sel: false, row: 242 };
-    /// `UNC_M_WR_CAS_RANK4.BANK0`: event select 0xbc, umask 0x00, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK0: Event = Event { code: 0xbc, umask: 0x00, ext_sel: false, row: 243 };
-    /// `UNC_M_WR_CAS_RANK4.BANK3`: event select 0xbc, umask 0x03, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK3: Event = Event { code: 0xbc, umask: 0x03, ext_sel: false, row: 244 };
-    /// `UNC_M_WR_CAS_RANK4.BANK5`: event select 0xbc, umask 0x05, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK5: Event = Event { code: 0xbc, umask: 0x05, ext_sel: false, row: 245 };
-    /// `UNC_M_WR_CAS_RANK4.BANK6`: event select 0xbc, umask 0x06, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK6: Event = Event { code: 0xbc, umask: 0x06, ext_sel: false, row: 246 };
-    /// `UNC_M_WR_CAS_RANK4.BANK7`: event select 0xbc, umask 0x07, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK7: Event = Event { code: 0xbc, umask: 0x07, ext_sel: false, row: 247 };
-    /// `UNC_M_WR_CAS_RANK4.BANK9`: event select 0xbc, umask 0x09, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK9: Event = Event { code: 0xbc, umask: 0x09, ext_sel: false, row: 248 };
-    /// `UNC_M_WR_CAS_RANK4.BANK10`: event select 0xbc, umask 0x0a, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK10: Event = Event { code: 0xbc, umask: 0x0a, ext_sel: false, row: 249 };
-    /// `UNC_M_WR_CAS_RANK4.BANK11`: event select 0xbc, umask 0x0b, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK11: Event = Event { code: 0xbc, umask: 0x0b, ext_sel: false, row: 250 };
-    /// `UNC_M_WR_CAS_RANK4.BANK12`: event select 0xbc, umask 0x0c, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK12: Event = Event { code: 0xbc, umask: 0x0c, ext_sel: false, row: 251 };
-    /// `UNC_M_WR_CAS_RANK4.BANK13`: event select 0xbc, umask 0x0d, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK13: Event = Event { code: 0xbc, umask: 0x0d, ext_sel: false, row: 252 };
-    /// `UNC_M_WR_CAS_RANK4.BANK14`: event select 0xbc, umask 0x0e, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK14: Event = Event { code: 0xbc, umask: 0x0e, ext_sel: false, row: 253 };
-    /// `UNC_M_WR_CAS_RANK4.BANK15`: event select 0xbc, umask 0x0f, counters 0b1111.
-    pub const WR_CAS_RANK4_BANK15: Event = Event { code: 0xbc, umask: 0x0f, ext_sel: false, row: 254 };
-    /// `UNC_M_WR_CAS_RANK4.BANKG0`: event select 0xbc, umask 0x11, counters 0b1111.
-    pub const WR_CAS_RANK4_BANKG0: Event = Event { code: 0xbc, umask: 0x11, ext_sel: false, row: 255 };
-    /// `UNC_M_WR_CAS_RANK4.BANKG1`: event select 0xbc, umask 0x12, counters 0b1111.
-    pub const WR_CAS_RANK4_BANKG1: Event = Event { code: 0xbc, umask: 0x12, ext_sel: false, row: 256 };
-    /// `UNC_M_WR_CAS_RANK4.BANKG2`: event select 0xbc, umask 0x13, counters 0b1111.
-    pub const WR_CAS_RANK4_BANKG2: Event = Event { code: 0xbc, umask: 0x13, ext_sel: false, row: 257 };
-    /// `UNC_M_WR_CAS_RANK4.BANKG3`: event select 0xbc, umask 0x14, counters 0b1111.
-    pub const WR_CAS_RANK4_BANKG3: Event = Event { code: 0xbc, umask: 0x14, ext_sel: false, row: 258 };
-    /// `UNC_M_WR_CAS_RANK5.BANK1`: event select 0xbd, umask 0x01, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK1: Event = Event { code: 0xbd, umask: 0x01, ext_sel: false, row: 259 };
-    /// `UNC_M_WR_CAS_RANK5.BANK2`: event select 0xbd, umask 0x02, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK2: Event = Event { code: 0xbd, umask: 0x02, ext_sel: false, row: 260 };
-    /// `UNC_M_WR_CAS_RANK5.BANK4`: event select 0xbd, umask 0x04, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK4: Event = Event { code: 0xbd, umask: 0x04, ext_sel: false, row: 261 };
-    /// `UNC_M_WR_CAS_RANK5.BANK8`: event select 0xbd, umask 0x08, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK8: Event = Event { code: 0xbd, umask: 0x08, ext_sel: false, row: 262 };
-    /// `UNC_M_WR_CAS_RANK5.ALLBANKS`: event select 0xbd, umask 0x10, counters 0b1111.
-    pub const WR_CAS_RANK5_ALLBANKS: Event = Event { code: 0xbd, umask: 0x10, ext_sel: false, row: 263 };
-    /// `UNC_M_WR_CAS_RANK5.BANK0`: event select 0xbd, umask 0x00, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK0: Event = Event { code: 0xbd, umask: 0x00, ext_sel: false, row: 264 };
-    /// `UNC_M_WR_CAS_RANK5.BANK3`: event select 0xbd, umask 0x03, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK3: Event = Event { code: 0xbd, umask: 0x03, ext_sel: false, row: 265 };
-    /// `UNC_M_WR_CAS_RANK5.BANK5`: event select 0xbd, umask 0x05, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK5: Event = Event { code: 0xbd, umask: 0x05, ext_sel: false, row: 266 };
-    /// `UNC_M_WR_CAS_RANK5.BANK6`: event select 0xbd, umask 0x06, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK6: Event = Event { code: 0xbd, umask: 0x06, ext_sel: false, row: 267 };
-    /// `UNC_M_WR_CAS_RANK5.BANK7`: event select 0xbd, umask 0x07, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK7: Event = Event { code: 0xbd, umask: 0x07, ext_sel: false, row: 268 };
-    /// `UNC_M_WR_CAS_RANK5.BANK9`: event select 0xbd, umask 0x09, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK9: Event = Event { code: 0xbd, umask: 0x09, ext_sel: false, row: 269 };
-    /// `UNC_M_WR_CAS_RANK5.BANK10`: event select 0xbd, umask 0x0a, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK10: Event = Event { code: 0xbd, umask: 0x0a, ext_sel: false, row: 270 };
-    /// `UNC_M_WR_CAS_RANK5.BANK11`: event select 0xbd, umask 0x0b, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK11: Event = Event { code: 0xbd, umask: 0x0b, ext_sel: false, row: 271 };
-    /// `UNC_M_WR_CAS_RANK5.BANK12`: event select 0xbd, umask 0x0c, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK12: Event = Event { code: 0xbd, umask: 0x0c, ext_sel: false, row: 272 };
-    /// `UNC_M_WR_CAS_RANK5.BANK13`: event select 0xbd, umask 0x0d, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK13: Event = Event { code: 0xbd, umask: 0x0d, ext_sel: false, row: 273 };
-    /// `UNC_M_WR_CAS_RANK5.BANK14`: event select 0xbd, umask 0x0e, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK14: Event = Event { code: 0xbd, umask: 0x0e, ext_sel: false, row: 274 };
-    /// `UNC_M_WR_CAS_RANK5.BANK15`: event select 0xbd, umask 0x0f, counters 0b1111.
-    pub const WR_CAS_RANK5_BANK15: Event = Event { code: 0xbd, umask: 0x0f, ext_sel: false, row: 275 };
-    /// `UNC_M_WR_CAS_RANK5.BANKG0`: event select 0xbd, umask 0x11, counters 0b1111.
-    pub const WR_CAS_RANK5_BANKG0: Event = Event { code: 0xbd, umask: 0x11, ext_sel: false, row: 276 };
-    /// `UNC_M_WR_CAS_RANK5.BANKG1`: event select 0xbd, umask 0x12, counters 0b1111.
-    pub const WR_CAS_RANK5_BANKG1: Event = Event { code: 0xbd, umask: 0x12, ext_sel: false, row: 277 };
-    /// `UNC_M_WR_CAS_RANK5.BANKG2`: event select 0xbd, umask 0x13, counters 0b1111.
-    pub const WR_CAS_RANK5_BANKG2: Event = Event { code: 0xbd, umask: 0x13, ext_sel: false, row: 278 };
-    /// `UNC_M_WR_CAS_RANK5.BANKG3`: event select 0xbd, umask 0x14, counters 0b1111.
-    pub const WR_CAS_RANK5_BANKG3: Event = Event { code: 0xbd, umask: 0x14, ext_sel: false, row: 279 };
-    /// `UNC_M_WR_CAS_RANK6.BANK1`: event select 0xbe, umask 0x01, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK1: Event = Event { code: 0xbe, umask: 0x01, ext_sel: false, row: 280 };
-    /// `UNC_M_WR_CAS_RANK6.BANK2`: event select 0xbe, umask 0x02, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK2: Event = Event { code: 0xbe, umask: 0x02, ext_sel: false, row: 281 };
-    /// `UNC_M_WR_CAS_RANK6.BANK4`: event select 0xbe, umask 0x04, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK4: Event = Event { code: 0xbe, umask: 0x04, ext_sel: false, row: 282 };
-    /// `UNC_M_WR_CAS_RANK6.BANK8`: event select 0xbe, umask 0x08, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK8: Event = Event { code: 0xbe, umask: 0x08, ext_sel: false, row: 283 };
-    /// `UNC_M_WR_CAS_RANK6.ALLBANKS`: event select 0xbe, umask 0x10, counters 0b1111.
-    pub const WR_CAS_RANK6_ALLBANKS: Event = Event { code: 0xbe, umask: 0x10, ext_sel: false, row: 284 };
-    /// `UNC_M_WR_CAS_RANK6.BANK0`: event select 0xbe, umask 0x00, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK0: Event = Event { code: 0xbe, umask: 0x00, ext_sel: false, row: 285 };
-    /// `UNC_M_WR_CAS_RANK6.BANK3`: event select 0xbe, umask 0x03, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK3: Event = Event { code: 0xbe, umask: 0x03, ext_sel: false, row: 286 };
-    /// `UNC_M_WR_CAS_RANK6.BANK5`: event select 0xbe, umask 0x05, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK5: Event = Event { code: 0xbe, umask: 0x05, ext_sel: false, row: 287 };
-    /// `UNC_M_WR_CAS_RANK6.BANK6`: event select 0xbe, umask 0x06, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK6: Event = Event { code: 0xbe, umask: 0x06, ext_sel: false, row: 288 };
-    /// `UNC_M_WR_CAS_RANK6.BANK7`: event select 0xbe, umask 0x07, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK7: Event = Event { code: 0xbe, umask: 0x07, ext_sel: false, row: 289 };
-    /// `UNC_M_WR_CAS_RANK6.BANK9`: event select 0xbe, umask 0x09, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK9: Event = Event { code: 0xbe, umask: 0x09, ext_sel: false, row: 290 };
-    /// `UNC_M_WR_CAS_RANK6.BANK10`: event select 0xbe, umask 0x0a, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK10: Event = Event { code: 0xbe, umask: 0x0a, ext_sel: false, row: 291 };
-    /// `UNC_M_WR_CAS_RANK6.BANK11`: event select 0xbe, umask 0x0b, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK11: Event = Event { code: 0xbe, umask: 0x0b, ext_sel: false, row: 292 };
-    /// `UNC_M_WR_CAS_RANK6.BANK12`: event select 0xbe, umask 0x0c, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK12: Event = Event { code: 0xbe, umask: 0x0c, ext_sel: false, row: 293 };
-    /// `UNC_M_WR_CAS_RANK6.BANK13`: event select 0xbe, umask 0x0d, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK13: Event = Event { code: 0xbe, umask: 0x0d, ext_sel: false, row: 294 };
-    /// `UNC_M_WR_CAS_RANK6.BANK14`: event select 0xbe, umask 0x0e, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK14: Event = Event { code: 0xbe, umask: 0x0e, ext_sel: false, row: 295 };
-    /// `UNC_M_WR_CAS_RANK6.BANK15`: event select 0xbe, umask 0x0f, counters 0b1111.
-    pub const WR_CAS_RANK6_BANK15: Event = Event { code: 0xbe, umask: 0x0f, ext_sel: false, row: 296 };
-    /// `UNC_M_WR_CAS_RANK6.BANKG0`: event select 0xbe, umask 0x11, counters 0b1111.
-    pub const WR_CAS_RANK6_BANKG0: Event = Event { code: 0xbe, umask: 0x11, ext_sel: false, row: 297 };
-    /// `UNC_M_WR_CAS_RANK6.BANKG1`: event select 0xbe, umask 0x12, counters 0b1111.
-    pub const WR_CAS_RANK6_BANKG1: Event = Event { code: 0xbe, umask: 0x12, ext_sel: false, row: 298 };
-    /// `UNC_M_WR_CAS_RANK6.BANKG2`: event select 0xbe, umask 0x13, counters 0b1111.
-    pub const WR_CAS_RANK6_BANKG2: Event = Event { code: 0xbe, umask: 0x13, ext_sel: false, row: 299 };
-    /// `UNC_M_WR_CAS_RANK6.BANKG3`: event select 0xbe, umask 0x14, counters 0b1111.
-    pub const WR_CAS_RANK6_BANKG3: Event = Event { code: 0xbe, umask: 0x14, ext_sel: false, row: 300 };
-    /// `UNC_M_WR_CAS_RANK7.BANK1`: event select 0xbf, umask 0x01, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK1: Event = Event { code: 0xbf, umask: 0x01, ext_sel: false, row: 301 };
-    /// `UNC_M_WR_CAS_RANK7.BANK2`: event select 0xbf, umask 0x02, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK2: Event = Event { code: 0xbf, umask: 0x02, ext_sel: false, row: 302 };
-    /// `UNC_M_WR_CAS_RANK7.BANK4`: event select 0xbf, umask 0x04, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK4: Event = Event { code: 0xbf, umask: 0x04, ext_sel: false, row: 303 };
-    /// `UNC_M_WR_CAS_RANK7.BANK8`: event select 0xbf, umask 0x08, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK8: Event = Event { code: 0xbf, umask: 0x08, ext_sel: false, row: 304 };
-    /// `UNC_M_WR_CAS_RANK7.ALLBANKS`: event select 0xbf, umask 0x10, counters 0b1111.
-    pub const WR_CAS_RANK7_ALLBANKS: Event = Event { code: 0xbf, umask: 0x10, ext_sel: false, row: 305 };
-    /// `UNC_M_WR_CAS_RANK7.BANK0`: event select 0xbf, umask 0x00, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK0: Event = Event { code: 0xbf, umask: 0x00, ext_sel: false, row: 306 };
-    /// `UNC_M_WR_CAS_RANK7.BANK3`: event select 0xbf, umask 0x03, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK3: Event = Event { code: 0xbf, umask: 0x03, ext_sel: false, row: 307 };
-    /// `UNC_M_WR_CAS_RANK7.BANK5`: event select 0xbf, umask 0x05, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK5: Event = Event { code: 0xbf, umask: 0x05, ext_sel: false, row: 308 };
-    /// `UNC_M_WR_CAS_RANK7.BANK6`: event select 0xbf, umask 0x06, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK6: Event = Event { code: 0xbf, umask: 0x06, ext_sel: false, row: 309 };
-    /// `UNC_M_WR_CAS_RANK7.BANK7`: event select 0xbf, umask 0x07, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK7: Event = Event { code: 0xbf, umask: 0x07, ext_sel: false, row: 310 };
-    /// `UNC_M_WR_CAS_RANK7.BANK9`: event select 0xbf, umask 0x09, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK9: Event = Event { code: 0xbf, umask: 0x09, ext_sel: false, row: 311 };
-    /// `UNC_M_WR_CAS_RANK7.BANK10`: event select 0xbf, umask 0x0a, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK10: Event = Event { code: 0xbf, umask: 0x0a, ext_sel: false, row: 312 };
-    /// `UNC_M_WR_CAS_RANK7.BANK11`: event select 0xbf, umask 0x0b, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK11: Event = Event { code: 0xbf, umask: 0x0b, ext_sel: false, row: 313 };
-    /// `UNC_M_WR_CAS_RANK7.BANK12`: event select 0xbf, umask 0x0c, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK12: Event = Event { code: 0xbf, umask: 0x0c, ext_sel: false, row: 314 };
-    /// `UNC_M_WR_CAS_RANK7.BANK13`: event select 0xbf, umask 0x0d, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK13: Event = Event { code: 0xbf, umask: 0x0d, ext_sel: false, row: 315 };
-    /// `UNC_M_WR_CAS_RANK7.BANK14`: event select 0xbf, umask 0x0e, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK14: Event = Event { code: 0xbf, umask: 0x0e, ext_sel: false, row: 316 };
-    /// `UNC_M_WR_CAS_RANK7.BANK15`: event select 0xbf, umask 0x0f, counters 0b1111.
-    pub const WR_CAS_RANK7_BANK15: Event = Event { code: 0xbf, umask: 0x0f, ext_sel: false, row: 317 };
-    /// `UNC_M_WR_CAS_RANK7.BANKG0`: event select 0xbf, umask 0x11, counters 0b1111.
-    pub const WR_CAS_RANK7_BANKG0: Event = Event { code: 0xbf, umask: 0x11, ext_sel: false, row: 318 };
-    /// `UNC_M_WR_CAS_RANK7.BANKG1`: event select 0xbf, umask 0x12, counters 0b1111.
-    pub const WR_CAS_RANK7_BANKG1: Event = Event { code: 0xbf, umask: 0x12, ext_sel: false, row: 319 };
-    /// `UNC_M_WR_CAS_RANK7.BANKG2`: event select 0xbf, umask 0x13, counters 0b1111.
-    pub const WR_CAS_RANK7_BANKG2: Event = Event { code: 0xbf, umask: 0x13, ext_sel: false, row: 320 };
-    /// `UNC_M_WR_CAS_RANK7.BANKG3`: event select 0xbf, umask 0x14, counters 0b1111.
-    pub const WR_CAS_RANK7_BANKG3: Event = Event { code: 0xbf, umask: 0x14, ext_sel: false, row: 321 };
-    /// `UNC_M_CLOCKTICKS_P`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS_P: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 322 };
+    /// `UNC_M_ACT_COUNT.RD`.
+    pub const ACT_COUNT_RD: Event = Event::row(0);
+    /// `UNC_M_ACT_COUNT.WR`.
+    pub const ACT_COUNT_WR: Event = Event::row(1);
+    /// `UNC_M_ACT_COUNT.BYP`.
+    pub const ACT_COUNT_BYP: Event = Event::row(2);
+    /// `UNC_M_BYP_CMDS.ACT`.
+    pub const BYP_CMDS_ACT: Event = Event::row(3);
+    /// `UNC_M_BYP_CMDS.CAS`.
+    pub const BYP_CMDS_CAS: Event = Event::row(4);
+    /// `UNC_M_BYP_CMDS.PRE`.
+    pub const BYP_CMDS_PRE: Event = Event::row(5);
+    /// `UNC_M_CAS_COUNT.RD_REG`.
+    pub const CAS_COUNT_RD_REG: Event = Event::row(6);
+    /// `UNC_M_CAS_COUNT.RD_UNDERFILL`.
+    pub const CAS_COUNT_RD_UNDERFILL: Event = Event::row(7);
+    /// `UNC_M_CAS_COUNT.RD`.
+    pub const CAS_COUNT_RD: Event = Event::row(8);
+    /// `UNC_M_CAS_COUNT.WR_WMM`.
+    pub const CAS_COUNT_WR_WMM: Event = Event::row(9);
+    /// `UNC_M_CAS_COUNT.WR_RMM`.
+    pub const CAS_COUNT_WR_RMM: Event = Event::row(10);
+    /// `UNC_M_CAS_COUNT.WR`.
+    pub const CAS_COUNT_WR: Event = Event::row(11);
+    /// `UNC_M_CAS_COUNT.ALL`.
+    pub const CAS_COUNT_ALL: Event = Event::row(12);
+    /// `UNC_M_CAS_COUNT.RD_WMM`.
+    pub const CAS_COUNT_RD_WMM: Event = Event::row(13);
+    /// `UNC_M_CAS_COUNT.RD_RMM`.
+    pub const CAS_COUNT_RD_RMM: Event = Event::row(14);
+    /// `UNC_M_DCLOCKTICKS`.
+    pub const DCLOCKTICKS: Event = Event::row(15);
+    /// `UNC_M_DRAM_PRE_ALL`.
+    pub const DRAM_PRE_ALL: Event = Event::row(16);
+    /// `UNC_M_DRAM_REFRESH.PANIC`.
+    pub const DRAM_REFRESH_PANIC: Event = Event::row(17);
+    /// `UNC_M_DRAM_REFRESH.HIGH`.
+    pub const DRAM_REFRESH_HIGH: Event = Event::row(18);
+    /// `UNC_M_ECC_CORRECTABLE_ERRORS`.
+    pub const ECC_CORRECTABLE_ERRORS: Event = Event::row(19);
+    /// `UNC_M_MAJOR_MODES.READ`.
+    pub const MAJOR_MODES_READ: Event = Event::row(20);
+    /// `UNC_M_MAJOR_MODES.WRITE`.
+    pub const MAJOR_MODES_WRITE: Event = Event::row(21);
+    /// `UNC_M_MAJOR_MODES.PARTIAL`.
+    pub const MAJOR_MODES_PARTIAL: Event = Event::row(22);
+    /// `UNC_M_MAJOR_MODES.ISOCH`.
+    pub const MAJOR_MODES_ISOCH: Event = Event::row(23);
+    /// `UNC_M_POWER_CHANNEL_DLLOFF`.
+    pub const POWER_CHANNEL_DLLOFF: Event = Event::row(24);
+    /// `UNC_M_POWER_CHANNEL_PPD`.
+    pub const POWER_CHANNEL_PPD: Event = Event::row(25);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK0`.
+    pub const POWER_CKE_CYCLES_RANK0: Event = Event::row(26);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK1`.
+    pub const POWER_CKE_CYCLES_RANK1: Event = Event::row(27);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK2`.
+    pub const POWER_CKE_CYCLES_RANK2: Event = Event::row(28);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK3`.
+    pub const POWER_CKE_CYCLES_RANK3: Event = Event::row(29);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK4`.
+    pub const POWER_CKE_CYCLES_RANK4: Event = Event::row(30);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK5`.
+    pub const POWER_CKE_CYCLES_RANK5: Event = Event::row(31);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK6`.
+    pub const POWER_CKE_CYCLES_RANK6: Event = Event::row(32);
+    /// `UNC_M_POWER_CKE_CYCLES.RANK7`.
+    pub const POWER_CKE_CYCLES_RANK7: Event = Event::row(33);
+    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES`.
+    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event::row(34);
+    /// `UNC_M_POWER_PCU_THROTTLING`.
+    pub const POWER_PCU_THROTTLING: Event = Event::row(35);
+    /// `UNC_M_POWER_SELF_REFRESH`.
+    pub const POWER_SELF_REFRESH: Event = Event::row(36);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK0`.
+    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event::row(37);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK1`.
+    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event::row(38);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK2`.
+    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event::row(39);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK3`.
+    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event::row(40);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK4`.
+    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event::row(41);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK5`.
+    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event::row(42);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK6`.
+    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event::row(43);
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK7`.
+    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event::row(44);
+    /// `UNC_M_PREEMPTION.RD_PREEMPT_RD`.
+    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event::row(45);
+    /// `UNC_M_PREEMPTION.RD_PREEMPT_WR`.
+    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event::row(46);
+    /// `UNC_M_PRE_COUNT.PAGE_MISS`.
+    pub const PRE_COUNT_PAGE_MISS: Event = Event::row(47);
+    /// `UNC_M_PRE_COUNT.PAGE_CLOSE`.
+    pub const PRE_COUNT_PAGE_CLOSE: Event = Event::row(48);
+    /// `UNC_M_PRE_COUNT.RD`.
+    pub const PRE_COUNT_RD: Event = Event::row(49);
+    /// `UNC_M_PRE_COUNT.WR`.
+    pub const PRE_COUNT_WR: Event = Event::row(50);
+    /// `UNC_M_PRE_COUNT.BYP`.
+    pub const PRE_COUNT_BYP: Event = Event::row(51);
+    /// `UNC_M_RD_CAS_PRIO.LOW`.
+    pub const RD_CAS_PRIO_LOW: Event = Event::row(52);
+    /// `UNC_M_RD_CAS_PRIO.MED`.
+    pub const RD_CAS_PRIO_MED: Event = Event::row(53);
+    /// `UNC_M_RD_CAS_PRIO.HIGH`.
+    pub const RD_CAS_PRIO_HIGH: Event = Event::row(54);
+    /// `UNC_M_RD_CAS_PRIO.PANIC`.
+    pub const RD_CAS_PRIO_PANIC: Event = Event::row(55);
+    /// `UNC_M_RD_CAS_RANK0.BANK1`.
+    pub const RD_CAS_RANK0_BANK1: Event = Event::row(56);
+    /// `UNC_M_RD_CAS_RANK0.BANK2`.
+    pub const RD_CAS_RANK0_BANK2: Event = Event::row(57);
+    /// `UNC_M_RD_CAS_RANK0.BANK4`.
+    pub const RD_CAS_RANK0_BANK4: Event = Event::row(58);
+    /// `UNC_M_RD_CAS_RANK0.BANK8`.
+    pub const RD_CAS_RANK0_BANK8: Event = Event::row(59);
+    /// `UNC_M_RD_CAS_RANK0.ALLBANKS`.
+    pub const RD_CAS_RANK0_ALLBANKS: Event = Event::row(60);
+    /// `UNC_M_RD_CAS_RANK0.BANK0`.
+    pub const RD_CAS_RANK0_BANK0: Event = Event::row(61);
+    /// `UNC_M_RD_CAS_RANK0.BANK3`.
+    pub const RD_CAS_RANK0_BANK3: Event = Event::row(62);
+    /// `UNC_M_RD_CAS_RANK0.BANK5`.
+    pub const RD_CAS_RANK0_BANK5: Event = Event::row(63);
+    /// `UNC_M_RD_CAS_RANK0.BANK6`.
+    pub const RD_CAS_RANK0_BANK6: Event = Event::row(64);
+    /// `UNC_M_RD_CAS_RANK0.BANK7`.
+    pub const RD_CAS_RANK0_BANK7: Event = Event::row(65);
+    /// `UNC_M_RD_CAS_RANK0.BANK9`.
+    pub const RD_CAS_RANK0_BANK9: Event = Event::row(66);
+    /// `UNC_M_RD_CAS_RANK0.BANK10`.
+    pub const RD_CAS_RANK0_BANK10: Event = Event::row(67);
+    /// `UNC_M_RD_CAS_RANK0.BANK11`.
+    pub const RD_CAS_RANK0_BANK11: Event = Event::row(68);
+    /// `UNC_M_RD_CAS_RANK0.BANK12`.
+    pub const RD_CAS_RANK0_BANK12: Event = Event::row(69);
+    /// `UNC_M_RD_CAS_RANK0.BANK13`.
+    pub const RD_CAS_RANK0_BANK13: Event = Event::row(70);
+    /// `UNC_M_RD_CAS_RANK0.BANK14`.
+    pub const RD_CAS_RANK0_BANK14: Event = Event::row(71);
+    /// `UNC_M_RD_CAS_RANK0.BANK15`.
+    pub const RD_CAS_RANK0_BANK15: Event = Event::row(72);
+    /// `UNC_M_RD_CAS_RANK0.BANKG0`.
+    pub const RD_CAS_RANK0_BANKG0: Event = Event::row(73);
+    /// `UNC_M_RD_CAS_RANK0.BANKG1`.
+    pub const RD_CAS_RANK0_BANKG1: Event = Event::row(74);
+    /// `UNC_M_RD_CAS_RANK0.BANKG2`.
+    pub const RD_CAS_RANK0_BANKG2: Event = Event::row(75);
+    /// `UNC_M_RD_CAS_RANK0.BANKG3`.
+    pub const RD_CAS_RANK0_BANKG3: Event = Event::row(76);
+    /// `UNC_M_RD_CAS_RANK1.BANK1`.
+    pub const RD_CAS_RANK1_BANK1: Event = Event::row(77);
+    /// `UNC_M_RD_CAS_RANK1.BANK2`.
+    pub const RD_CAS_RANK1_BANK2: Event = Event::row(78);
+    /// `UNC_M_RD_CAS_RANK1.BANK4`.
+    pub const RD_CAS_RANK1_BANK4: Event = Event::row(79);
+    /// `UNC_M_RD_CAS_RANK1.BANK8`.
+    pub const RD_CAS_RANK1_BANK8: Event = Event::row(80);
+    /// `UNC_M_RD_CAS_RANK1.ALLBANKS`.
+    pub const RD_CAS_RANK1_ALLBANKS: Event = Event::row(81);
+    /// `UNC_M_RD_CAS_RANK1.BANK0`.
+    pub const RD_CAS_RANK1_BANK0: Event = Event::row(82);
+    /// `UNC_M_RD_CAS_RANK1.BANK3`.
+    pub const RD_CAS_RANK1_BANK3: Event = Event::row(83);
+    /// `UNC_M_RD_CAS_RANK1.BANK5`.
+    pub const RD_CAS_RANK1_BANK5: Event = Event::row(84);
+    /// `UNC_M_RD_CAS_RANK1.BANK6`.
+    pub const RD_CAS_RANK1_BANK6: Event = Event::row(85);
+    /// `UNC_M_RD_CAS_RANK1.BANK7`.
+    pub const RD_CAS_RANK1_BANK7: Event = Event::row(86);
+    /// `UNC_M_RD_CAS_RANK1.BANK9`.
+    pub const RD_CAS_RANK1_BANK9: Event = Event::row(87);
+    /// `UNC_M_RD_CAS_RANK1.BANK10`.
+    pub const RD_CAS_RANK1_BANK10: Event = Event::row(88);
+    /// `UNC_M_RD_CAS_RANK1.BANK11`.
+    pub const RD_CAS_RANK1_BANK11: Event = Event::row(89);
+    /// `UNC_M_RD_CAS_RANK1.BANK12`.
+    pub const RD_CAS_RANK1_BANK12: Event = Event::row(90);
+    /// `UNC_M_RD_CAS_RANK1.BANK13`.
+    pub const RD_CAS_RANK1_BANK13: Event = Event::row(91);
+    /// `UNC_M_RD_CAS_RANK1.BANK14`.
+    pub const RD_CAS_RANK1_BANK14: Event = Event::row(92);
+    /// `UNC_M_RD_CAS_RANK1.BANK15`.
+    pub const RD_CAS_RANK1_BANK15: Event = Event::row(93);
+    /// `UNC_M_RD_CAS_RANK1.BANKG0`.
+    pub const RD_CAS_RANK1_BANKG0: Event = Event::row(94);
+    /// `UNC_M_RD_CAS_RANK1.BANKG1`.
+    pub const RD_CAS_RANK1_BANKG1: Event = Event::row(95);
+    /// `UNC_M_RD_CAS_RANK1.BANKG2`.
+    pub const RD_CAS_RANK1_BANKG2: Event = Event::row(96);
+    /// `UNC_M_RD_CAS_RANK1.BANKG3`.
+    pub const RD_CAS_RANK1_BANKG3: Event = Event::row(97);
+    /// `UNC_M_RD_CAS_RANK2.BANK0`.
+    pub const RD_CAS_RANK2_BANK0: Event = Event::row(98);
+    /// `UNC_M_RD_CAS_RANK4.BANK1`.
+    pub const RD_CAS_RANK4_BANK1: Event = Event::row(99);
+    /// `UNC_M_RD_CAS_RANK4.BANK2`.
+    pub const RD_CAS_RANK4_BANK2: Event = Event::row(100);
+    /// `UNC_M_RD_CAS_RANK4.BANK4`.
+    pub const RD_CAS_RANK4_BANK4: Event = Event::row(101);
+    /// `UNC_M_RD_CAS_RANK4.BANK8`.
+    pub const RD_CAS_RANK4_BANK8: Event = Event::row(102);
+    /// `UNC_M_RD_CAS_RANK4.ALLBANKS`.
+    pub const RD_CAS_RANK4_ALLBANKS: Event = Event::row(103);
+    /// `UNC_M_RD_CAS_RANK4.BANK0`.
+    pub const RD_CAS_RANK4_BANK0: Event = Event::row(104);
+    /// `UNC_M_RD_CAS_RANK4.BANK3`.
+    pub const RD_CAS_RANK4_BANK3: Event = Event::row(105);
+    /// `UNC_M_RD_CAS_RANK4.BANK5`.
+    pub const RD_CAS_RANK4_BANK5: Event = Event::row(106);
+    /// `UNC_M_RD_CAS_RANK4.BANK6`.
+    pub const RD_CAS_RANK4_BANK6: Event = Event::row(107);
+    /// `UNC_M_RD_CAS_RANK4.BANK7`.
+    pub const RD_CAS_RANK4_BANK7: Event = Event::row(108);
+    /// `UNC_M_RD_CAS_RANK4.BANK9`.
+    pub const RD_CAS_RANK4_BANK9: Event = Event::row(109);
+    /// `UNC_M_RD_CAS_RANK4.BANK10`.
+    pub const RD_CAS_RANK4_BANK10: Event = Event::row(110);
+    /// `UNC_M_RD_CAS_RANK4.BANK11`.
+    pub const RD_CAS_RANK4_BANK11: Event = Event::row(111);
+    /// `UNC_M_RD_CAS_RANK4.BANK12`.
+    pub const RD_CAS_RANK4_BANK12: Event = Event::row(112);
+    /// `UNC_M_RD_CAS_RANK4.BANK13`.
+    pub const RD_CAS_RANK4_BANK13: Event = Event::row(113);
+    /// `UNC_M_RD_CAS_RANK4.BANK14`.
+    pub const RD_CAS_RANK4_BANK14: Event = Event::row(114);
+    /// `UNC_M_RD_CAS_RANK4.BANK15`.
+    pub const RD_CAS_RANK4_BANK15: Event = Event::row(115);
+    /// `UNC_M_RD_CAS_RANK4.BANKG0`.
+    pub const RD_CAS_RANK4_BANKG0: Event = Event::row(116);
+    /// `UNC_M_RD_CAS_RANK4.BANKG1`.
+    pub const RD_CAS_RANK4_BANKG1: Event = Event::row(117);
+    /// `UNC_M_RD_CAS_RANK4.BANKG2`.
+    pub const RD_CAS_RANK4_BANKG2: Event = Event::row(118);
+    /// `UNC_M_RD_CAS_RANK4.BANKG3`.
+    pub const RD_CAS_RANK4_BANKG3: Event = Event::row(119);
+    /// `UNC_M_RD_CAS_RANK5.BANK1`.
+    pub const RD_CAS_RANK5_BANK1: Event = Event::row(120);
+    /// `UNC_M_RD_CAS_RANK5.BANK2`.
+    pub const RD_CAS_RANK5_BANK2: Event = Event::row(121);
+    /// `UNC_M_RD_CAS_RANK5.BANK4`.
+    pub const RD_CAS_RANK5_BANK4: Event = Event::row(122);
+    /// `UNC_M_RD_CAS_RANK5.BANK8`.
+    pub const RD_CAS_RANK5_BANK8: Event = Event::row(123);
+    /// `UNC_M_RD_CAS_RANK5.ALLBANKS`.
+    pub const RD_CAS_RANK5_ALLBANKS: Event = Event::row(124);
+    /// `UNC_M_RD_CAS_RANK5.BANK0`.
+    pub const RD_CAS_RANK5_BANK0: Event = Event::row(125);
+    /// `UNC_M_RD_CAS_RANK5.BANK3`.
+    pub const RD_CAS_RANK5_BANK3: Event = Event::row(126);
+    /// `UNC_M_RD_CAS_RANK5.BANK5`.
+    pub const RD_CAS_RANK5_BANK5: Event = Event::row(127);
+    /// `UNC_M_RD_CAS_RANK5.BANK6`.
+    pub const RD_CAS_RANK5_BANK6: Event = Event::row(128);
+    /// `UNC_M_RD_CAS_RANK5.BANK7`.
+    pub const RD_CAS_RANK5_BANK7: Event = Event::row(129);
+    /// `UNC_M_RD_CAS_RANK5.BANK9`.
+    pub const RD_CAS_RANK5_BANK9: Event = Event::row(130);
+    /// `UNC_M_RD_CAS_RANK5.BANK10`.
+    pub const RD_CAS_RANK5_BANK10: Event = Event::row(131);
+    /// `UNC_M_RD_CAS_RANK5.BANK11`.
+    pub const RD_CAS_RANK5_BANK11: Event = Event::row(132);
+    /// `UNC_M_RD_CAS_RANK5.BANK12`.
+    pub const RD_CAS_RANK5_BANK12: Event = Event::row(133);
+    /// `UNC_M_RD_CAS_RANK5.BANK13`.
+    pub const RD_CAS_RANK5_BANK13: Event = Event::row(134);
+    /// `UNC_M_RD_CAS_RANK5.BANK14`.
+    pub const RD_CAS_RANK5_BANK14: Event = Event::row(135);
+    /// `UNC_M_RD_CAS_RANK5.BANK15`.
+    pub const RD_CAS_RANK5_BANK15: Event = Event::row(136);
+    /// `UNC_M_RD_CAS_RANK5.BANKG0`.
+    pub const RD_CAS_RANK5_BANKG0: Event = Event::row(137);
+    /// `UNC_M_RD_CAS_RANK5.BANKG1`.
+    pub const RD_CAS_RANK5_BANKG1: Event = Event::row(138);
+    /// `UNC_M_RD_CAS_RANK5.BANKG2`.
+    pub const RD_CAS_RANK5_BANKG2: Event = Event::row(139);
+    /// `UNC_M_RD_CAS_RANK5.BANKG3`.
+    pub const RD_CAS_RANK5_BANKG3: Event = Event::row(140);
+    /// `UNC_M_RD_CAS_RANK6.BANK1`.
+    pub const RD_CAS_RANK6_BANK1: Event = Event::row(141);
+    /// `UNC_M_RD_CAS_RANK6.BANK2`.
+    pub const RD_CAS_RANK6_BANK2: Event = Event::row(142);
+    /// `UNC_M_RD_CAS_RANK6.BANK4`.
+    pub const RD_CAS_RANK6_BANK4: Event = Event::row(143);
+    /// `UNC_M_RD_CAS_RANK6.BANK8`.
+    pub const RD_CAS_RANK6_BANK8: Event = Event::row(144);
+    /// `UNC_M_RD_CAS_RANK6.ALLBANKS`.
+    pub const RD_CAS_RANK6_ALLBANKS: Event = Event::row(145);
+    /// `UNC_M_RD_CAS_RANK6.BANK0`.
+    pub const RD_CAS_RANK6_BANK0: Event = Event::row(146);
+    /// `UNC_M_RD_CAS_RANK6.BANK3`.
+    pub const RD_CAS_RANK6_BANK3: Event = Event::row(147);
+    /// `UNC_M_RD_CAS_RANK6.BANK5`.
+    pub const RD_CAS_RANK6_BANK5: Event = Event::row(148);
+    /// `UNC_M_RD_CAS_RANK6.BANK6`.
+    pub const RD_CAS_RANK6_BANK6: Event = Event::row(149);
+    /// `UNC_M_RD_CAS_RANK6.BANK7`.
+    pub const RD_CAS_RANK6_BANK7: Event = Event::row(150);
+    /// `UNC_M_RD_CAS_RANK6.BANK9`.
+    pub const RD_CAS_RANK6_BANK9: Event = Event::row(151);
+    /// `UNC_M_RD_CAS_RANK6.BANK10`.
+    pub const RD_CAS_RANK6_BANK10: Event = Event::row(152);
+    /// `UNC_M_RD_CAS_RANK6.BANK11`.
+    pub const RD_CAS_RANK6_BANK11: Event = Event::row(153);
+    /// `UNC_M_RD_CAS_RANK6.BANK12`.
+    pub const RD_CAS_RANK6_BANK12: Event = Event::row(154);
+    /// `UNC_M_RD_CAS_RANK6.BANK13`.
+    pub const RD_CAS_RANK6_BANK13: Event = Event::row(155);
+    /// `UNC_M_RD_CAS_RANK6.BANK14`.
+    pub const RD_CAS_RANK6_BANK14: Event = Event::row(156);
+    /// `UNC_M_RD_CAS_RANK6.BANK15`.
+    pub const RD_CAS_RANK6_BANK15: Event = Event::row(157);
+    /// `UNC_M_RD_CAS_RANK6.BANKG0`.
+    pub const RD_CAS_RANK6_BANKG0: Event = Event::row(158);
+    /// `UNC_M_RD_CAS_RANK6.BANKG1`.
+    pub const RD_CAS_RANK6_BANKG1: Event = Event::row(159);
+    /// `UNC_M_RD_CAS_RANK6.BANKG2`.
+    pub const RD_CAS_RANK6_BANKG2: Event = Event::row(160);
+    /// `UNC_M_RD_CAS_RANK6.BANKG3`.
+    pub const RD_CAS_RANK6_BANKG3: Event = Event::row(161);
+    /// `UNC_M_RD_CAS_RANK7.BANK1`.
+    pub const RD_CAS_RANK7_BANK1: Event = Event::row(162);
+    /// `UNC_M_RD_CAS_RANK7.BANK2`.
+    pub const RD_CAS_RANK7_BANK2: Event = Event::row(163);
+    /// `UNC_M_RD_CAS_RANK7.BANK4`.
+    pub const RD_CAS_RANK7_BANK4: Event = Event::row(164);
+    /// `UNC_M_RD_CAS_RANK7.BANK8`.
+    pub const RD_CAS_RANK7_BANK8: Event = Event::row(165);
+    /// `UNC_M_RD_CAS_RANK7.ALLBANKS`.
+    pub const RD_CAS_RANK7_ALLBANKS: Event = Event::row(166);
+    /// `UNC_M_RD_CAS_RANK7.BANK0`.
+    pub const RD_CAS_RANK7_BANK0: Event = Event::row(167);
+    /// `UNC_M_RD_CAS_RANK7.BANK3`.
+    pub const RD_CAS_RANK7_BANK3: Event = Event::row(168);
+    /// `UNC_M_RD_CAS_RANK7.BANK5`.
+    pub const RD_CAS_RANK7_BANK5: Event = Event::row(169);
+    /// `UNC_M_RD_CAS_RANK7.BANK6`.
+    pub const RD_CAS_RANK7_BANK6: Event = Event::row(170);
+    /// `UNC_M_RD_CAS_RANK7.BANK7`.
+    pub const RD_CAS_RANK7_BANK7: Event = Event::row(171);
+    /// `UNC_M_RD_CAS_RANK7.BANK9`.
+    pub const RD_CAS_RANK7_BANK9: Event = Event::row(172);
+    /// `UNC_M_RD_CAS_RANK7.BANK10`.
+    pub const RD_CAS_RANK7_BANK10: Event = Event::row(173);
+    /// `UNC_M_RD_CAS_RANK7.BANK11`.
+    pub const RD_CAS_RANK7_BANK11: Event = Event::row(174);
+    /// `UNC_M_RD_CAS_RANK7.BANK12`.
+    pub const RD_CAS_RANK7_BANK12: Event = Event::row(175);
+    /// `UNC_M_RD_CAS_RANK7.BANK13`.
+    pub const RD_CAS_RANK7_BANK13: Event = Event::row(176);
+    /// `UNC_M_RD_CAS_RANK7.BANK14`.
+    pub const RD_CAS_RANK7_BANK14: Event = Event::row(177);
+    /// `UNC_M_RD_CAS_RANK7.BANK15`.
+    pub const RD_CAS_RANK7_BANK15: Event = Event::row(178);
+    /// `UNC_M_RD_CAS_RANK7.BANKG0`.
+    pub const RD_CAS_RANK7_BANKG0: Event = Event::row(179);
+    /// `UNC_M_RD_CAS_RANK7.BANKG1`.
+    pub const RD_CAS_RANK7_BANKG1: Event = Event::row(180);
+    /// `UNC_M_RD_CAS_RANK7.BANKG2`.
+    pub const RD_CAS_RANK7_BANKG2: Event = Event::row(181);
+    /// `UNC_M_RD_CAS_RANK7.BANKG3`.
+    pub const RD_CAS_RANK7_BANKG3: Event = Event::row(182);
+    /// `UNC_M_RPQ_CYCLES_NE`.
+    pub const RPQ_CYCLES_NE: Event = Event::row(183);
+    /// `UNC_M_RPQ_INSERTS`.
+    pub const RPQ_INSERTS: Event = Event::row(184);
+    /// `UNC_M_VMSE_MXB_WR_OCCUPANCY`.
+    pub const VMSE_MXB_WR_OCCUPANCY: Event = Event::row(185);
+    /// `UNC_M_VMSE_WR_PUSH.WMM`.
+    pub const VMSE_WR_PUSH_WMM: Event = Event::row(186);
+    /// `UNC_M_VMSE_WR_PUSH.RMM`.
+    pub const VMSE_WR_PUSH_RMM: Event = Event::row(187);
+    /// `UNC_M_WMM_TO_RMM.LOW_THRESH`.
+    pub const WMM_TO_RMM_LOW_THRESH: Event = Event::row(188);
+    /// `UNC_M_WMM_TO_RMM.STARVE`.
+    pub const WMM_TO_RMM_STARVE: Event = Event::row(189);
+    /// `UNC_M_WMM_TO_RMM.VMSE_RETRY`.
+    pub const WMM_TO_RMM_VMSE_RETRY: Event = Event::row(190);
+    /// `UNC_M_WPQ_CYCLES_FULL`.
+    pub const WPQ_CYCLES_FULL: Event = Event::row(191);
+    /// `UNC_M_WPQ_CYCLES_NE`.
+    pub const WPQ_CYCLES_NE: Event = Event::row(192);
+    /// `UNC_M_WPQ_READ_HIT`.
+    pub const WPQ_READ_HIT: Event = Event::row(193);
+    /// `UNC_M_WPQ_WRITE_HIT`.
+    pub const WPQ_WRITE_HIT: Event = Event::row(194);
+    /// `UNC_M_WRONG_MM`.
+    pub const WRONG_MM: Event = Event::row(195);
+    /// `UNC_M_WR_CAS_RANK0.BANK1`.
+    pub const WR_CAS_RANK0_BANK1: Event = Event::row(196);
+    /// `UNC_M_WR_CAS_RANK0.BANK2`.
+    pub const WR_CAS_RANK0_BANK2: Event = Event::row(197);
+    /// `UNC_M_WR_CAS_RANK0.BANK4`.
+    pub const WR_CAS_RANK0_BANK4: Event = Event::row(198);
+    /// `UNC_M_WR_CAS_RANK0.BANK8`.
+    pub const WR_CAS_RANK0_BANK8: Event = Event::row(199);
+    /// `UNC_M_WR_CAS_RANK0.ALLBANKS`.
+    pub const WR_CAS_RANK0_ALLBANKS: Event = Event::row(200);
+    /// `UNC_M_WR_CAS_RANK0.BANK0`.
+    pub const WR_CAS_RANK0_BANK0: Event = Event::row(201);
+    /// `UNC_M_WR_CAS_RANK0.BANK3`.
+    pub const WR_CAS_RANK0_BANK3: Event = Event::row(202);
+    /// `UNC_M_WR_CAS_RANK0.BANK5`.
+    pub const WR_CAS_RANK0_BANK5: Event = Event::row(203);
+    /// `UNC_M_WR_CAS_RANK0.BANK6`.
+    pub const WR_CAS_RANK0_BANK6: Event = Event::row(204);
+    /// `UNC_M_WR_CAS_RANK0.BANK7`.
+    pub const WR_CAS_RANK0_BANK7: Event = Event::row(205);
+    /// `UNC_M_WR_CAS_RANK0.BANK9`.
+    pub const WR_CAS_RANK0_BANK9: Event = Event::row(206);
+    /// `UNC_M_WR_CAS_RANK0.BANK10`.
+    pub const WR_CAS_RANK0_BANK10: Event = Event::row(207);
+    /// `UNC_M_WR_CAS_RANK0.BANK11`.
+    pub const WR_CAS_RANK0_BANK11: Event = Event::row(208);
+    /// `UNC_M_WR_CAS_RANK0.BANK12`.
+    pub const WR_CAS_RANK0_BANK12: Event = Event::row(209);
+    /// `UNC_M_WR_CAS_RANK0.BANK13`.
+    pub const WR_CAS_RANK0_BANK13: Event = Event::row(210);
+    /// `UNC_M_WR_CAS_RANK0.BANK14`.
+    pub const WR_CAS_RANK0_BANK14: Event = Event::row(211);
+    /// `UNC_M_WR_CAS_RANK0.BANK15`.
+    pub const WR_CAS_RANK0_BANK15: Event = Event::row(212);
+    /// `UNC_M_WR_CAS_RANK0.BANKG0`.
+    pub const WR_CAS_RANK0_BANKG0: Event = Event::row(213);
+    /// `UNC_M_WR_CAS_RANK0.BANKG1`.
+    pub const WR_CAS_RANK0_BANKG1: Event = Event::row(214);
+    /// `UNC_M_WR_CAS_RANK0.BANKG2`.
+    pub const WR_CAS_RANK0_BANKG2: Event = Event::row(215);
+    /// `UNC_M_WR_CAS_RANK0.BANKG3`.
+    pub const WR_CAS_RANK0_BANKG3: Event = Event::row(216);
+    /// `UNC_M_WR_CAS_RANK1.BANK1`.
+    pub const WR_CAS_RANK1_BANK1: Event = Event::row(217);
+    /// `UNC_M_WR_CAS_RANK1.BANK2`.
+    pub const WR_CAS_RANK1_BANK2: Event = Event::row(218);
+    /// `UNC_M_WR_CAS_RANK1.BANK4`.
+    pub const WR_CAS_RANK1_BANK4: Event = Event::row(219);
+    /// `UNC_M_WR_CAS_RANK1.BANK8`.
+    pub const WR_CAS_RANK1_BANK8: Event = Event::row(220);
+    /// `UNC_M_WR_CAS_RANK1.ALLBANKS`.
+    pub const WR_CAS_RANK1_ALLBANKS: Event = Event::row(221);
+    /// `UNC_M_WR_CAS_RANK1.BANK0`.
+    pub const WR_CAS_RANK1_BANK0: Event = Event::row(222);
+    /// `UNC_M_WR_CAS_RANK1.BANK3`.
+    pub const WR_CAS_RANK1_BANK3: Event = Event::row(223);
+    /// `UNC_M_WR_CAS_RANK1.BANK5`.
+    pub const WR_CAS_RANK1_BANK5: Event = Event::row(224);
+    /// `UNC_M_WR_CAS_RANK1.BANK6`.
+    pub const WR_CAS_RANK1_BANK6: Event = Event::row(225);
+    /// `UNC_M_WR_CAS_RANK1.BANK7`.
+    pub const WR_CAS_RANK1_BANK7: Event = Event::row(226);
+    /// `UNC_M_WR_CAS_RANK1.BANK9`.
+    pub const WR_CAS_RANK1_BANK9: Event = Event::row(227);
+    /// `UNC_M_WR_CAS_RANK1.BANK10`.
+    pub const WR_CAS_RANK1_BANK10: Event = Event::row(228);
+    /// `UNC_M_WR_CAS_RANK1.BANK11`.
+    pub const WR_CAS_RANK1_BANK11: Event = Event::row(229);
+    /// `UNC_M_WR_CAS_RANK1.BANK12`.
+    pub const WR_CAS_RANK1_BANK12: Event = Event::row(230);
+    /// `UNC_M_WR_CAS_RANK1.BANK13`.
+    pub const WR_CAS_RANK1_BANK13: Event = Event::row(231);
+    /// `UNC_M_WR_CAS_RANK1.BANK14`.
+    pub const WR_CAS_RANK1_BANK14: Event = Event::row(232);
+    /// `UNC_M_WR_CAS_RANK1.BANK15`.
+    pub const WR_CAS_RANK1_BANK15: Event = Event::row(233);
+    /// `UNC_M_WR_CAS_RANK1.BANKG0`.
+    pub const WR_CAS_RANK1_BANKG0: Event = Event::row(234);
+    /// `UNC_M_WR_CAS_RANK1.BANKG1`.
+    pub const WR_CAS_RANK1_BANKG1: Event = Event::row(235);
+    /// `UNC_M_WR_CAS_RANK1.BANKG2`.
+    pub const WR_CAS_RANK1_BANKG2: Event = Event::row(236);
+    /// `UNC_M_WR_CAS_RANK1.BANKG3`.
+    pub const WR_CAS_RANK1_BANKG3: Event = Event::row(237);
+    /// `UNC_M_WR_CAS_RANK4.BANK1`.
+    pub const WR_CAS_RANK4_BANK1: Event = Event::row(238);
+    /// `UNC_M_WR_CAS_RANK4.BANK2`.
+    pub const WR_CAS_RANK4_BANK2: Event = Event::row(239);
+    /// `UNC_M_WR_CAS_RANK4.BANK4`.
+    pub const WR_CAS_RANK4_BANK4: Event = Event::row(240);
+    /// `UNC_M_WR_CAS_RANK4.BANK8`.
+    pub const WR_CAS_RANK4_BANK8: Event = Event::row(241);
+    /// `UNC_M_WR_CAS_RANK4.ALLBANKS`.
+    pub const WR_CAS_RANK4_ALLBANKS: Event = Event::row(242);
+    /// `UNC_M_WR_CAS_RANK4.BANK0`.
+    pub const WR_CAS_RANK4_BANK0: Event = Event::row(243);
+    /// `UNC_M_WR_CAS_RANK4.BANK3`.
+    pub const WR_CAS_RANK4_BANK3: Event = Event::row(244);
+    /// `UNC_M_WR_CAS_RANK4.BANK5`.
+    pub const WR_CAS_RANK4_BANK5: Event = Event::row(245);
+    /// `UNC_M_WR_CAS_RANK4.BANK6`.
+    pub const WR_CAS_RANK4_BANK6: Event = Event::row(246);
+    /// `UNC_M_WR_CAS_RANK4.BANK7`.
+    pub const WR_CAS_RANK4_BANK7: Event = Event::row(247);
+    /// `UNC_M_WR_CAS_RANK4.BANK9`.
+    pub const WR_CAS_RANK4_BANK9: Event = Event::row(248);
+    /// `UNC_M_WR_CAS_RANK4.BANK10`.
+    pub const WR_CAS_RANK4_BANK10: Event = Event::row(249);
+    /// `UNC_M_WR_CAS_RANK4.BANK11`.
+    pub const WR_CAS_RANK4_BANK11: Event = Event::row(250);
+    /// `UNC_M_WR_CAS_RANK4.BANK12`.
+    pub const WR_CAS_RANK4_BANK12: Event = Event::row(251);
+    /// `UNC_M_WR_CAS_RANK4.BANK13`.
+    pub const WR_CAS_RANK4_BANK13: Event = Event::row(252);
+    /// `UNC_M_WR_CAS_RANK4.BANK14`.
+    pub const WR_CAS_RANK4_BANK14: Event = Event::row(253);
+    /// `UNC_M_WR_CAS_RANK4.BANK15`.
+    pub const WR_CAS_RANK4_BANK15: Event = Event::row(254);
+    /// `UNC_M_WR_CAS_RANK4.BANKG0`.
+    pub const WR_CAS_RANK4_BANKG0: Event = Event::row(255);
+    /// `UNC_M_WR_CAS_RANK4.BANKG1`.
+    pub const WR_CAS_RANK4_BANKG1: Event = Event::row(256);
+    /// `UNC_M_WR_CAS_RANK4.BANKG2`.
+    pub const WR_CAS_RANK4_BANKG2: Event = Event::row(257);
+    /// `UNC_M_WR_CAS_RANK4.BANKG3`.
+    pub const WR_CAS_RANK4_BANKG3: Event = Event::row(258);
+    /// `UNC_M_WR_CAS_RANK5.BANK1`.
+    pub const WR_CAS_RANK5_BANK1: Event = Event::row(259);
+    /// `UNC_M_WR_CAS_RANK5.BANK2`.
+    pub const WR_CAS_RANK5_BANK2: Event = Event::row(260);
+    /// `UNC_M_WR_CAS_RANK5.BANK4`.
+    pub const WR_CAS_RANK5_BANK4: Event = Event::row(261);
+    /// `UNC_M_WR_CAS_RANK5.BANK8`.
+    pub const WR_CAS_RANK5_BANK8: Event = Event::row(262);
+    /// `UNC_M_WR_CAS_RANK5.ALLBANKS`.
+    pub const WR_CAS_RANK5_ALLBANKS: Event = Event::row(263);
+    /// `UNC_M_WR_CAS_RANK5.BANK0`.
+    pub const WR_CAS_RANK5_BANK0: Event = Event::row(264);
+    /// `UNC_M_WR_CAS_RANK5.BANK3`.
+    pub const WR_CAS_RANK5_BANK3: Event = Event::row(265);
+    /// `UNC_M_WR_CAS_RANK5.BANK5`.
+    pub const WR_CAS_RANK5_BANK5: Event = Event::row(266);
+    /// `UNC_M_WR_CAS_RANK5.BANK6`.
+    pub const WR_CAS_RANK5_BANK6: Event = Event::row(267);
+    /// `UNC_M_WR_CAS_RANK5.BANK7`.
+    pub const WR_CAS_RANK5_BANK7: Event = Event::row(268);
+    /// `UNC_M_WR_CAS_RANK5.BANK9`.
+    pub const WR_CAS_RANK5_BANK9: Event = Event::row(269);
+    /// `UNC_M_WR_CAS_RANK5.BANK10`.
+    pub const WR_CAS_RANK5_BANK10: Event = Event::row(270);
+    /// `UNC_M_WR_CAS_RANK5.BANK11`.
+    pub const WR_CAS_RANK5_BANK11: Event = Event::row(271);
+    /// `UNC_M_WR_CAS_RANK5.BANK12`.
+    pub const WR_CAS_RANK5_BANK12: Event = Event::row(272);
+    /// `UNC_M_WR_CAS_RANK5.BANK13`.
+    pub const WR_CAS_RANK5_BANK13: Event = Event::row(273);
+    /// `UNC_M_WR_CAS_RANK5.BANK14`.
+    pub const WR_CAS_RANK5_BANK14: Event = Event::row(274);
+    /// `UNC_M_WR_CAS_RANK5.BANK15`.
+    pub const WR_CAS_RANK5_BANK15: Event = Event::row(275);
+    /// `UNC_M_WR_CAS_RANK5.BANKG0`.
+    pub const WR_CAS_RANK5_BANKG0: Event = Event::row(276);
+    /// `UNC_M_WR_CAS_RANK5.BANKG1`.
+    pub const WR_CAS_RANK5_BANKG1: Event = Event::row(277);
+    /// `UNC_M_WR_CAS_RANK5.BANKG2`.
+    pub const WR_CAS_RANK5_BANKG2: Event = Event::row(278);
+    /// `UNC_M_WR_CAS_RANK5.BANKG3`.
+    pub const WR_CAS_RANK5_BANKG3: Event = Event::row(279);
+    /// `UNC_M_WR_CAS_RANK6.BANK1`.
+    pub const WR_CAS_RANK6_BANK1: Event = Event::row(280);
+    /// `UNC_M_WR_CAS_RANK6.BANK2`.
+    pub const WR_CAS_RANK6_BANK2: Event = Event::row(281);
+    /// `UNC_M_WR_CAS_RANK6.BANK4`.
+    pub const WR_CAS_RANK6_BANK4: Event = Event::row(282);
+    /// `UNC_M_WR_CAS_RANK6.BANK8`.
+    pub const WR_CAS_RANK6_BANK8: Event = Event::row(283);
+    /// `UNC_M_WR_CAS_RANK6.ALLBANKS`.
+    pub const WR_CAS_RANK6_ALLBANKS: Event = Event::row(284);
+    /// `UNC_M_WR_CAS_RANK6.BANK0`.
+    pub const WR_CAS_RANK6_BANK0: Event = Event::row(285);
+    /// `UNC_M_WR_CAS_RANK6.BANK3`.
+    pub const WR_CAS_RANK6_BANK3: Event = Event::row(286);
+    /// `UNC_M_WR_CAS_RANK6.BANK5`.
+    pub const WR_CAS_RANK6_BANK5: Event = Event::row(287);
+    /// `UNC_M_WR_CAS_RANK6.BANK6`.
+    pub const WR_CAS_RANK6_BANK6: Event = Event::row(288);
+    /// `UNC_M_WR_CAS_RANK6.BANK7`.
+    pub const WR_CAS_RANK6_BANK7: Event = Event::row(289);
+    /// `UNC_M_WR_CAS_RANK6.BANK9`.
+    pub const WR_CAS_RANK6_BANK9: Event = Event::row(290);
+    /// `UNC_M_WR_CAS_RANK6.BANK10`.
+    pub const WR_CAS_RANK6_BANK10: Event = Event::row(291);
+    /// `UNC_M_WR_CAS_RANK6.BANK11`.
+    pub const WR_CAS_RANK6_BANK11: Event = Event::row(292);
+    /// `UNC_M_WR_CAS_RANK6.BANK12`.
+    pub const WR_CAS_RANK6_BANK12: Event = Event::row(293);
+    /// `UNC_M_WR_CAS_RANK6.BANK13`.
+    pub const WR_CAS_RANK6_BANK13: Event = Event::row(294);
+    /// `UNC_M_WR_CAS_RANK6.BANK14`.
+    pub const WR_CAS_RANK6_BANK14: Event = Event::row(295);
+    /// `UNC_M_WR_CAS_RANK6.BANK15`.
+    pub const WR_CAS_RANK6_BANK15: Event = Event::row(296);
+    /// `UNC_M_WR_CAS_RANK6.BANKG0`.
+    pub const WR_CAS_RANK6_BANKG0: Event = Event::row(297);
+    /// `UNC_M_WR_CAS_RANK6.BANKG1`.
+    pub const WR_CAS_RANK6_BANKG1: Event = Event::row(298);
+    /// `UNC_M_WR_CAS_RANK6.BANKG2`.
+    pub const WR_CAS_RANK6_BANKG2: Event = Event::row(299);
+    /// `UNC_M_WR_CAS_RANK6.BANKG3`.
+    pub const WR_CAS_RANK6_BANKG3: Event = Event::row(300);
+    /// `UNC_M_WR_CAS_RANK7.BANK1`.
+    pub const WR_CAS_RANK7_BANK1: Event = Event::row(301);
+    /// `UNC_M_WR_CAS_RANK7.BANK2`.
+    pub const WR_CAS_RANK7_BANK2: Event = Event::row(302);
+    /// `UNC_M_WR_CAS_RANK7.BANK4`.
+    pub const WR_CAS_RANK7_BANK4: Event = Event::row(303);
+    /// `UNC_M_WR_CAS_RANK7.BANK8`.
+    pub const WR_CAS_RANK7_BANK8: Event = Event::row(304);
+    /// `UNC_M_WR_CAS_RANK7.ALLBANKS`.
+    pub const WR_CAS_RANK7_ALLBANKS: Event = Event::row(305);
+    /// `UNC_M_WR_CAS_RANK7.BANK0`.
+    pub const WR_CAS_RANK7_BANK0: Event = Event::row(306);
+    /// `UNC_M_WR_CAS_RANK7.BANK3`.
+    pub const WR_CAS_RANK7_BANK3: Event = Event::row(307);
+    /// `UNC_M_WR_CAS_RANK7.BANK5`.
+    pub const WR_CAS_RANK7_BANK5: Event = Event::row(308);
+    /// `UNC_M_WR_CAS_RANK7.BANK6`.
+    pub const WR_CAS_RANK7_BANK6: Event = Event::row(309);
+    /// `UNC_M_WR_CAS_RANK7.BANK7`.
+    pub const WR_CAS_RANK7_BANK7: Event = Event::row(310);
+    /// `UNC_M_WR_CAS_RANK7.BANK9`.
+    pub const WR_CAS_RANK7_BANK9: Event = Event::row(311);
+    /// `UNC_M_WR_CAS_RANK7.BANK10`.
+    pub const WR_CAS_RANK7_BANK10: Event = Event::row(312);
+    /// `UNC_M_WR_CAS_RANK7.BANK11`.
+    pub const WR_CAS_RANK7_BANK11: Event = Event::row(313);
+    /// `UNC_M_WR_CAS_RANK7.BANK12`.
+    pub const WR_CAS_RANK7_BANK12: Event = Event::row(314);
+    /// `UNC_M_WR_CAS_RANK7.BANK13`.
+    pub const WR_CAS_RANK7_BANK13: Event = Event::row(315);
+    /// `UNC_M_WR_CAS_RANK7.BANK14`.
+    pub const WR_CAS_RANK7_BANK14: Event = Event::row(316);
+    /// `UNC_M_WR_CAS_RANK7.BANK15`.
+    pub const WR_CAS_RANK7_BANK15: Event = Event::row(317);
+    /// `UNC_M_WR_CAS_RANK7.BANKG0`.
+    pub const WR_CAS_RANK7_BANKG0: Event = Event::row(318);
+    /// `UNC_M_WR_CAS_RANK7.BANKG1`.
+    pub const WR_CAS_RANK7_BANKG1: Event = Event::row(319);
+    /// `UNC_M_WR_CAS_RANK7.BANKG2`.
+    pub const WR_CAS_RANK7_BANKG2: Event = Event::row(320);
+    /// `UNC_M_WR_CAS_RANK7.BANKG3`.
+    pub const WR_CAS_RANK7_BANKG3: Event = Event::row(321);
+    /// `UNC_M_CLOCKTICKS_P`.
+    pub const CLOCKTICKS_P: Event = Event::row(322);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::ACT_COUNT_RD,
-        Event::ACT_COUNT_WR,
-        Event::ACT_COUNT_BYP,
-        Event::BYP_CMDS_ACT,
-        Event::BYP_CMDS_CAS,
-        Event::BYP_CMDS_PRE,
-        Event::CAS_COUNT_RD_REG,
-        Event::CAS_COUNT_RD_UNDERFILL,
-        Event::CAS_COUNT_RD,
-        Event::CAS_COUNT_WR_WMM,
-        Event::CAS_COUNT_WR_RMM,
-        Event::CAS_COUNT_WR,
-        Event::CAS_COUNT_ALL,
-        Event::CAS_COUNT_RD_WMM,
-        Event::CAS_COUNT_RD_RMM,
-        Event::DCLOCKTICKS,
-        Event::DRAM_PRE_ALL,
-        Event::DRAM_REFRESH_PANIC,
-        Event::DRAM_REFRESH_HIGH,
-        Event::ECC_CORRECTABLE_ERRORS,
-        Event::MAJOR_MODES_READ,
-        Event::MAJOR_MODES_WRITE,
-        Event::MAJOR_MODES_PARTIAL,
-        Event::MAJOR_MODES_ISOCH,
-        Event::POWER_CHANNEL_DLLOFF,
-        Event::POWER_CHANNEL_PPD,
-        Event::POWER_CKE_CYCLES_RANK0,
-        Event::POWER_CKE_CYCLES_RANK1,
-        Event::POWER_CKE_CYCLES_RANK2,
-        Event::POWER_CKE_CYCLES_RANK3,
-        Event::POWER_CKE_CYCLES_RANK4,
-        Event::POWER_CKE_CYCLES_RANK5,
-        Event::POWER_CKE_CYCLES_RANK6,
-        Event::POWER_CKE_CYCLES_RANK7,
-        Event::POWER_CRITICAL_THROTTLE_CYCLES,
-        Event::POWER_PCU_THROTTLING,
-        Event::POWER_SELF_REFRESH,
-        Event::POWER_THROTTLE_CYCLES_RANK0,
-        Event::POWER_THROTTLE_CYCLES_RANK1,
-        Event::POWER_THROTTLE_CYCLES_RANK2,
-        Event::POWER_THROTTLE_CYCLES_RANK3,
-        Event::POWER_THROTTLE_CYCLES_RANK4,
-        Event::POWER_THROTTLE_CYCLES_RANK5,
-        Event::POWER_THROTTLE_CYCLES_RANK6,
-        Event::POWER_THROTTLE_CYCLES_RANK7,
-        Event::PREEMPTION_RD_PREEMPT_RD,
-        Event::PREEMPTION_RD_PREEMPT_WR,
-        Event::PRE_COUNT_PAGE_MISS,
-        Event::PRE_COUNT_PAGE_CLOSE,
-        Event::PRE_COUNT_RD,
-        Event::PRE_COUNT_WR,
-        Event::PRE_COUNT_BYP,
-        Event::RD_CAS_PRIO_LOW,
-        Event::RD_CAS_PRIO_MED,
-        Event::RD_CAS_PRIO_HIGH,
-        Event::RD_CAS_PRIO_PANIC,
-        Event::RD_CAS_RANK0_BANK1,
-        Event::RD_CAS_RANK0_BANK2,
-        Event::RD_CAS_RANK0_BANK4,
-        Event::RD_CAS_RANK0_BANK8,
-        Event::RD_CAS_RANK0_ALLBANKS,
-        Event::RD_CAS_RANK0_BANK0,
-        Event::RD_CAS_RANK0_BANK3,
-        Event::RD_CAS_RANK0_BANK5,
-        Event::RD_CAS_RANK0_BANK6,
-        Event::RD_CAS_RANK0_BANK7,
-        Event::RD_CAS_RANK0_BANK9,
-        Event::RD_CAS_RANK0_BANK10,
-        Event::RD_CAS_RANK0_BANK11,
-        Event::RD_CAS_RANK0_BANK12,
-        Event::RD_CAS_RANK0_BANK13,
-        Event::RD_CAS_RANK0_BANK14,
-        Event::RD_CAS_RANK0_BANK15,
-        Event::RD_CAS_RANK0_BANKG0,
-        Event::RD_CAS_RANK0_BANKG1,
-        Event::RD_CAS_RANK0_BANKG2,
-        Event::RD_CAS_RANK0_BANKG3,
-        Event::RD_CAS_RANK1_BANK1,
-        Event::RD_CAS_RANK1_BANK2,
-        Event::RD_CAS_RANK1_BANK4,
-        Event::RD_CAS_RANK1_BANK8,
-        Event::RD_CAS_RANK1_ALLBANKS,
-        Event::RD_CAS_RANK1_BANK0,
-        Event::RD_CAS_RANK1_BANK3,
-        Event::RD_CAS_RANK1_BANK5,
-        Event::RD_CAS_RANK1_BANK6,
-        Event::RD_CAS_RANK1_BANK7,
-        Event::RD_CAS_RANK1_BANK9,
-        Event::RD_CAS_RANK1_BANK10,
-        Event::RD_CAS_RANK1_BANK11,
-        Event::RD_CAS_RANK1_BANK12,
-        Event::RD_CAS_RANK1_BANK13,
-        Event::RD_CAS_RANK1_BANK14,
-        Event::RD_CAS_RANK1_BANK15,
-        Event::RD_CAS_RANK1_BANKG0,
-        Event::RD_CAS_RANK1_BANKG1,
-        Event::RD_CAS_RANK1_BANKG2,
-        Event::RD_CAS_RANK1_BANKG3,
-        Event::RD_CAS_RANK2_BANK0,
-        Event::RD_CAS_RANK4_BANK1,
-        Event::RD_CAS_RANK4_BANK2,
-        Event::RD_CAS_RANK4_BANK4,
-        Event::RD_CAS_RANK4_BANK8,
-        Event::RD_CAS_RANK4_ALLBANKS,
-        Event::RD_CAS_RANK4_BANK0,
-        Event::RD_CAS_RANK4_BANK3,
-        Event::RD_CAS_RANK4_BANK5,
-        Event::RD_CAS_RANK4_BANK6,
-        Event::RD_CAS_RANK4_BANK7,
-        Event::RD_CAS_RANK4_BANK9,
-        Event::RD_CAS_RANK4_BANK10,
-        Event::RD_CAS_RANK4_BANK11,
-        Event::RD_CAS_RANK4_BANK12,
-        Event::RD_CAS_RANK4_BANK13,
-        Event::RD_CAS_RANK4_BANK14,
-        Event::RD_CAS_RANK4_BANK15,
-        Event::RD_CAS_RANK4_BANKG0,
-        Event::RD_CAS_RANK4_BANKG1,
-        Event::RD_CAS_RANK4_BANKG2,
-        Event::RD_CAS_RANK4_BANKG3,
-        Event::RD_CAS_RANK5_BANK1,
-        Event::RD_CAS_RANK5_BANK2,
-        Event::RD_CAS_RANK5_BANK4,
-        Event::RD_CAS_RANK5_BANK8,
-        Event::RD_CAS_RANK5_ALLBANKS,
-        Event::RD_CAS_RANK5_BANK0,
-        Event::RD_CAS_RANK5_BANK3,
-        Event::RD_CAS_RANK5_BANK5,
-        Event::RD_CAS_RANK5_BANK6,
-        Event::RD_CAS_RANK5_BANK7,
-        Event::RD_CAS_RANK5_BANK9,
-        Event::RD_CAS_RANK5_BANK10,
-        Event::RD_CAS_RANK5_BANK11,
-        Event::RD_CAS_RANK5_BANK12,
-        Event::RD_CAS_RANK5_BANK13,
-        Event::RD_CAS_RANK5_BANK14,
-        Event::RD_CAS_RANK5_BANK15,
-        Event::RD_CAS_RANK5_BANKG0,
-        Event::RD_CAS_RANK5_BANKG1,
-        Event::RD_CAS_RANK5_BANKG2,
-        Event::RD_CAS_RANK5_BANKG3,
-        Event::RD_CAS_RANK6_BANK1,
-        Event::RD_CAS_RANK6_BANK2,
-        Event::RD_CAS_RANK6_BANK4,
-        Event::RD_CAS_RANK6_BANK8,
-        Event::RD_CAS_RANK6_ALLBANKS,
-        Event::RD_CAS_RANK6_BANK0,
-        Event::RD_CAS_RANK6_BANK3,
-        Event::RD_CAS_RANK6_BANK5,
-        Event::RD_CAS_RANK6_BANK6,
-        Event::RD_CAS_RANK6_BANK7,
-        Event::RD_CAS_RANK6_BANK9,
-        Event::RD_CAS_RANK6_BANK10,
-        Event::RD_CAS_RANK6_BANK11,
-        Event::RD_CAS_RANK6_BANK12,
-        Event::RD_CAS_RANK6_BANK13,
-        Event::RD_CAS_RANK6_BANK14,
-        Event::RD_CAS_RANK6_BANK15,
-        Event::RD_CAS_RANK6_BANKG0,
-        Event::RD_CAS_RANK6_BANKG1,
-        Event::RD_CAS_RANK6_BANKG2,
-        Event::RD_CAS_RANK6_BANKG3,
-        Event::RD_CAS_RANK7_BANK1,
-        Event::RD_CAS_RANK7_BANK2,
-        Event::RD_CAS_RANK7_BANK4,
-        Event::RD_CAS_RANK7_BANK8,
-        Event::RD_CAS_RANK7_ALLBANKS,
-        Event::RD_CAS_RANK7_BANK0,
-        Event::RD_CAS_RANK7_BANK3,
-        Event::RD_CAS_RANK7_BANK5,
-        Event::RD_CAS_RANK7_BANK6,
-        Event::RD_CAS_RANK7_BANK7,
-        Event::RD_CAS_RANK7_BANK9,
-        Event::RD_CAS_RANK7_BANK10,
-        Event::RD_CAS_RANK7_BANK11,
-        Event::RD_CAS_RANK7_BANK12,
-        Event::RD_CAS_RANK7_BANK13,
-        Event::RD_CAS_RANK7_BANK14,
-        Event::RD_CAS_RANK7_BANK15,
-        Event::RD_CAS_RANK7_BANKG0,
-        Event::RD_CAS_RANK7_BANKG1,
-        Event::RD_CAS_RANK7_BANKG2,
-        Event::RD_CAS_RANK7_BANKG3,
-        Event::RPQ_CYCLES_NE,
-        Event::RPQ_INSERTS,
-        Event::VMSE_MXB_WR_OCCUPANCY,
-        Event::VMSE_WR_PUSH_WMM,
-        Event::VMSE_WR_PUSH_RMM,
-        Event::WMM_TO_RMM_LOW_THRESH,
-        Event::WMM_TO_RMM_STARVE,
-        Event::WMM_TO_RMM_VMSE_RETRY,
-        Event::WPQ_CYCLES_FULL,
-        Event::WPQ_CYCLES_NE,
-        Event::WPQ_READ_HIT,
-        Event::WPQ_WRITE_HIT,
-        Event::WRONG_MM,
-        Event::WR_CAS_RANK0_BANK1,
-        Event::WR_CAS_RANK0_BANK2,
-        Event::WR_CAS_RANK0_BANK4,
-        Event::WR_CAS_RANK0_BANK8,
-        Event::WR_CAS_RANK0_ALLBANKS,
-        Event::WR_CAS_RANK0_BANK0,
-        Event::WR_CAS_RANK0_BANK3,
-        Event::WR_CAS_RANK0_BANK5,
-        Event::WR_CAS_RANK0_BANK6,
-        Event::WR_CAS_RANK0_BANK7,
-        Event::WR_CAS_RANK0_BANK9,
-        Event::WR_CAS_RANK0_BANK10,
-        Event::WR_CAS_RANK0_BANK11,
-        Event::WR_CAS_RANK0_BANK12,
-        Event::WR_CAS_RANK0_BANK13,
-        Event::WR_CAS_RANK0_BANK14,
-        Event::WR_CAS_RANK0_BANK15,
-        Event::WR_CAS_RANK0_BANKG0,
-        Event::WR_CAS_RANK0_BANKG1,
-        Event::WR_CAS_RANK0_BANKG2,
-        Event::WR_CAS_RANK0_BANKG3,
-        Event::WR_CAS_RANK1_BANK1,
-        Event::WR_CAS_RANK1_BANK2,
-        Event::WR_CAS_RANK1_BANK4,
-        Event::WR_CAS_RANK1_BANK8,
-        Event::WR_CAS_RANK1_ALLBANKS,
-        Event::WR_CAS_RANK1_BANK0,
-        Event::WR_CAS_RANK1_BANK3,
-        Event::WR_CAS_RANK1_BANK5,
-        Event::WR_CAS_RANK1_BANK6,
-        Event::WR_CAS_RANK1_BANK7,
-        Event::WR_CAS_RANK1_BANK9,
-        Event::WR_CAS_RANK1_BANK10,
-        Event::WR_CAS_RANK1_BANK11,
-        Event::WR_CAS_RANK1_BANK12,
-        Event::WR_CAS_RANK1_BANK13,
-        Event::WR_CAS_RANK1_BANK14,
-        Event::WR_CAS_RANK1_BANK15,
-        Event::WR_CAS_RANK1_BANKG0,
-        Event::WR_CAS_RANK1_BANKG1,
-        Event::WR_CAS_RANK1_BANKG2,
-        Event::WR_CAS_RANK1_BANKG3,
-        Event::WR_CAS_RANK4_BANK1,
-        Event::WR_CAS_RANK4_BANK2,
-        Event::WR_CAS_RANK4_BANK4,
-        Event::WR_CAS_RANK4_BANK8,
-        Event::WR_CAS_RANK4_ALLBANKS,
-        Event::WR_CAS_RANK4_BANK0,
-        Event::WR_CAS_RANK4_BANK3,
-        Event::WR_CAS_RANK4_BANK5,
-        Event::WR_CAS_RANK4_BANK6,
-        Event::WR_CAS_RANK4_BANK7,
-        Event::WR_CAS_RANK4_BANK9,
-        Event::WR_CAS_RANK4_BANK10,
-        Event::WR_CAS_RANK4_BANK11,
-        Event::WR_CAS_RANK4_BANK12,
-        Event::WR_CAS_RANK4_BANK13,
-        Event::WR_CAS_RANK4_BANK14,
-        Event::WR_CAS_RANK4_BANK15,
-        Event::WR_CAS_RANK4_BANKG0,
-        Event::WR_CAS_RANK4_BANKG1,
-        Event::WR_CAS_RANK4_BANKG2,
-        Event::WR_CAS_RANK4_BANKG3,
-        Event::WR_CAS_RANK5_BANK1,
-        Event::WR_CAS_RANK5_BANK2,
-        Event::WR_CAS_RANK5_BANK4,
-        Event::WR_CAS_RANK5_BANK8,
-        Event::WR_CAS_RANK5_ALLBANKS,
-        Event::WR_CAS_RANK5_BANK0,
-        Event::WR_CAS_RANK5_BANK3,
-        Event::WR_CAS_RANK5_BANK5,
-        Event::WR_CAS_RANK5_BANK6,
-        Event::WR_CAS_RANK5_BANK7,
-        Event::WR_CAS_RANK5_BANK9,
-        Event::WR_CAS_RANK5_BANK10,
-        Event::WR_CAS_RANK5_BANK11,
-        Event::WR_CAS_RANK5_BANK12,
-        Event::WR_CAS_RANK5_BANK13,
-        Event::WR_CAS_RANK5_BANK14,
-        Event::WR_CAS_RANK5_BANK15,
-        Event::WR_CAS_RANK5_BANKG0,
-        Event::WR_CAS_RANK5_BANKG1,
-        Event::WR_CAS_RANK5_BANKG2,
-        Event::WR_CAS_RANK5_BANKG3,
-        Event::WR_CAS_RANK6_BANK1,
-        Event::WR_CAS_RANK6_BANK2,
-        Event::WR_CAS_RANK6_BANK4,
-        Event::WR_CAS_RANK6_BANK8,
-        Event::WR_CAS_RANK6_ALLBANKS,
-        Event::WR_CAS_RANK6_BANK0,
-        Event::WR_CAS_RANK6_BANK3,
-        Event::WR_CAS_RANK6_BANK5,
-        Event::WR_CAS_RANK6_BANK6,
-        Event::WR_CAS_RANK6_BANK7,
-        Event::WR_CAS_RANK6_BANK9,
-        Event::WR_CAS_RANK6_BANK10,
-        Event::WR_CAS_RANK6_BANK11,
-        Event::WR_CAS_RANK6_BANK12,
-        Event::WR_CAS_RANK6_BANK13,
-        Event::WR_CAS_RANK6_BANK14,
-        Event::WR_CAS_RANK6_BANK15,
-        Event::WR_CAS_RANK6_BANKG0,
-        Event::WR_CAS_RANK6_BANKG1,
-        Event::WR_CAS_RANK6_BANKG2,
-        Event::WR_CAS_RANK6_BANKG3,
-        Event::WR_CAS_RANK7_BANK1,
-        Event::WR_CAS_RANK7_BANK2,
-        Event::WR_CAS_RANK7_BANK4,
-        Event::WR_CAS_RANK7_BANK8,
-        Event::WR_CAS_RANK7_ALLBANKS,
-        Event::WR_CAS_RANK7_BANK0,
-        Event::WR_CAS_RANK7_BANK3,
-        Event::WR_CAS_RANK7_BANK5,
-        Event::WR_CAS_RANK7_BANK6,
-        Event::WR_CAS_RANK7_BANK7,
-        Event::WR_CAS_RANK7_BANK9,
-        Event::WR_CAS_RANK7_BANK10,
-        Event::WR_CAS_RANK7_BANK11,
-        Event::WR_CAS_RANK7_BANK12,
-        Event::WR_CAS_RANK7_BANK13,
-        Event::WR_CAS_RANK7_BANK14,
-        Event::WR_CAS_RANK7_BANK15,
-        Event::WR_CAS_RANK7_BANKG0,
-        Event::WR_CAS_RANK7_BANKG1,
-        Event::WR_CAS_RANK7_BANKG2,
-        Event::WR_CAS_RANK7_BANKG3,
-        Event::CLOCKTICKS_P,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -1755,334 +1451,351 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_M_ACT_COUNT.RD", 0x01, 0x01, 0b1111),
+    ev("UNC_M_ACT_COUNT.WR", 0x01, 0x02, 0b1111),
+    ev("UNC_M_ACT_COUNT.BYP", 0x01, 0x08, 0b1111),
+    ev("UNC_M_BYP_CMDS.ACT", 0xa1, 0x01, 0b1111),
+    ev("UNC_M_BYP_CMDS.CAS", 0xa1, 0x02, 0b1111),
+    ev("UNC_M_BYP_CMDS.PRE", 0xa1, 0x04, 0b1111),
+    ev("UNC_M_CAS_COUNT.RD_REG", 0x04, 0x01, 0b1111),
+    ev("UNC_M_CAS_COUNT.RD_UNDERFILL", 0x04, 0x02, 0b1111),
+    ev("UNC_M_CAS_COUNT.RD", 0x04, 0x03, 0b1111),
+    ev("UNC_M_CAS_COUNT.WR_WMM", 0x04, 0x04, 0b1111),
+    ev("UNC_M_CAS_COUNT.WR_RMM", 0x04, 0x08, 0b1111),
+    ev("UNC_M_CAS_COUNT.WR", 0x04, 0x0c, 0b1111),
+    ev("UNC_M_CAS_COUNT.ALL", 0x04, 0x0f, 0b1111),
+    ev("UNC_M_CAS_COUNT.RD_WMM", 0x04, 0x10, 0b1111),
+    ev("UNC_M_CAS_COUNT.RD_RMM", 0x04, 0x20, 0b1111),
+    ev("UNC_M_DCLOCKTICKS", 0x00, 0x00, 0b1111),
+    ev("UNC_M_DRAM_PRE_ALL", 0x06, 0x00, 0b1111),
+    ev("UNC_M_DRAM_REFRESH.PANIC", 0x05, 0x02, 0b1111),
+    ev("UNC_M_DRAM_REFRESH.HIGH", 0x05, 0x04, 0b1111),
+    ev("UNC_M_ECC_CORRECTABLE_ERRORS", 0x09, 0x00, 0b1111),
+    ev("UNC_M_MAJOR_MODES.READ", 0x07, 0x01, 0b1111),
+    ev("UNC_M_MAJOR_MODES.WRITE", 0x07, 0x02, 0b1111),
+    ev("UNC_M_MAJOR_MODES.PARTIAL", 0x07, 0x04, 0b1111),
+    ev("UNC_M_MAJOR_MODES.ISOCH", 0x07, 0x08, 0b1111),
+    ev("UNC_M_POWER_CHANNEL_DLLOFF", 0x84, 0x00, 0b1111),
+    ev("UNC_M_POWER_CHANNEL_PPD", 0x85, 0x00, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK0", 0x83, 0x01, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK1", 0x83, 0x02, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK2", 0x83, 0x04, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK3", 0x83, 0x08, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK4", 0x83, 0x10, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK5", 0x83, 0x20, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK6", 0x83, 0x40, 0b1111),
+    ev("UNC_M_POWER_CKE_CYCLES.RANK7", 0x83, 0x80, 0b1111),
+    ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", 0x86, 0x00, 0b1111),
+    ev("UNC_M_POWER_PCU_THROTTLING", 0x42, 0x00, 0b1111),
+    ev("UNC_M_POWER_SELF_REFRESH", 0x43, 0x00, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK0", 0x41, 0x01, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK1", 0x41, 0x02, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK2", 0x41, 0x04, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK3", 0x41, 0x08, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK4", 0x41, 0x10, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK5", 0x41, 0x20, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK6", 0x41, 0x40, 0b1111),
+    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK7", 0x41, 0x80, 0b1111),
+    ev("UNC_M_PREEMPTION.RD_PREEMPT_RD", 0x08, 0x01, 0b1111),
+    ev("UNC_M_PREEMPTION.RD_PREEMPT_WR", 0x08, 0x02, 0b1111),
+    ev("UNC_M_PRE_COUNT.PAGE_MISS", 0x02, 0x01, 0b1111),
+    ev("UNC_M_PRE_COUNT.PAGE_CLOSE", 0x02, 0x02, 0b1111),
+    ev("UNC_M_PRE_COUNT.RD", 0x02, 0x04, 0b1111),
+    ev("UNC_M_PRE_COUNT.WR", 0x02, 0x08, 0b1111),
+    ev("UNC_M_PRE_COUNT.BYP", 0x02, 0x10, 0b1111),
+    ev("UNC_M_RD_CAS_PRIO.LOW", 0xa0, 0x01, 0b1111),
+    ev("UNC_M_RD_CAS_PRIO.MED", 0xa0, 0x02, 0b1111),
+    ev("UNC_M_RD_CAS_PRIO.HIGH", 0xa0, 0x04, 0b1111),
+    ev("UNC_M_RD_CAS_PRIO.PANIC", 0xa0, 0x08, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK1", 0xb0, 0x01, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK2", 0xb0, 0x02, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK4", 0xb0, 0x04, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK8", 0xb0, 0x08, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.ALLBANKS", 0xb0, 0x10, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK0", 0xb0, 0x00, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK3", 0xb0, 0x03, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK5", 0xb0, 0x05, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK6", 0xb0, 0x06, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK7", 0xb0, 0x07, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK9", 0xb0, 0x09, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK10", 0xb0, 0x0a, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK11", 0xb0, 0x0b, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK12", 0xb0, 0x0c, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK13", 0xb0, 0x0d, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK14", 0xb0, 0x0e, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANK15", 0xb0, 0x0f, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANKG0", 0xb0, 0x11, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANKG1", 0xb0, 0x12, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANKG2", 0xb0, 0x13, 0b1111),
+    ev("UNC_M_RD_CAS_RANK0.BANKG3", 0xb0, 0x14, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK1", 0xb1, 0x01, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK2", 0xb1, 0x02, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK4", 0xb1, 0x04, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK8", 0xb1, 0x08, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.ALLBANKS", 0xb1, 0x10, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK0", 0xb1, 0x00, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK3", 0xb1, 0x03, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK5", 0xb1, 0x05, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK6", 0xb1, 0x06, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK7", 0xb1, 0x07, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK9", 0xb1, 0x09, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK10", 0xb1, 0x0a, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK11", 0xb1, 0x0b, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK12", 0xb1, 0x0c, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK13", 0xb1, 0x0d, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK14", 0xb1, 0x0e, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANK15", 0xb1, 0x0f, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANKG0", 0xb1, 0x11, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANKG1", 0xb1, 0x12, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANKG2", 0xb1, 0x13, 0b1111),
+    ev("UNC_M_RD_CAS_RANK1.BANKG3", 0xb1, 0x14, 0b1111),
+    ev("UNC_M_RD_CAS_RANK2.BANK0", 0xb2, 0x00, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK1", 0xb4, 0x01, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK2", 0xb4, 0x02, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK4", 0xb4, 0x04, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK8", 0xb4, 0x08, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.ALLBANKS", 0xb4, 0x10, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK0", 0xb4, 0x00, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK3", 0xb4, 0x03, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK5", 0xb4, 0x05, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK6", 0xb4, 0x06, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK7", 0xb4, 0x07, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK9", 0xb4, 0x09, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK10", 0xb4, 0x0a, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK11", 0xb4, 0x0b, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK12", 0xb4, 0x0c, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK13", 0xb4, 0x0d, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK14", 0xb4, 0x0e, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANK15", 0xb4, 0x0f, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANKG0", 0xb4, 0x11, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANKG1", 0xb4, 0x12, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANKG2", 0xb4, 0x13, 0b1111),
+    ev("UNC_M_RD_CAS_RANK4.BANKG3", 0xb4, 0x14, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK1", 0xb5, 0x01, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK2", 0xb5, 0x02, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK4", 0xb5, 0x04, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK8", 0xb5, 0x08, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.ALLBANKS", 0xb5, 0x10, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK0", 0xb5, 0x00, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK3", 0xb5, 0x03, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK5", 0xb5, 0x05, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK6", 0xb5, 0x06, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK7", 0xb5, 0x07, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK9", 0xb5, 0x09, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK10", 0xb5, 0x0a, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK11", 0xb5, 0x0b, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK12", 0xb5, 0x0c, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK13", 0xb5, 0x0d, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK14", 0xb5, 0x0e, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANK15", 0xb5, 0x0f, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANKG0", 0xb5, 0x11, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANKG1", 0xb5, 0x12, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANKG2", 0xb5, 0x13, 0b1111),
+    ev("UNC_M_RD_CAS_RANK5.BANKG3", 0xb5, 0x14, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK1", 0xb6, 0x01, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK2", 0xb6, 0x02, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK4", 0xb6, 0x04, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK8", 0xb6, 0x08, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.ALLBANKS", 0xb6, 0x10, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK0", 0xb6, 0x00, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK3", 0xb6, 0x03, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK5", 0xb6, 0x05, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK6", 0xb6, 0x06, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK7", 0xb6, 0x07, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK9", 0xb6, 0x09, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK10", 0xb6, 0x0a, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK11", 0xb6, 0x0b, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK12", 0xb6, 0x0c, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK13", 0xb6, 0x0d, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK14", 0xb6, 0x0e, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANK15", 0xb6, 0x0f, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANKG0", 0xb6, 0x11, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANKG1", 0xb6, 0x12, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANKG2", 0xb6, 0x13, 0b1111),
+    ev("UNC_M_RD_CAS_RANK6.BANKG3", 0xb6, 0x14, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK1", 0xb7, 0x01, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK2", 0xb7, 0x02, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK4", 0xb7, 0x04, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK8", 0xb7, 0x08, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.ALLBANKS", 0xb7, 0x10, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK0", 0xb7, 0x00, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK3", 0xb7, 0x03, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK5", 0xb7, 0x05, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK6", 0xb7, 0x06, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK7", 0xb7, 0x07, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK9", 0xb7, 0x09, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK10", 0xb7, 0x0a, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK11", 0xb7, 0x0b, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK12", 0xb7, 0x0c, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK13", 0xb7, 0x0d, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK14", 0xb7, 0x0e, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANK15", 0xb7, 0x0f, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANKG0", 0xb7, 0x11, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANKG1", 0xb7, 0x12, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANKG2", 0xb7, 0x13, 0b1111),
+    ev("UNC_M_RD_CAS_RANK7.BANKG3", 0xb7, 0x14, 0b1111),
+    ev("UNC_M_RPQ_CYCLES_NE", 0x11, 0x00, 0b1111),
+    ev("UNC_M_RPQ_INSERTS", 0x10, 0x00, 0b1111),
+    ev("UNC_M_VMSE_MXB_WR_OCCUPANCY", 0x91, 0x00, 0b1111),
+    ev("UNC_M_VMSE_WR_PUSH.WMM", 0x90, 0x01, 0b1111),
+    ev("UNC_M_VMSE_WR_PUSH.RMM", 0x90, 0x02, 0b1111),
+    ev("UNC_M_WMM_TO_RMM.LOW_THRESH", 0xc0, 0x01, 0b1111),
+    ev("UNC_M_WMM_TO_RMM.STARVE", 0xc0, 0x02, 0b1111),
+    ev("UNC_M_WMM_TO_RMM.VMSE_RETRY", 0xc0, 0x04, 0b1111),
+    ev("UNC_M_WPQ_CYCLES_FULL", 0x22, 0x00, 0b1111),
+    ev("UNC_M_WPQ_CYCLES_NE", 0x21, 0x00, 0b1111),
+    ev("UNC_M_WPQ_READ_HIT", 0x23, 0x00, 0b1111),
+    ev("UNC_M_WPQ_WRITE_HIT", 0x24, 0x00, 0b1111),
+    ev("UNC_M_WRONG_MM", 0xc1, 0x00, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK1", 0xb8, 0x01, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK2", 0xb8, 0x02, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK4", 0xb8, 0x04, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK8", 0xb8, 0x08, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.ALLBANKS", 0xb8, 0x10, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK0", 0xb8, 0x00, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK3", 0xb8, 0x03, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK5", 0xb8, 0x05, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK6", 0xb8, 0x06, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK7", 0xb8, 0x07, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK9", 0xb8, 0x09, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK10", 0xb8, 0x0a, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK11", 0xb8, 0x0b, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK12", 0xb8, 0x0c, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK13", 0xb8, 0x0d, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK14", 0xb8, 0x0e, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANK15", 0xb8, 0x0f, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANKG0", 0xb8, 0x11, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANKG1", 0xb8, 0x12, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANKG2", 0xb8, 0x13, 0b1111),
+    ev("UNC_M_WR_CAS_RANK0.BANKG3", 0xb8, 0x14, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK1", 0xb9, 0x01, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK2", 0xb9, 0x02, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK4", 0xb9, 0x04, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK8", 0xb9, 0x08, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.ALLBANKS", 0xb9, 0x10, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK0", 0xb9, 0x00, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK3", 0xb9, 0x03, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK5", 0xb9, 0x05, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK6", 0xb9, 0x06, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK7", 0xb9, 0x07, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK9", 0xb9, 0x09, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK10", 0xb9, 0x0a, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK11", 0xb9, 0x0b, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK12", 0xb9, 0x0c, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK13", 0xb9, 0x0d, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK14", 0xb9, 0x0e, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANK15", 0xb9, 0x0f, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANKG0", 0xb9, 0x11, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANKG1", 0xb9, 0x12, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANKG2", 0xb9, 0x13, 0b1111),
+    ev("UNC_M_WR_CAS_RANK1.BANKG3", 0xb9, 0x14, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK1", 0xbc, 0x01, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK2", 0xbc, 0x02, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK4", 0xbc, 0x04, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK8", 0xbc, 0x08, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.ALLBANKS", 0xbc, 0x10, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK0", 0xbc, 0x00, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK3", 0xbc, 0x03, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK5", 0xbc, 0x05, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK6", 0xbc, 0x06, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK7", 0xbc, 0x07, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK9", 0xbc, 0x09, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK10", 0xbc, 0x0a, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK11", 0xbc, 0x0b, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK12", 0xbc, 0x0c, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK13", 0xbc, 0x0d, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK14", 0xbc, 0x0e, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANK15", 0xbc, 0x0f, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANKG0", 0xbc, 0x11, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANKG1", 0xbc, 0x12, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANKG2", 0xbc, 0x13, 0b1111),
+    ev("UNC_M_WR_CAS_RANK4.BANKG3", 0xbc, 0x14, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK1", 0xbd, 0x01, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK2", 0xbd, 0x02, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK4", 0xbd, 0x04, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK8", 0xbd, 0x08, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.ALLBANKS", 0xbd, 0x10, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK0", 0xbd, 0x00, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK3", 0xbd, 0x03, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK5", 0xbd, 0x05, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK6", 0xbd, 0x06, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK7", 0xbd, 0x07, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK9", 0xbd, 0x09, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK10", 0xbd, 0x0a, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK11", 0xbd, 0x0b, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK12", 0xbd, 0x0c, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK13", 0xbd, 0x0d, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK14", 0xbd, 0x0e, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANK15", 0xbd, 0x0f, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANKG0", 0xbd, 0x11, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANKG1", 0xbd, 0x12, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANKG2", 0xbd, 0x13, 0b1111),
+    ev("UNC_M_WR_CAS_RANK5.BANKG3", 0xbd, 0x14, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK1", 0xbe, 0x01, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK2", 0xbe, 0x02, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK4", 0xbe, 0x04, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK8", 0xbe, 0x08, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.ALLBANKS", 0xbe, 0x10, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK0", 0xbe, 0x00, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK3", 0xbe, 0x03, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK5", 0xbe, 0x05, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK6", 0xbe, 0x06, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK7", 0xbe, 0x07, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK9", 0xbe, 0x09, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK10", 0xbe, 0x0a, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK11", 0xbe, 0x0b, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK12", 0xbe, 0x0c, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK13", 0xbe, 0x0d, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK14", 0xbe, 0x0e, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANK15", 0xbe, 0x0f, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANKG0", 0xbe, 0x11, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANKG1", 0xbe, 0x12, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANKG2", 0xbe, 0x13, 0b1111),
+    ev("UNC_M_WR_CAS_RANK6.BANKG3", 0xbe, 0x14, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK1", 0xbf, 0x01, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK2", 0xbf, 0x02, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK4", 0xbf, 0x04, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK8", 0xbf, 0x08, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.ALLBANKS", 0xbf, 0x10, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK0", 0xbf, 0x00, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK3", 0xbf, 0x03, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK5", 0xbf, 0x05, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK6", 0xbf, 0x06, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK7", 0xbf, 0x07, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK9", 0xbf, 0x09, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK10", 0xbf, 0x0a, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK11", 0xbf, 0x0b, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK12", 0xbf, 0x0c, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK13", 0xbf, 0x0d, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK14", 0xbf, 0x0e, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANK15", 0xbf, 0x0f, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANKG0", 0xbf, 0x11, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANKG1", 0xbf, 0x12, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANKG2", 0xbf, 0x13, 0b1111),
+    ev("UNC_M_WR_CAS_RANK7.BANKG3", 0xbf, 0x14, 0b1111),
+    ev("UNC_M_CLOCKTICKS_P", 0x00, 0x00, 0b1111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<64>(EVENT_ROWS, 128, false),
+    &event_infos::<64>(EVENT_ROWS, 192, false),
+    &event_infos::<64>(EVENT_ROWS, 256, false),
+    &event_infos::<3>(EVENT_ROWS, 320, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_M_ACT_COUNT.RD", code: 0x01, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_ACT_COUNT.WR", code: 0x01, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_ACT_COUNT.BYP", code: 0x01, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_BYP_CMDS.ACT", code: 0xa1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_BYP_CMDS.CAS", code: 0xa1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_BYP_CMDS.PRE", code: 0xa1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.RD_REG", code: 0x04, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.RD_UNDERFILL", code: 0x04, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x04, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.WR_WMM", code: 0x04, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.WR_RMM", code: 0x04, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x04, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x04, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.RD_WMM", code: 0x04, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CAS_COUNT.RD_RMM", code: 0x04, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_DCLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_DRAM_PRE_ALL", code: 0x06, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_DRAM_REFRESH.PANIC", code: 0x05, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_DRAM_REFRESH.HIGH", code: 0x05, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_ECC_CORRECTABLE_ERRORS", code: 0x09, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_MAJOR_MODES.READ", code: 0x07, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_MAJOR_MODES.WRITE", code: 0x07, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_MAJOR_MODES.PARTIAL", code: 0x07, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_MAJOR_MODES.ISOCH", code: 0x07, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CHANNEL_DLLOFF", code: 0x84, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CHANNEL_PPD", code: 0x85, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK0", code: 0x83, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK1", code: 0x83, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK2", code: 0x83, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK3", code: 0x83, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK4", code: 0x83, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK5", code: 0x83, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK6", code: 0x83, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK7", code: 0x83, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", code: 0x86, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_PCU_THROTTLING", code: 0x42, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_SELF_REFRESH", code: 0x43, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK0", code: 0x41, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK1", code: 0x41, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK2", code: 0x41, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK3", code: 0x41, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK4", code: 0x41, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK5", code: 0x41, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK6", code: 0x41, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK7", code: 0x41, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_RD", code: 0x08, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_WR", code: 0x08, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.PAGE_MISS", code: 0x02, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.PAGE_CLOSE", code: 0x02, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.RD", code: 0x02, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.WR", code: 0x02, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_PRE_COUNT.BYP", code: 0x02, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_PRIO.LOW", code: 0xa0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_PRIO.MED", code: 0xa0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_PRIO.HIGH", code: 0xa0, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_PRIO.PANIC", code: 0xa0, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK1", code: 0xb0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK2", code: 0xb0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK4", code: 0xb0, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK8", code: 0xb0, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.ALLBANKS", code: 0xb0, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK0", code: 0xb0, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK3", code: 0xb0, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK5", code: 0xb0, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK6", code: 0xb0, umask: 0x06, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK7", code: 0xb0, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK9", code: 0xb0, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK10", code: 0xb0, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK11", code: 0xb0, umask: 0x0b, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK12", code: 0xb0, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK13", code: 0xb0, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK14", code: 0xb0, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK15", code: 0xb0, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANKG0", code: 0xb0, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANKG1", code: 0xb0, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANKG2", code: 0xb0, umask: 0x13, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK0.BANKG3", code: 0xb0, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK1", code: 0xb1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK2", code: 0xb1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK4", code: 0xb1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK8", code: 0xb1, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.ALLBANKS", code: 0xb1, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK0", code: 0xb1, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK3", code: 0xb1, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK5", code: 0xb1, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK6", code: 0xb1, umask: 0x06, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK7", code: 0xb1, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK9", code: 0xb1, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK10", code: 0xb1, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK11", code: 0xb1, umask: 0x0b, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK12", code: 0xb1, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK13", code: 0xb1, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK14", code: 0xb1, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK15", code: 0xb1, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANKG0", code: 0xb1, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANKG1", code: 0xb1, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANKG2", code: 0xb1, umask: 0x13, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK1.BANKG3", code: 0xb1, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK0", code: 0xb2, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK1", code: 0xb4, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK2", code: 0xb4, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK4", code: 0xb4, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK8", code: 0xb4, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.ALLBANKS", code: 0xb4, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK0", code: 0xb4, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK3", code: 0xb4, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK5", code: 0xb4, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK6", code: 0xb4, umask: 0x06, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK7", code: 0xb4, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK9", code: 0xb4, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK10", code: 0xb4, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK11", code: 0xb4, umask: 0x0b, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK12", code: 0xb4, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK13", code: 0xb4, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK14", code: 0xb4, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK15", code: 0xb4, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANKG0", code: 0xb4, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANKG1", code: 0xb4, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANKG2", code: 0xb4, umask: 0x13, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK4.BANKG3", code: 0xb4, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK1", code: 0xb5, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK2", code: 0xb5, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK4", code: 0xb5, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK8", code: 0xb5, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.ALLBANKS", code: 0xb5, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK0", code: 0xb5, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK3", code: 0xb5, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK5", code: 0xb5, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK6", code: 0xb5, umask: 0x06, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK7", code: 0xb5, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK9", code: 0xb5, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK10", code: 0xb5, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK11", code: 0xb5, umask: 0x0b, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK12", code: 0xb5, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK13", code: 0xb5, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK14", code: 0xb5, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK15", code: 0xb5, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANKG0", code: 0xb5, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANKG1", code: 0xb5, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANKG2", code: 0xb5, umask: 0x13, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK5.BANKG3", code: 0xb5, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK1", code: 0xb6, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK2", code: 0xb6, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK4", code: 0xb6, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK8", code: 0xb6, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.ALLBANKS", code: 0xb6, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK0", code: 0xb6, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK3", code: 0xb6, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK5", code: 0xb6, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK6", code: 0xb6, umask: 0x06, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK7", code: 0xb6, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK9", code: 0xb6, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK10", code: 0xb6, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK11", code: 0xb6, umask: 0x0b, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK12", code: 0xb6, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK13", code: 0xb6, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK14", code: 0xb6, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK15", code: 0xb6, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANKG0", code: 0xb6, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANKG1", code: 0xb6, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANKG2", code: 0xb6, umask: 0x13, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK6.BANKG3", code: 0xb6, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK1", code: 0xb7, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK2", code: 0xb7, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK4", code: 0xb7, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK8", code: 0xb7, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.ALLBANKS", code: 0xb7, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK0", code: 0xb7, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK3", code: 0xb7, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK5", code: 0xb7, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK6", code: 0xb7, umask: 0x06, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK7", code: 0xb7, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK9", code: 0xb7, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK10", code: 0xb7, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK11", code: 0xb7, umask: 0x0b, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK12", code: 0xb7, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK13", code: 0xb7, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK14", code: 0xb7, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK15", code: 0xb7, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANKG0", code: 0xb7, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANKG1", code: 0xb7, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANKG2", code: 0xb7, umask: 0x13, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RD_CAS_RANK7.BANKG3", code: 0xb7, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_CYCLES_NE", code: 0x11, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS", code: 0x10, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_VMSE_MXB_WR_OCCUPANCY", code: 0x91, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_VMSE_WR_PUSH.WMM", code: 0x90, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_VMSE_WR_PUSH.RMM", code: 0x90, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WMM_TO_RMM.LOW_THRESH", code: 0xc0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WMM_TO_RMM.STARVE", code: 0xc0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WMM_TO_RMM.VMSE_RETRY", code: 0xc0, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_CYCLES_FULL", code: 0x22, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_CYCLES_NE", code: 0x21, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_READ_HIT", code: 0x23, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WPQ_WRITE_HIT", code: 0x24, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WRONG_MM", code: 0xc1, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK1", code: 0xb8, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK2", code: 0xb8, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK4", code: 0xb8, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK8", code: 0xb8, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.ALLBANKS", code: 0xb8, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK0", code: 0xb8, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK3", code: 0xb8, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK5", code: 0xb8, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK6", code: 0xb8, umask: 0x06, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK7", code: 0xb8, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK9", code: 0xb8, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK10", code: 0xb8, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK11", code: 0xb8, umask: 0x0b, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK12", code: 0xb8, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK13", code: 0xb8, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK14", code: 0xb8, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK15", code: 0xb8, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANKG0", code: 0xb8, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANKG1", code: 0xb8, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANKG2", code: 0xb8, umask: 0x13, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK0.BANKG3", code: 0xb8, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK1", code: 0xb9, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK2", code: 0xb9, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK4", code: 0xb9, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK8", code: 0xb9, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.ALLBANKS", code: 0xb9, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK0", code: 0xb9, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK3", code: 0xb9, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK5", code: 0xb9, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK6", code: 0xb9, umask: 0x06, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK7", code: 0xb9, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK9", code: 0xb9, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK10", code: 0xb9, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK11", code: 0xb9, umask: 0x0b, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK12", code: 0xb9, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK13", code: 0xb9, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK14", code: 0xb9, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK15", code: 0xb9, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANKG0", code: 0xb9, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANKG1", code: 0xb9, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANKG2", code: 0xb9, umask: 0x13, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK1.BANKG3", code: 0xb9, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK1", code: 0xbc, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK2", code: 0xbc, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK4", code: 0xbc, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK8", code: 0xbc, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.ALLBANKS", code: 0xbc, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK0", code: 0xbc, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK3", code: 0xbc, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK5", code: 0xbc, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK6", code: 0xbc, umask: 0x06, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK7", code: 0xbc, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK9", code: 0xbc, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK10", code: 0xbc, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK11", code: 0xbc, umask: 0x0b, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK12", code: 0xbc, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK13", code: 0xbc, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK14", code: 0xbc, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK15", code: 0xbc, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANKG0", code: 0xbc, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANKG1", code: 0xbc, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANKG2", code: 0xbc, umask: 0x13, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK4.BANKG3", code: 0xbc, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK1", code: 0xbd, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK2", code: 0xbd, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK4", code: 0xbd, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK8", code: 0xbd, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.ALLBANKS", code: 0xbd, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK0", code: 0xbd, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK3", code: 0xbd, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK5", code: 0xbd, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK6", code: 0xbd, umask: 0x06, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK7", code: 0xbd, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK9", code: 0xbd, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK10", code: 0xbd, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK11", code: 0xbd, umask: 0x0b, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK12", code: 0xbd, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK13", code: 0xbd, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK14", code: 0xbd, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK15", code: 0xbd, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANKG0", code: 0xbd, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANKG1", code: 0xbd, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANKG2", code: 0xbd, umask: 0x13, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK5.BANKG3", code: 0xbd, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK1", code: 0xbe, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK2", code: 0xbe, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK4", code: 0xbe, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK8", code: 0xbe, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.ALLBANKS", code: 0xbe, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK0", code: 0xbe, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK3", code: 0xbe, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK5", code: 0xbe, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK6", code: 0xbe, umask: 0x06, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK7", code: 0xbe, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK9", code: 0xbe, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK10", code: 0xbe, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK11", code: 0xbe, umask: 0x0b, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK12", code: 0xbe, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK13", code: 0xbe, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK14", code: 0xbe, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK15", code: 0xbe, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANKG0", code: 0xbe, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANKG1", code: 0xbe, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANKG2", code: 0xbe, umask: 0x13, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK6.BANKG3", code: 0xbe, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK1", code: 0xbf, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK2", code: 0xbf, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK4", code: 0xbf, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK8", code: 0xbf, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.ALLBANKS", code: 0xbf, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK0", code: 0xbf, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK3", code: 0xbf, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK5", code: 0xbf, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK6", code: 0xbf, umask: 0x06, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK7", code: 0xbf, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK9", code: 0xbf, umask: 0x09, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK10", code: 0xbf, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK11", code: 0xbf, umask: 0x0b, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK12", code: 0xbf, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK13", code: 0xbf, umask: 0x0d, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK14", code: 0xbf, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK15", code: 0xbf, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANKG0", code: 0xbf, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANKG1", code: 0xbf, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANKG2", code: 0xbf, umask: 0x13, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_WR_CAS_RANK7.BANKG3", code: 0xbf, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_M_CLOCKTICKS_P", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl ImcCtl {
     /// This value set to count `event`: its event select and umask.

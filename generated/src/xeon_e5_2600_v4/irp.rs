@@ -404,9 +404,15 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -418,178 +424,135 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY`: event select 0x12, umask 0x01, counters 0b11.
-    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, row: 0 };
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE`: event select 0x12, umask 0x02, counters 0b11.
-    pub const CACHE_TOTAL_OCCUPANCY_SOURCE: Event = Event { code: 0x12, umask: 0x02, ext_sel: false, row: 1 };
-    /// `UNC_I_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b11.
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 2 };
-    /// `UNC_I_COHERENT_OPS.PCIRDCUR`: event select 0x13, umask 0x01, counters 0b11.
-    pub const COHERENT_OPS_PCIRDCUR: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, row: 3 };
-    /// `UNC_I_COHERENT_OPS.CRD`: event select 0x13, umask 0x02, counters 0b11.
-    pub const COHERENT_OPS_CRD: Event = Event { code: 0x13, umask: 0x02, ext_sel: false, row: 4 };
-    /// `UNC_I_COHERENT_OPS.DRD`: event select 0x13, umask 0x04, counters 0b11.
-    pub const COHERENT_OPS_DRD: Event = Event { code: 0x13, umask: 0x04, ext_sel: false, row: 5 };
-    /// `UNC_I_COHERENT_OPS.RFO`: event select 0x13, umask 0x08, counters 0b11.
-    pub const COHERENT_OPS_RFO: Event = Event { code: 0x13, umask: 0x08, ext_sel: false, row: 6 };
-    /// `UNC_I_COHERENT_OPS.PCITOM`: event select 0x13, umask 0x10, counters 0b11.
-    pub const COHERENT_OPS_PCITOM: Event = Event { code: 0x13, umask: 0x10, ext_sel: false, row: 7 };
-    /// `UNC_I_COHERENT_OPS.PCIDCAHINT`: event select 0x13, umask 0x20, counters 0b11.
-    pub const COHERENT_OPS_PCIDCAHINT: Event = Event { code: 0x13, umask: 0x20, ext_sel: false, row: 8 };
-    /// `UNC_I_COHERENT_OPS.WBMTOI`: event select 0x13, umask 0x40, counters 0b11.
-    pub const COHERENT_OPS_WBMTOI: Event = Event { code: 0x13, umask: 0x40, ext_sel: false, row: 9 };
-    /// `UNC_I_COHERENT_OPS.CLFLUSH`: event select 0x13, umask 0x80, counters 0b11.
-    pub const COHERENT_OPS_CLFLUSH: Event = Event { code: 0x13, umask: 0x80, ext_sel: false, row: 10 };
-    /// `UNC_I_MISC0.FAST_REQ`: event select 0x14, umask 0x01, counters 0b11.
-    pub const MISC0_FAST_REQ: Event = Event { code: 0x14, umask: 0x01, ext_sel: false, row: 11 };
-    /// `UNC_I_MISC0.FAST_REJ`: event select 0x14, umask 0x02, counters 0b11.
-    pub const MISC0_FAST_REJ: Event = Event { code: 0x14, umask: 0x02, ext_sel: false, row: 12 };
-    /// `UNC_I_MISC0.2ND_RD_INSERT`: event select 0x14, umask 0x04, counters 0b11.
-    pub const MISC0_2ND_RD_INSERT: Event = Event { code: 0x14, umask: 0x04, ext_sel: false, row: 13 };
-    /// `UNC_I_MISC0.2ND_WR_INSERT`: event select 0x14, umask 0x08, counters 0b11.
-    pub const MISC0_2ND_WR_INSERT: Event = Event { code: 0x14, umask: 0x08, ext_sel: false, row: 14 };
-    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT`: event select 0x14, umask 0x10, counters 0b11.
-    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event { code: 0x14, umask: 0x10, ext_sel: false, row: 15 };
-    /// `UNC_I_MISC0.FAST_XFER`: event select 0x14, umask 0x20, counters 0b11.
-    pub const MISC0_FAST_XFER: Event = Event { code: 0x14, umask: 0x20, ext_sel: false, row: 16 };
-    /// `UNC_I_MISC0.PF_ACK_HINT`: event select 0x14, umask 0x40, counters 0b11.
-    pub const MISC0_PF_ACK_HINT: Event = Event { code: 0x14, umask: 0x40, ext_sel: false, row: 17 };
-    /// `UNC_I_MISC0.PF_TIMEOUT`: event select 0x14, umask 0x80, counters 0b11.
-    pub const MISC0_PF_TIMEOUT: Event = Event { code: 0x14, umask: 0x80, ext_sel: false, row: 18 };
-    /// `UNC_I_MISC1.SLOW_I`: event select 0x15, umask 0x01, counters 0b11.
-    pub const MISC1_SLOW_I: Event = Event { code: 0x15, umask: 0x01, ext_sel: false, row: 19 };
-    /// `UNC_I_MISC1.SLOW_S`: event select 0x15, umask 0x02, counters 0b11.
-    pub const MISC1_SLOW_S: Event = Event { code: 0x15, umask: 0x02, ext_sel: false, row: 20 };
-    /// `UNC_I_MISC1.SLOW_E`: event select 0x15, umask 0x04, counters 0b11.
-    pub const MISC1_SLOW_E: Event = Event { code: 0x15, umask: 0x04, ext_sel: false, row: 21 };
-    /// `UNC_I_MISC1.SLOW_M`: event select 0x15, umask 0x08, counters 0b11.
-    pub const MISC1_SLOW_M: Event = Event { code: 0x15, umask: 0x08, ext_sel: false, row: 22 };
-    /// `UNC_I_MISC1.LOST_FWD`: event select 0x15, umask 0x10, counters 0b11.
-    pub const MISC1_LOST_FWD: Event = Event { code: 0x15, umask: 0x10, ext_sel: false, row: 23 };
-    /// `UNC_I_MISC1.SEC_RCVD_INVLD`: event select 0x15, umask 0x20, counters 0b11.
-    pub const MISC1_SEC_RCVD_INVLD: Event = Event { code: 0x15, umask: 0x20, ext_sel: false, row: 24 };
-    /// `UNC_I_MISC1.SEC_RCVD_VLD`: event select 0x15, umask 0x40, counters 0b11.
-    pub const MISC1_SEC_RCVD_VLD: Event = Event { code: 0x15, umask: 0x40, ext_sel: false, row: 25 };
-    /// `UNC_I_MISC1.DATA_THROTTLE`: event select 0x15, umask 0x80, counters 0b11.
-    pub const MISC1_DATA_THROTTLE: Event = Event { code: 0x15, umask: 0x80, ext_sel: false, row: 26 };
-    /// `UNC_I_RxR_AK_INSERTS`: event select 0x0a, umask 0x00, counters 0b11.
-    pub const RXR_AK_INSERTS: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 27 };
-    /// `UNC_I_RxR_BL_DRS_CYCLES_FULL`: event select 0x04, umask 0x00, counters 0b11.
-    pub const RXR_BL_DRS_CYCLES_FULL: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 28 };
-    /// `UNC_I_RxR_BL_DRS_INSERTS`: event select 0x01, umask 0x00, counters 0b11.
-    pub const RXR_BL_DRS_INSERTS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 29 };
-    /// `UNC_I_RxR_BL_DRS_OCCUPANCY`: event select 0x07, umask 0x00, counters 0b11.
-    pub const RXR_BL_DRS_OCCUPANCY: Event = Event { code: 0x07, umask: 0x00, ext_sel: false, row: 30 };
-    /// `UNC_I_RxR_BL_NCB_CYCLES_FULL`: event select 0x05, umask 0x00, counters 0b11.
-    pub const RXR_BL_NCB_CYCLES_FULL: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 31 };
-    /// `UNC_I_RxR_BL_NCB_INSERTS`: event select 0x02, umask 0x00, counters 0b11.
-    pub const RXR_BL_NCB_INSERTS: Event = Event { code: 0x02, umask: 0x00, ext_sel: false, row: 32 };
-    /// `UNC_I_RxR_BL_NCB_OCCUPANCY`: event select 0x08, umask 0x00, counters 0b11.
-    pub const RXR_BL_NCB_OCCUPANCY: Event = Event { code: 0x08, umask: 0x00, ext_sel: false, row: 33 };
-    /// `UNC_I_RxR_BL_NCS_CYCLES_FULL`: event select 0x06, umask 0x00, counters 0b11.
-    pub const RXR_BL_NCS_CYCLES_FULL: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 34 };
-    /// `UNC_I_RxR_BL_NCS_INSERTS`: event select 0x03, umask 0x00, counters 0b11.
-    pub const RXR_BL_NCS_INSERTS: Event = Event { code: 0x03, umask: 0x00, ext_sel: false, row: 35 };
-    /// `UNC_I_RxR_BL_NCS_OCCUPANCY`: event select 0x09, umask 0x00, counters 0b11.
-    pub const RXR_BL_NCS_OCCUPANCY: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 36 };
-    /// `UNC_I_SNOOP_RESP.MISS`: event select 0x17, umask 0x01, counters 0b11.
-    pub const SNOOP_RESP_MISS: Event = Event { code: 0x17, umask: 0x01, ext_sel: false, row: 37 };
-    /// `UNC_I_SNOOP_RESP.HIT_I`: event select 0x17, umask 0x02, counters 0b11.
-    pub const SNOOP_RESP_HIT_I: Event = Event { code: 0x17, umask: 0x02, ext_sel: false, row: 38 };
-    /// `UNC_I_SNOOP_RESP.HIT_ES`: event select 0x17, umask 0x04, counters 0b11.
-    pub const SNOOP_RESP_HIT_ES: Event = Event { code: 0x17, umask: 0x04, ext_sel: false, row: 39 };
-    /// `UNC_I_SNOOP_RESP.HIT_M`: event select 0x17, umask 0x08, counters 0b11.
-    pub const SNOOP_RESP_HIT_M: Event = Event { code: 0x17, umask: 0x08, ext_sel: false, row: 40 };
-    /// `UNC_I_SNOOP_RESP.SNPCODE`: event select 0x17, umask 0x10, counters 0b11.
-    pub const SNOOP_RESP_SNPCODE: Event = Event { code: 0x17, umask: 0x10, ext_sel: false, row: 41 };
-    /// `UNC_I_SNOOP_RESP.SNPDATA`: event select 0x17, umask 0x20, counters 0b11.
-    pub const SNOOP_RESP_SNPDATA: Event = Event { code: 0x17, umask: 0x20, ext_sel: false, row: 42 };
-    /// `UNC_I_SNOOP_RESP.SNPINV`: event select 0x17, umask 0x40, counters 0b11.
-    pub const SNOOP_RESP_SNPINV: Event = Event { code: 0x17, umask: 0x40, ext_sel: false, row: 43 };
-    /// `UNC_I_TRANSACTIONS.READS`: event select 0x16, umask 0x01, counters 0b11.
-    pub const TRANSACTIONS_READS: Event = Event { code: 0x16, umask: 0x01, ext_sel: false, row: 44 };
-    /// `UNC_I_TRANSACTIONS.WRITES`: event select 0x16, umask 0x02, counters 0b11.
-    pub const TRANSACTIONS_WRITES: Event = Event { code: 0x16, umask: 0x02, ext_sel: false, row: 45 };
-    /// `UNC_I_TRANSACTIONS.RD_PREF`: event select 0x16, umask 0x04, counters 0b11.
-    pub const TRANSACTIONS_RD_PREF: Event = Event { code: 0x16, umask: 0x04, ext_sel: false, row: 46 };
-    /// `UNC_I_TRANSACTIONS.WR_PREF`: event select 0x16, umask 0x08, counters 0b11.
-    pub const TRANSACTIONS_WR_PREF: Event = Event { code: 0x16, umask: 0x08, ext_sel: false, row: 47 };
-    /// `UNC_I_TRANSACTIONS.ATOMIC`: event select 0x16, umask 0x10, counters 0b11.
-    pub const TRANSACTIONS_ATOMIC: Event = Event { code: 0x16, umask: 0x10, ext_sel: false, row: 48 };
-    /// `UNC_I_TRANSACTIONS.OTHER`: event select 0x16, umask 0x20, counters 0b11.
-    pub const TRANSACTIONS_OTHER: Event = Event { code: 0x16, umask: 0x20, ext_sel: false, row: 49 };
-    /// `UNC_I_TRANSACTIONS.ORDERINGQ`: event select 0x16, umask 0x40, counters 0b11.
-    pub const TRANSACTIONS_ORDERINGQ: Event = Event { code: 0x16, umask: 0x40, ext_sel: false, row: 50 };
-    /// `UNC_I_TxR_AD_STALL_CREDIT_CYCLES`: event select 0x18, umask 0x00, counters 0b11.
-    pub const TXR_AD_STALL_CREDIT_CYCLES: Event = Event { code: 0x18, umask: 0x00, ext_sel: false, row: 51 };
-    /// `UNC_I_TxR_BL_STALL_CREDIT_CYCLES`: event select 0x19, umask 0x00, counters 0b11.
-    pub const TXR_BL_STALL_CREDIT_CYCLES: Event = Event { code: 0x19, umask: 0x00, ext_sel: false, row: 52 };
-    /// `UNC_I_TxR_DATA_INSERTS_NCB`: event select 0x0e, umask 0x00, counters 0b11.
-    pub const TXR_DATA_INSERTS_NCB: Event = Event { code: 0x0e, umask: 0x00, ext_sel: false, row: 53 };
-    /// `UNC_I_TxR_DATA_INSERTS_NCS`: event select 0x0f, umask 0x00, counters 0b11.
-    pub const TXR_DATA_INSERTS_NCS: Event = Event { code: 0x0f, umask: 0x00, ext_sel: false, row: 54 };
-    /// `UNC_I_TxR_REQUEST_OCCUPANCY`: event select 0x0d, umask 0x00, counters 0b11.
-    pub const TXR_REQUEST_OCCUPANCY: Event = Event { code: 0x0d, umask: 0x00, ext_sel: false, row: 55 };
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY`.
+    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event::row(0);
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE`.
+    pub const CACHE_TOTAL_OCCUPANCY_SOURCE: Event = Event::row(1);
+    /// `UNC_I_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(2);
+    /// `UNC_I_COHERENT_OPS.PCIRDCUR`.
+    pub const COHERENT_OPS_PCIRDCUR: Event = Event::row(3);
+    /// `UNC_I_COHERENT_OPS.CRD`.
+    pub const COHERENT_OPS_CRD: Event = Event::row(4);
+    /// `UNC_I_COHERENT_OPS.DRD`.
+    pub const COHERENT_OPS_DRD: Event = Event::row(5);
+    /// `UNC_I_COHERENT_OPS.RFO`.
+    pub const COHERENT_OPS_RFO: Event = Event::row(6);
+    /// `UNC_I_COHERENT_OPS.PCITOM`.
+    pub const COHERENT_OPS_PCITOM: Event = Event::row(7);
+    /// `UNC_I_COHERENT_OPS.PCIDCAHINT`.
+    pub const COHERENT_OPS_PCIDCAHINT: Event = Event::row(8);
+    /// `UNC_I_COHERENT_OPS.WBMTOI`.
+    pub const COHERENT_OPS_WBMTOI: Event = Event::row(9);
+    /// `UNC_I_COHERENT_OPS.CLFLUSH`.
+    pub const COHERENT_OPS_CLFLUSH: Event = Event::row(10);
+    /// `UNC_I_MISC0.FAST_REQ`.
+    pub const MISC0_FAST_REQ: Event = Event::row(11);
+    /// `UNC_I_MISC0.FAST_REJ`.
+    pub const MISC0_FAST_REJ: Event = Event::row(12);
+    /// `UNC_I_MISC0.2ND_RD_INSERT`.
+    pub const MISC0_2ND_RD_INSERT: Event = Event::row(13);
+    /// `UNC_I_MISC0.2ND_WR_INSERT`.
+    pub const MISC0_2ND_WR_INSERT: Event = Event::row(14);
+    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT`.
+    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event::row(15);
+    /// `UNC_I_MISC0.FAST_XFER`.
+    pub const MISC0_FAST_XFER: Event = Event::row(16);
+    /// `UNC_I_MISC0.PF_ACK_HINT`.
+    pub const MISC0_PF_ACK_HINT: Event = Event::row(17);
+    /// `UNC_I_MISC0.PF_TIMEOUT`.
+    pub const MISC0_PF_TIMEOUT: Event = Event::row(18);
+    /// `UNC_I_MISC1.SLOW_I`.
+    pub const MISC1_SLOW_I: Event = Event::row(19);
+    /// `UNC_I_MISC1.SLOW_S`.
+    pub const MISC1_SLOW_S: Event = Event::row(20);
+    /// `UNC_I_MISC1.SLOW_E`.
+    pub const MISC1_SLOW_E: Event = Event::row(21);
+    /// `UNC_I_MISC1.SLOW_M`.
+    pub const MISC1_SLOW_M: Event = Event::row(22);
+    /// `UNC_I_MISC1.LOST_FWD`.
+    pub const MISC1_LOST_FWD: Event = Event::row(23);
+    /// `UNC_I_MISC1.SEC_RCVD_INVLD`.
+    pub const MISC1_SEC_RCVD_INVLD: Event = Event::row(24);
+    /// `UNC_I_MISC1.SEC_RCVD_VLD`.
+    pub const MISC1_SEC_RCVD_VLD: Event = Event::row(25);
+    /// `UNC_I_MISC1.DATA_THROTTLE`.
+    pub const MISC1_DATA_THROTTLE: Event = Event::row(26);
+    /// `UNC_I_RxR_AK_INSERTS`.
+    pub const RXR_AK_INSERTS: Event = Event::row(27);
+    /// `UNC_I_RxR_BL_DRS_CYCLES_FULL`.
+    pub const RXR_BL_DRS_CYCLES_FULL: Event = Event::row(28);
+    /// `UNC_I_RxR_BL_DRS_INSERTS`.
+    pub const RXR_BL_DRS_INSERTS: Event = Event::row(29);
+    /// `UNC_I_RxR_BL_DRS_OCCUPANCY`.
+    pub const RXR_BL_DRS_OCCUPANCY: Event = Event::row(30);
+    /// `UNC_I_RxR_BL_NCB_CYCLES_FULL`.
+    pub const RXR_BL_NCB_CYCLES_FULL: Event = Event::row(31);
+    /// `UNC_I_RxR_BL_NCB_INSERTS`.
+    pub const RXR_BL_NCB_INSERTS: Event = Event::row(32);
+    /// `UNC_I_RxR_BL_NCB_OCCUPANCY`.
+    pub const RXR_BL_NCB_OCCUPANCY: Event = Event::row(33);
+    /// `UNC_I_RxR_BL_NCS_CYCLES_FULL`.
+    pub const RXR_BL_NCS_CYCLES_FULL: Event = Event::row(34);
+    /// `UNC_I_RxR_BL_NCS_INSERTS`.
+    pub const RXR_BL_NCS_INSERTS: Event = Event::row(35);
+    /// `UNC_I_RxR_BL_NCS_OCCUPANCY`.
+    pub const RXR_BL_NCS_OCCUPANCY: Event = Event::row(36);
+    /// `UNC_I_SNOOP_RESP.MISS`.
+    pub const SNOOP_RESP_MISS: Event = Event::row(37);
+    /// `UNC_I_SNOOP_RESP.HIT_I`.
+    pub const SNOOP_RESP_HIT_I: Event = Event::row(38);
+    /// `UNC_I_SNOOP_RESP.HIT_ES`.
+    pub const SNOOP_RESP_HIT_ES: Event = Event::row(39);
+    /// `UNC_I_SNOOP_RESP.HIT_M`.
+    pub const SNOOP_RESP_HIT_M: Event = Event::row(40);
+    /// `UNC_I_SNOOP_RESP.SNPCODE`.
+    pub const SNOOP_RESP_SNPCODE: Event = Event::row(41);
+    /// `UNC_I_SNOOP_RESP.SNPDATA`.
+    pub const SNOOP_RESP_SNPDATA: Event = Event::row(42);
+    /// `UNC_I_SNOOP_RESP.SNPINV`.
+    pub const SNOOP_RESP_SNPINV: Event = Event::row(43);
+    /// `UNC_I_TRANSACTIONS.READS`.
+    pub const TRANSACTIONS_READS: Event = Event::row(44);
+    /// `UNC_I_TRANSACTIONS.WRITES`.
+    pub const TRANSACTIONS_WRITES: Event = Event::row(45);
+    /// `UNC_I_TRANSACTIONS.RD_PREF`.
+    pub const TRANSACTIONS_RD_PREF: Event = Event::row(46);
+    /// `UNC_I_TRANSACTIONS.WR_PREF`.
+    pub const TRANSACTIONS_WR_PREF: Event = Event::row(47);
+    /// `UNC_I_TRANSACTIONS.ATOMIC`.
+    pub const TRANSACTIONS_ATOMIC: Event = Event::row(48);
+    /// `UNC_I_TRANSACTIONS.OTHER`.
+    pub const TRANSACTIONS_OTHER: Event = Event::row(49);
+    /// `UNC_I_TRANSACTIONS.ORDERINGQ`.
+    pub const TRANSACTIONS_ORDERINGQ: Event = Event::row(50);
+    /// `UNC_I_TxR_AD_STALL_CREDIT_CYCLES`.
+    pub const TXR_AD_STALL_CREDIT_CYCLES: Event = Event::row(51);
+    /// `UNC_I_TxR_BL_STALL_CREDIT_CYCLES`.
+    pub const TXR_BL_STALL_CREDIT_CYCLES: Event = Event::row(52);
+    /// `UNC_I_TxR_DATA_INSERTS_NCB`.
+    pub const TXR_DATA_INSERTS_NCB: Event = Event::row(53);
+    /// `UNC_I_TxR_DATA_INSERTS_NCS`.
+    pub const TXR_DATA_INSERTS_NCS: Event = Event::row(54);
+    /// `UNC_I_TxR_REQUEST_OCCUPANCY`.
+    pub const TXR_REQUEST_OCCUPANCY: Event = Event::row(55);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CACHE_TOTAL_OCCUPANCY_ANY,
-        Event::CACHE_TOTAL_OCCUPANCY_SOURCE,
-        Event::CLOCKTICKS,
-        Event::COHERENT_OPS_PCIRDCUR,
-        Event::COHERENT_OPS_CRD,
-        Event::COHERENT_OPS_DRD,
-        Event::COHERENT_OPS_RFO,
-        Event::COHERENT_OPS_PCITOM,
-        Event::COHERENT_OPS_PCIDCAHINT,
-        Event::COHERENT_OPS_WBMTOI,
-        Event::COHERENT_OPS_CLFLUSH,
-        Event::MISC0_FAST_REQ,
-        Event::MISC0_FAST_REJ,
-        Event::MISC0_2ND_RD_INSERT,
-        Event::MISC0_2ND_WR_INSERT,
-        Event::MISC0_2ND_ATOMIC_INSERT,
-        Event::MISC0_FAST_XFER,
-        Event::MISC0_PF_ACK_HINT,
-        Event::MISC0_PF_TIMEOUT,
-        Event::MISC1_SLOW_I,
-        Event::MISC1_SLOW_S,
-        Event::MISC1_SLOW_E,
-        Event::MISC1_SLOW_M,
-        Event::MISC1_LOST_FWD,
-        Event::MISC1_SEC_RCVD_INVLD,
-        Event::MISC1_SEC_RCVD_VLD,
-        Event::MISC1_DATA_THROTTLE,
-        Event::RXR_AK_INSERTS,
-        Event::RXR_BL_DRS_CYCLES_FULL,
-        Event::RXR_BL_DRS_INSERTS,
-        Event::RXR_BL_DRS_OCCUPANCY,
-        Event::RXR_BL_NCB_CYCLES_FULL,
-        Event::RXR_BL_NCB_INSERTS,
-        Event::RXR_BL_NCB_OCCUPANCY,
-        Event::RXR_BL_NCS_CYCLES_FULL,
-        Event::RXR_BL_NCS_INSERTS,
-        Event::RXR_BL_NCS_OCCUPANCY,
-        Event::SNOOP_RESP_MISS,
-        Event::SNOOP_RESP_HIT_I,
-        Event::SNOOP_RESP_HIT_ES,
-        Event::SNOOP_RESP_HIT_M,
-        Event::SNOOP_RESP_SNPCODE,
-        Event::SNOOP_RESP_SNPDATA,
-        Event::SNOOP_RESP_SNPINV,
-        Event::TRANSACTIONS_READS,
-        Event::TRANSACTIONS_WRITES,
-        Event::TRANSACTIONS_RD_PREF,
-        Event::TRANSACTIONS_WR_PREF,
-        Event::TRANSACTIONS_ATOMIC,
-        Event::TRANSACTIONS_OTHER,
-        Event::TRANSACTIONS_ORDERINGQ,
-        Event::TXR_AD_STALL_CREDIT_CYCLES,
-        Event::TXR_BL_STALL_CREDIT_CYCLES,
-        Event::TXR_DATA_INSERTS_NCB,
-        Event::TXR_DATA_INSERTS_NCS,
-        Event::TXR_REQUEST_OCCUPANCY,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -620,67 +583,79 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", 0x12, 0x01, 0b11),
+    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", 0x12, 0x02, 0b11),
+    ev("UNC_I_CLOCKTICKS", 0x00, 0x00, 0b11),
+    ev("UNC_I_COHERENT_OPS.PCIRDCUR", 0x13, 0x01, 0b11),
+    ev("UNC_I_COHERENT_OPS.CRD", 0x13, 0x02, 0b11),
+    ev("UNC_I_COHERENT_OPS.DRD", 0x13, 0x04, 0b11),
+    ev("UNC_I_COHERENT_OPS.RFO", 0x13, 0x08, 0b11),
+    ev("UNC_I_COHERENT_OPS.PCITOM", 0x13, 0x10, 0b11),
+    ev("UNC_I_COHERENT_OPS.PCIDCAHINT", 0x13, 0x20, 0b11),
+    ev("UNC_I_COHERENT_OPS.WBMTOI", 0x13, 0x40, 0b11),
+    ev("UNC_I_COHERENT_OPS.CLFLUSH", 0x13, 0x80, 0b11),
+    ev("UNC_I_MISC0.FAST_REQ", 0x14, 0x01, 0b11),
+    ev("UNC_I_MISC0.FAST_REJ", 0x14, 0x02, 0b11),
+    ev("UNC_I_MISC0.2ND_RD_INSERT", 0x14, 0x04, 0b11),
+    ev("UNC_I_MISC0.2ND_WR_INSERT", 0x14, 0x08, 0b11),
+    ev("UNC_I_MISC0.2ND_ATOMIC_INSERT", 0x14, 0x10, 0b11),
+    ev("UNC_I_MISC0.FAST_XFER", 0x14, 0x20, 0b11),
+    ev("UNC_I_MISC0.PF_ACK_HINT", 0x14, 0x40, 0b11),
+    ev("UNC_I_MISC0.PF_TIMEOUT", 0x14, 0x80, 0b11),
+    ev("UNC_I_MISC1.SLOW_I", 0x15, 0x01, 0b11),
+    ev("UNC_I_MISC1.SLOW_S", 0x15, 0x02, 0b11),
+    ev("UNC_I_MISC1.SLOW_E", 0x15, 0x04, 0b11),
+    ev("UNC_I_MISC1.SLOW_M", 0x15, 0x08, 0b11),
+    ev("UNC_I_MISC1.LOST_FWD", 0x15, 0x10, 0b11),
+    ev("UNC_I_MISC1.SEC_RCVD_INVLD", 0x15, 0x20, 0b11),
+    ev("UNC_I_MISC1.SEC_RCVD_VLD", 0x15, 0x40, 0b11),
+    ev("UNC_I_MISC1.DATA_THROTTLE", 0x15, 0x80, 0b11),
+    ev("UNC_I_RxR_AK_INSERTS", 0x0a, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_DRS_CYCLES_FULL", 0x04, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_DRS_INSERTS", 0x01, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_DRS_OCCUPANCY", 0x07, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_NCB_CYCLES_FULL", 0x05, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_NCB_INSERTS", 0x02, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_NCB_OCCUPANCY", 0x08, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_NCS_CYCLES_FULL", 0x06, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_NCS_INSERTS", 0x03, 0x00, 0b11),
+    ev("UNC_I_RxR_BL_NCS_OCCUPANCY", 0x09, 0x00, 0b11),
+    ev("UNC_I_SNOOP_RESP.MISS", 0x17, 0x01, 0b11),
+    ev("UNC_I_SNOOP_RESP.HIT_I", 0x17, 0x02, 0b11),
+    ev("UNC_I_SNOOP_RESP.HIT_ES", 0x17, 0x04, 0b11),
+    ev("UNC_I_SNOOP_RESP.HIT_M", 0x17, 0x08, 0b11),
+    ev("UNC_I_SNOOP_RESP.SNPCODE", 0x17, 0x10, 0b11),
+    ev("UNC_I_SNOOP_RESP.SNPDATA", 0x17, 0x20, 0b11),
+    ev("UNC_I_SNOOP_RESP.SNPINV", 0x17, 0x40, 0b11),
+    ev("UNC_I_TRANSACTIONS.READS", 0x16, 0x01, 0b11),
+    ev("UNC_I_TRANSACTIONS.WRITES", 0x16, 0x02, 0b11),
+    ev("UNC_I_TRANSACTIONS.RD_PREF", 0x16, 0x04, 0b11),
+    ev("UNC_I_TRANSACTIONS.WR_PREF", 0x16, 0x08, 0b11),
+    ev("UNC_I_TRANSACTIONS.ATOMIC", 0x16, 0x10, 0b11),
+    ev("UNC_I_TRANSACTIONS.OTHER", 0x16, 0x20, 0b11),
+    ev("UNC_I_TRANSACTIONS.ORDERINGQ", 0x16, 0x40, 0b11).filters("IRPFilter[4:0]"),
+    ev("UNC_I_TxR_AD_STALL_CREDIT_CYCLES", 0x18, 0x00, 0b11),
+    ev("UNC_I_TxR_BL_STALL_CREDIT_CYCLES", 0x19, 0x00, 0b11),
+    ev("UNC_I_TxR_DATA_INSERTS_NCB", 0x0e, 0x00, 0b11),
+    ev("UNC_I_TxR_DATA_INSERTS_NCS", 0x0f, 0x00, 0b11),
+    ev("UNC_I_TxR_REQUEST_OCCUPANCY", 0x0d, 0x00, 0b11),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<56>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", code: 0x12, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", code: 0x12, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.PCIRDCUR", code: 0x13, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.CRD", code: 0x13, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.DRD", code: 0x13, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.RFO", code: 0x13, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x13, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.PCIDCAHINT", code: 0x13, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.WBMTOI", code: 0x13, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.CLFLUSH", code: 0x13, umask: 0x80, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC0.FAST_REQ", code: 0x14, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC0.FAST_REJ", code: 0x14, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC0.2ND_RD_INSERT", code: 0x14, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC0.2ND_WR_INSERT", code: 0x14, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC0.2ND_ATOMIC_INSERT", code: 0x14, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC0.FAST_XFER", code: 0x14, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC0.PF_ACK_HINT", code: 0x14, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC0.PF_TIMEOUT", code: 0x14, umask: 0x80, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC1.SLOW_I", code: 0x15, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC1.SLOW_S", code: 0x15, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC1.SLOW_E", code: 0x15, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC1.SLOW_M", code: 0x15, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC1.LOST_FWD", code: 0x15, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC1.SEC_RCVD_INVLD", code: 0x15, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC1.SEC_RCVD_VLD", code: 0x15, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_MISC1.DATA_THROTTLE", code: 0x15, umask: 0x80, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_AK_INSERTS", code: 0x0a, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_DRS_CYCLES_FULL", code: 0x04, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_DRS_INSERTS", code: 0x01, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_DRS_OCCUPANCY", code: 0x07, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_NCB_CYCLES_FULL", code: 0x05, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_NCB_INSERTS", code: 0x02, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_NCB_OCCUPANCY", code: 0x08, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_NCS_CYCLES_FULL", code: 0x06, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_NCS_INSERTS", code: 0x03, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_RxR_BL_NCS_OCCUPANCY", code: 0x09, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_SNOOP_RESP.MISS", code: 0x17, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_SNOOP_RESP.HIT_I", code: 0x17, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_SNOOP_RESP.HIT_ES", code: 0x17, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_SNOOP_RESP.HIT_M", code: 0x17, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_SNOOP_RESP.SNPCODE", code: 0x17, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_SNOOP_RESP.SNPDATA", code: 0x17, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_SNOOP_RESP.SNPINV", code: 0x17, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.READS", code: 0x16, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.WRITES", code: 0x16, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.RD_PREF", code: 0x16, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x16, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.ATOMIC", code: 0x16, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.OTHER", code: 0x16, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.ORDERINGQ", code: 0x16, umask: 0x40, counters: 0b11, filters: "IRPFilter[4:0]", ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TxR_AD_STALL_CREDIT_CYCLES", code: 0x18, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TxR_BL_STALL_CREDIT_CYCLES", code: 0x19, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCB", code: 0x0e, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCS", code: 0x0f, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_I_TxR_REQUEST_OCCUPANCY", code: 0x0d, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl IrpCtl {
     /// This value set to count `event`: its event select and umask.

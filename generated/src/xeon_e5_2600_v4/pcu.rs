@@ -709,9 +709,15 @@ static PCU_CAPID4_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -723,172 +729,131 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_P_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_P_CORE0_TRANSITION_CYCLES`: event select 0x60, umask 0x00, counters 0b1111.
-    pub const CORE0_TRANSITION_CYCLES: Event = Event { code: 0x60, umask: 0x00, ext_sel: false, row: 1 };
-    /// `UNC_P_CORE10_TRANSITION_CYCLES`: event select 0x6a, umask 0x00, counters 0b1111.
-    pub const CORE10_TRANSITION_CYCLES: Event = Event { code: 0x6a, umask: 0x00, ext_sel: false, row: 2 };
-    /// `UNC_P_CORE11_TRANSITION_CYCLES`: event select 0x6b, umask 0x00, counters 0b1111.
-    pub const CORE11_TRANSITION_CYCLES: Event = Event { code: 0x6b, umask: 0x00, ext_sel: false, row: 3 };
-    /// `UNC_P_CORE12_TRANSITION_CYCLES`: event select 0x6c, umask 0x00, counters 0b1111.
-    pub const CORE12_TRANSITION_CYCLES: Event = Event { code: 0x6c, umask: 0x00, ext_sel: false, row: 4 };
-    /// `UNC_P_CORE13_TRANSITION_CYCLES`: event select 0x6d, umask 0x00, counters 0b1111.
-    pub const CORE13_TRANSITION_CYCLES: Event = Event { code: 0x6d, umask: 0x00, ext_sel: false, row: 5 };
-    /// `UNC_P_CORE14_TRANSITION_CYCLES`: event select 0x6e, umask 0x00, counters 0b1111.
-    pub const CORE14_TRANSITION_CYCLES: Event = Event { code: 0x6e, umask: 0x00, ext_sel: false, row: 6 };
-    /// `UNC_P_CORE15_TRANSITION_CYCLES`: event select 0x6f, umask 0x00, counters 0b1111.
-    pub const CORE15_TRANSITION_CYCLES: Event = Event { code: 0x6f, umask: 0x00, ext_sel: false, row: 7 };
-    /// `UNC_P_CORE16_TRANSITION_CYCLES`: event select 0x70, umask 0x00, counters 0b1111.
-    pub const CORE16_TRANSITION_CYCLES: Event = Event { code: 0x70, umask: 0x00, ext_sel: false, row: 8 };
-    /// `UNC_P_CORE17_TRANSITION_CYCLES`: event select 0x71, umask 0x00, counters 0b1111.
-    pub const CORE17_TRANSITION_CYCLES: Event = Event { code: 0x71, umask: 0x00, ext_sel: false, row: 9 };
-    /// `UNC_P_CORE1_TRANSITION_CYCLES`: event select 0x61, umask 0x00, counters 0b1111.
-    pub const CORE1_TRANSITION_CYCLES: Event = Event { code: 0x61, umask: 0x00, ext_sel: false, row: 10 };
-    /// `UNC_P_CORE2_TRANSITION_CYCLES`: event select 0x62, umask 0x00, counters 0b1111.
-    pub const CORE2_TRANSITION_CYCLES: Event = Event { code: 0x62, umask: 0x00, ext_sel: false, row: 11 };
-    /// `UNC_P_CORE3_TRANSITION_CYCLES`: event select 0x63, umask 0x00, counters 0b1111.
-    pub const CORE3_TRANSITION_CYCLES: Event = Event { code: 0x63, umask: 0x00, ext_sel: false, row: 12 };
-    /// `UNC_P_CORE4_TRANSITION_CYCLES`: event select 0x64, umask 0x00, counters 0b1111.
-    pub const CORE4_TRANSITION_CYCLES: Event = Event { code: 0x64, umask: 0x00, ext_sel: false, row: 13 };
-    /// `UNC_P_CORE5_TRANSITION_CYCLES`: event select 0x65, umask 0x00, counters 0b1111.
-    pub const CORE5_TRANSITION_CYCLES: Event = Event { code: 0x65, umask: 0x00, ext_sel: false, row: 14 };
-    /// `UNC_P_CORE6_TRANSITION_CYCLES`: event select 0x66, umask 0x00, counters 0b1111.
-    pub const CORE6_TRANSITION_CYCLES: Event = Event { code: 0x66, umask: 0x00, ext_sel: false, row: 15 };
-    /// `UNC_P_CORE7_TRANSITION_CYCLES`: event select 0x67, umask 0x00, counters 0b1111.
-    pub const CORE7_TRANSITION_CYCLES: Event = Event { code: 0x67, umask: 0x00, ext_sel: false, row: 16 };
-    /// `UNC_P_CORE8_TRANSITION_CYCLES`: event select 0x68, umask 0x00, counters 0b1111.
-    pub const CORE8_TRANSITION_CYCLES: Event = Event { code: 0x68, umask: 0x00, ext_sel: false, row: 17 };
-    /// `UNC_P_CORE9_TRANSITION_CYCLES`: event select 0x69, umask 0x00, counters 0b1111.
-    pub const CORE9_TRANSITION_CYCLES: Event = Event { code: 0x69, umask: 0x00, ext_sel: false, row: 18 };
-    /// `UNC_P_DEMOTIONS_CORE0`: event select 0x30, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE0: Event = Event { code: 0x30, umask: 0x00, ext_sel: false, row: 19 };
-    /// `UNC_P_DEMOTIONS_CORE1`: event select 0x31, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE1: Event = Event { code: 0x31, umask: 0x00, ext_sel: false, row: 20 };
-    /// `UNC_P_DEMOTIONS_CORE10`: event select 0x3a, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE10: Event = Event { code: 0x3a, umask: 0x00, ext_sel: false, row: 21 };
-    /// `UNC_P_DEMOTIONS_CORE11`: event select 0x3b, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE11: Event = Event { code: 0x3b, umask: 0x00, ext_sel: false, row: 22 };
-    /// `UNC_P_DEMOTIONS_CORE12`: event select 0x3c, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE12: Event = Event { code: 0x3c, umask: 0x00, ext_sel: false, row: 23 };
-    /// `UNC_P_DEMOTIONS_CORE13`: event select 0x3d, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE13: Event = Event { code: 0x3d, umask: 0x00, ext_sel: false, row: 24 };
-    /// `UNC_P_DEMOTIONS_CORE14`: event select 0x3e, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE14: Event = Event { code: 0x3e, umask: 0x00, ext_sel: false, row: 25 };
-    /// `UNC_P_DEMOTIONS_CORE15`: event select 0x3f, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE15: Event = Event { code: 0x3f, umask: 0x00, ext_sel: false, row: 26 };
-    /// `UNC_P_DEMOTIONS_CORE16`: event select 0x40, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE16: Event = Event { code: 0x40, umask: 0x00, ext_sel: false, row: 27 };
-    /// `UNC_P_DEMOTIONS_CORE17`: event select 0x41, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE17: Event = Event { code: 0x41, umask: 0x00, ext_sel: false, row: 28 };
-    /// `UNC_P_DEMOTIONS_CORE2`: event select 0x32, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE2: Event = Event { code: 0x32, umask: 0x00, ext_sel: false, row: 29 };
-    /// `UNC_P_DEMOTIONS_CORE3`: event select 0x33, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE3: Event = Event { code: 0x33, umask: 0x00, ext_sel: false, row: 30 };
-    /// `UNC_P_DEMOTIONS_CORE4`: event select 0x34, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE4: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, row: 31 };
-    /// `UNC_P_DEMOTIONS_CORE5`: event select 0x35, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE5: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, row: 32 };
-    /// `UNC_P_DEMOTIONS_CORE6`: event select 0x36, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE6: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, row: 33 };
-    /// `UNC_P_DEMOTIONS_CORE7`: event select 0x37, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE7: Event = Event { code: 0x37, umask: 0x00, ext_sel: false, row: 34 };
-    /// `UNC_P_DEMOTIONS_CORE8`: event select 0x38, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE8: Event = Event { code: 0x38, umask: 0x00, ext_sel: false, row: 35 };
-    /// `UNC_P_DEMOTIONS_CORE9`: event select 0x39, umask 0x00, counters 0b1111.
-    pub const DEMOTIONS_CORE9: Event = Event { code: 0x39, umask: 0x00, ext_sel: false, row: 36 };
-    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`: event select 0x04, umask 0x00, counters 0b1111.
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 37 };
-    /// `UNC_P_FREQ_MAX_OS_CYCLES`: event select 0x06, umask 0x00, counters 0b1111.
-    pub const FREQ_MAX_OS_CYCLES: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 38 };
-    /// `UNC_P_FREQ_MAX_POWER_CYCLES`: event select 0x05, umask 0x00, counters 0b1111.
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 39 };
-    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`: event select 0x73, umask 0x00, counters 0b1111.
-    pub const FREQ_MIN_IO_P_CYCLES: Event = Event { code: 0x73, umask: 0x00, ext_sel: false, row: 40 };
-    /// `UNC_P_FREQ_TRANS_CYCLES`: event select 0x74, umask 0x00, counters 0b1111.
-    pub const FREQ_TRANS_CYCLES: Event = Event { code: 0x74, umask: 0x00, ext_sel: false, row: 41 };
-    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`: event select 0x2f, umask 0x00, counters 0b1111.
-    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event { code: 0x2f, umask: 0x00, ext_sel: false, row: 42 };
-    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111.
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 43 };
-    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`: event select 0x09, umask 0x00, counters 0b1111.
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 44 };
-    /// `UNC_P_TOTAL_TRANSITION_CYCLES`: event select 0x72, umask 0x00, counters 0b1111.
-    pub const TOTAL_TRANSITION_CYCLES: Event = Event { code: 0x72, umask: 0x00, ext_sel: false, row: 45 };
-    /// `UNC_P_UFS_TRANSITIONS_RING_GV`: event select 0x79, umask 0x00, counters 0b1111.
-    pub const UFS_TRANSITIONS_RING_GV: Event = Event { code: 0x79, umask: 0x00, ext_sel: false, row: 46 };
-    /// `UNC_P_VR_HOT_CYCLES`: event select 0x42, umask 0x00, counters 0b1111.
-    pub const VR_HOT_CYCLES: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, row: 47 };
-    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES`: event select 0x2a, umask 0x00, counters 0b1111.
-    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event { code: 0x2a, umask: 0x00, ext_sel: false, row: 48 };
-    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES`: event select 0x2b, umask 0x00, counters 0b1111.
-    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event { code: 0x2b, umask: 0x00, ext_sel: false, row: 49 };
-    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES`: event select 0x2c, umask 0x00, counters 0b1111.
-    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event { code: 0x2c, umask: 0x00, ext_sel: false, row: 50 };
-    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES`: event select 0x2d, umask 0x00, counters 0b1111.
-    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event { code: 0x2d, umask: 0x00, ext_sel: false, row: 51 };
-    /// `UNC_P_PKG_RESIDENCY_C7_CYCLES`: event select 0x2e, umask 0x00, counters 0b1111.
-    pub const PKG_RESIDENCY_C7_CYCLES: Event = Event { code: 0x2e, umask: 0x00, ext_sel: false, row: 52 };
-    /// `UNC_P_PKG_RESIDENCY_C1E_CYCLES`: event select 0x4e, umask 0x00, counters 0b1111.
-    pub const PKG_RESIDENCY_C1E_CYCLES: Event = Event { code: 0x4e, umask: 0x00, ext_sel: false, row: 53 };
+    /// `UNC_P_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_P_CORE0_TRANSITION_CYCLES`.
+    pub const CORE0_TRANSITION_CYCLES: Event = Event::row(1);
+    /// `UNC_P_CORE10_TRANSITION_CYCLES`.
+    pub const CORE10_TRANSITION_CYCLES: Event = Event::row(2);
+    /// `UNC_P_CORE11_TRANSITION_CYCLES`.
+    pub const CORE11_TRANSITION_CYCLES: Event = Event::row(3);
+    /// `UNC_P_CORE12_TRANSITION_CYCLES`.
+    pub const CORE12_TRANSITION_CYCLES: Event = Event::row(4);
+    /// `UNC_P_CORE13_TRANSITION_CYCLES`.
+    pub const CORE13_TRANSITION_CYCLES: Event = Event::row(5);
+    /// `UNC_P_CORE14_TRANSITION_CYCLES`.
+    pub const CORE14_TRANSITION_CYCLES: Event = Event::row(6);
+    /// `UNC_P_CORE15_TRANSITION_CYCLES`.
+    pub const CORE15_TRANSITION_CYCLES: Event = Event::row(7);
+    /// `UNC_P_CORE16_TRANSITION_CYCLES`.
+    pub const CORE16_TRANSITION_CYCLES: Event = Event::row(8);
+    /// `UNC_P_CORE17_TRANSITION_CYCLES`.
+    pub const CORE17_TRANSITION_CYCLES: Event = Event::row(9);
+    /// `UNC_P_CORE1_TRANSITION_CYCLES`.
+    pub const CORE1_TRANSITION_CYCLES: Event = Event::row(10);
+    /// `UNC_P_CORE2_TRANSITION_CYCLES`.
+    pub const CORE2_TRANSITION_CYCLES: Event = Event::row(11);
+    /// `UNC_P_CORE3_TRANSITION_CYCLES`.
+    pub const CORE3_TRANSITION_CYCLES: Event = Event::row(12);
+    /// `UNC_P_CORE4_TRANSITION_CYCLES`.
+    pub const CORE4_TRANSITION_CYCLES: Event = Event::row(13);
+    /// `UNC_P_CORE5_TRANSITION_CYCLES`.
+    pub const CORE5_TRANSITION_CYCLES: Event = Event::row(14);
+    /// `UNC_P_CORE6_TRANSITION_CYCLES`.
+    pub const CORE6_TRANSITION_CYCLES: Event = Event::row(15);
+    /// `UNC_P_CORE7_TRANSITION_CYCLES`.
+    pub const CORE7_TRANSITION_CYCLES: Event = Event::row(16);
+    /// `UNC_P_CORE8_TRANSITION_CYCLES`.
+    pub const CORE8_TRANSITION_CYCLES: Event = Event::row(17);
+    /// `UNC_P_CORE9_TRANSITION_CYCLES`.
+    pub const CORE9_TRANSITION_CYCLES: Event = Event::row(18);
+    /// `UNC_P_DEMOTIONS_CORE0`.
+    pub const DEMOTIONS_CORE0: Event = Event::row(19);
+    /// `UNC_P_DEMOTIONS_CORE1`.
+    pub const DEMOTIONS_CORE1: Event = Event::row(20);
+    /// `UNC_P_DEMOTIONS_CORE10`.
+    pub const DEMOTIONS_CORE10: Event = Event::row(21);
+    /// `UNC_P_DEMOTIONS_CORE11`.
+    pub const DEMOTIONS_CORE11: Event = Event::row(22);
+    /// `UNC_P_DEMOTIONS_CORE12`.
+    pub const DEMOTIONS_CORE12: Event = Event::row(23);
+    /// `UNC_P_DEMOTIONS_CORE13`.
+    pub const DEMOTIONS_CORE13: Event = Event::row(24);
+    /// `UNC_P_DEMOTIONS_CORE14`.
+    pub const DEMOTIONS_CORE14: Event = Event::row(25);
+    /// `UNC_P_DEMOTIONS_CORE15`.
+    pub const DEMOTIONS_CORE15: Event = Event::row(26);
+    /// `UNC_P_DEMOTIONS_CORE16`.
+    pub const DEMOTIONS_CORE16: Event = Event::row(27);
+    /// `UNC_P_DEMOTIONS_CORE17`.
+    pub const DEMOTIONS_CORE17: Event = Event::row(28);
+    /// `UNC_P_DEMOTIONS_CORE2`.
+    pub const DEMOTIONS_CORE2: Event = Event::row(29);
+    /// `UNC_P_DEMOTIONS_CORE3`.
+    pub const DEMOTIONS_CORE3: Event = Event::row(30);
+    /// `UNC_P_DEMOTIONS_CORE4`.
+    pub const DEMOTIONS_CORE4: Event = Event::row(31);
+    /// `UNC_P_DEMOTIONS_CORE5`.
+    pub const DEMOTIONS_CORE5: Event = Event::row(32);
+    /// `UNC_P_DEMOTIONS_CORE6`.
+    pub const DEMOTIONS_CORE6: Event = Event::row(33);
+    /// `UNC_P_DEMOTIONS_CORE7`.
+    pub const DEMOTIONS_CORE7: Event = Event::row(34);
+    /// `UNC_P_DEMOTIONS_CORE8`.
+    pub const DEMOTIONS_CORE8: Event = Event::row(35);
+    /// `UNC_P_DEMOTIONS_CORE9`.
+    pub const DEMOTIONS_CORE9: Event = Event::row(36);
+    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`.
+    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(37);
+    /// `UNC_P_FREQ_MAX_OS_CYCLES`.
+    pub const FREQ_MAX_OS_CYCLES: Event = Event::row(38);
+    /// `UNC_P_FREQ_MAX_POWER_CYCLES`.
+    pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(39);
+    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`.
+    pub const FREQ_MIN_IO_P_CYCLES: Event = Event::row(40);
+    /// `UNC_P_FREQ_TRANS_CYCLES`.
+    pub const FREQ_TRANS_CYCLES: Event = Event::row(41);
+    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`.
+    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event::row(42);
+    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`.
+    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(43);
+    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`.
+    pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(44);
+    /// `UNC_P_TOTAL_TRANSITION_CYCLES`.
+    pub const TOTAL_TRANSITION_CYCLES: Event = Event::row(45);
+    /// `UNC_P_UFS_TRANSITIONS_RING_GV`.
+    pub const UFS_TRANSITIONS_RING_GV: Event = Event::row(46);
+    /// `UNC_P_VR_HOT_CYCLES`.
+    pub const VR_HOT_CYCLES: Event = Event::row(47);
+    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES`.
+    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event::row(48);
+    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES`.
+    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event::row(49);
+    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES`.
+    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event::row(50);
+    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES`.
+    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event::row(51);
+    /// `UNC_P_PKG_RESIDENCY_C7_CYCLES`.
+    pub const PKG_RESIDENCY_C7_CYCLES: Event = Event::row(52);
+    /// `UNC_P_PKG_RESIDENCY_C1E_CYCLES`.
+    pub const PKG_RESIDENCY_C1E_CYCLES: Event = Event::row(53);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::CORE0_TRANSITION_CYCLES,
-        Event::CORE10_TRANSITION_CYCLES,
-        Event::CORE11_TRANSITION_CYCLES,
-        Event::CORE12_TRANSITION_CYCLES,
-        Event::CORE13_TRANSITION_CYCLES,
-        Event::CORE14_TRANSITION_CYCLES,
-        Event::CORE15_TRANSITION_CYCLES,
-        Event::CORE16_TRANSITION_CYCLES,
-        Event::CORE17_TRANSITION_CYCLES,
-        Event::CORE1_TRANSITION_CYCLES,
-        Event::CORE2_TRANSITION_CYCLES,
-        Event::CORE3_TRANSITION_CYCLES,
-        Event::CORE4_TRANSITION_CYCLES,
-        Event::CORE5_TRANSITION_CYCLES,
-        Event::CORE6_TRANSITION_CYCLES,
-        Event::CORE7_TRANSITION_CYCLES,
-        Event::CORE8_TRANSITION_CYCLES,
-        Event::CORE9_TRANSITION_CYCLES,
-        Event::DEMOTIONS_CORE0,
-        Event::DEMOTIONS_CORE1,
-        Event::DEMOTIONS_CORE10,
-        Event::DEMOTIONS_CORE11,
-        Event::DEMOTIONS_CORE12,
-        Event::DEMOTIONS_CORE13,
-        Event::DEMOTIONS_CORE14,
-        Event::DEMOTIONS_CORE15,
-        Event::DEMOTIONS_CORE16,
-        Event::DEMOTIONS_CORE17,
-        Event::DEMOTIONS_CORE2,
-        Event::DEMOTIONS_CORE3,
-        Event::DEMOTIONS_CORE4,
-        Event::DEMOTIONS_CORE5,
-        Event::DEMOTIONS_CORE6,
-        Event::DEMOTIONS_CORE7,
-        Event::DEMOTIONS_CORE8,
-        Event::DEMOTIONS_CORE9,
-        Event::FREQ_MAX_LIMIT_THERMAL_CYCLES,
-        Event::FREQ_MAX_OS_CYCLES,
-        Event::FREQ_MAX_POWER_CYCLES,
-        Event::FREQ_MIN_IO_P_CYCLES,
-        Event::FREQ_TRANS_CYCLES,
-        Event::MEMORY_PHASE_SHEDDING_CYCLES,
-        Event::PROCHOT_EXTERNAL_CYCLES,
-        Event::PROCHOT_INTERNAL_CYCLES,
-        Event::TOTAL_TRANSITION_CYCLES,
-        Event::UFS_TRANSITIONS_RING_GV,
-        Event::VR_HOT_CYCLES,
-        Event::PKG_RESIDENCY_C0_CYCLES,
-        Event::PKG_RESIDENCY_C2E_CYCLES,
-        Event::PKG_RESIDENCY_C3_CYCLES,
-        Event::PKG_RESIDENCY_C6_CYCLES,
-        Event::PKG_RESIDENCY_C7_CYCLES,
-        Event::PKG_RESIDENCY_C1E_CYCLES,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -919,65 +884,77 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_P_CLOCKTICKS", 0x00, 0x00, 0b1111),
+    ev("UNC_P_CORE0_TRANSITION_CYCLES", 0x60, 0x00, 0b1111),
+    ev("UNC_P_CORE10_TRANSITION_CYCLES", 0x6a, 0x00, 0b1111),
+    ev("UNC_P_CORE11_TRANSITION_CYCLES", 0x6b, 0x00, 0b1111),
+    ev("UNC_P_CORE12_TRANSITION_CYCLES", 0x6c, 0x00, 0b1111),
+    ev("UNC_P_CORE13_TRANSITION_CYCLES", 0x6d, 0x00, 0b1111),
+    ev("UNC_P_CORE14_TRANSITION_CYCLES", 0x6e, 0x00, 0b1111),
+    ev("UNC_P_CORE15_TRANSITION_CYCLES", 0x6f, 0x00, 0b1111),
+    ev("UNC_P_CORE16_TRANSITION_CYCLES", 0x70, 0x00, 0b1111),
+    ev("UNC_P_CORE17_TRANSITION_CYCLES", 0x71, 0x00, 0b1111),
+    ev("UNC_P_CORE1_TRANSITION_CYCLES", 0x61, 0x00, 0b1111),
+    ev("UNC_P_CORE2_TRANSITION_CYCLES", 0x62, 0x00, 0b1111),
+    ev("UNC_P_CORE3_TRANSITION_CYCLES", 0x63, 0x00, 0b1111),
+    ev("UNC_P_CORE4_TRANSITION_CYCLES", 0x64, 0x00, 0b1111),
+    ev("UNC_P_CORE5_TRANSITION_CYCLES", 0x65, 0x00, 0b1111),
+    ev("UNC_P_CORE6_TRANSITION_CYCLES", 0x66, 0x00, 0b1111),
+    ev("UNC_P_CORE7_TRANSITION_CYCLES", 0x67, 0x00, 0b1111),
+    ev("UNC_P_CORE8_TRANSITION_CYCLES", 0x68, 0x00, 0b1111),
+    ev("UNC_P_CORE9_TRANSITION_CYCLES", 0x69, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE0", 0x30, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE1", 0x31, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE10", 0x3a, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE11", 0x3b, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE12", 0x3c, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE13", 0x3d, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE14", 0x3e, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE15", 0x3f, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE16", 0x40, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE17", 0x41, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE2", 0x32, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE3", 0x33, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE4", 0x34, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE5", 0x35, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE6", 0x36, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE7", 0x37, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE8", 0x38, 0x00, 0b1111),
+    ev("UNC_P_DEMOTIONS_CORE9", 0x39, 0x00, 0b1111),
+    ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00, 0b1111),
+    ev("UNC_P_FREQ_MAX_OS_CYCLES", 0x06, 0x00, 0b1111),
+    ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00, 0b1111),
+    ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x73, 0x00, 0b1111),
+    ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00, 0b1111),
+    ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00, 0b1111),
+    ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00, 0b1111),
+    ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00, 0b1111),
+    ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x72, 0x00, 0b1111),
+    ev("UNC_P_UFS_TRANSITIONS_RING_GV", 0x79, 0x00, 0b1111),
+    ev("UNC_P_VR_HOT_CYCLES", 0x42, 0x00, 0b1111),
+    ev("UNC_P_PKG_RESIDENCY_C0_CYCLES", 0x2a, 0x00, 0b1111),
+    ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00, 0b1111),
+    ev("UNC_P_PKG_RESIDENCY_C3_CYCLES", 0x2c, 0x00, 0b1111),
+    ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00, 0b1111),
+    ev("UNC_P_PKG_RESIDENCY_C7_CYCLES", 0x2e, 0x00, 0b1111),
+    ev("UNC_P_PKG_RESIDENCY_C1E_CYCLES", 0x4e, 0x00, 0b1111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<54>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE0_TRANSITION_CYCLES", code: 0x60, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE10_TRANSITION_CYCLES", code: 0x6a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE11_TRANSITION_CYCLES", code: 0x6b, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE12_TRANSITION_CYCLES", code: 0x6c, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE13_TRANSITION_CYCLES", code: 0x6d, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE14_TRANSITION_CYCLES", code: 0x6e, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE15_TRANSITION_CYCLES", code: 0x6f, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE16_TRANSITION_CYCLES", code: 0x70, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE17_TRANSITION_CYCLES", code: 0x71, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE1_TRANSITION_CYCLES", code: 0x61, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE2_TRANSITION_CYCLES", code: 0x62, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE3_TRANSITION_CYCLES", code: 0x63, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE4_TRANSITION_CYCLES", code: 0x64, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE5_TRANSITION_CYCLES", code: 0x65, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE6_TRANSITION_CYCLES", code: 0x66, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE7_TRANSITION_CYCLES", code: 0x67, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE8_TRANSITION_CYCLES", code: 0x68, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_CORE9_TRANSITION_CYCLES", code: 0x69, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE0", code: 0x30, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE1", code: 0x31, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE10", code: 0x3a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE11", code: 0x3b, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE12", code: 0x3c, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE13", code: 0x3d, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE14", code: 0x3e, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE15", code: 0x3f, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE16", code: 0x40, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE17", code: 0x41, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE2", code: 0x32, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE3", code: 0x33, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE4", code: 0x34, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE5", code: 0x35, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE6", code: 0x36, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE7", code: 0x37, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE8", code: 0x38, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_DEMOTIONS_CORE9", code: 0x39, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", code: 0x04, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_MAX_OS_CYCLES", code: 0x06, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_MAX_POWER_CYCLES", code: 0x05, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_MIN_IO_P_CYCLES", code: 0x73, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_FREQ_TRANS_CYCLES", code: 0x74, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", code: 0x2f, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_PROCHOT_EXTERNAL_CYCLES", code: 0x0a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_PROCHOT_INTERNAL_CYCLES", code: 0x09, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_TOTAL_TRANSITION_CYCLES", code: 0x72, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_UFS_TRANSITIONS_RING_GV", code: 0x79, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_VR_HOT_CYCLES", code: 0x42, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_PKG_RESIDENCY_C0_CYCLES", code: 0x2a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_PKG_RESIDENCY_C2E_CYCLES", code: 0x2b, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_PKG_RESIDENCY_C3_CYCLES", code: 0x2c, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_PKG_RESIDENCY_C6_CYCLES", code: 0x2d, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_PKG_RESIDENCY_C7_CYCLES", code: 0x2e, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_P_PKG_RESIDENCY_C1E_CYCLES", code: 0x4e, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl PcuCtl {
     /// This value set to count `event`: its event select (this box has no unit mask).

@@ -393,9 +393,15 @@ static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -407,196 +413,147 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_R2_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_R2_IIO_CREDIT.PRQ_QPI0`: event select 0x2d, umask 0x01, counters 0b11.
-    pub const IIO_CREDIT_PRQ_QPI0: Event = Event { code: 0x2d, umask: 0x01, ext_sel: false, row: 1 };
-    /// `UNC_R2_IIO_CREDIT.PRQ_QPI1`: event select 0x2d, umask 0x02, counters 0b11.
-    pub const IIO_CREDIT_PRQ_QPI1: Event = Event { code: 0x2d, umask: 0x02, ext_sel: false, row: 2 };
-    /// `UNC_R2_IIO_CREDIT.ISOCH_QPI0`: event select 0x2d, umask 0x04, counters 0b11.
-    pub const IIO_CREDIT_ISOCH_QPI0: Event = Event { code: 0x2d, umask: 0x04, ext_sel: false, row: 3 };
-    /// `UNC_R2_IIO_CREDIT.ISOCH_QPI1`: event select 0x2d, umask 0x08, counters 0b11.
-    pub const IIO_CREDIT_ISOCH_QPI1: Event = Event { code: 0x2d, umask: 0x08, ext_sel: false, row: 4 };
-    /// `UNC_R2_RING_AD_USED.CW_EVEN`: event select 0x07, umask 0x01, counters 0b1111.
-    pub const RING_AD_USED_CW_EVEN: Event = Event { code: 0x07, umask: 0x01, ext_sel: false, row: 5 };
-    /// `UNC_R2_RING_AD_USED.CW_ODD`: event select 0x07, umask 0x02, counters 0b1111.
-    pub const RING_AD_USED_CW_ODD: Event = Event { code: 0x07, umask: 0x02, ext_sel: false, row: 6 };
-    /// `UNC_R2_RING_AD_USED.CCW_EVEN`: event select 0x07, umask 0x04, counters 0b1111.
-    pub const RING_AD_USED_CCW_EVEN: Event = Event { code: 0x07, umask: 0x04, ext_sel: false, row: 7 };
-    /// `UNC_R2_RING_AD_USED.CCW_ODD`: event select 0x07, umask 0x08, counters 0b1111.
-    pub const RING_AD_USED_CCW_ODD: Event = Event { code: 0x07, umask: 0x08, ext_sel: false, row: 8 };
-    /// `UNC_R2_RING_AD_USED.CW`: event select 0x07, umask 0x03, counters 0b1111.
-    pub const RING_AD_USED_CW: Event = Event { code: 0x07, umask: 0x03, ext_sel: false, row: 9 };
-    /// `UNC_R2_RING_AD_USED.CCW`: event select 0x07, umask 0x0c, counters 0b1111.
-    pub const RING_AD_USED_CCW: Event = Event { code: 0x07, umask: 0x0c, ext_sel: false, row: 10 };
-    /// `UNC_R2_RING_AK_BOUNCES.UP`: event select 0x12, umask 0x01, counters 0b1111.
-    pub const RING_AK_BOUNCES_UP: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, row: 11 };
-    /// `UNC_R2_RING_AK_BOUNCES.DN`: event select 0x12, umask 0x02, counters 0b1111.
-    pub const RING_AK_BOUNCES_DN: Event = Event { code: 0x12, umask: 0x02, ext_sel: false, row: 12 };
-    /// `UNC_R2_RING_AK_USED.CW_EVEN`: event select 0x08, umask 0x01, counters 0b1111.
-    pub const RING_AK_USED_CW_EVEN: Event = Event { code: 0x08, umask: 0x01, ext_sel: false, row: 13 };
-    /// `UNC_R2_RING_AK_USED.CW_ODD`: event select 0x08, umask 0x02, counters 0b1111.
-    pub const RING_AK_USED_CW_ODD: Event = Event { code: 0x08, umask: 0x02, ext_sel: false, row: 14 };
-    /// `UNC_R2_RING_AK_USED.CCW_EVEN`: event select 0x08, umask 0x04, counters 0b1111.
-    pub const RING_AK_USED_CCW_EVEN: Event = Event { code: 0x08, umask: 0x04, ext_sel: false, row: 15 };
-    /// `UNC_R2_RING_AK_USED.CCW_ODD`: event select 0x08, umask 0x08, counters 0b1111.
-    pub const RING_AK_USED_CCW_ODD: Event = Event { code: 0x08, umask: 0x08, ext_sel: false, row: 16 };
-    /// `UNC_R2_RING_AK_USED.CW`: event select 0x08, umask 0x03, counters 0b1111.
-    pub const RING_AK_USED_CW: Event = Event { code: 0x08, umask: 0x03, ext_sel: false, row: 17 };
-    /// `UNC_R2_RING_AK_USED.CCW`: event select 0x08, umask 0x0c, counters 0b1111.
-    pub const RING_AK_USED_CCW: Event = Event { code: 0x08, umask: 0x0c, ext_sel: false, row: 18 };
-    /// `UNC_R2_RING_BL_USED.CW_EVEN`: event select 0x09, umask 0x01, counters 0b1111.
-    pub const RING_BL_USED_CW_EVEN: Event = Event { code: 0x09, umask: 0x01, ext_sel: false, row: 19 };
-    /// `UNC_R2_RING_BL_USED.CW_ODD`: event select 0x09, umask 0x02, counters 0b1111.
-    pub const RING_BL_USED_CW_ODD: Event = Event { code: 0x09, umask: 0x02, ext_sel: false, row: 20 };
-    /// `UNC_R2_RING_BL_USED.CCW_EVEN`: event select 0x09, umask 0x04, counters 0b1111.
-    pub const RING_BL_USED_CCW_EVEN: Event = Event { code: 0x09, umask: 0x04, ext_sel: false, row: 21 };
-    /// `UNC_R2_RING_BL_USED.CCW_ODD`: event select 0x09, umask 0x08, counters 0b1111.
-    pub const RING_BL_USED_CCW_ODD: Event = Event { code: 0x09, umask: 0x08, ext_sel: false, row: 22 };
-    /// `UNC_R2_RING_BL_USED.CW`: event select 0x09, umask 0x03, counters 0b1111.
-    pub const RING_BL_USED_CW: Event = Event { code: 0x09, umask: 0x03, ext_sel: false, row: 23 };
-    /// `UNC_R2_RING_BL_USED.CCW`: event select 0x09, umask 0x0c, counters 0b1111.
-    pub const RING_BL_USED_CCW: Event = Event { code: 0x09, umask: 0x0c, ext_sel: false, row: 24 };
-    /// `UNC_R2_RING_IV_USED.CW`: event select 0x0a, umask 0x03, counters 0b1111.
-    pub const RING_IV_USED_CW: Event = Event { code: 0x0a, umask: 0x03, ext_sel: false, row: 25 };
-    /// `UNC_R2_RING_IV_USED.CCW`: event select 0x0a, umask 0x0c, counters 0b1111.
-    pub const RING_IV_USED_CCW: Event = Event { code: 0x0a, umask: 0x0c, ext_sel: false, row: 26 };
-    /// `UNC_R2_RING_IV_USED.ANY`: event select 0x0a, umask 0x0f, counters 0b1111.
-    pub const RING_IV_USED_ANY: Event = Event { code: 0x0a, umask: 0x0f, ext_sel: false, row: 27 };
-    /// `UNC_R2_RxR_CYCLES_NE.NCB`: event select 0x10, umask 0x10, counters 0b11.
-    pub const RXR_CYCLES_NE_NCB: Event = Event { code: 0x10, umask: 0x10, ext_sel: false, row: 28 };
-    /// `UNC_R2_RxR_CYCLES_NE.NCS`: event select 0x10, umask 0x20, counters 0b11.
-    pub const RXR_CYCLES_NE_NCS: Event = Event { code: 0x10, umask: 0x20, ext_sel: false, row: 29 };
-    /// `UNC_R2_RxR_INSERTS.NCB`: event select 0x11, umask 0x10, counters 0b11.
-    pub const RXR_INSERTS_NCB: Event = Event { code: 0x11, umask: 0x10, ext_sel: false, row: 30 };
-    /// `UNC_R2_RxR_INSERTS.NCS`: event select 0x11, umask 0x20, counters 0b11.
-    pub const RXR_INSERTS_NCS: Event = Event { code: 0x11, umask: 0x20, ext_sel: false, row: 31 };
-    /// `UNC_R2_RxR_OCCUPANCY.DRS`: event select 0x13, umask 0x08, counters 0b1.
-    pub const RXR_OCCUPANCY_DRS: Event = Event { code: 0x13, umask: 0x08, ext_sel: false, row: 32 };
-    /// `UNC_R2_SBO0_CREDITS_ACQUIRED.AD`: event select 0x28, umask 0x01, counters 0b11.
-    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event { code: 0x28, umask: 0x01, ext_sel: false, row: 33 };
-    /// `UNC_R2_SBO0_CREDITS_ACQUIRED.BL`: event select 0x28, umask 0x02, counters 0b11.
-    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event { code: 0x28, umask: 0x02, ext_sel: false, row: 34 };
-    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD`: event select 0x2c, umask 0x01, counters 0b11.
-    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event { code: 0x2c, umask: 0x01, ext_sel: false, row: 35 };
-    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD`: event select 0x2c, umask 0x02, counters 0b11.
-    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event { code: 0x2c, umask: 0x02, ext_sel: false, row: 36 };
-    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL`: event select 0x2c, umask 0x04, counters 0b11.
-    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event { code: 0x2c, umask: 0x04, ext_sel: false, row: 37 };
-    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL`: event select 0x2c, umask 0x08, counters 0b11.
-    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event { code: 0x2c, umask: 0x08, ext_sel: false, row: 38 };
-    /// `UNC_R2_TxR_CYCLES_FULL.AD`: event select 0x25, umask 0x01, counters 0b1.
-    pub const TXR_CYCLES_FULL_AD: Event = Event { code: 0x25, umask: 0x01, ext_sel: false, row: 39 };
-    /// `UNC_R2_TxR_CYCLES_FULL.AK`: event select 0x25, umask 0x02, counters 0b1.
-    pub const TXR_CYCLES_FULL_AK: Event = Event { code: 0x25, umask: 0x02, ext_sel: false, row: 40 };
-    /// `UNC_R2_TxR_CYCLES_FULL.BL`: event select 0x25, umask 0x04, counters 0b1.
-    pub const TXR_CYCLES_FULL_BL: Event = Event { code: 0x25, umask: 0x04, ext_sel: false, row: 41 };
-    /// `UNC_R2_TxR_CYCLES_NE.AD`: event select 0x23, umask 0x01, counters 0b1.
-    pub const TXR_CYCLES_NE_AD: Event = Event { code: 0x23, umask: 0x01, ext_sel: false, row: 42 };
-    /// `UNC_R2_TxR_CYCLES_NE.AK`: event select 0x23, umask 0x02, counters 0b1.
-    pub const TXR_CYCLES_NE_AK: Event = Event { code: 0x23, umask: 0x02, ext_sel: false, row: 43 };
-    /// `UNC_R2_TxR_CYCLES_NE.BL`: event select 0x23, umask 0x04, counters 0b1.
-    pub const TXR_CYCLES_NE_BL: Event = Event { code: 0x23, umask: 0x04, ext_sel: false, row: 44 };
-    /// `UNC_R2_TxR_NACK_CW.DN_AD`: event select 0x26, umask 0x01, counters 0b11.
-    pub const TXR_NACK_CW_DN_AD: Event = Event { code: 0x26, umask: 0x01, ext_sel: false, row: 45 };
-    /// `UNC_R2_TxR_NACK_CW.DN_BL`: event select 0x26, umask 0x02, counters 0b11.
-    pub const TXR_NACK_CW_DN_BL: Event = Event { code: 0x26, umask: 0x02, ext_sel: false, row: 46 };
-    /// `UNC_R2_TxR_NACK_CW.DN_AK`: event select 0x26, umask 0x04, counters 0b11.
-    pub const TXR_NACK_CW_DN_AK: Event = Event { code: 0x26, umask: 0x04, ext_sel: false, row: 47 };
-    /// `UNC_R2_TxR_NACK_CW.UP_AD`: event select 0x26, umask 0x08, counters 0b11.
-    pub const TXR_NACK_CW_UP_AD: Event = Event { code: 0x26, umask: 0x08, ext_sel: false, row: 48 };
-    /// `UNC_R2_TxR_NACK_CW.UP_BL`: event select 0x26, umask 0x10, counters 0b11.
-    pub const TXR_NACK_CW_UP_BL: Event = Event { code: 0x26, umask: 0x10, ext_sel: false, row: 49 };
-    /// `UNC_R2_TxR_NACK_CW.UP_AK`: event select 0x26, umask 0x20, counters 0b11.
-    pub const TXR_NACK_CW_UP_AK: Event = Event { code: 0x26, umask: 0x20, ext_sel: false, row: 50 };
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`: event select 0x33, umask 0x08, counters 0b11.
-    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event { code: 0x33, umask: 0x08, ext_sel: false, row: 51 };
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`: event select 0x33, umask 0x10, counters 0b11.
-    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event { code: 0x33, umask: 0x10, ext_sel: false, row: 52 };
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`: event select 0x33, umask 0x20, counters 0b11.
-    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event { code: 0x33, umask: 0x20, ext_sel: false, row: 53 };
-    /// `UNC_R2_IIO_CREDITS_USED.DRS`: event select 0x32, umask 0x08, counters 0b11.
-    pub const IIO_CREDITS_USED_DRS: Event = Event { code: 0x32, umask: 0x08, ext_sel: false, row: 54 };
-    /// `UNC_R2_IIO_CREDITS_USED.NCB`: event select 0x32, umask 0x10, counters 0b11.
-    pub const IIO_CREDITS_USED_NCB: Event = Event { code: 0x32, umask: 0x10, ext_sel: false, row: 55 };
-    /// `UNC_R2_IIO_CREDITS_USED.NCS`: event select 0x32, umask 0x20, counters 0b11.
-    pub const IIO_CREDITS_USED_NCS: Event = Event { code: 0x32, umask: 0x20, ext_sel: false, row: 56 };
-    /// `UNC_R2_SBO0_CREDIT_OCCUPANCY.AD`: event select 0x2a, umask 0x01, counters 0b1.
-    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event { code: 0x2a, umask: 0x01, ext_sel: false, row: 57 };
-    /// `UNC_R2_SBO0_CREDIT_OCCUPANCY.BL`: event select 0x2a, umask 0x02, counters 0b1.
-    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event { code: 0x2a, umask: 0x02, ext_sel: false, row: 58 };
-    /// `UNC_R2_RING_AD_USED.ALL`: event select 0x07, umask 0x0f, counters 0b1111.
-    pub const RING_AD_USED_ALL: Event = Event { code: 0x07, umask: 0x0f, ext_sel: false, row: 59 };
-    /// `UNC_R2_RING_AK_USED.ALL`: event select 0x08, umask 0x0f, counters 0b1111.
-    pub const RING_AK_USED_ALL: Event = Event { code: 0x08, umask: 0x0f, ext_sel: false, row: 60 };
-    /// `UNC_R2_RING_BL_USED.ALL`: event select 0x09, umask 0x0f, counters 0b1111.
-    pub const RING_BL_USED_ALL: Event = Event { code: 0x09, umask: 0x0f, ext_sel: false, row: 61 };
+    /// `UNC_R2_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_R2_IIO_CREDIT.PRQ_QPI0`.
+    pub const IIO_CREDIT_PRQ_QPI0: Event = Event::row(1);
+    /// `UNC_R2_IIO_CREDIT.PRQ_QPI1`.
+    pub const IIO_CREDIT_PRQ_QPI1: Event = Event::row(2);
+    /// `UNC_R2_IIO_CREDIT.ISOCH_QPI0`.
+    pub const IIO_CREDIT_ISOCH_QPI0: Event = Event::row(3);
+    /// `UNC_R2_IIO_CREDIT.ISOCH_QPI1`.
+    pub const IIO_CREDIT_ISOCH_QPI1: Event = Event::row(4);
+    /// `UNC_R2_RING_AD_USED.CW_EVEN`.
+    pub const RING_AD_USED_CW_EVEN: Event = Event::row(5);
+    /// `UNC_R2_RING_AD_USED.CW_ODD`.
+    pub const RING_AD_USED_CW_ODD: Event = Event::row(6);
+    /// `UNC_R2_RING_AD_USED.CCW_EVEN`.
+    pub const RING_AD_USED_CCW_EVEN: Event = Event::row(7);
+    /// `UNC_R2_RING_AD_USED.CCW_ODD`.
+    pub const RING_AD_USED_CCW_ODD: Event = Event::row(8);
+    /// `UNC_R2_RING_AD_USED.CW`.
+    pub const RING_AD_USED_CW: Event = Event::row(9);
+    /// `UNC_R2_RING_AD_USED.CCW`.
+    pub const RING_AD_USED_CCW: Event = Event::row(10);
+    /// `UNC_R2_RING_AK_BOUNCES.UP`.
+    pub const RING_AK_BOUNCES_UP: Event = Event::row(11);
+    /// `UNC_R2_RING_AK_BOUNCES.DN`.
+    pub const RING_AK_BOUNCES_DN: Event = Event::row(12);
+    /// `UNC_R2_RING_AK_USED.CW_EVEN`.
+    pub const RING_AK_USED_CW_EVEN: Event = Event::row(13);
+    /// `UNC_R2_RING_AK_USED.CW_ODD`.
+    pub const RING_AK_USED_CW_ODD: Event = Event::row(14);
+    /// `UNC_R2_RING_AK_USED.CCW_EVEN`.
+    pub const RING_AK_USED_CCW_EVEN: Event = Event::row(15);
+    /// `UNC_R2_RING_AK_USED.CCW_ODD`.
+    pub const RING_AK_USED_CCW_ODD: Event = Event::row(16);
+    /// `UNC_R2_RING_AK_USED.CW`.
+    pub const RING_AK_USED_CW: Event = Event::row(17);
+    /// `UNC_R2_RING_AK_USED.CCW`.
+    pub const RING_AK_USED_CCW: Event = Event::row(18);
+    /// `UNC_R2_RING_BL_USED.CW_EVEN`.
+    pub const RING_BL_USED_CW_EVEN: Event = Event::row(19);
+    /// `UNC_R2_RING_BL_USED.CW_ODD`.
+    pub const RING_BL_USED_CW_ODD: Event = Event::row(20);
+    /// `UNC_R2_RING_BL_USED.CCW_EVEN`.
+    pub const RING_BL_USED_CCW_EVEN: Event = Event::row(21);
+    /// `UNC_R2_RING_BL_USED.CCW_ODD`.
+    pub const RING_BL_USED_CCW_ODD: Event = Event::row(22);
+    /// `UNC_R2_RING_BL_USED.CW`.
+    pub const RING_BL_USED_CW: Event = Event::row(23);
+    /// `UNC_R2_RING_BL_USED.CCW`.
+    pub const RING_BL_USED_CCW: Event = Event::row(24);
+    /// `UNC_R2_RING_IV_USED.CW`.
+    pub const RING_IV_USED_CW: Event = Event::row(25);
+    /// `UNC_R2_RING_IV_USED.CCW`.
+    pub const RING_IV_USED_CCW: Event = Event::row(26);
+    /// `UNC_R2_RING_IV_USED.ANY`.
+    pub const RING_IV_USED_ANY: Event = Event::row(27);
+    /// `UNC_R2_RxR_CYCLES_NE.NCB`.
+    pub const RXR_CYCLES_NE_NCB: Event = Event::row(28);
+    /// `UNC_R2_RxR_CYCLES_NE.NCS`.
+    pub const RXR_CYCLES_NE_NCS: Event = Event::row(29);
+    /// `UNC_R2_RxR_INSERTS.NCB`.
+    pub const RXR_INSERTS_NCB: Event = Event::row(30);
+    /// `UNC_R2_RxR_INSERTS.NCS`.
+    pub const RXR_INSERTS_NCS: Event = Event::row(31);
+    /// `UNC_R2_RxR_OCCUPANCY.DRS`.
+    pub const RXR_OCCUPANCY_DRS: Event = Event::row(32);
+    /// `UNC_R2_SBO0_CREDITS_ACQUIRED.AD`.
+    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event::row(33);
+    /// `UNC_R2_SBO0_CREDITS_ACQUIRED.BL`.
+    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event::row(34);
+    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD`.
+    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event::row(35);
+    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD`.
+    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event::row(36);
+    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL`.
+    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event::row(37);
+    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL`.
+    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event::row(38);
+    /// `UNC_R2_TxR_CYCLES_FULL.AD`.
+    pub const TXR_CYCLES_FULL_AD: Event = Event::row(39);
+    /// `UNC_R2_TxR_CYCLES_FULL.AK`.
+    pub const TXR_CYCLES_FULL_AK: Event = Event::row(40);
+    /// `UNC_R2_TxR_CYCLES_FULL.BL`.
+    pub const TXR_CYCLES_FULL_BL: Event = Event::row(41);
+    /// `UNC_R2_TxR_CYCLES_NE.AD`.
+    pub const TXR_CYCLES_NE_AD: Event = Event::row(42);
+    /// `UNC_R2_TxR_CYCLES_NE.AK`.
+    pub const TXR_CYCLES_NE_AK: Event = Event::row(43);
+    /// `UNC_R2_TxR_CYCLES_NE.BL`.
+    pub const TXR_CYCLES_NE_BL: Event = Event::row(44);
+    /// `UNC_R2_TxR_NACK_CW.DN_AD`.
+    pub const TXR_NACK_CW_DN_AD: Event = Event::row(45);
+    /// `UNC_R2_TxR_NACK_CW.DN_BL`.
+    pub const TXR_NACK_CW_DN_BL: Event = Event::row(46);
+    /// `UNC_R2_TxR_NACK_CW.DN_AK`.
+    pub const TXR_NACK_CW_DN_AK: Event = Event::row(47);
+    /// `UNC_R2_TxR_NACK_CW.UP_AD`.
+    pub const TXR_NACK_CW_UP_AD: Event = Event::row(48);
+    /// `UNC_R2_TxR_NACK_CW.UP_BL`.
+    pub const TXR_NACK_CW_UP_BL: Event = Event::row(49);
+    /// `UNC_R2_TxR_NACK_CW.UP_AK`.
+    pub const TXR_NACK_CW_UP_AK: Event = Event::row(50);
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`.
+    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event::row(51);
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`.
+    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event::row(52);
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`.
+    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event::row(53);
+    /// `UNC_R2_IIO_CREDITS_USED.DRS`.
+    pub const IIO_CREDITS_USED_DRS: Event = Event::row(54);
+    /// `UNC_R2_IIO_CREDITS_USED.NCB`.
+    pub const IIO_CREDITS_USED_NCB: Event = Event::row(55);
+    /// `UNC_R2_IIO_CREDITS_USED.NCS`.
+    pub const IIO_CREDITS_USED_NCS: Event = Event::row(56);
+    /// `UNC_R2_SBO0_CREDIT_OCCUPANCY.AD`.
+    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event::row(57);
+    /// `UNC_R2_SBO0_CREDIT_OCCUPANCY.BL`.
+    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event::row(58);
+    /// `UNC_R2_RING_AD_USED.ALL`.
+    pub const RING_AD_USED_ALL: Event = Event::row(59);
+    /// `UNC_R2_RING_AK_USED.ALL`.
+    pub const RING_AK_USED_ALL: Event = Event::row(60);
+    /// `UNC_R2_RING_BL_USED.ALL`.
+    pub const RING_BL_USED_ALL: Event = Event::row(61);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::CLOCKTICKS,
-        Event::IIO_CREDIT_PRQ_QPI0,
-        Event::IIO_CREDIT_PRQ_QPI1,
-        Event::IIO_CREDIT_ISOCH_QPI0,
-        Event::IIO_CREDIT_ISOCH_QPI1,
-        Event::RING_AD_USED_CW_EVEN,
-        Event::RING_AD_USED_CW_ODD,
-        Event::RING_AD_USED_CCW_EVEN,
-        Event::RING_AD_USED_CCW_ODD,
-        Event::RING_AD_USED_CW,
-        Event::RING_AD_USED_CCW,
-        Event::RING_AK_BOUNCES_UP,
-        Event::RING_AK_BOUNCES_DN,
-        Event::RING_AK_USED_CW_EVEN,
-        Event::RING_AK_USED_CW_ODD,
-        Event::RING_AK_USED_CCW_EVEN,
-        Event::RING_AK_USED_CCW_ODD,
-        Event::RING_AK_USED_CW,
-        Event::RING_AK_USED_CCW,
-        Event::RING_BL_USED_CW_EVEN,
-        Event::RING_BL_USED_CW_ODD,
-        Event::RING_BL_USED_CCW_EVEN,
-        Event::RING_BL_USED_CCW_ODD,
-        Event::RING_BL_USED_CW,
-        Event::RING_BL_USED_CCW,
-        Event::RING_IV_USED_CW,
-        Event::RING_IV_USED_CCW,
-        Event::RING_IV_USED_ANY,
-        Event::RXR_CYCLES_NE_NCB,
-        Event::RXR_CYCLES_NE_NCS,
-        Event::RXR_INSERTS_NCB,
-        Event::RXR_INSERTS_NCS,
-        Event::RXR_OCCUPANCY_DRS,
-        Event::SBO0_CREDITS_ACQUIRED_AD,
-        Event::SBO0_CREDITS_ACQUIRED_BL,
-        Event::STALL_NO_SBO_CREDIT_SBO0_AD,
-        Event::STALL_NO_SBO_CREDIT_SBO1_AD,
-        Event::STALL_NO_SBO_CREDIT_SBO0_BL,
-        Event::STALL_NO_SBO_CREDIT_SBO1_BL,
-        Event::TXR_CYCLES_FULL_AD,
-        Event::TXR_CYCLES_FULL_AK,
-        Event::TXR_CYCLES_FULL_BL,
-        Event::TXR_CYCLES_NE_AD,
-        Event::TXR_CYCLES_NE_AK,
-        Event::TXR_CYCLES_NE_BL,
-        Event::TXR_NACK_CW_DN_AD,
-        Event::TXR_NACK_CW_DN_BL,
-        Event::TXR_NACK_CW_DN_AK,
-        Event::TXR_NACK_CW_UP_AD,
-        Event::TXR_NACK_CW_UP_BL,
-        Event::TXR_NACK_CW_UP_AK,
-        Event::IIO_CREDITS_ACQUIRED_DRS,
-        Event::IIO_CREDITS_ACQUIRED_NCB,
-        Event::IIO_CREDITS_ACQUIRED_NCS,
-        Event::IIO_CREDITS_USED_DRS,
-        Event::IIO_CREDITS_USED_NCB,
-        Event::IIO_CREDITS_USED_NCS,
-        Event::SBO0_CREDIT_OCCUPANCY_AD,
-        Event::SBO0_CREDIT_OCCUPANCY_BL,
-        Event::RING_AD_USED_ALL,
-        Event::RING_AK_USED_ALL,
-        Event::RING_BL_USED_ALL,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -627,73 +584,85 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_R2_CLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_R2_IIO_CREDIT.PRQ_QPI0", 0x2d, 0x01, 0b11),
+    ev("UNC_R2_IIO_CREDIT.PRQ_QPI1", 0x2d, 0x02, 0b11),
+    ev("UNC_R2_IIO_CREDIT.ISOCH_QPI0", 0x2d, 0x04, 0b11),
+    ev("UNC_R2_IIO_CREDIT.ISOCH_QPI1", 0x2d, 0x08, 0b11),
+    ev("UNC_R2_RING_AD_USED.CW_EVEN", 0x07, 0x01, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CW_ODD", 0x07, 0x02, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CCW_EVEN", 0x07, 0x04, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CCW_ODD", 0x07, 0x08, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CW", 0x07, 0x03, 0b1111),
+    ev("UNC_R2_RING_AD_USED.CCW", 0x07, 0x0c, 0b1111),
+    ev("UNC_R2_RING_AK_BOUNCES.UP", 0x12, 0x01, 0b1111),
+    ev("UNC_R2_RING_AK_BOUNCES.DN", 0x12, 0x02, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CW_EVEN", 0x08, 0x01, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CW_ODD", 0x08, 0x02, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CCW_EVEN", 0x08, 0x04, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CCW_ODD", 0x08, 0x08, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CW", 0x08, 0x03, 0b1111),
+    ev("UNC_R2_RING_AK_USED.CCW", 0x08, 0x0c, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CW_EVEN", 0x09, 0x01, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CW_ODD", 0x09, 0x02, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CCW_EVEN", 0x09, 0x04, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CCW_ODD", 0x09, 0x08, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CW", 0x09, 0x03, 0b1111),
+    ev("UNC_R2_RING_BL_USED.CCW", 0x09, 0x0c, 0b1111),
+    ev("UNC_R2_RING_IV_USED.CW", 0x0a, 0x03, 0b1111),
+    ev("UNC_R2_RING_IV_USED.CCW", 0x0a, 0x0c, 0b1111),
+    ev("UNC_R2_RING_IV_USED.ANY", 0x0a, 0x0f, 0b1111),
+    ev("UNC_R2_RxR_CYCLES_NE.NCB", 0x10, 0x10, 0b11),
+    ev("UNC_R2_RxR_CYCLES_NE.NCS", 0x10, 0x20, 0b11),
+    ev("UNC_R2_RxR_INSERTS.NCB", 0x11, 0x10, 0b11),
+    ev("UNC_R2_RxR_INSERTS.NCS", 0x11, 0x20, 0b11),
+    ev("UNC_R2_RxR_OCCUPANCY.DRS", 0x13, 0x08, 0b1),
+    ev("UNC_R2_SBO0_CREDITS_ACQUIRED.AD", 0x28, 0x01, 0b11),
+    ev("UNC_R2_SBO0_CREDITS_ACQUIRED.BL", 0x28, 0x02, 0b11),
+    ev("UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD", 0x2c, 0x01, 0b11),
+    ev("UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD", 0x2c, 0x02, 0b11),
+    ev("UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL", 0x2c, 0x04, 0b11),
+    ev("UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL", 0x2c, 0x08, 0b11),
+    ev("UNC_R2_TxR_CYCLES_FULL.AD", 0x25, 0x01, 0b1),
+    ev("UNC_R2_TxR_CYCLES_FULL.AK", 0x25, 0x02, 0b1),
+    ev("UNC_R2_TxR_CYCLES_FULL.BL", 0x25, 0x04, 0b1),
+    ev("UNC_R2_TxR_CYCLES_NE.AD", 0x23, 0x01, 0b1),
+    ev("UNC_R2_TxR_CYCLES_NE.AK", 0x23, 0x02, 0b1),
+    ev("UNC_R2_TxR_CYCLES_NE.BL", 0x23, 0x04, 0b1),
+    ev("UNC_R2_TxR_NACK_CW.DN_AD", 0x26, 0x01, 0b11),
+    ev("UNC_R2_TxR_NACK_CW.DN_BL", 0x26, 0x02, 0b11),
+    ev("UNC_R2_TxR_NACK_CW.DN_AK", 0x26, 0x04, 0b11),
+    ev("UNC_R2_TxR_NACK_CW.UP_AD", 0x26, 0x08, 0b11),
+    ev("UNC_R2_TxR_NACK_CW.UP_BL", 0x26, 0x10, 0b11),
+    ev("UNC_R2_TxR_NACK_CW.UP_AK", 0x26, 0x20, 0b11),
+    ev("UNC_R2_IIO_CREDITS_ACQUIRED.DRS", 0x33, 0x08, 0b11),
+    ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCB", 0x33, 0x10, 0b11),
+    ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCS", 0x33, 0x20, 0b11),
+    ev("UNC_R2_IIO_CREDITS_USED.DRS", 0x32, 0x08, 0b11),
+    ev("UNC_R2_IIO_CREDITS_USED.NCB", 0x32, 0x10, 0b11),
+    ev("UNC_R2_IIO_CREDITS_USED.NCS", 0x32, 0x20, 0b11),
+    ev("UNC_R2_SBO0_CREDIT_OCCUPANCY.AD", 0x2a, 0x01, 0b1),
+    ev("UNC_R2_SBO0_CREDIT_OCCUPANCY.BL", 0x2a, 0x02, 0b1),
+    ev("UNC_R2_RING_AD_USED.ALL", 0x07, 0x0f, 0b1111),
+    ev("UNC_R2_RING_AK_USED.ALL", 0x08, 0x0f, 0b1111),
+    ev("UNC_R2_RING_BL_USED.ALL", 0x09, 0x0f, 0b1111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<62>(EVENT_ROWS, 0, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_R2_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDIT.PRQ_QPI0", code: 0x2d, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDIT.PRQ_QPI1", code: 0x2d, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDIT.ISOCH_QPI0", code: 0x2d, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDIT.ISOCH_QPI1", code: 0x2d, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CW", code: 0x07, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.CCW", code: 0x07, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_BOUNCES.UP", code: 0x12, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_BOUNCES.DN", code: 0x12, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CW", code: 0x08, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.CCW", code: 0x08, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CW", code: 0x09, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.CCW", code: 0x09, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_IV_USED.CW", code: 0x0a, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_IV_USED.CCW", code: 0x0a, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_SBO0_CREDITS_ACQUIRED.AD", code: 0x28, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_SBO0_CREDITS_ACQUIRED.BL", code: 0x28, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD", code: 0x2c, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD", code: 0x2c, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL", code: 0x2c, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL", code: 0x2c, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AD", code: 0x25, umask: 0x01, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AK", code: 0x25, umask: 0x02, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.BL", code: 0x25, umask: 0x04, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AD", code: 0x23, umask: 0x01, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AK", code: 0x23, umask: 0x02, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_CYCLES_NE.BL", code: 0x23, umask: 0x04, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACK_CW.DN_AD", code: 0x26, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACK_CW.DN_BL", code: 0x26, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACK_CW.DN_AK", code: 0x26, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACK_CW.UP_AD", code: 0x26, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACK_CW.UP_BL", code: 0x26, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_TxR_NACK_CW.UP_AK", code: 0x26, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.DRS", code: 0x33, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCB", code: 0x33, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCS", code: 0x33, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_USED.DRS", code: 0x32, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCB", code: 0x32, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCS", code: 0x32, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_SBO0_CREDIT_OCCUPANCY.AD", code: 0x2a, umask: 0x01, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_SBO0_CREDIT_OCCUPANCY.BL", code: 0x2a, umask: 0x02, counters: 0b1, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AD_USED.ALL", code: 0x07, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_AK_USED.ALL", code: 0x08, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_R2_RING_BL_USED.ALL", code: 0x09, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl R2pcieCtl {
     /// This value set to count `event`: its event select and umask.

@@ -459,9 +459,15 @@ static SBOX_CTR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -473,256 +479,187 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_S_BOUNCE_CONTROL`: event select 0x0a, umask 0x00, counters 0b1111.
-    pub const BOUNCE_CONTROL: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_S_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 1 };
-    /// `UNC_S_FAST_ASSERTED`: event select 0x09, umask 0x00, counters 0b1111.
-    pub const FAST_ASSERTED: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 2 };
-    /// `UNC_S_RING_AD_USED.UP_EVEN`: event select 0x1b, umask 0x01, counters 0b1111.
-    pub const RING_AD_USED_UP_EVEN: Event = Event { code: 0x1b, umask: 0x01, ext_sel: false, row: 3 };
-    /// `UNC_S_RING_AD_USED.UP_ODD`: event select 0x1b, umask 0x02, counters 0b1111.
-    pub const RING_AD_USED_UP_ODD: Event = Event { code: 0x1b, umask: 0x02, ext_sel: false, row: 4 };
-    /// `UNC_S_RING_AD_USED.DOWN_EVEN`: event select 0x1b, umask 0x04, counters 0b1111.
-    pub const RING_AD_USED_DOWN_EVEN: Event = Event { code: 0x1b, umask: 0x04, ext_sel: false, row: 5 };
-    /// `UNC_S_RING_AD_USED.DOWN_ODD`: event select 0x1b, umask 0x08, counters 0b1111.
-    pub const RING_AD_USED_DOWN_ODD: Event = Event { code: 0x1b, umask: 0x08, ext_sel: false, row: 6 };
-    /// `UNC_S_RING_AD_USED.UP`: event select 0x1b, umask 0x03, counters 0b1111.
-    pub const RING_AD_USED_UP: Event = Event { code: 0x1b, umask: 0x03, ext_sel: false, row: 7 };
-    /// `UNC_S_RING_AD_USED.DOWN`: event select 0x1b, umask 0x0c, counters 0b1111.
-    pub const RING_AD_USED_DOWN: Event = Event { code: 0x1b, umask: 0x0c, ext_sel: false, row: 8 };
-    /// `UNC_S_RING_AK_USED.UP_EVEN`: event select 0x1c, umask 0x01, counters 0b1111.
-    pub const RING_AK_USED_UP_EVEN: Event = Event { code: 0x1c, umask: 0x01, ext_sel: false, row: 9 };
-    /// `UNC_S_RING_AK_USED.UP_ODD`: event select 0x1c, umask 0x02, counters 0b1111.
-    pub const RING_AK_USED_UP_ODD: Event = Event { code: 0x1c, umask: 0x02, ext_sel: false, row: 10 };
-    /// `UNC_S_RING_AK_USED.DOWN_EVEN`: event select 0x1c, umask 0x04, counters 0b1111.
-    pub const RING_AK_USED_DOWN_EVEN: Event = Event { code: 0x1c, umask: 0x04, ext_sel: false, row: 11 };
-    /// `UNC_S_RING_AK_USED.DOWN_ODD`: event select 0x1c, umask 0x08, counters 0b1111.
-    pub const RING_AK_USED_DOWN_ODD: Event = Event { code: 0x1c, umask: 0x08, ext_sel: false, row: 12 };
-    /// `UNC_S_RING_AK_USED.UP`: event select 0x1c, umask 0x03, counters 0b1111.
-    pub const RING_AK_USED_UP: Event = Event { code: 0x1c, umask: 0x03, ext_sel: false, row: 13 };
-    /// `UNC_S_RING_AK_USED.DOWN`: event select 0x1c, umask 0x0c, counters 0b1111.
-    pub const RING_AK_USED_DOWN: Event = Event { code: 0x1c, umask: 0x0c, ext_sel: false, row: 14 };
-    /// `UNC_S_RING_BL_USED.UP_EVEN`: event select 0x1d, umask 0x01, counters 0b1111.
-    pub const RING_BL_USED_UP_EVEN: Event = Event { code: 0x1d, umask: 0x01, ext_sel: false, row: 15 };
-    /// `UNC_S_RING_BL_USED.UP_ODD`: event select 0x1d, umask 0x02, counters 0b1111.
-    pub const RING_BL_USED_UP_ODD: Event = Event { code: 0x1d, umask: 0x02, ext_sel: false, row: 16 };
-    /// `UNC_S_RING_BL_USED.DOWN_EVEN`: event select 0x1d, umask 0x04, counters 0b1111.
-    pub const RING_BL_USED_DOWN_EVEN: Event = Event { code: 0x1d, umask: 0x04, ext_sel: false, row: 17 };
-    /// `UNC_S_RING_BL_USED.DOWN_ODD`: event select 0x1d, umask 0x08, counters 0b1111.
-    pub const RING_BL_USED_DOWN_ODD: Event = Event { code: 0x1d, umask: 0x08, ext_sel: false, row: 18 };
-    /// `UNC_S_RING_BL_USED.UP`: event select 0x1d, umask 0x03, counters 0b1111.
-    pub const RING_BL_USED_UP: Event = Event { code: 0x1d, umask: 0x03, ext_sel: false, row: 19 };
-    /// `UNC_S_RING_BL_USED.DOWN`: event select 0x1d, umask 0x0c, counters 0b1111.
-    pub const RING_BL_USED_DOWN: Event = Event { code: 0x1d, umask: 0x0c, ext_sel: false, row: 20 };
-    /// `UNC_S_RING_BOUNCES.AD_CACHE`: event select 0x05, umask 0x01, counters 0b1111.
-    pub const RING_BOUNCES_AD_CACHE: Event = Event { code: 0x05, umask: 0x01, ext_sel: false, row: 21 };
-    /// `UNC_S_RING_BOUNCES.AK_CORE`: event select 0x05, umask 0x02, counters 0b1111.
-    pub const RING_BOUNCES_AK_CORE: Event = Event { code: 0x05, umask: 0x02, ext_sel: false, row: 22 };
-    /// `UNC_S_RING_BOUNCES.BL_CORE`: event select 0x05, umask 0x04, counters 0b1111.
-    pub const RING_BOUNCES_BL_CORE: Event = Event { code: 0x05, umask: 0x04, ext_sel: false, row: 23 };
-    /// `UNC_S_RING_BOUNCES.IV_CORE`: event select 0x05, umask 0x08, counters 0b1111.
-    pub const RING_BOUNCES_IV_CORE: Event = Event { code: 0x05, umask: 0x08, ext_sel: false, row: 24 };
-    /// `UNC_S_RING_IV_USED.UP`: event select 0x1e, umask 0x03, counters 0b1111.
-    pub const RING_IV_USED_UP: Event = Event { code: 0x1e, umask: 0x03, ext_sel: false, row: 25 };
-    /// `UNC_S_RING_IV_USED.DN`: event select 0x1e, umask 0x0c, counters 0b1111.
-    pub const RING_IV_USED_DN: Event = Event { code: 0x1e, umask: 0x0c, ext_sel: false, row: 26 };
-    /// `UNC_S_RxR_BYPASS.AD_CRD`: event select 0x12, umask 0x01, counters 0b1111.
-    pub const RXR_BYPASS_AD_CRD: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, row: 27 };
-    /// `UNC_S_RxR_BYPASS.AD_BNC`: event select 0x12, umask 0x02, counters 0b1111.
-    pub const RXR_BYPASS_AD_BNC: Event = Event { code: 0x12, umask: 0x02, ext_sel: false, row: 28 };
-    /// `UNC_S_RxR_BYPASS.BL_CRD`: event select 0x12, umask 0x04, counters 0b1111.
-    pub const RXR_BYPASS_BL_CRD: Event = Event { code: 0x12, umask: 0x04, ext_sel: false, row: 29 };
-    /// `UNC_S_RxR_BYPASS.BL_BNC`: event select 0x12, umask 0x08, counters 0b1111.
-    pub const RXR_BYPASS_BL_BNC: Event = Event { code: 0x12, umask: 0x08, ext_sel: false, row: 30 };
-    /// `UNC_S_RxR_BYPASS.AK`: event select 0x12, umask 0x10, counters 0b1111.
-    pub const RXR_BYPASS_AK: Event = Event { code: 0x12, umask: 0x10, ext_sel: false, row: 31 };
-    /// `UNC_S_RxR_BYPASS.IV`: event select 0x12, umask 0x20, counters 0b1111.
-    pub const RXR_BYPASS_IV: Event = Event { code: 0x12, umask: 0x20, ext_sel: false, row: 32 };
-    /// `UNC_S_RxR_INSERTS.AD_CRD`: event select 0x13, umask 0x01, counters 0b1111.
-    pub const RXR_INSERTS_AD_CRD: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, row: 33 };
-    /// `UNC_S_RxR_INSERTS.AD_BNC`: event select 0x13, umask 0x02, counters 0b1111.
-    pub const RXR_INSERTS_AD_BNC: Event = Event { code: 0x13, umask: 0x02, ext_sel: false, row: 34 };
-    /// `UNC_S_RxR_INSERTS.BL_CRD`: event select 0x13, umask 0x04, counters 0b1111.
-    pub const RXR_INSERTS_BL_CRD: Event = Event { code: 0x13, umask: 0x04, ext_sel: false, row: 35 };
-    /// `UNC_S_RxR_INSERTS.BL_BNC`: event select 0x13, umask 0x08, counters 0b1111.
-    pub const RXR_INSERTS_BL_BNC: Event = Event { code: 0x13, umask: 0x08, ext_sel: false, row: 36 };
-    /// `UNC_S_RxR_INSERTS.AK`: event select 0x13, umask 0x10, counters 0b1111.
-    pub const RXR_INSERTS_AK: Event = Event { code: 0x13, umask: 0x10, ext_sel: false, row: 37 };
-    /// `UNC_S_RxR_INSERTS.IV`: event select 0x13, umask 0x20, counters 0b1111.
-    pub const RXR_INSERTS_IV: Event = Event { code: 0x13, umask: 0x20, ext_sel: false, row: 38 };
-    /// `UNC_S_RxR_OCCUPANCY.AD_CRD`: event select 0x11, umask 0x01, counters 0b1111.
-    pub const RXR_OCCUPANCY_AD_CRD: Event = Event { code: 0x11, umask: 0x01, ext_sel: false, row: 39 };
-    /// `UNC_S_RxR_OCCUPANCY.AD_BNC`: event select 0x11, umask 0x02, counters 0b1111.
-    pub const RXR_OCCUPANCY_AD_BNC: Event = Event { code: 0x11, umask: 0x02, ext_sel: false, row: 40 };
-    /// `UNC_S_RxR_OCCUPANCY.BL_CRD`: event select 0x11, umask 0x04, counters 0b1111.
-    pub const RXR_OCCUPANCY_BL_CRD: Event = Event { code: 0x11, umask: 0x04, ext_sel: false, row: 41 };
-    /// `UNC_S_RxR_OCCUPANCY.BL_BNC`: event select 0x11, umask 0x08, counters 0b1111.
-    pub const RXR_OCCUPANCY_BL_BNC: Event = Event { code: 0x11, umask: 0x08, ext_sel: false, row: 42 };
-    /// `UNC_S_RxR_OCCUPANCY.AK`: event select 0x11, umask 0x10, counters 0b1111.
-    pub const RXR_OCCUPANCY_AK: Event = Event { code: 0x11, umask: 0x10, ext_sel: false, row: 43 };
-    /// `UNC_S_RxR_OCCUPANCY.IV`: event select 0x11, umask 0x20, counters 0b1111.
-    pub const RXR_OCCUPANCY_IV: Event = Event { code: 0x11, umask: 0x20, ext_sel: false, row: 44 };
-    /// `UNC_S_TxR_ADS_USED.AD`: event select 0x04, umask 0x01, counters 0b1111.
-    pub const TXR_ADS_USED_AD: Event = Event { code: 0x04, umask: 0x01, ext_sel: false, row: 45 };
-    /// `UNC_S_TxR_ADS_USED.AK`: event select 0x04, umask 0x02, counters 0b1111.
-    pub const TXR_ADS_USED_AK: Event = Event { code: 0x04, umask: 0x02, ext_sel: false, row: 46 };
-    /// `UNC_S_TxR_ADS_USED.BL`: event select 0x04, umask 0x04, counters 0b1111.
-    pub const TXR_ADS_USED_BL: Event = Event { code: 0x04, umask: 0x04, ext_sel: false, row: 47 };
-    /// `UNC_S_TxR_INSERTS.AD_CRD`: event select 0x02, umask 0x01, counters 0b1111.
-    pub const TXR_INSERTS_AD_CRD: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, row: 48 };
-    /// `UNC_S_TxR_INSERTS.AD_BNC`: event select 0x02, umask 0x02, counters 0b1111.
-    pub const TXR_INSERTS_AD_BNC: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, row: 49 };
-    /// `UNC_S_TxR_INSERTS.BL_CRD`: event select 0x02, umask 0x04, counters 0b1111.
-    pub const TXR_INSERTS_BL_CRD: Event = Event { code: 0x02, umask: 0x04, ext_sel: false, row: 50 };
-    /// `UNC_S_TxR_INSERTS.BL_BNC`: event select 0x02, umask 0x08, counters 0b1111.
-    pub const TXR_INSERTS_BL_BNC: Event = Event { code: 0x02, umask: 0x08, ext_sel: false, row: 51 };
-    /// `UNC_S_TxR_INSERTS.AK`: event select 0x02, umask 0x10, counters 0b1111.
-    pub const TXR_INSERTS_AK: Event = Event { code: 0x02, umask: 0x10, ext_sel: false, row: 52 };
-    /// `UNC_S_TxR_INSERTS.IV`: event select 0x02, umask 0x20, counters 0b1111.
-    pub const TXR_INSERTS_IV: Event = Event { code: 0x02, umask: 0x20, ext_sel: false, row: 53 };
-    /// `UNC_S_TxR_OCCUPANCY.AD_CRD`: event select 0x01, umask 0x01, counters 0b1111.
-    pub const TXR_OCCUPANCY_AD_CRD: Event = Event { code: 0x01, umask: 0x01, ext_sel: false, row: 54 };
-    /// `UNC_S_TxR_OCCUPANCY.AD_BNC`: event select 0x01, umask 0x02, counters 0b1111.
-    pub const TXR_OCCUPANCY_AD_BNC: Event = Event { code: 0x01, umask: 0x02, ext_sel: false, row: 55 };
-    /// `UNC_S_TxR_OCCUPANCY.BL_CRD`: event select 0x01, umask 0x04, counters 0b1111.
-    pub const TXR_OCCUPANCY_BL_CRD: Event = Event { code: 0x01, umask: 0x04, ext_sel: false, row: 56 };
-    /// `UNC_S_TxR_OCCUPANCY.BL_BNC`: event select 0x01, umask 0x08, counters 0b1111.
-    pub const TXR_OCCUPANCY_BL_BNC: Event = Event { code: 0x01, umask: 0x08, ext_sel: false, row: 57 };
-    /// `UNC_S_TxR_OCCUPANCY.AK`: event select 0x01, umask 0x10, counters 0b1111.
-    pub const TXR_OCCUPANCY_AK: Event = Event { code: 0x01, umask: 0x10, ext_sel: false, row: 58 };
-    /// `UNC_S_TxR_OCCUPANCY.IV`: event select 0x01, umask 0x20, counters 0b1111.
-    pub const TXR_OCCUPANCY_IV: Event = Event { code: 0x01, umask: 0x20, ext_sel: false, row: 59 };
-    /// `UNC_S_RING_SINK_STARVED.AD_CACHE`: event select 0x06, umask 0x01, counters 0b1111.
-    pub const RING_SINK_STARVED_AD_CACHE: Event = Event { code: 0x06, umask: 0x01, ext_sel: false, row: 60 };
-    /// `UNC_S_RING_SINK_STARVED.AK_CORE`: event select 0x06, umask 0x02, counters 0b1111.
-    pub const RING_SINK_STARVED_AK_CORE: Event = Event { code: 0x06, umask: 0x02, ext_sel: false, row: 61 };
-    /// `UNC_S_RING_SINK_STARVED.BL_CORE`: event select 0x06, umask 0x04, counters 0b1111.
-    pub const RING_SINK_STARVED_BL_CORE: Event = Event { code: 0x06, umask: 0x04, ext_sel: false, row: 62 };
-    /// `UNC_S_RING_SINK_STARVED.IV_CORE`: event select 0x06, umask 0x08, counters 0b1111.
-    pub const RING_SINK_STARVED_IV_CORE: Event = Event { code: 0x06, umask: 0x08, ext_sel: false, row: 63 };
-    /// `UNC_S_RxR_BUSY_STARVED.AD_CRD`: event select 0x15, umask 0x01, counters 0b1111.
-    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event { code: 0x15, umask: 0x01, ext_sel: false, row: 64 };
-    /// `UNC_S_RxR_BUSY_STARVED.AD_BNC`: event select 0x15, umask 0x02, counters 0b1111.
-    pub const RXR_BUSY_STARVED_AD_BNC: Event = Event { code: 0x15, umask: 0x02, ext_sel: false, row: 65 };
-    /// `UNC_S_RxR_BUSY_STARVED.BL_CRD`: event select 0x15, umask 0x04, counters 0b1111.
-    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event { code: 0x15, umask: 0x04, ext_sel: false, row: 66 };
-    /// `UNC_S_RxR_BUSY_STARVED.BL_BNC`: event select 0x15, umask 0x08, counters 0b1111.
-    pub const RXR_BUSY_STARVED_BL_BNC: Event = Event { code: 0x15, umask: 0x08, ext_sel: false, row: 67 };
-    /// `UNC_S_RxR_CRD_STARVED.AD_CRD`: event select 0x14, umask 0x01, counters 0b1111.
-    pub const RXR_CRD_STARVED_AD_CRD: Event = Event { code: 0x14, umask: 0x01, ext_sel: false, row: 68 };
-    /// `UNC_S_RxR_CRD_STARVED.AD_BNC`: event select 0x14, umask 0x02, counters 0b1111.
-    pub const RXR_CRD_STARVED_AD_BNC: Event = Event { code: 0x14, umask: 0x02, ext_sel: false, row: 69 };
-    /// `UNC_S_RxR_CRD_STARVED.BL_CRD`: event select 0x14, umask 0x04, counters 0b1111.
-    pub const RXR_CRD_STARVED_BL_CRD: Event = Event { code: 0x14, umask: 0x04, ext_sel: false, row: 70 };
-    /// `UNC_S_RxR_CRD_STARVED.BL_BNC`: event select 0x14, umask 0x08, counters 0b1111.
-    pub const RXR_CRD_STARVED_BL_BNC: Event = Event { code: 0x14, umask: 0x08, ext_sel: false, row: 71 };
-    /// `UNC_S_RxR_CRD_STARVED.AK`: event select 0x14, umask 0x10, counters 0b1111.
-    pub const RXR_CRD_STARVED_AK: Event = Event { code: 0x14, umask: 0x10, ext_sel: false, row: 72 };
-    /// `UNC_S_RxR_CRD_STARVED.IV`: event select 0x14, umask 0x20, counters 0b1111.
-    pub const RXR_CRD_STARVED_IV: Event = Event { code: 0x14, umask: 0x20, ext_sel: false, row: 73 };
-    /// `UNC_S_RxR_CRD_STARVED.IFV`: event select 0x14, umask 0x40, counters 0b1111.
-    pub const RXR_CRD_STARVED_IFV: Event = Event { code: 0x14, umask: 0x40, ext_sel: false, row: 74 };
-    /// `UNC_S_TxR_STARVED.AD`: event select 0x03, umask 0x01, counters 0b1111.
-    pub const TXR_STARVED_AD: Event = Event { code: 0x03, umask: 0x01, ext_sel: false, row: 75 };
-    /// `UNC_S_TxR_STARVED.AK`: event select 0x03, umask 0x02, counters 0b1111.
-    pub const TXR_STARVED_AK: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, row: 76 };
-    /// `UNC_S_TxR_STARVED.BL`: event select 0x03, umask 0x04, counters 0b1111.
-    pub const TXR_STARVED_BL: Event = Event { code: 0x03, umask: 0x04, ext_sel: false, row: 77 };
-    /// `UNC_S_TxR_STARVED.IV`: event select 0x03, umask 0x08, counters 0b1111.
-    pub const TXR_STARVED_IV: Event = Event { code: 0x03, umask: 0x08, ext_sel: false, row: 78 };
-    /// `UNC_S_RING_AD_USED.ALL`: event select 0x1b, umask 0x0f, counters 0b1111.
-    pub const RING_AD_USED_ALL: Event = Event { code: 0x1b, umask: 0x0f, ext_sel: false, row: 79 };
-    /// `UNC_S_RING_AK_USED.ALL`: event select 0x1c, umask 0x0f, counters 0b1111.
-    pub const RING_AK_USED_ALL: Event = Event { code: 0x1c, umask: 0x0f, ext_sel: false, row: 80 };
-    /// `UNC_S_RING_BL_USED.ALL`: event select 0x1d, umask 0x0f, counters 0b1111.
-    pub const RING_BL_USED_ALL: Event = Event { code: 0x1d, umask: 0x0f, ext_sel: false, row: 81 };
+    /// `UNC_S_BOUNCE_CONTROL`.
+    pub const BOUNCE_CONTROL: Event = Event::row(0);
+    /// `UNC_S_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(1);
+    /// `UNC_S_FAST_ASSERTED`.
+    pub const FAST_ASSERTED: Event = Event::row(2);
+    /// `UNC_S_RING_AD_USED.UP_EVEN`.
+    pub const RING_AD_USED_UP_EVEN: Event = Event::row(3);
+    /// `UNC_S_RING_AD_USED.UP_ODD`.
+    pub const RING_AD_USED_UP_ODD: Event = Event::row(4);
+    /// `UNC_S_RING_AD_USED.DOWN_EVEN`.
+    pub const RING_AD_USED_DOWN_EVEN: Event = Event::row(5);
+    /// `UNC_S_RING_AD_USED.DOWN_ODD`.
+    pub const RING_AD_USED_DOWN_ODD: Event = Event::row(6);
+    /// `UNC_S_RING_AD_USED.UP`.
+    pub const RING_AD_USED_UP: Event = Event::row(7);
+    /// `UNC_S_RING_AD_USED.DOWN`.
+    pub const RING_AD_USED_DOWN: Event = Event::row(8);
+    /// `UNC_S_RING_AK_USED.UP_EVEN`.
+    pub const RING_AK_USED_UP_EVEN: Event = Event::row(9);
+    /// `UNC_S_RING_AK_USED.UP_ODD`.
+    pub const RING_AK_USED_UP_ODD: Event = Event::row(10);
+    /// `UNC_S_RING_AK_USED.DOWN_EVEN`.
+    pub const RING_AK_USED_DOWN_EVEN: Event = Event::row(11);
+    /// `UNC_S_RING_AK_USED.DOWN_ODD`.
+    pub const RING_AK_USED_DOWN_ODD: Event = Event::row(12);
+    /// `UNC_S_RING_AK_USED.UP`.
+    pub const RING_AK_USED_UP: Event = Event::row(13);
+    /// `UNC_S_RING_AK_USED.DOWN`.
+    pub const RING_AK_USED_DOWN: Event = Event::row(14);
+    /// `UNC_S_RING_BL_USED.UP_EVEN`.
+    pub const RING_BL_USED_UP_EVEN: Event = Event::row(15);
+    /// `UNC_S_RING_BL_USED.UP_ODD`.
+    pub const RING_BL_USED_UP_ODD: Event = Event::row(16);
+    /// `UNC_S_RING_BL_USED.DOWN_EVEN`.
+    pub const RING_BL_USED_DOWN_EVEN: Event = Event::row(17);
+    /// `UNC_S_RING_BL_USED.DOWN_ODD`.
+    pub const RING_BL_USED_DOWN_ODD: Event = Event::row(18);
+    /// `UNC_S_RING_BL_USED.UP`.
+    pub const RING_BL_USED_UP: Event = Event::row(19);
+    /// `UNC_S_RING_BL_USED.DOWN`.
+    pub const RING_BL_USED_DOWN: Event = Event::row(20);
+    /// `UNC_S_RING_BOUNCES.AD_CACHE`.
+    pub const RING_BOUNCES_AD_CACHE: Event = Event::row(21);
+    /// `UNC_S_RING_BOUNCES.AK_CORE`.
+    pub const RING_BOUNCES_AK_CORE: Event = Event::row(22);
+    /// `UNC_S_RING_BOUNCES.BL_CORE`.
+    pub const RING_BOUNCES_BL_CORE: Event = Event::row(23);
+    /// `UNC_S_RING_BOUNCES.IV_CORE`.
+    pub const RING_BOUNCES_IV_CORE: Event = Event::row(24);
+    /// `UNC_S_RING_IV_USED.UP`.
+    pub const RING_IV_USED_UP: Event = Event::row(25);
+    /// `UNC_S_RING_IV_USED.DN`.
+    pub const RING_IV_USED_DN: Event = Event::row(26);
+    /// `UNC_S_RxR_BYPASS.AD_CRD`.
+    pub const RXR_BYPASS_AD_CRD: Event = Event::row(27);
+    /// `UNC_S_RxR_BYPASS.AD_BNC`.
+    pub const RXR_BYPASS_AD_BNC: Event = Event::row(28);
+    /// `UNC_S_RxR_BYPASS.BL_CRD`.
+    pub const RXR_BYPASS_BL_CRD: Event = Event::row(29);
+    /// `UNC_S_RxR_BYPASS.BL_BNC`.
+    pub const RXR_BYPASS_BL_BNC: Event = Event::row(30);
+    /// `UNC_S_RxR_BYPASS.AK`.
+    pub const RXR_BYPASS_AK: Event = Event::row(31);
+    /// `UNC_S_RxR_BYPASS.IV`.
+    pub const RXR_BYPASS_IV: Event = Event::row(32);
+    /// `UNC_S_RxR_INSERTS.AD_CRD`.
+    pub const RXR_INSERTS_AD_CRD: Event = Event::row(33);
+    /// `UNC_S_RxR_INSERTS.AD_BNC`.
+    pub const RXR_INSERTS_AD_BNC: Event = Event::row(34);
+    /// `UNC_S_RxR_INSERTS.BL_CRD`.
+    pub const RXR_INSERTS_BL_CRD: Event = Event::row(35);
+    /// `UNC_S_RxR_INSERTS.BL_BNC`.
+    pub const RXR_INSERTS_BL_BNC: Event = Event::row(36);
+    /// `UNC_S_RxR_INSERTS.AK`.
+    pub const RXR_INSERTS_AK: Event = Event::row(37);
+    /// `UNC_S_RxR_INSERTS.IV`.
+    pub const RXR_INSERTS_IV: Event = Event::row(38);
+    /// `UNC_S_RxR_OCCUPANCY.AD_CRD`.
+    pub const RXR_OCCUPANCY_AD_CRD: Event = Event::row(39);
+    /// `UNC_S_RxR_OCCUPANCY.AD_BNC`.
+    pub const RXR_OCCUPANCY_AD_BNC: Event = Event::row(40);
+    /// `UNC_S_RxR_OCCUPANCY.BL_CRD`.
+    pub const RXR_OCCUPANCY_BL_CRD: Event = Event::row(41);
+    /// `UNC_S_RxR_OCCUPANCY.BL_BNC`.
+    pub const RXR_OCCUPANCY_BL_BNC: Event = Event::row(42);
+    /// `UNC_S_RxR_OCCUPANCY.AK`.
+    pub const RXR_OCCUPANCY_AK: Event = Event::row(43);
+    /// `UNC_S_RxR_OCCUPANCY.IV`.
+    pub const RXR_OCCUPANCY_IV: Event = Event::row(44);
+    /// `UNC_S_TxR_ADS_USED.AD`.
+    pub const TXR_ADS_USED_AD: Event = Event::row(45);
+    /// `UNC_S_TxR_ADS_USED.AK`.
+    pub const TXR_ADS_USED_AK: Event = Event::row(46);
+    /// `UNC_S_TxR_ADS_USED.BL`.
+    pub const TXR_ADS_USED_BL: Event = Event::row(47);
+    /// `UNC_S_TxR_INSERTS.AD_CRD`.
+    pub const TXR_INSERTS_AD_CRD: Event = Event::row(48);
+    /// `UNC_S_TxR_INSERTS.AD_BNC`.
+    pub const TXR_INSERTS_AD_BNC: Event = Event::row(49);
+    /// `UNC_S_TxR_INSERTS.BL_CRD`.
+    pub const TXR_INSERTS_BL_CRD: Event = Event::row(50);
+    /// `UNC_S_TxR_INSERTS.BL_BNC`.
+    pub const TXR_INSERTS_BL_BNC: Event = Event::row(51);
+    /// `UNC_S_TxR_INSERTS.AK`.
+    pub const TXR_INSERTS_AK: Event = Event::row(52);
+    /// `UNC_S_TxR_INSERTS.IV`.
+    pub const TXR_INSERTS_IV: Event = Event::row(53);
+    /// `UNC_S_TxR_OCCUPANCY.AD_CRD`.
+    pub const TXR_OCCUPANCY_AD_CRD: Event = Event::row(54);
+    /// `UNC_S_TxR_OCCUPANCY.AD_BNC`.
+    pub const TXR_OCCUPANCY_AD_BNC: Event = Event::row(55);
+    /// `UNC_S_TxR_OCCUPANCY.BL_CRD`.
+    pub const TXR_OCCUPANCY_BL_CRD: Event = Event::row(56);
+    /// `UNC_S_TxR_OCCUPANCY.BL_BNC`.
+    pub const TXR_OCCUPANCY_BL_BNC: Event = Event::row(57);
+    /// `UNC_S_TxR_OCCUPANCY.AK`.
+    pub const TXR_OCCUPANCY_AK: Event = Event::row(58);
+    /// `UNC_S_TxR_OCCUPANCY.IV`.
+    pub const TXR_OCCUPANCY_IV: Event = Event::row(59);
+    /// `UNC_S_RING_SINK_STARVED.AD_CACHE`.
+    pub const RING_SINK_STARVED_AD_CACHE: Event = Event::row(60);
+    /// `UNC_S_RING_SINK_STARVED.AK_CORE`.
+    pub const RING_SINK_STARVED_AK_CORE: Event = Event::row(61);
+    /// `UNC_S_RING_SINK_STARVED.BL_CORE`.
+    pub const RING_SINK_STARVED_BL_CORE: Event = Event::row(62);
+    /// `UNC_S_RING_SINK_STARVED.IV_CORE`.
+    pub const RING_SINK_STARVED_IV_CORE: Event = Event::row(63);
+    /// `UNC_S_RxR_BUSY_STARVED.AD_CRD`.
+    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event::row(64);
+    /// `UNC_S_RxR_BUSY_STARVED.AD_BNC`.
+    pub const RXR_BUSY_STARVED_AD_BNC: Event = Event::row(65);
+    /// `UNC_S_RxR_BUSY_STARVED.BL_CRD`.
+    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event::row(66);
+    /// `UNC_S_RxR_BUSY_STARVED.BL_BNC`.
+    pub const RXR_BUSY_STARVED_BL_BNC: Event = Event::row(67);
+    /// `UNC_S_RxR_CRD_STARVED.AD_CRD`.
+    pub const RXR_CRD_STARVED_AD_CRD: Event = Event::row(68);
+    /// `UNC_S_RxR_CRD_STARVED.AD_BNC`.
+    pub const RXR_CRD_STARVED_AD_BNC: Event = Event::row(69);
+    /// `UNC_S_RxR_CRD_STARVED.BL_CRD`.
+    pub const RXR_CRD_STARVED_BL_CRD: Event = Event::row(70);
+    /// `UNC_S_RxR_CRD_STARVED.BL_BNC`.
+    pub const RXR_CRD_STARVED_BL_BNC: Event = Event::row(71);
+    /// `UNC_S_RxR_CRD_STARVED.AK`.
+    pub const RXR_CRD_STARVED_AK: Event = Event::row(72);
+    /// `UNC_S_RxR_CRD_STARVED.IV`.
+    pub const RXR_CRD_STARVED_IV: Event = Event::row(73);
+    /// `UNC_S_RxR_CRD_STARVED.IFV`.
+    pub const RXR_CRD_STARVED_IFV: Event = Event::row(74);
+    /// `UNC_S_TxR_STARVED.AD`.
+    pub const TXR_STARVED_AD: Event = Event::row(75);
+    /// `UNC_S_TxR_STARVED.AK`.
+    pub const TXR_STARVED_AK: Event = Event::row(76);
+    /// `UNC_S_TxR_STARVED.BL`.
+    pub const TXR_STARVED_BL: Event = Event::row(77);
+    /// `UNC_S_TxR_STARVED.IV`.
+    pub const TXR_STARVED_IV: Event = Event::row(78);
+    /// `UNC_S_RING_AD_USED.ALL`.
+    pub const RING_AD_USED_ALL: Event = Event::row(79);
+    /// `UNC_S_RING_AK_USED.ALL`.
+    pub const RING_AK_USED_ALL: Event = Event::row(80);
+    /// `UNC_S_RING_BL_USED.ALL`.
+    pub const RING_BL_USED_ALL: Event = Event::row(81);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::BOUNCE_CONTROL,
-        Event::CLOCKTICKS,
-        Event::FAST_ASSERTED,
-        Event::RING_AD_USED_UP_EVEN,
-        Event::RING_AD_USED_UP_ODD,
-        Event::RING_AD_USED_DOWN_EVEN,
-        Event::RING_AD_USED_DOWN_ODD,
-        Event::RING_AD_USED_UP,
-        Event::RING_AD_USED_DOWN,
-        Event::RING_AK_USED_UP_EVEN,
-        Event::RING_AK_USED_UP_ODD,
-        Event::RING_AK_USED_DOWN_EVEN,
-        Event::RING_AK_USED_DOWN_ODD,
-        Event::RING_AK_USED_UP,
-        Event::RING_AK_USED_DOWN,
-        Event::RING_BL_USED_UP_EVEN,
-        Event::RING_BL_USED_UP_ODD,
-        Event::RING_BL_USED_DOWN_EVEN,
-        Event::RING_BL_USED_DOWN_ODD,
-        Event::RING_BL_USED_UP,
-        Event::RING_BL_USED_DOWN,
-        Event::RING_BOUNCES_AD_CACHE,
-        Event::RING_BOUNCES_AK_CORE,
-        Event::RING_BOUNCES_BL_CORE,
-        Event::RING_BOUNCES_IV_CORE,
-        Event::RING_IV_USED_UP,
-        Event::RING_IV_USED_DN,
-        Event::RXR_BYPASS_AD_CRD,
-        Event::RXR_BYPASS_AD_BNC,
-        Event::RXR_BYPASS_BL_CRD,
-        Event::RXR_BYPASS_BL_BNC,
-        Event::RXR_BYPASS_AK,
-        Event::RXR_BYPASS_IV,
-        Event::RXR_INSERTS_AD_CRD,
-        Event::RXR_INSERTS_AD_BNC,
-        Event::RXR_INSERTS_BL_CRD,
-        Event::RXR_INSERTS_BL_BNC,
-        Event::RXR_INSERTS_AK,
-        Event::RXR_INSERTS_IV,
-        Event::RXR_OCCUPANCY_AD_CRD,
-        Event::RXR_OCCUPANCY_AD_BNC,
-        Event::RXR_OCCUPANCY_BL_CRD,
-        Event::RXR_OCCUPANCY_BL_BNC,
-        Event::RXR_OCCUPANCY_AK,
-        Event::RXR_OCCUPANCY_IV,
-        Event::TXR_ADS_USED_AD,
-        Event::TXR_ADS_USED_AK,
-        Event::TXR_ADS_USED_BL,
-        Event::TXR_INSERTS_AD_CRD,
-        Event::TXR_INSERTS_AD_BNC,
-        Event::TXR_INSERTS_BL_CRD,
-        Event::TXR_INSERTS_BL_BNC,
-        Event::TXR_INSERTS_AK,
-        Event::TXR_INSERTS_IV,
-        Event::TXR_OCCUPANCY_AD_CRD,
-        Event::TXR_OCCUPANCY_AD_BNC,
-        Event::TXR_OCCUPANCY_BL_CRD,
-        Event::TXR_OCCUPANCY_BL_BNC,
-        Event::TXR_OCCUPANCY_AK,
-        Event::TXR_OCCUPANCY_IV,
-        Event::RING_SINK_STARVED_AD_CACHE,
-        Event::RING_SINK_STARVED_AK_CORE,
-        Event::RING_SINK_STARVED_BL_CORE,
-        Event::RING_SINK_STARVED_IV_CORE,
-        Event::RXR_BUSY_STARVED_AD_CRD,
-        Event::RXR_BUSY_STARVED_AD_BNC,
-        Event::RXR_BUSY_STARVED_BL_CRD,
-        Event::RXR_BUSY_STARVED_BL_BNC,
-        Event::RXR_CRD_STARVED_AD_CRD,
-        Event::RXR_CRD_STARVED_AD_BNC,
-        Event::RXR_CRD_STARVED_BL_CRD,
-        Event::RXR_CRD_STARVED_BL_BNC,
-        Event::RXR_CRD_STARVED_AK,
-        Event::RXR_CRD_STARVED_IV,
-        Event::RXR_CRD_STARVED_IFV,
-        Event::TXR_STARVED_AD,
-        Event::TXR_STARVED_AK,
-        Event::TXR_STARVED_BL,
-        Event::TXR_STARVED_IV,
-        Event::RING_AD_USED_ALL,
-        Event::RING_AK_USED_ALL,
-        Event::RING_BL_USED_ALL,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -753,93 +690,106 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_S_BOUNCE_CONTROL", 0x0a, 0x00, 0b1111),
+    ev("UNC_S_CLOCKTICKS", 0x00, 0x00, 0b1111),
+    ev("UNC_S_FAST_ASSERTED", 0x09, 0x00, 0b1111),
+    ev("UNC_S_RING_AD_USED.UP_EVEN", 0x1b, 0x01, 0b1111),
+    ev("UNC_S_RING_AD_USED.UP_ODD", 0x1b, 0x02, 0b1111),
+    ev("UNC_S_RING_AD_USED.DOWN_EVEN", 0x1b, 0x04, 0b1111),
+    ev("UNC_S_RING_AD_USED.DOWN_ODD", 0x1b, 0x08, 0b1111),
+    ev("UNC_S_RING_AD_USED.UP", 0x1b, 0x03, 0b1111),
+    ev("UNC_S_RING_AD_USED.DOWN", 0x1b, 0x0c, 0b1111),
+    ev("UNC_S_RING_AK_USED.UP_EVEN", 0x1c, 0x01, 0b1111),
+    ev("UNC_S_RING_AK_USED.UP_ODD", 0x1c, 0x02, 0b1111),
+    ev("UNC_S_RING_AK_USED.DOWN_EVEN", 0x1c, 0x04, 0b1111),
+    ev("UNC_S_RING_AK_USED.DOWN_ODD", 0x1c, 0x08, 0b1111),
+    ev("UNC_S_RING_AK_USED.UP", 0x1c, 0x03, 0b1111),
+    ev("UNC_S_RING_AK_USED.DOWN", 0x1c, 0x0c, 0b1111),
+    ev("UNC_S_RING_BL_USED.UP_EVEN", 0x1d, 0x01, 0b1111),
+    ev("UNC_S_RING_BL_USED.UP_ODD", 0x1d, 0x02, 0b1111),
+    ev("UNC_S_RING_BL_USED.DOWN_EVEN", 0x1d, 0x04, 0b1111),
+    ev("UNC_S_RING_BL_USED.DOWN_ODD", 0x1d, 0x08, 0b1111),
+    ev("UNC_S_RING_BL_USED.UP", 0x1d, 0x03, 0b1111),
+    ev("UNC_S_RING_BL_USED.DOWN", 0x1d, 0x0c, 0b1111),
+    ev("UNC_S_RING_BOUNCES.AD_CACHE", 0x05, 0x01, 0b1111),
+    ev("UNC_S_RING_BOUNCES.AK_CORE", 0x05, 0x02, 0b1111),
+    ev("UNC_S_RING_BOUNCES.BL_CORE", 0x05, 0x04, 0b1111),
+    ev("UNC_S_RING_BOUNCES.IV_CORE", 0x05, 0x08, 0b1111),
+    ev("UNC_S_RING_IV_USED.UP", 0x1e, 0x03, 0b1111),
+    ev("UNC_S_RING_IV_USED.DN", 0x1e, 0x0c, 0b1111),
+    ev("UNC_S_RxR_BYPASS.AD_CRD", 0x12, 0x01, 0b1111),
+    ev("UNC_S_RxR_BYPASS.AD_BNC", 0x12, 0x02, 0b1111),
+    ev("UNC_S_RxR_BYPASS.BL_CRD", 0x12, 0x04, 0b1111),
+    ev("UNC_S_RxR_BYPASS.BL_BNC", 0x12, 0x08, 0b1111),
+    ev("UNC_S_RxR_BYPASS.AK", 0x12, 0x10, 0b1111),
+    ev("UNC_S_RxR_BYPASS.IV", 0x12, 0x20, 0b1111),
+    ev("UNC_S_RxR_INSERTS.AD_CRD", 0x13, 0x01, 0b1111),
+    ev("UNC_S_RxR_INSERTS.AD_BNC", 0x13, 0x02, 0b1111),
+    ev("UNC_S_RxR_INSERTS.BL_CRD", 0x13, 0x04, 0b1111),
+    ev("UNC_S_RxR_INSERTS.BL_BNC", 0x13, 0x08, 0b1111),
+    ev("UNC_S_RxR_INSERTS.AK", 0x13, 0x10, 0b1111),
+    ev("UNC_S_RxR_INSERTS.IV", 0x13, 0x20, 0b1111),
+    ev("UNC_S_RxR_OCCUPANCY.AD_CRD", 0x11, 0x01, 0b1111),
+    ev("UNC_S_RxR_OCCUPANCY.AD_BNC", 0x11, 0x02, 0b1111),
+    ev("UNC_S_RxR_OCCUPANCY.BL_CRD", 0x11, 0x04, 0b1111),
+    ev("UNC_S_RxR_OCCUPANCY.BL_BNC", 0x11, 0x08, 0b1111),
+    ev("UNC_S_RxR_OCCUPANCY.AK", 0x11, 0x10, 0b1111),
+    ev("UNC_S_RxR_OCCUPANCY.IV", 0x11, 0x20, 0b1111),
+    ev("UNC_S_TxR_ADS_USED.AD", 0x04, 0x01, 0b1111),
+    ev("UNC_S_TxR_ADS_USED.AK", 0x04, 0x02, 0b1111),
+    ev("UNC_S_TxR_ADS_USED.BL", 0x04, 0x04, 0b1111),
+    ev("UNC_S_TxR_INSERTS.AD_CRD", 0x02, 0x01, 0b1111),
+    ev("UNC_S_TxR_INSERTS.AD_BNC", 0x02, 0x02, 0b1111),
+    ev("UNC_S_TxR_INSERTS.BL_CRD", 0x02, 0x04, 0b1111),
+    ev("UNC_S_TxR_INSERTS.BL_BNC", 0x02, 0x08, 0b1111),
+    ev("UNC_S_TxR_INSERTS.AK", 0x02, 0x10, 0b1111),
+    ev("UNC_S_TxR_INSERTS.IV", 0x02, 0x20, 0b1111),
+    ev("UNC_S_TxR_OCCUPANCY.AD_CRD", 0x01, 0x01, 0b1111),
+    ev("UNC_S_TxR_OCCUPANCY.AD_BNC", 0x01, 0x02, 0b1111),
+    ev("UNC_S_TxR_OCCUPANCY.BL_CRD", 0x01, 0x04, 0b1111),
+    ev("UNC_S_TxR_OCCUPANCY.BL_BNC", 0x01, 0x08, 0b1111),
+    ev("UNC_S_TxR_OCCUPANCY.AK", 0x01, 0x10, 0b1111),
+    ev("UNC_S_TxR_OCCUPANCY.IV", 0x01, 0x20, 0b1111),
+    ev("UNC_S_RING_SINK_STARVED.AD_CACHE", 0x06, 0x01, 0b1111),
+    ev("UNC_S_RING_SINK_STARVED.AK_CORE", 0x06, 0x02, 0b1111),
+    ev("UNC_S_RING_SINK_STARVED.BL_CORE", 0x06, 0x04, 0b1111),
+    ev("UNC_S_RING_SINK_STARVED.IV_CORE", 0x06, 0x08, 0b1111),
+    ev("UNC_S_RxR_BUSY_STARVED.AD_CRD", 0x15, 0x01, 0b1111),
+    ev("UNC_S_RxR_BUSY_STARVED.AD_BNC", 0x15, 0x02, 0b1111),
+    ev("UNC_S_RxR_BUSY_STARVED.BL_CRD", 0x15, 0x04, 0b1111),
+    ev("UNC_S_RxR_BUSY_STARVED.BL_BNC", 0x15, 0x08, 0b1111),
+    ev("UNC_S_RxR_CRD_STARVED.AD_CRD", 0x14, 0x01, 0b1111),
+    ev("UNC_S_RxR_CRD_STARVED.AD_BNC", 0x14, 0x02, 0b1111),
+    ev("UNC_S_RxR_CRD_STARVED.BL_CRD", 0x14, 0x04, 0b1111),
+    ev("UNC_S_RxR_CRD_STARVED.BL_BNC", 0x14, 0x08, 0b1111),
+    ev("UNC_S_RxR_CRD_STARVED.AK", 0x14, 0x10, 0b1111),
+    ev("UNC_S_RxR_CRD_STARVED.IV", 0x14, 0x20, 0b1111),
+    ev("UNC_S_RxR_CRD_STARVED.IFV", 0x14, 0x40, 0b1111),
+    ev("UNC_S_TxR_STARVED.AD", 0x03, 0x01, 0b1111),
+    ev("UNC_S_TxR_STARVED.AK", 0x03, 0x02, 0b1111),
+    ev("UNC_S_TxR_STARVED.BL", 0x03, 0x04, 0b1111),
+    ev("UNC_S_TxR_STARVED.IV", 0x03, 0x08, 0b1111),
+    ev("UNC_S_RING_AD_USED.ALL", 0x1b, 0x0f, 0b1111),
+    ev("UNC_S_RING_AK_USED.ALL", 0x1c, 0x0f, 0b1111),
+    ev("UNC_S_RING_BL_USED.ALL", 0x1d, 0x0f, 0b1111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<18>(EVENT_ROWS, 64, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_S_BOUNCE_CONTROL", code: 0x0a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_FAST_ASSERTED", code: 0x09, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AD_USED.UP_EVEN", code: 0x1b, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AD_USED.UP_ODD", code: 0x1b, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AD_USED.DOWN_EVEN", code: 0x1b, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AD_USED.DOWN_ODD", code: 0x1b, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AD_USED.UP", code: 0x1b, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AD_USED.DOWN", code: 0x1b, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AK_USED.UP_EVEN", code: 0x1c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AK_USED.UP_ODD", code: 0x1c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AK_USED.DOWN_EVEN", code: 0x1c, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AK_USED.DOWN_ODD", code: 0x1c, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AK_USED.UP", code: 0x1c, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AK_USED.DOWN", code: 0x1c, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_BL_USED.UP_EVEN", code: 0x1d, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_BL_USED.UP_ODD", code: 0x1d, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_BL_USED.DOWN_EVEN", code: 0x1d, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_BL_USED.DOWN_ODD", code: 0x1d, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_BL_USED.UP", code: 0x1d, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_BL_USED.DOWN", code: 0x1d, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_BOUNCES.AD_CACHE", code: 0x05, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_BOUNCES.AK_CORE", code: 0x05, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_BOUNCES.BL_CORE", code: 0x05, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_BOUNCES.IV_CORE", code: 0x05, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_IV_USED.UP", code: 0x1e, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_IV_USED.DN", code: 0x1e, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_BYPASS.AD_CRD", code: 0x12, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_BYPASS.AD_BNC", code: 0x12, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_BYPASS.BL_CRD", code: 0x12, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_BYPASS.BL_BNC", code: 0x12, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_BYPASS.AK", code: 0x12, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_BYPASS.IV", code: 0x12, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_INSERTS.AD_CRD", code: 0x13, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_INSERTS.AD_BNC", code: 0x13, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_INSERTS.BL_CRD", code: 0x13, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_INSERTS.BL_BNC", code: 0x13, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_INSERTS.AK", code: 0x13, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_INSERTS.IV", code: 0x13, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_OCCUPANCY.AD_CRD", code: 0x11, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_OCCUPANCY.AD_BNC", code: 0x11, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_OCCUPANCY.BL_CRD", code: 0x11, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_OCCUPANCY.BL_BNC", code: 0x11, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_OCCUPANCY.AK", code: 0x11, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_OCCUPANCY.IV", code: 0x11, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_ADS_USED.AD", code: 0x04, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_ADS_USED.AK", code: 0x04, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_ADS_USED.BL", code: 0x04, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_INSERTS.AD_CRD", code: 0x02, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_INSERTS.AD_BNC", code: 0x02, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_INSERTS.BL_CRD", code: 0x02, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_INSERTS.BL_BNC", code: 0x02, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_INSERTS.AK", code: 0x02, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_INSERTS.IV", code: 0x02, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_OCCUPANCY.AD_CRD", code: 0x01, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_OCCUPANCY.AD_BNC", code: 0x01, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_OCCUPANCY.BL_CRD", code: 0x01, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_OCCUPANCY.BL_BNC", code: 0x01, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_OCCUPANCY.AK", code: 0x01, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_OCCUPANCY.IV", code: 0x01, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_SINK_STARVED.AD_CACHE", code: 0x06, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_SINK_STARVED.AK_CORE", code: 0x06, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_SINK_STARVED.BL_CORE", code: 0x06, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_SINK_STARVED.IV_CORE", code: 0x06, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_BUSY_STARVED.AD_CRD", code: 0x15, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_BUSY_STARVED.AD_BNC", code: 0x15, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_BUSY_STARVED.BL_CRD", code: 0x15, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_BUSY_STARVED.BL_BNC", code: 0x15, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_CRD_STARVED.AD_CRD", code: 0x14, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_CRD_STARVED.AD_BNC", code: 0x14, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_CRD_STARVED.BL_CRD", code: 0x14, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_CRD_STARVED.BL_BNC", code: 0x14, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_CRD_STARVED.AK", code: 0x14, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_CRD_STARVED.IV", code: 0x14, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RxR_CRD_STARVED.IFV", code: 0x14, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_STARVED.AD", code: 0x03, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_STARVED.AK", code: 0x03, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_STARVED.BL", code: 0x03, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_TxR_STARVED.IV", code: 0x03, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AD_USED.ALL", code: 0x1b, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_AK_USED.ALL", code: 0x1c, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UNC_S_RING_BL_USED.ALL", code: 0x1d, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl SboxCtl {
     /// This value set to count `event`: its event select and umask.

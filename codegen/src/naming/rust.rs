@@ -128,6 +128,9 @@ pub fn rust_type_name(name: String) -> String {
         "Layout",
         "Reg32",
         "Reg64",
+        "BitRange",
+        "BitRanges",
+        "BitArray",
         "Role",
         "CoreEvent",
         "List",
@@ -201,6 +204,27 @@ pub fn field_const_ident(reg: &Register, f: &Field, module: Option<&str>) -> Str
 pub fn bit_const_ident(register: &str, f: &Field) -> String {
     let field = field_ident(f).to_ascii_uppercase();
     format!("{register}_{}", field.trim_end_matches('_'))
+}
+
+/// The position constant of a field on its register type (`WEvtSel::THRESH`): its Rust name in
+/// capitals, with `_FIELD` after a name the register types' own constants or the `Layout` and
+/// `Register` traits' use (`RESET`, `INFO`...).
+pub fn field_bits_ident(f: &Field) -> String {
+    const TRAIT_CONSTS: &[&str] = &[
+        "NAME",
+        "INFO",
+        "FIELDS",
+        "RESET",
+        "RESERVED_MASK",
+        "IGNORED_MASK",
+        "WRITABLE_MASK",
+    ];
+    let name = field_ident(f).trim_end_matches('_').to_ascii_uppercase();
+    if TRAIT_CONSTS.contains(&name.as_str()) {
+        format!("{name}_FIELD")
+    } else {
+        name
+    }
 }
 
 /// The `PmuInfo` static of a unit in its processor's `pmu` module (`CBOX`).

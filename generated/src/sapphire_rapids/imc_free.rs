@@ -72,9 +72,11 @@ impl Layout for ImcFreeDclkLayout {
 }
 
 impl ImcFreeDclk {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): DRAM clock cycles since reset; wraps at 48 bits
-    /// and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT`]): DRAM clock cycles since reset; wraps at 48 bits and
+    /// keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
 }
 
 /// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE0.
@@ -143,9 +145,11 @@ impl Layout for ImcFreePqCyclesLayout {
 }
 
 impl ImcFreePqCycles {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): Cycles since reset in which the queue was not
-    /// empty; wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT`]): Cycles since reset in which the queue was not empty;
+    /// wraps at 48 bits and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
 }
 
 /// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of instance IMC_FREE0.

@@ -51,13 +51,15 @@ impl Layout for BGlobalCtlLayout {
 }
 
 impl BGlobalCtl {
-    /// `ctr_en` (bits 3:0, rw, reset 0x0): Per-counter enable, bit n for counter n of this box.
-    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ctr_en` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_ctr_en` returns an error instead.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "B{i}_MSR_PMON_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ctr_en`: bits 3:0 (rw, reset 0x0).
+    pub const CTR_EN: BitRange = BitRange::new(3, 0);
+    /// `ctr_en` ([`Self::CTR_EN`]): Per-counter enable, bit n for counter n of this box.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN.get(self.raw64()) as u8 }
+    /// This value with `ctr_en` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ctr_en` returns an error instead.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN.set(self.raw64(), v as u64)) }
+    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN.try_set(self.raw64(), v as u64, BGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
 /// `B{i}_MSR_PMON_GLOBAL_CTL` of instance B0.
@@ -125,14 +127,16 @@ impl Layout for BGlobalStatusLayout {
 }
 
 impl BGlobalStatus {
-    /// `ov` (bits 3:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by
-    /// hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "B{i}_MSR_PMON_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw-v, reset 0x0).
+    pub const OV: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV`]): Overflow flag per counter, bit n for counter n; set by hardware when
+    /// that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV.try_set(self.raw64(), v as u64, BGlobalStatusLayout::NAME, "ov")) }
 }
 
 /// `B{i}_MSR_PMON_GLOBAL_STATUS` of instance B0.
@@ -201,11 +205,13 @@ impl Layout for BGlobalOvfCtlLayout {
 }
 
 impl BGlobalOvfCtl {
-    /// This value with `clr_ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_clr_ov` returns an error instead.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "B{i}_MSR_PMON_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `clr_ov`: bits 3:0 (w1c, reset 0x0).
+    pub const CLR_OV: BitRange = BitRange::new(3, 0);
+    /// This value with `clr_ov` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_clr_ov` returns an error instead.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV.try_set(self.raw64(), v as u64, BGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
 /// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance B0.
@@ -292,22 +298,28 @@ impl Layout for BEvtSelLayout {
 }
 
 impl BEvtSel {
-    /// `pmi_en` (bit 20, rw, reset 0x0): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `pmi_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `ev_sel` (bits 5:1, rw, reset 0x0): Selects the event from the set available to this
-    /// particular counter.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 5, 1) as u8 }
-    /// This value with `ev_sel` (bits 5:1) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_ev_sel` returns an error instead.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 1, v as u64)) }
-    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 1, v as u64, "B{i}_MSR_PMON_EVT_SEL{n}", "ev_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `en` (bit 0, rw, reset 0x0): Local enable for this counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `en` (bit 0) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `pmi_en`: bit 20 (rw, reset 0x0).
+    pub const PMI_EN: BitRange = BitRange::new(20, 20);
+    /// `ev_sel`: bits 5:1 (rw, reset 0x0).
+    pub const EV_SEL: BitRange = BitRange::new(5, 1);
+    /// `en`: bit 0 (rw, reset 0x0).
+    pub const EN: BitRange = BitRange::new(0, 0);
+    /// `pmi_en` ([`Self::PMI_EN`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN.is_set(self.raw64()) }
+    /// This value with `pmi_en` set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL`]): Selects the event from the set available to this particular
+    /// counter.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ev_sel` returns an error instead.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL.try_set(self.raw64(), v as u64, BEvtSelLayout::NAME, "ev_sel")) }
+    /// `en` ([`Self::EN`]): Local enable for this counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
 }
 
 /// `B{i}_MSR_PMON_EVT_SEL{n}` of instance B0.
@@ -377,15 +389,17 @@ impl Layout for BCntLayout {
 }
 
 impl BCnt {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
-    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
-    /// of events.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "B{i}_MSR_PMON_CNT{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT`]): The 48-bit event count. Software may preload it (for
+    /// example with 2^48 minus a sample interval) so that it overflows after a chosen number of
+    /// events.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, BCntLayout::NAME, "event_count")) }
 }
 
 /// `B{i}_MSR_PMON_CNT{n}` of instance B0.
@@ -471,41 +485,51 @@ impl Layout for BMatchLayout {
 }
 
 impl BMatch {
-    /// `opc_out` (bits 59:56, rw, reset 0x0): Opcode of outgoing packets to match.
-    #[inline] pub const fn opc_out(self) -> u8 { get_bits(self.raw64(), 59, 56) as u8 }
-    /// This value with `opc_out` (bits 59:56) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_opc_out` returns an error instead.
-    #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 59, 56, v as u64)) }
-    /// This value with `opc_out` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 59, 56, v as u64, "B{i}_MSR_MATCH", "opc_out") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `opc_in` (bits 55:52, rw, reset 0x0): Opcode of incoming packets to match.
-    #[inline] pub const fn opc_in(self) -> u8 { get_bits(self.raw64(), 55, 52) as u8 }
-    /// This value with `opc_in` (bits 55:52) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_opc_in` returns an error instead.
-    #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 52, v as u64)) }
-    /// This value with `opc_in` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 55, 52, v as u64, "B{i}_MSR_MATCH", "opc_in") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `msg_out` (bits 51:48, rw, reset 0x0): QPI message class of outgoing packets to match.
-    #[inline] pub const fn msg_out(self) -> u8 { get_bits(self.raw64(), 51, 48) as u8 }
-    /// This value with `msg_out` (bits 51:48) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_msg_out` returns an error instead.
-    #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 51, 48, v as u64)) }
-    /// This value with `msg_out` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 51, 48, v as u64, "B{i}_MSR_MATCH", "msg_out") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `msg_in` (bits 47:44, rw, reset 0x0): QPI message class of incoming packets to match.
-    #[inline] pub const fn msg_in(self) -> u8 { get_bits(self.raw64(), 47, 44) as u8 }
-    /// This value with `msg_in` (bits 47:44) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_msg_in` returns an error instead.
-    #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 44, v as u64)) }
-    /// This value with `msg_in` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 44, v as u64, "B{i}_MSR_MATCH", "msg_in") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `addr` (bits 43:0, rw, reset 0x0): Cache-line address to match: system address bits 49:6.
-    #[inline] pub const fn addr(self) -> u64 { get_bits(self.raw64(), 43, 0) }
-    /// This value with `addr` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a
-    /// compile error in const context); `try_with_addr` returns an error instead.
-    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
-    /// This value with `addr` set to `v`, or an error if `v` does not fit in 44 bits.
-    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "B{i}_MSR_MATCH", "addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `opc_out`: bits 59:56 (rw, reset 0x0).
+    pub const OPC_OUT: BitRange = BitRange::new(59, 56);
+    /// `opc_in`: bits 55:52 (rw, reset 0x0).
+    pub const OPC_IN: BitRange = BitRange::new(55, 52);
+    /// `msg_out`: bits 51:48 (rw, reset 0x0).
+    pub const MSG_OUT: BitRange = BitRange::new(51, 48);
+    /// `msg_in`: bits 47:44 (rw, reset 0x0).
+    pub const MSG_IN: BitRange = BitRange::new(47, 44);
+    /// `addr`: bits 43:0 (rw, reset 0x0).
+    pub const ADDR: BitRange = BitRange::new(43, 0);
+    /// `opc_out` ([`Self::OPC_OUT`]): Opcode of outgoing packets to match.
+    #[inline] pub const fn opc_out(self) -> u8 { Self::OPC_OUT.get(self.raw64()) as u8 }
+    /// This value with `opc_out` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_opc_out` returns an error instead.
+    #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(Self::OPC_OUT.set(self.raw64(), v as u64)) }
+    /// This value with `opc_out` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_OUT.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "opc_out")) }
+    /// `opc_in` ([`Self::OPC_IN`]): Opcode of incoming packets to match.
+    #[inline] pub const fn opc_in(self) -> u8 { Self::OPC_IN.get(self.raw64()) as u8 }
+    /// This value with `opc_in` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_opc_in` returns an error instead.
+    #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(Self::OPC_IN.set(self.raw64(), v as u64)) }
+    /// This value with `opc_in` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_IN.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "opc_in")) }
+    /// `msg_out` ([`Self::MSG_OUT`]): QPI message class of outgoing packets to match.
+    #[inline] pub const fn msg_out(self) -> u8 { Self::MSG_OUT.get(self.raw64()) as u8 }
+    /// This value with `msg_out` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_msg_out` returns an error instead.
+    #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(Self::MSG_OUT.set(self.raw64(), v as u64)) }
+    /// This value with `msg_out` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_OUT.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "msg_out")) }
+    /// `msg_in` ([`Self::MSG_IN`]): QPI message class of incoming packets to match.
+    #[inline] pub const fn msg_in(self) -> u8 { Self::MSG_IN.get(self.raw64()) as u8 }
+    /// This value with `msg_in` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_msg_in` returns an error instead.
+    #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(Self::MSG_IN.set(self.raw64(), v as u64)) }
+    /// This value with `msg_in` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_IN.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "msg_in")) }
+    /// `addr` ([`Self::ADDR`]): Cache-line address to match: system address bits 49:6.
+    #[inline] pub const fn addr(self) -> u64 { Self::ADDR.get(self.raw64()) }
+    /// This value with `addr` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_addr` returns an error instead.
+    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(Self::ADDR.set(self.raw64(), v)) }
+    /// This value with `addr` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR.try_set(self.raw64(), v, BMatchLayout::NAME, "addr")) }
 }
 
 /// `B{i}_MSR_MATCH` of instance B0.
@@ -581,42 +605,52 @@ impl Layout for BMaskLayout {
 }
 
 impl BMask {
-    /// `opc_out` (bits 59:56, rw, reset 0x0): Mask for the outgoing-opcode match: set bits take
-    /// part in the comparison.
-    #[inline] pub const fn opc_out(self) -> u8 { get_bits(self.raw64(), 59, 56) as u8 }
-    /// This value with `opc_out` (bits 59:56) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_opc_out` returns an error instead.
-    #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 59, 56, v as u64)) }
-    /// This value with `opc_out` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 59, 56, v as u64, "B{i}_MSR_MASK", "opc_out") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `opc_in` (bits 55:52, rw, reset 0x0): Mask for the incoming-opcode match.
-    #[inline] pub const fn opc_in(self) -> u8 { get_bits(self.raw64(), 55, 52) as u8 }
-    /// This value with `opc_in` (bits 55:52) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_opc_in` returns an error instead.
-    #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 52, v as u64)) }
-    /// This value with `opc_in` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 55, 52, v as u64, "B{i}_MSR_MASK", "opc_in") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `msg_out` (bits 51:48, rw, reset 0x0): Mask for the outgoing message-class match.
-    #[inline] pub const fn msg_out(self) -> u8 { get_bits(self.raw64(), 51, 48) as u8 }
-    /// This value with `msg_out` (bits 51:48) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_msg_out` returns an error instead.
-    #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 51, 48, v as u64)) }
-    /// This value with `msg_out` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 51, 48, v as u64, "B{i}_MSR_MASK", "msg_out") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `msg_in` (bits 47:44, rw, reset 0x0): Mask for the incoming message-class match.
-    #[inline] pub const fn msg_in(self) -> u8 { get_bits(self.raw64(), 47, 44) as u8 }
-    /// This value with `msg_in` (bits 47:44) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_msg_in` returns an error instead.
-    #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 44, v as u64)) }
-    /// This value with `msg_in` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 44, v as u64, "B{i}_MSR_MASK", "msg_in") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `addr` (bits 43:0, rw, reset 0x0): Mask for the address match (system address bits 49:6).
-    #[inline] pub const fn addr(self) -> u64 { get_bits(self.raw64(), 43, 0) }
-    /// This value with `addr` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a
-    /// compile error in const context); `try_with_addr` returns an error instead.
-    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
-    /// This value with `addr` set to `v`, or an error if `v` does not fit in 44 bits.
-    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "B{i}_MSR_MASK", "addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `opc_out`: bits 59:56 (rw, reset 0x0).
+    pub const OPC_OUT: BitRange = BitRange::new(59, 56);
+    /// `opc_in`: bits 55:52 (rw, reset 0x0).
+    pub const OPC_IN: BitRange = BitRange::new(55, 52);
+    /// `msg_out`: bits 51:48 (rw, reset 0x0).
+    pub const MSG_OUT: BitRange = BitRange::new(51, 48);
+    /// `msg_in`: bits 47:44 (rw, reset 0x0).
+    pub const MSG_IN: BitRange = BitRange::new(47, 44);
+    /// `addr`: bits 43:0 (rw, reset 0x0).
+    pub const ADDR: BitRange = BitRange::new(43, 0);
+    /// `opc_out` ([`Self::OPC_OUT`]): Mask for the outgoing-opcode match: set bits take part in the
+    /// comparison.
+    #[inline] pub const fn opc_out(self) -> u8 { Self::OPC_OUT.get(self.raw64()) as u8 }
+    /// This value with `opc_out` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_opc_out` returns an error instead.
+    #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(Self::OPC_OUT.set(self.raw64(), v as u64)) }
+    /// This value with `opc_out` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_OUT.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "opc_out")) }
+    /// `opc_in` ([`Self::OPC_IN`]): Mask for the incoming-opcode match.
+    #[inline] pub const fn opc_in(self) -> u8 { Self::OPC_IN.get(self.raw64()) as u8 }
+    /// This value with `opc_in` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_opc_in` returns an error instead.
+    #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(Self::OPC_IN.set(self.raw64(), v as u64)) }
+    /// This value with `opc_in` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_IN.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "opc_in")) }
+    /// `msg_out` ([`Self::MSG_OUT`]): Mask for the outgoing message-class match.
+    #[inline] pub const fn msg_out(self) -> u8 { Self::MSG_OUT.get(self.raw64()) as u8 }
+    /// This value with `msg_out` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_msg_out` returns an error instead.
+    #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(Self::MSG_OUT.set(self.raw64(), v as u64)) }
+    /// This value with `msg_out` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_OUT.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "msg_out")) }
+    /// `msg_in` ([`Self::MSG_IN`]): Mask for the incoming message-class match.
+    #[inline] pub const fn msg_in(self) -> u8 { Self::MSG_IN.get(self.raw64()) as u8 }
+    /// This value with `msg_in` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_msg_in` returns an error instead.
+    #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(Self::MSG_IN.set(self.raw64(), v as u64)) }
+    /// This value with `msg_in` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_IN.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "msg_in")) }
+    /// `addr` ([`Self::ADDR`]): Mask for the address match (system address bits 49:6).
+    #[inline] pub const fn addr(self) -> u64 { Self::ADDR.get(self.raw64()) }
+    /// This value with `addr` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_addr` returns an error instead.
+    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(Self::ADDR.set(self.raw64(), v)) }
+    /// This value with `addr` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR.try_set(self.raw64(), v, BMaskLayout::NAME, "addr")) }
 }
 
 /// `B{i}_MSR_MASK` of instance B0.

@@ -54,13 +54,15 @@ impl Layout for CGlobalCtlLayout {
 }
 
 impl CGlobalCtl {
-    /// `ctr_en` (bits 5:0, rw, reset 0x0): Per-counter enable, bit n for counter n of this box.
-    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
-    /// This value with `ctr_en` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a
-    /// compile error in const context); `try_with_ctr_en` returns an error instead.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "C{i}_MSR_PMON_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ctr_en`: bits 5:0 (rw, reset 0x0).
+    pub const CTR_EN: BitRange = BitRange::new(5, 0);
+    /// `ctr_en` ([`Self::CTR_EN`]): Per-counter enable, bit n for counter n of this box.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN.get(self.raw64()) as u8 }
+    /// This value with `ctr_en` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ctr_en` returns an error instead.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN.set(self.raw64(), v as u64)) }
+    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN.try_set(self.raw64(), v as u64, CGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
 /// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C0.
@@ -150,14 +152,16 @@ impl Layout for CGlobalStatusLayout {
 }
 
 impl CGlobalStatus {
-    /// `ov` (bits 5:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by
-    /// hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
-    /// This value with `ov` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "C{i}_MSR_PMON_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 5:0 (rw-v, reset 0x0).
+    pub const OV: BitRange = BitRange::new(5, 0);
+    /// `ov` ([`Self::OV`]): Overflow flag per counter, bit n for counter n; set by hardware when
+    /// that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV.try_set(self.raw64(), v as u64, CGlobalStatusLayout::NAME, "ov")) }
 }
 
 /// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C0.
@@ -249,11 +253,13 @@ impl Layout for CGlobalOvfCtlLayout {
 }
 
 impl CGlobalOvfCtl {
-    /// This value with `clr_ov` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a
-    /// compile error in const context); `try_with_clr_ov` returns an error instead.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "C{i}_MSR_PMON_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `clr_ov`: bits 5:0 (w1c, reset 0x0).
+    pub const CLR_OV: BitRange = BitRange::new(5, 0);
+    /// This value with `clr_ov` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_clr_ov` returns an error instead.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV.try_set(self.raw64(), v as u64, CGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
 /// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C0.
@@ -400,37 +406,51 @@ impl Layout for CEvtSelLayout {
 }
 
 impl CEvtSel {
-    /// `threshold` (bits 31:24, rw, reset 0x0): Threshold compared with the per-cycle event
-    /// increment; 0 disables the comparison.
-    #[inline] pub const fn threshold(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `threshold` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_threshold(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Selects the sense of the threshold comparison.
-    #[inline] pub const fn invert(self) -> CEvtSelInvert { CEvtSelInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: CEvtSelInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box
-    /// enable must also be set.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `pmi_en` (bit 20, rw, reset 0x0): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `pmi_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of a one-bit event instead
+    /// `threshold`: bits 31:24 (rw, reset 0x0).
+    pub const THRESHOLD: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN: BitRange = BitRange::new(22, 22);
+    /// `pmi_en`: bit 20 (rw, reset 0x0).
+    pub const PMI_EN: BitRange = BitRange::new(20, 20);
+    /// `edge_detect`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DETECT: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL: BitRange = BitRange::new(7, 0);
+    /// `threshold` ([`Self::THRESHOLD`]): Threshold compared with the per-cycle event increment; 0
+    /// disables the comparison.
+    #[inline] pub const fn threshold(self) -> u8 { Self::THRESHOLD.get(self.raw64()) as u8 }
+    /// This value with `threshold` set to `v`.
+    #[inline] pub const fn with_threshold(self, v: u8) -> Self { self.with_raw64(Self::THRESHOLD.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT`]): Selects the sense of the threshold comparison.
+    #[inline] pub const fn invert(self) -> CEvtSelInvert { CEvtSelInvert::from_bits(Self::INVERT.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: CEvtSelInvert) -> Self { self.with_raw64(Self::INVERT.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN`]): Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must
+    /// also be set.
+    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
+    /// `pmi_en` ([`Self::PMI_EN`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN.is_set(self.raw64()) }
+    /// This value with `pmi_en` set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN.set(self.raw64(), v as u64)) }
+    /// `edge_detect` ([`Self::EDGE_DETECT`]): Count 0-to-1 transitions of a one-bit event instead
     /// of every cycle it is asserted.
-    #[inline] pub const fn edge_detect(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_detect` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask qualifying the selected event.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Selects the C-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_detect(self) -> bool { Self::EDGE_DETECT.is_set(self.raw64()) }
+    /// This value with `edge_detect` set to `v`.
+    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DETECT.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK`]): Unit mask qualifying the selected event.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL`]): Selects the C-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
 }
 
 /// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C0.
@@ -556,15 +576,17 @@ impl Layout for CCtrLayout {
 }
 
 impl CCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
-    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
-    /// of events.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "C{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT`]): The 48-bit event count. Software may preload it (for
+    /// example with 2^48 minus a sample interval) so that it overflows after a chosen number of
+    /// events.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, CCtrLayout::NAME, "event_count")) }
 }
 
 /// `C{i}_MSR_PMON_CTR{n}` of instance C0.

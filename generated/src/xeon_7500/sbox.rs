@@ -53,13 +53,15 @@ impl Layout for SGlobalCtlLayout {
 }
 
 impl SGlobalCtl {
-    /// `ctr_en` (bits 3:0, rw, reset 0x0): Per-counter enable, bit n for counter n of this box.
-    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ctr_en` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_ctr_en` returns an error instead.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "S{i}_MSR_PMON_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ctr_en`: bits 3:0 (rw, reset 0x0).
+    pub const CTR_EN: BitRange = BitRange::new(3, 0);
+    /// `ctr_en` ([`Self::CTR_EN`]): Per-counter enable, bit n for counter n of this box.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN.get(self.raw64()) as u8 }
+    /// This value with `ctr_en` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ctr_en` returns an error instead.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN.set(self.raw64(), v as u64)) }
+    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN.try_set(self.raw64(), v as u64, SGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
 /// `S{i}_MSR_PMON_GLOBAL_CTL` of instance S0.
@@ -127,14 +129,16 @@ impl Layout for SGlobalStatusLayout {
 }
 
 impl SGlobalStatus {
-    /// `ov` (bits 3:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by
-    /// hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "S{i}_MSR_PMON_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw-v, reset 0x0).
+    pub const OV: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV`]): Overflow flag per counter, bit n for counter n; set by hardware when
+    /// that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV.try_set(self.raw64(), v as u64, SGlobalStatusLayout::NAME, "ov")) }
 }
 
 /// `S{i}_MSR_PMON_GLOBAL_STATUS` of instance S0.
@@ -205,11 +209,13 @@ impl Layout for SGlobalOvfCtlLayout {
 }
 
 impl SGlobalOvfCtl {
-    /// This value with `clr_ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_clr_ov` returns an error instead.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "S{i}_MSR_PMON_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `clr_ov`: bits 3:0 (w1c, reset 0x0).
+    pub const CLR_OV: BitRange = BitRange::new(3, 0);
+    /// This value with `clr_ov` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_clr_ov` returns an error instead.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV.try_set(self.raw64(), v as u64, SGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
 /// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance S0.
@@ -303,20 +309,30 @@ impl Layout for SSummaryLayout {
 }
 
 impl SSummary {
-    /// `ov_r` (bit 19, ro-v, reset 0x0): An R-box counter overflowed: the left R-box half (counters
-    /// 0-7) for S-box 0, the right half (counters 8-15) for S-box 1.
-    #[inline] pub const fn ov_r(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// `ov_s` (bit 18, ro-v, reset 0x0): A counter of this S-box itself overflowed.
-    #[inline] pub const fn ov_s(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// `ov_mb` (bit 16, ro-v, reset 0x0): A counter in the M-box or B-box attached to this S-box
+    /// `ov_r`: bit 19 (ro-v, reset 0x0).
+    pub const OV_R: BitRange = BitRange::new(19, 19);
+    /// `ov_s`: bit 18 (ro-v, reset 0x0).
+    pub const OV_S: BitRange = BitRange::new(18, 18);
+    /// `ov_mb`: bit 16 (ro-v, reset 0x0).
+    pub const OV_MB: BitRange = BitRange::new(16, 16);
+    /// `ov_c_l`: bit 2 (ro-v, reset 0x0).
+    pub const OV_C_L: BitRange = BitRange::new(2, 2);
+    /// `ov_c_r`: bit 0 (ro-v, reset 0x0).
+    pub const OV_C_R: BitRange = BitRange::new(0, 0);
+    /// `ov_r` ([`Self::OV_R`]): An R-box counter overflowed: the left R-box half (counters 0-7) for
+    /// S-box 0, the right half (counters 8-15) for S-box 1.
+    #[inline] pub const fn ov_r(self) -> bool { Self::OV_R.is_set(self.raw64()) }
+    /// `ov_s` ([`Self::OV_S`]): A counter of this S-box itself overflowed.
+    #[inline] pub const fn ov_s(self) -> bool { Self::OV_S.is_set(self.raw64()) }
+    /// `ov_mb` ([`Self::OV_MB`]): A counter in the M-box or B-box attached to this S-box
     /// overflowed.
-    #[inline] pub const fn ov_mb(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// `ov_c_l` (bit 2, ro-v, reset 0x0): A counter in one of the 'left' C-boxes overflowed: C0 or
-    /// C1 for S-box 0, C4 or C5 for S-box 1.
-    #[inline] pub const fn ov_c_l(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
-    /// `ov_c_r` (bit 0, ro-v, reset 0x0): A counter in one of the 'right' C-boxes overflowed: C2 or
-    /// C3 for S-box 0, C6 or C7 for S-box 1.
-    #[inline] pub const fn ov_c_r(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
+    #[inline] pub const fn ov_mb(self) -> bool { Self::OV_MB.is_set(self.raw64()) }
+    /// `ov_c_l` ([`Self::OV_C_L`]): A counter in one of the 'left' C-boxes overflowed: C0 or C1 for
+    /// S-box 0, C4 or C5 for S-box 1.
+    #[inline] pub const fn ov_c_l(self) -> bool { Self::OV_C_L.is_set(self.raw64()) }
+    /// `ov_c_r` ([`Self::OV_C_R`]): A counter in one of the 'right' C-boxes overflowed: C2 or C3
+    /// for S-box 0, C6 or C7 for S-box 1.
+    #[inline] pub const fn ov_c_r(self) -> bool { Self::OV_C_R.is_set(self.raw64()) }
 }
 
 #[cfg(feature = "metadata")]
@@ -424,37 +440,51 @@ impl Layout for SEvtSelLayout {
 }
 
 impl SEvtSel {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold compared with the per-cycle event increment;
-    /// 0 disables the comparison.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Selects the sense of the threshold comparison.
-    #[inline] pub const fn invert(self) -> SEvtSelInvert { SEvtSelInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: SEvtSelInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Local enable for this counter (Linux sets bit 22 to enable
-    /// S-box events).
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `pmi_en` (bit 20, rw, reset 0x0): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `pmi_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of a one-bit event instead
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN: BitRange = BitRange::new(22, 22);
+    /// `pmi_en`: bit 20 (rw, reset 0x0).
+    pub const PMI_EN: BitRange = BitRange::new(20, 20);
+    /// `edge_detect`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DETECT: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH`]): Threshold compared with the per-cycle event increment; 0
+    /// disables the comparison.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT`]): Selects the sense of the threshold comparison.
+    #[inline] pub const fn invert(self) -> SEvtSelInvert { SEvtSelInvert::from_bits(Self::INVERT.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: SEvtSelInvert) -> Self { self.with_raw64(Self::INVERT.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN`]): Local enable for this counter (Linux sets bit 22 to enable S-box
+    /// events).
+    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
+    /// `pmi_en` ([`Self::PMI_EN`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN.is_set(self.raw64()) }
+    /// This value with `pmi_en` set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN.set(self.raw64(), v as u64)) }
+    /// `edge_detect` ([`Self::EDGE_DETECT`]): Count 0-to-1 transitions of a one-bit event instead
     /// of every cycle it is asserted.
-    #[inline] pub const fn edge_detect(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_detect` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask qualifying the selected event.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Selects the S-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_detect(self) -> bool { Self::EDGE_DETECT.is_set(self.raw64()) }
+    /// This value with `edge_detect` set to `v`.
+    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DETECT.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK`]): Unit mask qualifying the selected event.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL`]): Selects the S-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
 }
 
 /// `S{i}_MSR_PMON_EVT_SEL{n}` of instance S0.
@@ -523,15 +553,17 @@ impl Layout for SCtrLayout {
 }
 
 impl SCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
-    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
-    /// of events.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "S{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT`]): The 48-bit event count. Software may preload it (for
+    /// example with 2^48 minus a sample interval) so that it overflows after a chosen number of
+    /// events.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, SCtrLayout::NAME, "event_count")) }
 }
 
 /// `S{i}_MSR_PMON_CTR{n}` of instance S0.
@@ -609,11 +641,13 @@ impl Layout for SMmCfgLayout {
 }
 
 impl SMmCfg {
-    /// `en` (bit 63, rw, reset 0x0): Enables the match/mask filter. Software should clear it while
+    /// `en`: bit 63 (rw, reset 0x0).
+    pub const EN: BitRange = BitRange::new(63, 63);
+    /// `en` ([`Self::EN`]): Enables the match/mask filter. Software should clear it while
     /// reprogramming the match and mask registers and set it afterwards.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
-    /// This value with `en` (bit 63) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 63, v as u64)) }
+    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
 }
 
 /// `S{i}_MSR_PMON_MM_CFG` of instance S0.
@@ -678,11 +712,13 @@ impl Layout for SMatchLayout {
 }
 
 impl SMatch {
-    /// `match` (bits 63:0, rw, reset 0x0): Packet field values to compare against, in the guide's
-    /// S-box match layout; only the bits selected by the mask register take part in the comparison.
-    #[inline] pub const fn match_(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `match` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `match`: bits 63:0 (rw, reset 0x0).
+    pub const MATCH: BitRange = BitRange::new(63, 0);
+    /// `match` ([`Self::MATCH`]): Packet field values to compare against, in the guide's S-box
+    /// match layout; only the bits selected by the mask register take part in the comparison.
+    #[inline] pub const fn match_(self) -> u64 { Self::MATCH.get(self.raw64()) }
+    /// This value with `match` set to `v`.
+    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(Self::MATCH.set(self.raw64(), v)) }
 }
 
 /// `S{i}_MSR_PMON_MATCH` of instance S0.
@@ -745,10 +781,12 @@ impl Layout for SMaskLayout {
 }
 
 impl SMask {
-    /// `mask` (bits 63:0, rw, reset 0x0): Per-bit mask for the match register.
-    #[inline] pub const fn mask(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `mask` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `mask`: bits 63:0 (rw, reset 0x0).
+    pub const MASK: BitRange = BitRange::new(63, 0);
+    /// `mask` ([`Self::MASK`]): Per-bit mask for the match register.
+    #[inline] pub const fn mask(self) -> u64 { Self::MASK.get(self.raw64()) }
+    /// This value with `mask` set to `v`.
+    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(Self::MASK.set(self.raw64(), v)) }
 }
 
 /// `S{i}_MSR_PMON_MASK` of instance S0.

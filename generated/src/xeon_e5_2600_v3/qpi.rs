@@ -77,14 +77,22 @@ impl Layout for QpiBoxCtlLayout {
 }
 
 impl QpiBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL.set(self.raw64(), v as u64)) }
 }
 
 /// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P0.
@@ -208,43 +216,58 @@ impl Layout for QpiCtlLayout {
 }
 
 impl QpiCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert; invert and
-    /// edge_det need a non-zero threshold.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN: BitRange = BitRange::new(22, 22);
+    /// `ev_sel_ext`: bit 21 (rw-v, reset 0x0).
+    pub const EV_SEL_EXT: BitRange = BitRange::new(21, 21);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert; invert and edge_det
+    /// need a non-zero threshold.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> QpiCtlInvert { QpiCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: QpiCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ev_sel_ext` (bit 21, rw-v, reset 0x0): Event select extension: the ninth bit of the event
+    #[inline] pub const fn invert(self) -> QpiCtlInvert { QpiCtlInvert::from_bits(Self::INVERT.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: QpiCtlInvert) -> Self { self.with_raw64(Self::INVERT.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN`]): Enables this counter: it counts while this bit is 1 and the box is not
+    /// frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
+    /// `ev_sel_ext` ([`Self::EV_SEL_EXT`]): Event select extension: the ninth bit of the event
     /// code, for events Intel lists with ExtSel=1.
-    #[inline] pub const fn ev_sel_ext(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
-    /// This value with `ev_sel_ext` (bit 21) set to `v`.
-    #[inline] pub const fn with_ev_sel_ext(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the
-    /// thresholded event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn ev_sel_ext(self) -> bool { Self::EV_SEL_EXT.is_set(self.raw64()) }
+    /// This value with `ev_sel_ext` set to `v`.
+    #[inline] pub const fn with_ev_sel_ext(self, v: bool) -> Self { self.with_raw64(Self::EV_SEL_EXT.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET`]): Edge detect: count 0-to-1 transitions of the thresholded
+    /// event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK`]): Unit mask: which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
 }
 
 /// `Q_P{i}_PCI_PMON_CTL{n}` of instance P0.
@@ -326,14 +349,16 @@ impl Layout for QpiBoxStatusLayout {
 }
 
 impl QpiBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "Q_P{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV`]): Overflow flags, one per counter (bit n for counter n): hardware sets a
+    /// bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV.try_set(self.raw64(), v as u64, QpiBoxStatusLayout::NAME, "ov")) }
 }
 
 /// `Q_P{i}_PCI_PMON_BOX_STATUS` of instance P0.
@@ -402,14 +427,16 @@ impl Layout for QpiCtrLayout {
 }
 
 impl QpiCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "Q_P{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT`]): The accumulated 48-bit count of the event selected by
+    /// the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, QpiCtrLayout::NAME, "event_count")) }
 }
 
 /// `Q_P{i}_PCI_PMON_CTR{n}` of instance P0.
@@ -514,38 +541,48 @@ impl Layout for QpiPktMatch0Layout {
 }
 
 impl QpiPktMatch0 {
-    /// `rnid_4` (bit 31, rw, reset 0x0): Bit 4 of the remote node id.
-    #[inline] pub const fn rnid_4(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `rnid_4` (bit 31) set to `v`.
-    #[inline] pub const fn with_rnid_4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `dnid` (bits 17:13, rw, reset 0x0): Destination node id.
-    #[inline] pub const fn dnid(self) -> u8 { get_bits(self.raw64(), 17, 13) as u8 }
-    /// This value with `dnid` (bits 17:13) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_dnid` returns an error instead.
-    #[inline] pub const fn with_dnid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 13, v as u64)) }
-    /// This value with `dnid` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_dnid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 17, 13, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "dnid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `mc` (bits 12:9, rw, reset 0x0): Message class.
-    #[inline] pub const fn mc(self) -> u8 { get_bits(self.raw64(), 12, 9) as u8 }
-    /// This value with `mc` (bits 12:9) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_mc` returns an error instead.
-    #[inline] pub const fn with_mc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 9, v as u64)) }
-    /// This value with `mc` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_mc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 12, 9, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "mc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `opc` (bits 8:5, rw, reset 0x0): Opcode.
-    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 8, 5) as u8 }
-    /// This value with `opc` (bits 8:5) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_opc` returns an error instead.
-    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 5, v as u64)) }
-    /// This value with `opc` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 8, 5, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `vnw` (bits 4:3, rw, reset 0x0): Virtual network.
-    #[inline] pub const fn vnw(self) -> u8 { get_bits(self.raw64(), 4, 3) as u8 }
-    /// This value with `vnw` (bits 4:3) set to `v`. Panics if `v` does not fit in 2 bits (a compile
-    /// error in const context); `try_with_vnw` returns an error instead.
-    #[inline] pub const fn with_vnw(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 3, v as u64)) }
-    /// This value with `vnw` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 3, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "vnw") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `rnid_4`: bit 31 (rw, reset 0x0).
+    pub const RNID_4: BitRange = BitRange::new(31, 31);
+    /// `dnid`: bits 17:13 (rw, reset 0x0).
+    pub const DNID: BitRange = BitRange::new(17, 13);
+    /// `mc`: bits 12:9 (rw, reset 0x0).
+    pub const MC: BitRange = BitRange::new(12, 9);
+    /// `opc`: bits 8:5 (rw, reset 0x0).
+    pub const OPC: BitRange = BitRange::new(8, 5);
+    /// `vnw`: bits 4:3 (rw, reset 0x0).
+    pub const VNW: BitRange = BitRange::new(4, 3);
+    /// `rnid_4` ([`Self::RNID_4`]): Bit 4 of the remote node id.
+    #[inline] pub const fn rnid_4(self) -> bool { Self::RNID_4.is_set(self.raw64()) }
+    /// This value with `rnid_4` set to `v`.
+    #[inline] pub const fn with_rnid_4(self, v: bool) -> Self { self.with_raw64(Self::RNID_4.set(self.raw64(), v as u64)) }
+    /// `dnid` ([`Self::DNID`]): Destination node id.
+    #[inline] pub const fn dnid(self) -> u8 { Self::DNID.get(self.raw64()) as u8 }
+    /// This value with `dnid` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_dnid` returns an error instead.
+    #[inline] pub const fn with_dnid(self, v: u8) -> Self { self.with_raw64(Self::DNID.set(self.raw64(), v as u64)) }
+    /// This value with `dnid` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_dnid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::DNID.try_set(self.raw64(), v as u64, QpiPktMatch0Layout::NAME, "dnid")) }
+    /// `mc` ([`Self::MC`]): Message class.
+    #[inline] pub const fn mc(self) -> u8 { Self::MC.get(self.raw64()) as u8 }
+    /// This value with `mc` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_mc` returns an error instead.
+    #[inline] pub const fn with_mc(self, v: u8) -> Self { self.with_raw64(Self::MC.set(self.raw64(), v as u64)) }
+    /// This value with `mc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_mc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MC.try_set(self.raw64(), v as u64, QpiPktMatch0Layout::NAME, "mc")) }
+    /// `opc` ([`Self::OPC`]): Opcode.
+    #[inline] pub const fn opc(self) -> u8 { Self::OPC.get(self.raw64()) as u8 }
+    /// This value with `opc` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(Self::OPC.set(self.raw64(), v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC.try_set(self.raw64(), v as u64, QpiPktMatch0Layout::NAME, "opc")) }
+    /// `vnw` ([`Self::VNW`]): Virtual network.
+    #[inline] pub const fn vnw(self) -> u8 { Self::VNW.get(self.raw64()) as u8 }
+    /// This value with `vnw` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_vnw` returns an error instead.
+    #[inline] pub const fn with_vnw(self, v: u8) -> Self { self.with_raw64(Self::VNW.set(self.raw64(), v as u64)) }
+    /// This value with `vnw` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::VNW.try_set(self.raw64(), v as u64, QpiPktMatch0Layout::NAME, "vnw")) }
 }
 
 /// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P0.
@@ -636,20 +673,24 @@ impl Layout for QpiPktMatch1Layout {
 }
 
 impl QpiPktMatch1 {
-    /// `rds` (bits 19:16, rw, reset 0x0): Response data state.
-    #[inline] pub const fn rds(self) -> u8 { get_bits(self.raw64(), 19, 16) as u8 }
-    /// This value with `rds` (bits 19:16) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_rds` returns an error instead.
-    #[inline] pub const fn with_rds(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 16, v as u64)) }
-    /// This value with `rds` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_rds(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 19, 16, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH1", "rds") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `rnid_3_0` (bits 3:0, rw, reset 0x0): Bits 3:0 of the remote node id.
-    #[inline] pub const fn rnid_3_0(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `rnid_3_0` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_rnid_3_0` returns an error instead.
-    #[inline] pub const fn with_rnid_3_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `rnid_3_0` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH1", "rnid_3_0") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `rds`: bits 19:16 (rw, reset 0x0).
+    pub const RDS: BitRange = BitRange::new(19, 16);
+    /// `rnid_3_0`: bits 3:0 (rw, reset 0x0).
+    pub const RNID_3_0: BitRange = BitRange::new(3, 0);
+    /// `rds` ([`Self::RDS`]): Response data state.
+    #[inline] pub const fn rds(self) -> u8 { Self::RDS.get(self.raw64()) as u8 }
+    /// This value with `rds` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_rds` returns an error instead.
+    #[inline] pub const fn with_rds(self, v: u8) -> Self { self.with_raw64(Self::RDS.set(self.raw64(), v as u64)) }
+    /// This value with `rds` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_rds(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RDS.try_set(self.raw64(), v as u64, QpiPktMatch1Layout::NAME, "rds")) }
+    /// `rnid_3_0` ([`Self::RNID_3_0`]): Bits 3:0 of the remote node id.
+    #[inline] pub const fn rnid_3_0(self) -> u8 { Self::RNID_3_0.get(self.raw64()) as u8 }
+    /// This value with `rnid_3_0` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_rnid_3_0` returns an error instead.
+    #[inline] pub const fn with_rnid_3_0(self, v: u8) -> Self { self.with_raw64(Self::RNID_3_0.set(self.raw64(), v as u64)) }
+    /// This value with `rnid_3_0` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RNID_3_0.try_set(self.raw64(), v as u64, QpiPktMatch1Layout::NAME, "rnid_3_0")) }
 }
 
 /// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P0.
@@ -746,38 +787,48 @@ impl Layout for QpiPktMask0Layout {
 }
 
 impl QpiPktMask0 {
-    /// `rnid_4` (bit 31, rw, reset 0x0): Bit 4 of the remote node id.
-    #[inline] pub const fn rnid_4(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `rnid_4` (bit 31) set to `v`.
-    #[inline] pub const fn with_rnid_4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `dnid` (bits 17:13, rw, reset 0x0): Destination node id.
-    #[inline] pub const fn dnid(self) -> u8 { get_bits(self.raw64(), 17, 13) as u8 }
-    /// This value with `dnid` (bits 17:13) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_dnid` returns an error instead.
-    #[inline] pub const fn with_dnid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 13, v as u64)) }
-    /// This value with `dnid` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_dnid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 17, 13, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "dnid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `mc` (bits 12:9, rw, reset 0x0): Message class.
-    #[inline] pub const fn mc(self) -> u8 { get_bits(self.raw64(), 12, 9) as u8 }
-    /// This value with `mc` (bits 12:9) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_mc` returns an error instead.
-    #[inline] pub const fn with_mc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 9, v as u64)) }
-    /// This value with `mc` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_mc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 12, 9, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "mc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `opc` (bits 8:5, rw, reset 0x0): Opcode.
-    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 8, 5) as u8 }
-    /// This value with `opc` (bits 8:5) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_opc` returns an error instead.
-    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 5, v as u64)) }
-    /// This value with `opc` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 8, 5, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `vnw` (bits 4:3, rw, reset 0x0): Virtual network.
-    #[inline] pub const fn vnw(self) -> u8 { get_bits(self.raw64(), 4, 3) as u8 }
-    /// This value with `vnw` (bits 4:3) set to `v`. Panics if `v` does not fit in 2 bits (a compile
-    /// error in const context); `try_with_vnw` returns an error instead.
-    #[inline] pub const fn with_vnw(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 3, v as u64)) }
-    /// This value with `vnw` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 3, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "vnw") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `rnid_4`: bit 31 (rw, reset 0x0).
+    pub const RNID_4: BitRange = BitRange::new(31, 31);
+    /// `dnid`: bits 17:13 (rw, reset 0x0).
+    pub const DNID: BitRange = BitRange::new(17, 13);
+    /// `mc`: bits 12:9 (rw, reset 0x0).
+    pub const MC: BitRange = BitRange::new(12, 9);
+    /// `opc`: bits 8:5 (rw, reset 0x0).
+    pub const OPC: BitRange = BitRange::new(8, 5);
+    /// `vnw`: bits 4:3 (rw, reset 0x0).
+    pub const VNW: BitRange = BitRange::new(4, 3);
+    /// `rnid_4` ([`Self::RNID_4`]): Bit 4 of the remote node id.
+    #[inline] pub const fn rnid_4(self) -> bool { Self::RNID_4.is_set(self.raw64()) }
+    /// This value with `rnid_4` set to `v`.
+    #[inline] pub const fn with_rnid_4(self, v: bool) -> Self { self.with_raw64(Self::RNID_4.set(self.raw64(), v as u64)) }
+    /// `dnid` ([`Self::DNID`]): Destination node id.
+    #[inline] pub const fn dnid(self) -> u8 { Self::DNID.get(self.raw64()) as u8 }
+    /// This value with `dnid` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_dnid` returns an error instead.
+    #[inline] pub const fn with_dnid(self, v: u8) -> Self { self.with_raw64(Self::DNID.set(self.raw64(), v as u64)) }
+    /// This value with `dnid` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_dnid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::DNID.try_set(self.raw64(), v as u64, QpiPktMask0Layout::NAME, "dnid")) }
+    /// `mc` ([`Self::MC`]): Message class.
+    #[inline] pub const fn mc(self) -> u8 { Self::MC.get(self.raw64()) as u8 }
+    /// This value with `mc` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_mc` returns an error instead.
+    #[inline] pub const fn with_mc(self, v: u8) -> Self { self.with_raw64(Self::MC.set(self.raw64(), v as u64)) }
+    /// This value with `mc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_mc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MC.try_set(self.raw64(), v as u64, QpiPktMask0Layout::NAME, "mc")) }
+    /// `opc` ([`Self::OPC`]): Opcode.
+    #[inline] pub const fn opc(self) -> u8 { Self::OPC.get(self.raw64()) as u8 }
+    /// This value with `opc` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(Self::OPC.set(self.raw64(), v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC.try_set(self.raw64(), v as u64, QpiPktMask0Layout::NAME, "opc")) }
+    /// `vnw` ([`Self::VNW`]): Virtual network.
+    #[inline] pub const fn vnw(self) -> u8 { Self::VNW.get(self.raw64()) as u8 }
+    /// This value with `vnw` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_vnw` returns an error instead.
+    #[inline] pub const fn with_vnw(self, v: u8) -> Self { self.with_raw64(Self::VNW.set(self.raw64(), v as u64)) }
+    /// This value with `vnw` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::VNW.try_set(self.raw64(), v as u64, QpiPktMask0Layout::NAME, "vnw")) }
 }
 
 /// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P0.
@@ -868,20 +919,24 @@ impl Layout for QpiPktMask1Layout {
 }
 
 impl QpiPktMask1 {
-    /// `rds` (bits 19:16, rw, reset 0x0): Response data state.
-    #[inline] pub const fn rds(self) -> u8 { get_bits(self.raw64(), 19, 16) as u8 }
-    /// This value with `rds` (bits 19:16) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_rds` returns an error instead.
-    #[inline] pub const fn with_rds(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 16, v as u64)) }
-    /// This value with `rds` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_rds(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 19, 16, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK1", "rds") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `rnid_3_0` (bits 3:0, rw, reset 0x0): Bits 3:0 of the remote node id.
-    #[inline] pub const fn rnid_3_0(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `rnid_3_0` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_rnid_3_0` returns an error instead.
-    #[inline] pub const fn with_rnid_3_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `rnid_3_0` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK1", "rnid_3_0") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `rds`: bits 19:16 (rw, reset 0x0).
+    pub const RDS: BitRange = BitRange::new(19, 16);
+    /// `rnid_3_0`: bits 3:0 (rw, reset 0x0).
+    pub const RNID_3_0: BitRange = BitRange::new(3, 0);
+    /// `rds` ([`Self::RDS`]): Response data state.
+    #[inline] pub const fn rds(self) -> u8 { Self::RDS.get(self.raw64()) as u8 }
+    /// This value with `rds` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_rds` returns an error instead.
+    #[inline] pub const fn with_rds(self, v: u8) -> Self { self.with_raw64(Self::RDS.set(self.raw64(), v as u64)) }
+    /// This value with `rds` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_rds(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RDS.try_set(self.raw64(), v as u64, QpiPktMask1Layout::NAME, "rds")) }
+    /// `rnid_3_0` ([`Self::RNID_3_0`]): Bits 3:0 of the remote node id.
+    #[inline] pub const fn rnid_3_0(self) -> u8 { Self::RNID_3_0.get(self.raw64()) as u8 }
+    /// This value with `rnid_3_0` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_rnid_3_0` returns an error instead.
+    #[inline] pub const fn with_rnid_3_0(self, v: u8) -> Self { self.with_raw64(Self::RNID_3_0.set(self.raw64(), v as u64)) }
+    /// This value with `rnid_3_0` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RNID_3_0.try_set(self.raw64(), v as u64, QpiPktMask1Layout::NAME, "rnid_3_0")) }
 }
 
 /// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P0.

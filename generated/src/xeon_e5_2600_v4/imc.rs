@@ -78,14 +78,22 @@ impl Layout for ImcBoxCtlLayout {
 }
 
 impl ImcBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL.set(self.raw64(), v as u64)) }
 }
 
 /// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH0.
@@ -226,38 +234,51 @@ impl Layout for ImcCtlLayout {
 }
 
 impl ImcCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert; invert and
-    /// edge_det need a non-zero threshold.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert; invert and edge_det
+    /// need a non-zero threshold.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> ImcCtlInvert { ImcCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: ImcCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the
-    /// thresholded event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn invert(self) -> ImcCtlInvert { ImcCtlInvert::from_bits(Self::INVERT.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: ImcCtlInvert) -> Self { self.with_raw64(Self::INVERT.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN`]): Enables this counter: it counts while this bit is 1 and the box is not
+    /// frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET`]): Edge detect: count 0-to-1 transitions of the thresholded
+    /// event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK`]): Unit mask: which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
 }
 
 /// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH0.
@@ -371,14 +392,16 @@ impl Layout for ImcBoxStatusLayout {
 }
 
 impl ImcBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "MC_CH{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV`]): Overflow flags, one per counter (bit n for counter n): hardware sets a
+    /// bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV.try_set(self.raw64(), v as u64, ImcBoxStatusLayout::NAME, "ov")) }
 }
 
 /// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH0.
@@ -464,14 +487,16 @@ impl Layout for ImcCtrLayout {
 }
 
 impl ImcCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC_CH{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT`]): The accumulated 48-bit count of the event selected by
+    /// the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, ImcCtrLayout::NAME, "event_count")) }
 }
 
 /// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH0.
@@ -590,12 +615,16 @@ impl Layout for ImcFixedCtlLayout {
 }
 
 impl ImcFixedCtl {
-    /// `en` (bit 22, rw-v, reset 0x0): Enables the fixed counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// This value with `rst` (bit 19) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN: BitRange = BitRange::new(22, 22);
+    /// `rst`: bit 19 (wo, reset 0x0).
+    pub const RST: BitRange = BitRange::new(19, 19);
+    /// `en` ([`Self::EN`]): Enables the fixed counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST.set(self.raw64(), v as u64)) }
 }
 
 /// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH0.
@@ -681,14 +710,16 @@ impl Layout for ImcFixedCtrLayout {
 }
 
 impl ImcFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC_CH{i}_PCI_PMON_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT`]): The accumulated 48-bit count of the event selected by
+    /// the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, ImcFixedCtrLayout::NAME, "event_count")) }
 }
 
 /// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH0.

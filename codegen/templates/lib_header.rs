@@ -11,7 +11,8 @@
 //! register for tools that introspect.
 //!
 //! Per register, each unit's module has `pub type Name = Reg64<NameLayout>` (or `Reg32`), the
-//! layout with its masks, a getter and a `with_` builder per field, the typed addresses of
+//! layout with its masks, per field a position constant ([`BitRange`], the register's bit
+//! table in these docs) and a getter and `with_` builder that read it, the typed addresses of
 //! each instance, and with the `metadata` feature the field table and metadata static. What
 //! every register shares is in `support.rs`.
 //!

@@ -755,6 +755,36 @@ pub struct AddressInfo {
 }
 
 #[cfg(feature = "metadata")]
+impl AddressInfo {
+    /// A row: the generated tables' shorthand for the struct literal.
+    pub const fn new(
+        name: &'static str,
+        instance: &'static str,
+        index: u32,
+        location: Location,
+        source: &'static str,
+    ) -> Self {
+        Self { name, instance, index, location, source }
+    }
+
+    /// A row of an MSR: [`Location::Msr`] at `address`.
+    pub const fn msr(name: &'static str, instance: &'static str, index: u32, address: u32, source: &'static str) -> Self {
+        Self::new(name, instance, index, Location::Msr(address), source)
+    }
+
+    /// A row of a PCI register: [`Location::Pci`] of `(device_id, device, function, offset)`.
+    pub const fn pci(
+        name: &'static str,
+        instance: &'static str,
+        index: u32,
+        (device_id, device, function, offset): (u16, u8, u8, u16),
+        source: &'static str,
+    ) -> Self {
+        Self::new(name, instance, index, Location::Pci { device_id, device, function, offset }, source)
+    }
+}
+
+#[cfg(feature = "metadata")]
 /// A location in an address space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Location {

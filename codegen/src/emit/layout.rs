@@ -606,13 +606,28 @@ fn address_infos(unit: &Unit, reg: &Register) -> String {
     let by_instance =
         (0..unit.instances.len()).flat_map(|ii| addrs.iter().filter(move |a| a.instance == ii));
     for a in by_instance {
-        let _ = writeln!(
-            infos,
-            "        AddressInfo {{ name: {}, instance: {}, index: {}, location: {}, source: {} }},",
+        let (name, instance) = (
             lit(&reg.address_name(unit, a)),
             lit(&unit.instances[a.instance].name),
+        );
+        // The two spaces of nearly every row have a shorthand of their own.
+        let (ctor, location) = match &a.location {
+            Location::Msr(m) => ("msr", msr_hex(*m)),
+            Location::Pci {
+                device_id,
+                device,
+                function,
+                offset,
+            } => (
+                "pci",
+                format!("(0x{device_id:04X}, {device}, {function}, 0x{offset:03X})"),
+            ),
+            other => ("new", location_info(other)),
+        };
+        let _ = writeln!(
+            infos,
+            "        AddressInfo::{ctor}({name}, {instance}, {}, {location}, {}),",
             a.index,
-            location_info(&a.location),
             lit(&a.source)
         );
     }

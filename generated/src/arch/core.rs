@@ -84,14 +84,14 @@ static IA32_PMC_INFO: RegisterInfo = RegisterInfo {
     description: "General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first CPUID.0AH:EAX[15:8] counters exist. The implemented width is CPUID.0AH:EAX[23:16] bits; bits above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the counter receives bits 31:0 of the written value sign-extended to 64 bits. To load a value wider than 32 bits use the IA32_A_PMC{n} alias when IA32_PERF_CAPABILITIES.FW_WRITE is 1.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.1.1", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PMC0", instance: "CPU", index: 0, location: Location::Msr(0xC1), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC1", instance: "CPU", index: 1, location: Location::Msr(0xC2), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC2", instance: "CPU", index: 2, location: Location::Msr(0xC3), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC3", instance: "CPU", index: 3, location: Location::Msr(0xC4), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC4", instance: "CPU", index: 4, location: Location::Msr(0xC5), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC5", instance: "CPU", index: 5, location: Location::Msr(0xC6), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC6", instance: "CPU", index: 6, location: Location::Msr(0xC7), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC7", instance: "CPU", index: 7, location: Location::Msr(0xC8), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PMC0", "CPU", 0, 0xC1, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC1", "CPU", 1, 0xC2, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC2", "CPU", 2, 0xC3, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC3", "CPU", 3, 0xC4, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC4", "CPU", 4, 0xC5, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC5", "CPU", 5, 0xC6, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC6", "CPU", 6, 0xC7, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC7", "CPU", 7, 0xC8, "linux-msr-index"),
     ]),
     fields: Ia32PmcLayout::FIELDS,
     notes: &[
@@ -157,14 +157,14 @@ static IA32_A_PMC_INFO: RegisterInfo = RegisterInfo {
     description: "Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole implemented width (CPUID.0AH:EAX[23:16] bits) can be loaded. These aliases only exist when IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them. As with IA32_PMC{n}, only the first CPUID.0AH:EAX[15:8] exist and bits above the counter width read as zero.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_A_PMC0", instance: "CPU", index: 0, location: Location::Msr(0x4C1), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC1", instance: "CPU", index: 1, location: Location::Msr(0x4C2), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC2", instance: "CPU", index: 2, location: Location::Msr(0x4C3), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC3", instance: "CPU", index: 3, location: Location::Msr(0x4C4), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC4", instance: "CPU", index: 4, location: Location::Msr(0x4C5), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC5", instance: "CPU", index: 5, location: Location::Msr(0x4C6), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC6", instance: "CPU", index: 6, location: Location::Msr(0x4C7), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC7", instance: "CPU", index: 7, location: Location::Msr(0x4C8), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_A_PMC0", "CPU", 0, 0x4C1, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC1", "CPU", 1, 0x4C2, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC2", "CPU", 2, 0x4C3, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC3", "CPU", 3, 0x4C4, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC4", "CPU", 4, 0x4C5, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC5", "CPU", 5, 0x4C6, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC6", "CPU", 6, 0x4C7, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC7", "CPU", 7, 0x4C8, "linux-msr-index"),
     ]),
     fields: Ia32APmcLayout::FIELDS,
     notes: &[
@@ -323,14 +323,14 @@ static IA32_PERF_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     description: "Event select and control for general-purpose counter IA32_PMC{n}, in the layout of architectural performance monitoring version 3 (SDM Figure 18-6). Only the first CPUID.0AH:EAX[15:8] selectors exist.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERFEVTSEL0", instance: "CPU", index: 0, location: Location::Msr(0x186), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL1", instance: "CPU", index: 1, location: Location::Msr(0x187), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL2", instance: "CPU", index: 2, location: Location::Msr(0x188), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL3", instance: "CPU", index: 3, location: Location::Msr(0x189), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL4", instance: "CPU", index: 4, location: Location::Msr(0x18A), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL5", instance: "CPU", index: 5, location: Location::Msr(0x18B), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL6", instance: "CPU", index: 6, location: Location::Msr(0x18C), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL7", instance: "CPU", index: 7, location: Location::Msr(0x18D), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERFEVTSEL0", "CPU", 0, 0x186, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL1", "CPU", 1, 0x187, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL2", "CPU", 2, 0x188, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL3", "CPU", 3, 0x189, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL4", "CPU", 4, 0x18A, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL5", "CPU", 5, 0x18B, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL6", "CPU", 6, 0x18C, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL7", "CPU", 7, 0x18D, "linux-msr-index"),
     ]),
     fields: Ia32PerfEvtSelLayout::FIELDS,
     notes: &[
@@ -400,9 +400,9 @@ static IA32_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Fixed-function performance counter n. Each counts one predefined event: counter 0 instructions retired, counter 1 unhalted core cycles, counter 2 unhalted reference cycles. It is controlled by its 4-bit block in IA32_FIXED_CTR_CTRL and by the matching enable in IA32_PERF_GLOBAL_CTRL. The implemented width is CPUID.0AH:EDX[12:5] bits; bits above that width read as zero. CPUID.0AH:EDX[4:0] reports how many fixed counters exist (three are described here).",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_FIXED_CTR0", instance: "CPU", index: 0, location: Location::Msr(0x309), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_FIXED_CTR1", instance: "CPU", index: 1, location: Location::Msr(0x30A), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_FIXED_CTR2", instance: "CPU", index: 2, location: Location::Msr(0x30B), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_FIXED_CTR0", "CPU", 0, 0x309, "linux-msr-index"),
+        AddressInfo::msr("IA32_FIXED_CTR1", "CPU", 1, 0x30A, "linux-msr-index"),
+        AddressInfo::msr("IA32_FIXED_CTR2", "CPU", 2, 0x30B, "linux-msr-index"),
     ]),
     fields: Ia32FixedCtrLayout::FIELDS,
     notes: &[
@@ -705,7 +705,7 @@ static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for the three fixed-function counters: one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_FIXED_CTR_CTRL", instance: "CPU", index: 0, location: Location::Msr(0x38D), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_FIXED_CTR_CTRL", "CPU", 0, 0x38D, "linux-msr-index"),
     ]),
     fields: Ia32FixedCtrCtrlLayout::FIELDS,
     notes: &[
@@ -855,7 +855,7 @@ static IA32_PERF_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.1, p. 18-12", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERF_GLOBAL_STATUS", instance: "CPU", index: 0, location: Location::Msr(0x38E), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERF_GLOBAL_STATUS", "CPU", 0, 0x38E, "linux-msr-index"),
     ]),
     fields: Ia32PerfGlobalStatusLayout::FIELDS,
     notes: &[
@@ -972,7 +972,7 @@ static IA32_PERF_GLOBAL_CTRL_INFO: RegisterInfo = RegisterInfo {
     description: "Global enables (version 2 and later). Each counter counts only when its enable here and its own enable (IA32_PERFEVTSELx.EN, or the fixed counter's block in IA32_FIXED_CTR_CTRL) are both set; from version 4 IA32_PERF_GLOBAL_STATUS.CTR_FRZ must also be clear.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERF_GLOBAL_CTRL", instance: "CPU", index: 0, location: Location::Msr(0x38F), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERF_GLOBAL_CTRL", "CPU", 0, 0x38F, "linux-msr-index"),
     ]),
     fields: Ia32PerfGlobalCtrlLayout::FIELDS,
     notes: &[
@@ -1109,7 +1109,7 @@ static IA32_PERF_GLOBAL_OVF_CTRL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the version-4 status indicators (55 and 58 to 61).",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-8", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.2, p. 18-13"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERF_GLOBAL_OVF_CTRL", instance: "CPU", index: 0, location: Location::Msr(0x390), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERF_GLOBAL_OVF_CTRL", "CPU", 0, 0x390, "linux-msr-index"),
     ]),
     fields: Ia32PerfGlobalOvfCtrlLayout::FIELDS,
     notes: &[
@@ -1258,7 +1258,7 @@ static IA32_PERF_CAPABILITIES_INFO: RegisterInfo = RegisterInfo {
     description: "Read-only description of the PMU's optional features: LBR record format, PEBS behaviour and record format, freeze-while-SMM support and full-width counter writes. Present when CPUID.01H:ECX.PDCM[15] = 1. The values are fixed by the processor model.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.18, p. 18-106", "Linux kernel, arch/x86/include/asm/msr-index.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERF_CAPABILITIES", instance: "CPU", index: 0, location: Location::Msr(0x345), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERF_CAPABILITIES", "CPU", 0, 0x345, "linux-msr-index"),
     ]),
     fields: Ia32PerfCapabilitiesLayout::FIELDS,
     notes: &[
@@ -1375,7 +1375,7 @@ static IA32_PERF_GLOBAL_INUSE_INFO: RegisterInfo = RegisterInfo {
     description: "In-use indicators for cooperative sharing of the PMU between software agents (architectural perfmon version 4). Read-only; every bit is computed from the current contents of other PMU registers.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.3, p. 18-14"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERF_GLOBAL_INUSE", instance: "CPU", index: 0, location: Location::Msr(0x392), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERF_GLOBAL_INUSE", "CPU", 0, 0x392, "linux-msr-index"),
     ]),
     fields: Ia32PerfGlobalInuseLayout::FIELDS,
     notes: &[
@@ -1443,7 +1443,7 @@ static IA32_FIXED_CTR3_INFO: RegisterInfo = RegisterInfo {
     description: "Fixed-function counter 3: TOPDOWN.SLOTS, the pipeline slots available to the logical processor (its issue width times the unhalted core cycles). Controlled by bits 15:12 of IA32_FIXED_CTR_CTRL and bit 35 of IA32_PERF_GLOBAL_CTRL. IA32_PERF_METRICS divides the slots it counts among the top-down categories; software starts both from zero (writing 0 to each) and reads both at the end of an interval.",
     sources: &["Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_FIXED_CTR3", instance: "CPU", index: 0, location: Location::Msr(0x30C), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_FIXED_CTR3", "CPU", 0, 0x30C, "linux-msr-index"),
     ]),
     fields: Ia32FixedCtr3Layout::FIELDS,
     notes: &[
@@ -1574,7 +1574,7 @@ static IA32_PERF_METRICS_INFO: RegisterInfo = RegisterInfo {
     description: "Top-down metrics: each byte is one category's share of the slots IA32_FIXED_CTR3 counted since both were last written, as a fraction of 0xFF. The level-1 shares (bytes 0 to 3) sum to 0xFF. The slots a category took over an interval are slots x share / 0xFF (Linux: icl_get_metrics_event_value). Processors with four top-down events (Ice Lake) report bytes 0 to 3; those with eight (Sapphire Rapids and later) also the level-2 shares, bytes 4 to 7. Software writes 0 to start an interval.",
     sources: &["Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERF_METRICS", instance: "CPU", index: 0, location: Location::Msr(0x329), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERF_METRICS", "CPU", 0, 0x329, "linux-msr-index"),
     ]),
     fields: Ia32PerfMetricsLayout::FIELDS,
     notes: &[
@@ -1679,8 +1679,8 @@ static MSR_OFFCORE_RSP_INFO: RegisterInfo = RegisterInfo {
     description: "Offcore response select n: which requests leaving the core (request types) and which answers to them (where the data came from, what the snoop found) the offcore response event counts. Register 0 serves the event programmed with the event select Intel's list gives first (0xB7 up to Ice Lake-SP, 0x2A from Sapphire Rapids), register 1 the second (0xBB, 0x2B); an event counts the requests matching a bit set among the request types and a bit set among the response types. The bits each generation implements differ: see the note.",
     sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MSR_OFFCORE_RSP_0", instance: "CPU", index: 0, location: Location::Msr(0x1A6), source: "linux-msr-index" },
-        AddressInfo { name: "MSR_OFFCORE_RSP_1", instance: "CPU", index: 1, location: Location::Msr(0x1A7), source: "linux-msr-index" },
+        AddressInfo::msr("MSR_OFFCORE_RSP_0", "CPU", 0, 0x1A6, "linux-msr-index"),
+        AddressInfo::msr("MSR_OFFCORE_RSP_1", "CPU", 1, 0x1A7, "linux-msr-index"),
     ]),
     fields: MsrOffcoreRspLayout::FIELDS,
     notes: &[
@@ -1749,7 +1749,7 @@ static MSR_PEBS_LD_LAT_THRESHOLD_INFO: RegisterInfo = RegisterInfo {
     description: "PEBS load-latency threshold: the load-latency event (MEM_TRANS_RETIRED.LOAD_LATENCY_GT_n; MEM_INST_RETIRED on the Xeon 7500) counts loads whose latency, in core cycles, exceeds this value. The SDM calls it MSR_PEBS_LD_LAT.",
     sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MSR_PEBS_LD_LAT_THRESHOLD", instance: "CPU", index: 0, location: Location::Msr(0x3F6), source: "linux-msr-index" },
+        AddressInfo::msr("MSR_PEBS_LD_LAT_THRESHOLD", "CPU", 0, 0x3F6, "linux-msr-index"),
     ]),
     fields: MsrPebsLdLatThresholdLayout::FIELDS,
     notes: &[
@@ -1853,7 +1853,7 @@ static MSR_PEBS_FRONTEND_INFO: RegisterInfo = RegisterInfo {
     description: "Front-end event select (Skylake and later): which front-end condition the FRONTEND_RETIRED events count retired instructions after (a decoded-cache, ITLB, STLB, L1I or L2 miss, or a delivery bubble of at least a length and width).",
     sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MSR_PEBS_FRONTEND", instance: "CPU", index: 0, location: Location::Msr(0x3F7), source: "linux-msr-index" },
+        AddressInfo::msr("MSR_PEBS_FRONTEND", "CPU", 0, 0x3F7, "linux-msr-index"),
     ]),
     fields: MsrPebsFrontendLayout::FIELDS,
     notes: &[

@@ -83,7 +83,7 @@ static DVSEC_CAP_HEADER_INFO: RegisterInfo = RegisterInfo {
     description: "The PCI Express extended capability header: the capability's id, version and where the next capability starts.",
     sources: &["Linux kernel, include/uapi/linux/pci_regs.h (PCI_EXT_CAP_ID_DVSEC 0x23, the extended capability header PCI_EXT_CAP_ID/VER/NEXT, PCI_DVSEC_HEADER1 vendor, revision and length)", "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "DVSEC_CAP_HEADER", instance: "CAP", index: 0, location: Location::Table(0x00), source: "linux-pci-regs" },
+        AddressInfo::new("DVSEC_CAP_HEADER", "CAP", 0, Location::Table(0x00), "linux-pci-regs"),
     ]),
     fields: DvsecCapHeaderLayout::FIELDS,
     notes: &[],
@@ -148,7 +148,7 @@ static DVSEC_HEADER1_INFO: RegisterInfo = RegisterInfo {
     description: "The first DVSEC header: who defined the capability, its revision and its length.",
     sources: &["Linux kernel, include/uapi/linux/pci_regs.h (PCI_EXT_CAP_ID_DVSEC 0x23, the extended capability header PCI_EXT_CAP_ID/VER/NEXT, PCI_DVSEC_HEADER1 vendor, revision and length)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "DVSEC_HEADER1", instance: "CAP", index: 0, location: Location::Table(0x04), source: "linux-pci-regs" },
+        AddressInfo::new("DVSEC_HEADER1", "CAP", 0, Location::Table(0x04), "linux-pci-regs"),
     ]),
     fields: DvsecHeader1Layout::FIELDS,
     notes: &[],
@@ -225,7 +225,7 @@ static DVSEC_HEADER2_INFO: RegisterInfo = RegisterInfo {
     description: "The second DVSEC header: which of Intel's vendor-specific structures this is. Linux takes only DVSEC id 1 (UNCORE_DISCOVERY_DVSEC_ID_PMON) as the uncore's discovery table.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Linux kernel, drivers/platform/x86/intel/vsec.h and vsec.c (Intel's DVSEC layout: id at 0x8, entries at 0xA, entry size at 0xB, BAR indicator and offset at 0xC)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "DVSEC_HEADER2", instance: "CAP", index: 0, location: Location::Table(0x08), source: "linux-uncore-discovery" },
+        AddressInfo::new("DVSEC_HEADER2", "CAP", 0, Location::Table(0x08), "linux-uncore-discovery"),
     ]),
     fields: DvsecHeader2Layout::FIELDS,
     notes: &[],
@@ -290,7 +290,7 @@ static DVSEC_TABLE_INFO: RegisterInfo = RegisterInfo {
     description: "Where the discovery table is: which base address register of this device holds its physical address, and an offset into that window. Linux refuses the table when any bit outside the BAR indicator is set, so the table starts at the BAR's base.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Linux kernel, drivers/platform/x86/intel/vsec.h and vsec.c (Intel's DVSEC layout: id at 0x8, entries at 0xA, entry size at 0xB, BAR indicator and offset at 0xC)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "DVSEC_TABLE", instance: "CAP", index: 0, location: Location::Table(0x0C), source: "linux-uncore-discovery" },
+        AddressInfo::new("DVSEC_TABLE", "CAP", 0, Location::Table(0x0C), "linux-uncore-discovery"),
     ]),
     fields: DvsecTableLayout::FIELDS,
     notes: &[],

@@ -124,7 +124,7 @@ static GLOBAL_DISCOVERY_TABLE1_INFO: RegisterInfo = RegisterInfo {
     description: "The table's shape: its type, the distance between entries, the number of unit entries, and how the global control register is reached.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "GLOBAL_DISCOVERY_TABLE1", instance: "GLOBAL", index: 0, location: Location::Table(0x00), source: "linux-uncore-discovery" },
+        AddressInfo::new("GLOBAL_DISCOVERY_TABLE1", "GLOBAL", 0, Location::Table(0x00), "linux-uncore-discovery"),
     ]),
     fields: GlobalDiscoveryTable1Layout::FIELDS,
     notes: &[],
@@ -182,7 +182,7 @@ static GLOBAL_CTL_ADDR_INFO: RegisterInfo = RegisterInfo {
     description: "The address of the uncore's global control register, in the kind GLOBAL_DISCOVERY_TABLE1.access_type says.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "GLOBAL_CTL_ADDR", instance: "GLOBAL", index: 0, location: Location::Table(0x08), source: "linux-uncore-discovery" },
+        AddressInfo::new("GLOBAL_CTL_ADDR", "GLOBAL", 0, Location::Table(0x08), "linux-uncore-discovery"),
     ]),
     fields: GlobalCtlAddrLayout::FIELDS,
     notes: &[],
@@ -248,7 +248,7 @@ static GLOBAL_DISCOVERY_TABLE3_INFO: RegisterInfo = RegisterInfo {
     description: "Where the global status registers are, relative to the global control.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "GLOBAL_DISCOVERY_TABLE3", instance: "GLOBAL", index: 0, location: Location::Table(0x10), source: "linux-uncore-discovery" },
+        AddressInfo::new("GLOBAL_DISCOVERY_TABLE3", "GLOBAL", 0, Location::Table(0x10), "linux-uncore-discovery"),
     ]),
     fields: GlobalDiscoveryTable3Layout::FIELDS,
     notes: &[],

@@ -138,7 +138,7 @@ static UNIT_DISCOVERY_TABLE1_INFO: RegisterInfo = RegisterInfo {
     description: "The box's counters: how many, how wide, where the first control, counter and status are relative to the box control, and how its registers are reached.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "UNIT_DISCOVERY_TABLE1", instance: "UNIT", index: 0, location: Location::Table(0x00), source: "linux-uncore-discovery" },
+        AddressInfo::new("UNIT_DISCOVERY_TABLE1", "UNIT", 0, Location::Table(0x00), "linux-uncore-discovery"),
     ]),
     fields: UnitDiscoveryTable1Layout::FIELDS,
     notes: &[],
@@ -198,7 +198,7 @@ static UNIT_CTL_ADDR_INFO: RegisterInfo = RegisterInfo {
     description: "The address of the box control register. For an MSR box the MSR number, for a memory-mapped box the physical address; for a PCI box an encoded configuration address, whose fields this layout gives (bits 11:0 the offset, 19:12 the device and function as devfn, 27:20 the bus, 30:28 the PCI domain).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "UNIT_CTL_ADDR", instance: "UNIT", index: 0, location: Location::Table(0x08), source: "linux-uncore-discovery" },
+        AddressInfo::new("UNIT_CTL_ADDR", "UNIT", 0, Location::Table(0x08), "linux-uncore-discovery"),
     ]),
     fields: UnitCtlAddrLayout::FIELDS,
     notes: &[],
@@ -263,7 +263,7 @@ static UNIT_DISCOVERY_TABLE3_INFO: RegisterInfo = RegisterInfo {
     description: "Which box this is: its type (a number each processor's driver maps to a kind of box, CHA, IIO, iMC ...) and its id among the boxes of that type.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "UNIT_DISCOVERY_TABLE3", instance: "UNIT", index: 0, location: Location::Table(0x10), source: "linux-uncore-discovery" },
+        AddressInfo::new("UNIT_DISCOVERY_TABLE3", "UNIT", 0, Location::Table(0x10), "linux-uncore-discovery"),
     ]),
     fields: UnitDiscoveryTable3Layout::FIELDS,
     notes: &[],

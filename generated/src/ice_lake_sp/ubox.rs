@@ -77,7 +77,7 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose box control has frz_en set.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x700), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0x700, "likwid"),
     ]),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -135,7 +135,7 @@ static U_GLOBAL_STATUS1_INFO: RegisterInfo = RegisterInfo {
     description: "First socket-wide overflow summary register. Which box reports in which bit is not known from the sources read.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_STATUS1", instance: "UBOX", index: 0, location: Location::Msr(0x70E), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS1", "UBOX", 0, 0x70E, "likwid"),
     ]),
     fields: UGlobalStatus1Layout::FIELDS,
     notes: &[
@@ -184,7 +184,7 @@ static U_GLOBAL_STATUS2_INFO: RegisterInfo = RegisterInfo {
     description: "Second socket-wide overflow summary register; no source read assigns any of its bits.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_STATUS2", instance: "UBOX", index: 0, location: Location::Msr(0x70F), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS2", "UBOX", 0, 0x70F, "likwid"),
     ]),
     fields: UGlobalStatus2Layout::FIELDS,
     notes: &[
@@ -251,7 +251,7 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x703), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0x703, "linux-snbep"),
     ]),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
@@ -316,7 +316,7 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0x704), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0x704, "linux-snbep"),
     ]),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
@@ -470,8 +470,8 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0x705), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0x706), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0x705, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0x706, "linux-snbep"),
     ]),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -536,8 +536,8 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "U-box data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0x709), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0x70A), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0x709, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0x70A, "linux-snbep"),
     ]),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -602,7 +602,7 @@ static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     description: "Node id of this socket, in the U-box PCI function (device 0x3450) on the socket's first uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_CPUNODEID", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x3450, device: 0, function: 0, offset: 0x0C0 }, source: "lspci-icx" },
+        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x3450, 0, 0, 0x0C0), "lspci-icx"),
     ]),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -706,7 +706,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_GIDNIDMAP", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x3450, device: 0, function: 0, offset: 0x0D4 }, source: "lspci-icx" },
+        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x3450, 0, 0, 0x0D4), "lspci-icx"),
     ]),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[

@@ -77,8 +77,8 @@ static B_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-17, p. 2-31"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_PMON_GLOBAL_CTL", instance: "B0", index: 0, location: Location::Msr(0xC20), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_GLOBAL_CTL", instance: "B1", index: 0, location: Location::Msr(0xC60), source: "linux-nhmex" },
+        AddressInfo::msr("B0_MSR_PMON_GLOBAL_CTL", "B0", 0, 0xC20, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_GLOBAL_CTL", "B1", 0, 0xC60, "linux-nhmex"),
     ]),
     fields: BGlobalCtlLayout::FIELDS,
     notes: &[
@@ -154,8 +154,8 @@ static B_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-18, p. 2-31", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_PMON_GLOBAL_STATUS", instance: "B0", index: 0, location: Location::Msr(0xC21), source: "likwid" },
-        AddressInfo { name: "B1_MSR_PMON_GLOBAL_STATUS", instance: "B1", index: 0, location: Location::Msr(0xC61), source: "likwid" },
+        AddressInfo::msr("B0_MSR_PMON_GLOBAL_STATUS", "B0", 0, 0xC21, "likwid"),
+        AddressInfo::msr("B1_MSR_PMON_GLOBAL_STATUS", "B1", 0, 0xC61, "likwid"),
     ]),
     fields: BGlobalStatusLayout::FIELDS,
     notes: &[
@@ -229,8 +229,8 @@ static B_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-19, p. 2-31", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_PMON_GLOBAL_OVF_CTL", instance: "B0", index: 0, location: Location::Msr(0xC22), source: "likwid" },
-        AddressInfo { name: "B1_MSR_PMON_GLOBAL_OVF_CTL", instance: "B1", index: 0, location: Location::Msr(0xC62), source: "likwid" },
+        AddressInfo::msr("B0_MSR_PMON_GLOBAL_OVF_CTL", "B0", 0, 0xC22, "likwid"),
+        AddressInfo::msr("B1_MSR_PMON_GLOBAL_OVF_CTL", "B1", 0, 0xC62, "likwid"),
     ]),
     fields: BGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -337,14 +337,14 @@ static B_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for B-box counter n. Each B-box counter can only select from its own set of events, chosen with ev_sel.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-20, p. 2-32", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_PMON_EVT_SEL0", instance: "B0", index: 0, location: Location::Msr(0xC30), source: "linux-nhmex" },
-        AddressInfo { name: "B0_MSR_PMON_EVT_SEL1", instance: "B0", index: 1, location: Location::Msr(0xC32), source: "linux-nhmex" },
-        AddressInfo { name: "B0_MSR_PMON_EVT_SEL2", instance: "B0", index: 2, location: Location::Msr(0xC34), source: "linux-nhmex" },
-        AddressInfo { name: "B0_MSR_PMON_EVT_SEL3", instance: "B0", index: 3, location: Location::Msr(0xC36), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_EVT_SEL0", instance: "B1", index: 0, location: Location::Msr(0xC70), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_EVT_SEL1", instance: "B1", index: 1, location: Location::Msr(0xC72), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_EVT_SEL2", instance: "B1", index: 2, location: Location::Msr(0xC74), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_EVT_SEL3", instance: "B1", index: 3, location: Location::Msr(0xC76), source: "linux-nhmex" },
+        AddressInfo::msr("B0_MSR_PMON_EVT_SEL0", "B0", 0, 0xC30, "linux-nhmex"),
+        AddressInfo::msr("B0_MSR_PMON_EVT_SEL1", "B0", 1, 0xC32, "linux-nhmex"),
+        AddressInfo::msr("B0_MSR_PMON_EVT_SEL2", "B0", 2, 0xC34, "linux-nhmex"),
+        AddressInfo::msr("B0_MSR_PMON_EVT_SEL3", "B0", 3, 0xC36, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_EVT_SEL0", "B1", 0, 0xC70, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_EVT_SEL1", "B1", 1, 0xC72, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_EVT_SEL2", "B1", 2, 0xC74, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_EVT_SEL3", "B1", 3, 0xC76, "linux-nhmex"),
     ]),
     fields: BEvtSelLayout::FIELDS,
     notes: &[
@@ -417,14 +417,14 @@ static B_CNT_INFO: RegisterInfo = RegisterInfo {
     description: "B-box counter n (48-bit).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-21, p. 2-32", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_PMON_CNT0", instance: "B0", index: 0, location: Location::Msr(0xC31), source: "linux-nhmex" },
-        AddressInfo { name: "B0_MSR_PMON_CNT1", instance: "B0", index: 1, location: Location::Msr(0xC33), source: "linux-nhmex" },
-        AddressInfo { name: "B0_MSR_PMON_CNT2", instance: "B0", index: 2, location: Location::Msr(0xC35), source: "linux-nhmex" },
-        AddressInfo { name: "B0_MSR_PMON_CNT3", instance: "B0", index: 3, location: Location::Msr(0xC37), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_CNT0", instance: "B1", index: 0, location: Location::Msr(0xC71), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_CNT1", instance: "B1", index: 1, location: Location::Msr(0xC73), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_CNT2", instance: "B1", index: 2, location: Location::Msr(0xC75), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_CNT3", instance: "B1", index: 3, location: Location::Msr(0xC77), source: "linux-nhmex" },
+        AddressInfo::msr("B0_MSR_PMON_CNT0", "B0", 0, 0xC31, "linux-nhmex"),
+        AddressInfo::msr("B0_MSR_PMON_CNT1", "B0", 1, 0xC33, "linux-nhmex"),
+        AddressInfo::msr("B0_MSR_PMON_CNT2", "B0", 2, 0xC35, "linux-nhmex"),
+        AddressInfo::msr("B0_MSR_PMON_CNT3", "B0", 3, 0xC37, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_CNT0", "B1", 0, 0xC71, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_CNT1", "B1", 1, 0xC73, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_CNT2", "B1", 2, 0xC75, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_CNT3", "B1", 3, 0xC77, "linux-nhmex"),
     ]),
     fields: BCntLayout::FIELDS,
     notes: &[
@@ -547,8 +547,8 @@ static B_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and outgoing packets by opcode, QPI message class and physical address; B-box events such as OPCODE_ADDR_IN_MATCH count the packets that match.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-22, p. 2-33", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_MATCH", instance: "B0", index: 0, location: Location::Msr(0xE45), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_MATCH", instance: "B1", index: 0, location: Location::Msr(0xE4D), source: "linux-nhmex" },
+        AddressInfo::msr("B0_MSR_MATCH", "B0", 0, 0xE45, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_MATCH", "B1", 0, 0xE4D, "linux-nhmex"),
     ]),
     fields: BMatchLayout::FIELDS,
     notes: &[
@@ -668,8 +668,8 @@ static B_MASK_INFO: RegisterInfo = RegisterInfo {
     description: "Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take part in the comparison; the fields line up with the match register.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-23, p. 2-33", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_MASK", instance: "B0", index: 0, location: Location::Msr(0xE46), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_MASK", instance: "B1", index: 0, location: Location::Msr(0xE4E), source: "linux-nhmex" },
+        AddressInfo::msr("B0_MSR_MASK", "B0", 0, 0xE46, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_MASK", "B1", 0, 0xE4E, "linux-nhmex"),
     ]),
     fields: BMaskLayout::FIELDS,
     notes: &[

@@ -77,8 +77,8 @@ static M_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-64, p. 2-100"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PERF_GLOBAL_CTL", instance: "M0", index: 0, location: Location::Msr(0xCA0), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PERF_GLOBAL_CTL", instance: "M1", index: 0, location: Location::Msr(0xCE0), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PERF_GLOBAL_CTL", "M0", 0, 0xCA0, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PERF_GLOBAL_CTL", "M1", 0, 0xCE0, "linux-nhmex"),
     ]),
     fields: MGlobalCtlLayout::FIELDS,
     notes: &[
@@ -154,8 +154,8 @@ static M_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-65, p. 2-100", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PERF_GLOBAL_STATUS", instance: "M0", index: 0, location: Location::Msr(0xCA1), source: "likwid" },
-        AddressInfo { name: "M1_MSR_PERF_GLOBAL_STATUS", instance: "M1", index: 0, location: Location::Msr(0xCE1), source: "likwid" },
+        AddressInfo::msr("M0_MSR_PERF_GLOBAL_STATUS", "M0", 0, 0xCA1, "likwid"),
+        AddressInfo::msr("M1_MSR_PERF_GLOBAL_STATUS", "M1", 0, 0xCE1, "likwid"),
     ]),
     fields: MGlobalStatusLayout::FIELDS,
     notes: &[
@@ -229,8 +229,8 @@ static M_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-66, p. 2-100", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PERF_GLOBAL_OVF_CTL", instance: "M0", index: 0, location: Location::Msr(0xCA2), source: "likwid" },
-        AddressInfo { name: "M1_MSR_PERF_GLOBAL_OVF_CTL", instance: "M1", index: 0, location: Location::Msr(0xCE2), source: "likwid" },
+        AddressInfo::msr("M0_MSR_PERF_GLOBAL_OVF_CTL", "M0", 0, 0xCA2, "likwid"),
+        AddressInfo::msr("M1_MSR_PERF_GLOBAL_OVF_CTL", "M1", 0, 0xCE2, "likwid"),
     ]),
     fields: MGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -296,8 +296,8 @@ static M_PMU_TIMESTAMP_INFO: RegisterInfo = RegisterInfo {
     description: "The M-box timestamp unit: a 16-bit count of M-box clock ticks that runs freely, outside the box's counters (it feeds no event to them). Its bit layout is not known from any public source, so every bit is recorded as reserved: the register can be read raw, and safe code never writes it.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), p. 2-101", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_TIMESTAMP", instance: "M0", index: 0, location: Location::Msr(0xCA4), source: "likwid" },
-        AddressInfo { name: "M1_MSR_PMU_TIMESTAMP", instance: "M1", index: 0, location: Location::Msr(0xCE4), source: "likwid" },
+        AddressInfo::msr("M0_MSR_PMU_TIMESTAMP", "M0", 0, 0xCA4, "likwid"),
+        AddressInfo::msr("M1_MSR_PMU_TIMESTAMP", "M1", 0, 0xCE4, "likwid"),
     ]),
     fields: MPmuTimestampLayout::FIELDS,
     notes: &[
@@ -452,18 +452,18 @@ static M_CNT_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-67, p. 2-101", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_CNT_CTL0", instance: "M0", index: 0, location: Location::Msr(0xCB0), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT_CTL1", instance: "M0", index: 1, location: Location::Msr(0xCB2), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT_CTL2", instance: "M0", index: 2, location: Location::Msr(0xCB4), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT_CTL3", instance: "M0", index: 3, location: Location::Msr(0xCB6), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT_CTL4", instance: "M0", index: 4, location: Location::Msr(0xCB8), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT_CTL5", instance: "M0", index: 5, location: Location::Msr(0xCBA), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT_CTL0", instance: "M1", index: 0, location: Location::Msr(0xCF0), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT_CTL1", instance: "M1", index: 1, location: Location::Msr(0xCF2), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT_CTL2", instance: "M1", index: 2, location: Location::Msr(0xCF4), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT_CTL3", instance: "M1", index: 3, location: Location::Msr(0xCF6), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT_CTL4", instance: "M1", index: 4, location: Location::Msr(0xCF8), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT_CTL5", instance: "M1", index: 5, location: Location::Msr(0xCFA), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_CNT_CTL0", "M0", 0, 0xCB0, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT_CTL1", "M0", 1, 0xCB2, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT_CTL2", "M0", 2, 0xCB4, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT_CTL3", "M0", 3, 0xCB6, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT_CTL4", "M0", 4, 0xCB8, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT_CTL5", "M0", 5, 0xCBA, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT_CTL0", "M1", 0, 0xCF0, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT_CTL1", "M1", 1, 0xCF2, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT_CTL2", "M1", 2, 0xCF4, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT_CTL3", "M1", 3, 0xCF6, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT_CTL4", "M1", 4, 0xCF8, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT_CTL5", "M1", 5, 0xCFA, "linux-nhmex"),
     ]),
     fields: MCntCtlLayout::FIELDS,
     notes: &[
@@ -540,18 +540,18 @@ static M_CNT_INFO: RegisterInfo = RegisterInfo {
     description: "M-box counter n (48-bit).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-68, p. 2-101", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_CNT0", instance: "M0", index: 0, location: Location::Msr(0xCB1), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT1", instance: "M0", index: 1, location: Location::Msr(0xCB3), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT2", instance: "M0", index: 2, location: Location::Msr(0xCB5), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT3", instance: "M0", index: 3, location: Location::Msr(0xCB7), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT4", instance: "M0", index: 4, location: Location::Msr(0xCB9), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT5", instance: "M0", index: 5, location: Location::Msr(0xCBB), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT0", instance: "M1", index: 0, location: Location::Msr(0xCF1), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT1", instance: "M1", index: 1, location: Location::Msr(0xCF3), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT2", instance: "M1", index: 2, location: Location::Msr(0xCF5), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT3", instance: "M1", index: 3, location: Location::Msr(0xCF7), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT4", instance: "M1", index: 4, location: Location::Msr(0xCF9), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT5", instance: "M1", index: 5, location: Location::Msr(0xCFB), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_CNT0", "M0", 0, 0xCB1, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT1", "M0", 1, 0xCB3, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT2", "M0", 2, 0xCB5, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT3", "M0", 3, 0xCB7, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT4", "M0", 4, 0xCB9, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT5", "M0", 5, 0xCBB, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT0", "M1", 0, 0xCF1, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT1", "M1", 1, 0xCF3, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT2", "M1", 2, 0xCF5, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT3", "M1", 3, 0xCF7, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT4", "M1", 4, 0xCF9, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT5", "M1", 5, 0xCFB, "linux-nhmex"),
     ]),
     fields: MCntLayout::FIELDS,
     notes: &[
@@ -625,8 +625,8 @@ static M_PMU_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     description: "Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events that are refined by M{i}_MSR_PMU_PLD.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_MM_CFG", instance: "M0", index: 0, location: Location::Msr(0xE54), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_MM_CFG", instance: "M1", index: 0, location: Location::Msr(0xE5C), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_MM_CFG", "M0", 0, 0xE54, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_MM_CFG", "M1", 0, 0xE5C, "linux-nhmex"),
     ]),
     fields: MPmuMmCfgLayout::FIELDS,
     notes: &[
@@ -704,8 +704,8 @@ static M_PMU_ADDR_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the address of each request the PLD-refined events see.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_ADDR_MATCH", instance: "M0", index: 0, location: Location::Msr(0xE55), source: "likwid" },
-        AddressInfo { name: "M1_MSR_PMU_ADDR_MATCH", instance: "M1", index: 0, location: Location::Msr(0xE5D), source: "likwid" },
+        AddressInfo::msr("M0_MSR_PMU_ADDR_MATCH", "M0", 0, 0xE55, "likwid"),
+        AddressInfo::msr("M1_MSR_PMU_ADDR_MATCH", "M1", 0, 0xE5D, "likwid"),
     ]),
     fields: MPmuAddrMatchLayout::FIELDS,
     notes: &[
@@ -782,8 +782,8 @@ static M_PMU_ADDR_MASK_INFO: RegisterInfo = RegisterInfo {
     description: "Mask of the M-box address filter: selects which bits of M{i}_MSR_PMU_ADDR_MATCH take part in the comparison.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_ADDR_MASK", instance: "M0", index: 0, location: Location::Msr(0xE56), source: "likwid" },
-        AddressInfo { name: "M1_MSR_PMU_ADDR_MASK", instance: "M1", index: 0, location: Location::Msr(0xE5E), source: "likwid" },
+        AddressInfo::msr("M0_MSR_PMU_ADDR_MASK", "M0", 0, 0xE56, "likwid"),
+        AddressInfo::msr("M1_MSR_PMU_ADDR_MASK", "M1", 0, 0xE5E, "likwid"),
     ]),
     fields: MPmuAddrMaskLayout::FIELDS,
     notes: &[
@@ -856,8 +856,8 @@ static M_PMU_DSP_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode, set_flag_sel 0x0.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_DSP", instance: "M0", index: 0, location: Location::Msr(0xCA5), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_DSP", instance: "M1", index: 0, location: Location::Msr(0xCE5), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_DSP", "M0", 0, 0xCA5, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_DSP", "M1", 0, 0xCE5, "linux-nhmex"),
     ]),
     fields: MPmuDspLayout::FIELDS,
     notes: &[
@@ -930,8 +930,8 @@ static M_PMU_ISS_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag mode, set_flag_sel 0x1.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_ISS", instance: "M0", index: 0, location: Location::Msr(0xCA6), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_ISS", instance: "M1", index: 0, location: Location::Msr(0xCE6), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_ISS", "M0", 0, 0xCA6, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_ISS", "M1", 0, 0xCE6, "linux-nhmex"),
     ]),
     fields: MPmuIssLayout::FIELDS,
     notes: &[
@@ -1003,8 +1003,8 @@ static M_PMU_MAP_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_MAP", instance: "M0", index: 0, location: Location::Msr(0xCA7), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_MAP", instance: "M1", index: 0, location: Location::Msr(0xCE7), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_MAP", "M0", 0, 0xCA7, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_MAP", "M1", 0, 0xCE7, "linux-nhmex"),
     ]),
     fields: MPmuMapLayout::FIELDS,
     notes: &[
@@ -1076,8 +1076,8 @@ static M_PMU_MSC_THR_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_MSC_THR", instance: "M0", index: 0, location: Location::Msr(0xCA8), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_MSC_THR", instance: "M1", index: 0, location: Location::Msr(0xCE8), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_MSC_THR", "M0", 0, 0xCA8, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_MSC_THR", "M1", 0, 0xCE8, "linux-nhmex"),
     ]),
     fields: MPmuMscThrLayout::FIELDS,
     notes: &[
@@ -1150,8 +1150,8 @@ static M_PMU_PGT_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode, set_flag_sel 0x5.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_PGT", instance: "M0", index: 0, location: Location::Msr(0xCA9), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_PGT", instance: "M1", index: 0, location: Location::Msr(0xCE9), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_PGT", "M0", 0, 0xCA9, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_PGT", "M1", 0, 0xCE9, "linux-nhmex"),
     ]),
     fields: MPmuPgtLayout::FIELDS,
     notes: &[
@@ -1226,8 +1226,8 @@ static M_PMU_PLD_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS) or 0xB; these are the only M-box events Linux combines with the address match/mask filter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_PLD", instance: "M0", index: 0, location: Location::Msr(0xCAA), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_PLD", instance: "M1", index: 0, location: Location::Msr(0xCEA), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_PLD", "M0", 0, 0xCAA, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_PLD", "M1", 0, 0xCEA, "linux-nhmex"),
     ]),
     fields: MPmuPldLayout::FIELDS,
     notes: &[
@@ -1392,8 +1392,8 @@ static M_PMU_ZDP_CTL_FVC_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10. Four 3-bit event selects (evnt0-evnt3), one per inc_sel value, choose what each of those events counts; the command, response and FVID fields and pbox_init_err are shared by all four.",
     sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-80"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_ZDP_CTL_FVC", instance: "M0", index: 0, location: Location::Msr(0xCAB), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_ZDP_CTL_FVC", instance: "M1", index: 0, location: Location::Msr(0xCEB), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_ZDP_CTL_FVC", "M0", 0, 0xCAB, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_ZDP_CTL_FVC", "M1", 0, 0xCEB, "linux-nhmex"),
     ]),
     fields: MPmuZdpCtlFvcLayout::FIELDS,
     notes: &[

@@ -79,8 +79,8 @@ static S_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-level control of the S-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-27, p. 2-47"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_GLOBAL_CTL", instance: "S0", index: 0, location: Location::Msr(0xC40), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_GLOBAL_CTL", instance: "S1", index: 0, location: Location::Msr(0xCC0), source: "linux-nhmex" },
+        AddressInfo::msr("S0_MSR_PMON_GLOBAL_CTL", "S0", 0, 0xC40, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_GLOBAL_CTL", "S1", 0, 0xCC0, "linux-nhmex"),
     ]),
     fields: SGlobalCtlLayout::FIELDS,
     notes: &[
@@ -156,8 +156,8 @@ static S_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the S-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-28, p. 2-47", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_GLOBAL_STATUS", instance: "S0", index: 0, location: Location::Msr(0xC41), source: "likwid" },
-        AddressInfo { name: "S1_MSR_PMON_GLOBAL_STATUS", instance: "S1", index: 0, location: Location::Msr(0xCC1), source: "likwid" },
+        AddressInfo::msr("S0_MSR_PMON_GLOBAL_STATUS", "S0", 0, 0xC41, "likwid"),
+        AddressInfo::msr("S1_MSR_PMON_GLOBAL_STATUS", "S1", 0, 0xCC1, "likwid"),
     ]),
     fields: SGlobalStatusLayout::FIELDS,
     notes: &[
@@ -233,8 +233,8 @@ static S_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of the S-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.5.3.2, p. 2-47", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_GLOBAL_OVF_CTL", instance: "S0", index: 0, location: Location::Msr(0xC42), source: "likwid" },
-        AddressInfo { name: "S1_MSR_PMON_GLOBAL_OVF_CTL", instance: "S1", index: 0, location: Location::Msr(0xCC2), source: "likwid" },
+        AddressInfo::msr("S0_MSR_PMON_GLOBAL_OVF_CTL", "S0", 0, 0xC42, "likwid"),
+        AddressInfo::msr("S1_MSR_PMON_GLOBAL_OVF_CTL", "S1", 0, 0xCC2, "likwid"),
     ]),
     fields: SGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -502,14 +502,14 @@ static S_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for S-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_EVT_SEL0", instance: "S0", index: 0, location: Location::Msr(0xC50), source: "linux-nhmex" },
-        AddressInfo { name: "S0_MSR_PMON_EVT_SEL1", instance: "S0", index: 1, location: Location::Msr(0xC52), source: "linux-nhmex" },
-        AddressInfo { name: "S0_MSR_PMON_EVT_SEL2", instance: "S0", index: 2, location: Location::Msr(0xC54), source: "linux-nhmex" },
-        AddressInfo { name: "S0_MSR_PMON_EVT_SEL3", instance: "S0", index: 3, location: Location::Msr(0xC56), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_EVT_SEL0", instance: "S1", index: 0, location: Location::Msr(0xCD0), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_EVT_SEL1", instance: "S1", index: 1, location: Location::Msr(0xCD2), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_EVT_SEL2", instance: "S1", index: 2, location: Location::Msr(0xCD4), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_EVT_SEL3", instance: "S1", index: 3, location: Location::Msr(0xCD6), source: "linux-nhmex" },
+        AddressInfo::msr("S0_MSR_PMON_EVT_SEL0", "S0", 0, 0xC50, "linux-nhmex"),
+        AddressInfo::msr("S0_MSR_PMON_EVT_SEL1", "S0", 1, 0xC52, "linux-nhmex"),
+        AddressInfo::msr("S0_MSR_PMON_EVT_SEL2", "S0", 2, 0xC54, "linux-nhmex"),
+        AddressInfo::msr("S0_MSR_PMON_EVT_SEL3", "S0", 3, 0xC56, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_EVT_SEL0", "S1", 0, 0xCD0, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_EVT_SEL1", "S1", 1, 0xCD2, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_EVT_SEL2", "S1", 2, 0xCD4, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_EVT_SEL3", "S1", 3, 0xCD6, "linux-nhmex"),
     ]),
     fields: SEvtSelLayout::FIELDS,
     notes: &[
@@ -581,14 +581,14 @@ static S_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "S-box counter n (48-bit).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_CTR0", instance: "S0", index: 0, location: Location::Msr(0xC51), source: "linux-nhmex" },
-        AddressInfo { name: "S0_MSR_PMON_CTR1", instance: "S0", index: 1, location: Location::Msr(0xC53), source: "linux-nhmex" },
-        AddressInfo { name: "S0_MSR_PMON_CTR2", instance: "S0", index: 2, location: Location::Msr(0xC55), source: "linux-nhmex" },
-        AddressInfo { name: "S0_MSR_PMON_CTR3", instance: "S0", index: 3, location: Location::Msr(0xC57), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_CTR0", instance: "S1", index: 0, location: Location::Msr(0xCD1), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_CTR1", instance: "S1", index: 1, location: Location::Msr(0xCD3), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_CTR2", instance: "S1", index: 2, location: Location::Msr(0xCD5), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_CTR3", instance: "S1", index: 3, location: Location::Msr(0xCD7), source: "linux-nhmex" },
+        AddressInfo::msr("S0_MSR_PMON_CTR0", "S0", 0, 0xC51, "linux-nhmex"),
+        AddressInfo::msr("S0_MSR_PMON_CTR1", "S0", 1, 0xC53, "linux-nhmex"),
+        AddressInfo::msr("S0_MSR_PMON_CTR2", "S0", 2, 0xC55, "linux-nhmex"),
+        AddressInfo::msr("S0_MSR_PMON_CTR3", "S0", 3, 0xC57, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_CTR0", "S1", 0, 0xCD1, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_CTR1", "S1", 1, 0xCD3, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_CTR2", "S1", 2, 0xCD5, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_CTR3", "S1", 3, 0xCD7, "linux-nhmex"),
     ]),
     fields: SCtrLayout::FIELDS,
     notes: &[
@@ -665,8 +665,8 @@ static S_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     description: "Configuration of the S-box packet match/mask facility. Setting en arms the filter programmed in S{i}_MSR_PMON_MATCH and S{i}_MSR_PMON_MASK; the filter result is then available as the S-box event that counts matched packets (event code 0, TO_R_PROG_EV in Linux).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_MM_CFG", instance: "S0", index: 0, location: Location::Msr(0xE48), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_MM_CFG", instance: "S1", index: 0, location: Location::Msr(0xE58), source: "linux-nhmex" },
+        AddressInfo::msr("S0_MSR_PMON_MM_CFG", "S0", 0, 0xE48, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_MM_CFG", "S1", 0, 0xE58, "linux-nhmex"),
     ]),
     fields: SMmCfgLayout::FIELDS,
     notes: &[
@@ -736,8 +736,8 @@ static S_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Match value of the S-box packet filter: together with S{i}_MSR_PMON_MASK it selects which packets the S-box match event counts. Takes effect while S{i}_MSR_PMON_MM_CFG.en is set.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_MATCH", instance: "S0", index: 0, location: Location::Msr(0xE49), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_MATCH", instance: "S1", index: 0, location: Location::Msr(0xE59), source: "linux-nhmex" },
+        AddressInfo::msr("S0_MSR_PMON_MATCH", "S0", 0, 0xE49, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_MATCH", "S1", 0, 0xE59, "linux-nhmex"),
     ]),
     fields: SMatchLayout::FIELDS,
     notes: &[
@@ -804,8 +804,8 @@ static S_MASK_INFO: RegisterInfo = RegisterInfo {
     description: "Mask of the S-box packet filter: a set bit makes the corresponding bit of S{i}_MSR_PMON_MATCH take part in the comparison, a clear bit is a don't-care.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_MASK", instance: "S0", index: 0, location: Location::Msr(0xE4A), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_MASK", instance: "S1", index: 0, location: Location::Msr(0xE5A), source: "linux-nhmex" },
+        AddressInfo::msr("S0_MSR_PMON_MASK", "S0", 0, 0xE4A, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_MASK", "S1", 0, 0xE5A, "linux-nhmex"),
     ]),
     fields: SMaskLayout::FIELDS,
     notes: &[

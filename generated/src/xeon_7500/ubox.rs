@@ -126,7 +126,7 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter at once, chooses which core receives a PMI when a box signals an overflow, and enables the single U-box counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.2, p. 2-2"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_CTL", instance: "U", index: 0, location: Location::Msr(0xC00), source: "linux-nhmex" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "U", 0, 0xC00, "linux-nhmex"),
     ]),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -231,7 +231,7 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Top of the uncore overflow hierarchy. Each ov_* bit says that a counter in the U-box, in the W-box, or in one of the boxes summarised by S-box 0 or S-box 1 has overflowed. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_STATUS", instance: "U", index: 0, location: Location::Msr(0xC01), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "U", 0, 0xC01, "likwid"),
     ]),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
@@ -312,7 +312,7 @@ static U_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears the U-box level overflow summary bits of U_MSR_PMON_GLOBAL_STATUS.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_OVF_CTL", instance: "U", index: 0, location: Location::Msr(0xC02), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_OVF_CTL", "U", 0, 0xC02, "likwid"),
     ]),
     fields: UGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -478,7 +478,7 @@ static U_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     description: "Event select for the U-box's single counter: chooses the event and enables counting, edge detection and PMI on overflow.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-6, p. 2-5", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_EVT_SEL", instance: "U", index: 0, location: Location::Msr(0xC10), source: "linux-nhmex" },
+        AddressInfo::msr("U_MSR_PMON_EVT_SEL", "U", 0, 0xC10, "linux-nhmex"),
     ]),
     fields: UEvtSelLayout::FIELDS,
     notes: &[
@@ -549,7 +549,7 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The U-box's single 48-bit event counter.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTR", instance: "U", index: 0, location: Location::Msr(0xC11), source: "linux-nhmex" },
+        AddressInfo::msr("U_MSR_PMON_CTR", "U", 0, 0xC11, "linux-nhmex"),
     ]),
     fields: UCtrLayout::FIELDS,
     notes: &[

@@ -77,7 +77,7 @@ static W_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-level control of the W-box: enables for the four general-purpose counters and the fixed uncore-clock counter.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-95, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_GLOBAL_CTL", instance: "W", index: 0, location: Location::Msr(0xC80), source: "linux-nhmex" },
+        AddressInfo::msr("W_MSR_PMON_GLOBAL_CTL", "W", 0, 0xC80, "linux-nhmex"),
     ]),
     fields: WGlobalCtlLayout::FIELDS,
     notes: &[
@@ -154,7 +154,7 @@ static W_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the W-box counters (general-purpose and fixed).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_GLOBAL_STATUS", instance: "W", index: 0, location: Location::Msr(0xC81), source: "likwid" },
+        AddressInfo::msr("W_MSR_PMON_GLOBAL_STATUS", "W", 0, 0xC81, "likwid"),
     ]),
     fields: WGlobalStatusLayout::FIELDS,
     notes: &[
@@ -226,7 +226,7 @@ static W_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears W-box overflow flags.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_GLOBAL_OVF_CTL", instance: "W", index: 0, location: Location::Msr(0xC82), source: "likwid" },
+        AddressInfo::msr("W_MSR_PMON_GLOBAL_OVF_CTL", "W", 0, 0xC82, "likwid"),
     ]),
     fields: WGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -405,10 +405,10 @@ static W_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for W-box general-purpose counter n: event and per-core mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-98, p. 2-127", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_EVT_SEL0", instance: "W", index: 0, location: Location::Msr(0xC90), source: "likwid" },
-        AddressInfo { name: "W_MSR_PMON_EVT_SEL1", instance: "W", index: 1, location: Location::Msr(0xC92), source: "likwid" },
-        AddressInfo { name: "W_MSR_PMON_EVT_SEL2", instance: "W", index: 2, location: Location::Msr(0xC94), source: "likwid" },
-        AddressInfo { name: "W_MSR_PMON_EVT_SEL3", instance: "W", index: 3, location: Location::Msr(0xC96), source: "likwid" },
+        AddressInfo::msr("W_MSR_PMON_EVT_SEL0", "W", 0, 0xC90, "likwid"),
+        AddressInfo::msr("W_MSR_PMON_EVT_SEL1", "W", 1, 0xC92, "likwid"),
+        AddressInfo::msr("W_MSR_PMON_EVT_SEL2", "W", 2, 0xC94, "likwid"),
+        AddressInfo::msr("W_MSR_PMON_EVT_SEL3", "W", 3, 0xC96, "likwid"),
     ]),
     fields: WEvtSelLayout::FIELDS,
     notes: &[
@@ -487,10 +487,10 @@ static W_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "W-box general-purpose counter n (48-bit).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p. 2-128", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_CTR0", instance: "W", index: 0, location: Location::Msr(0xC91), source: "likwid" },
-        AddressInfo { name: "W_MSR_PMON_CTR1", instance: "W", index: 1, location: Location::Msr(0xC93), source: "likwid" },
-        AddressInfo { name: "W_MSR_PMON_CTR2", instance: "W", index: 2, location: Location::Msr(0xC95), source: "likwid" },
-        AddressInfo { name: "W_MSR_PMON_CTR3", instance: "W", index: 3, location: Location::Msr(0xC97), source: "likwid" },
+        AddressInfo::msr("W_MSR_PMON_CTR0", "W", 0, 0xC91, "likwid"),
+        AddressInfo::msr("W_MSR_PMON_CTR1", "W", 1, 0xC93, "likwid"),
+        AddressInfo::msr("W_MSR_PMON_CTR2", "W", 2, 0xC95, "likwid"),
+        AddressInfo::msr("W_MSR_PMON_CTR3", "W", 3, 0xC97, "likwid"),
     ]),
     fields: WCtrLayout::FIELDS,
     notes: &[
@@ -564,7 +564,7 @@ static W_FIXED_CTR_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for the W-box fixed counter, which counts uncore clock cycles.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-99, p. 2-127", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_FIXED_CTR_CTL", instance: "W", index: 0, location: Location::Msr(0x395), source: "linux-nhmex" },
+        AddressInfo::msr("W_MSR_PMON_FIXED_CTR_CTL", "W", 0, 0x395, "linux-nhmex"),
     ]),
     fields: WFixedCtrCtlLayout::FIELDS,
     notes: &[
@@ -635,7 +635,7 @@ static W_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p. 2-128", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_FIXED_CTR", instance: "W", index: 0, location: Location::Msr(0x394), source: "linux-nhmex" },
+        AddressInfo::msr("W_MSR_PMON_FIXED_CTR", "W", 0, 0x394, "linux-nhmex"),
     ]),
     fields: WFixedCtrLayout::FIELDS,
     notes: &[

@@ -106,7 +106,7 @@ static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of the Home Agent counters: lets software freeze all four counters at once, choose whether the box honours a freeze signal, and clear the counters or their control registers in one write.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-34, p. 47", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA_PCI_PMON_BOX_CTL", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("HA_PCI_PMON_BOX_CTL", "HA", 0, (0x3C46, 14, 1, 0x0F4), "likwid"),
     ]),
     fields: HaBoxCtlLayout::FIELDS,
     notes: &[
@@ -272,10 +272,10 @@ static HA_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Per-counter control for Home Agent counter n: which event and sub-events to count, whether the counter runs, and how each cycle's increment is filtered (threshold comparison, its inversion, and edge detection) before it is added.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 47", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 48"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA_PCI_PMON_CTL0", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "HA_PCI_PMON_CTL1", instance: "HA", index: 1, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "HA_PCI_PMON_CTL2", instance: "HA", index: 2, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "HA_PCI_PMON_CTL3", instance: "HA", index: 3, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("HA_PCI_PMON_CTL0", "HA", 0, (0x3C46, 14, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("HA_PCI_PMON_CTL1", "HA", 1, (0x3C46, 14, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("HA_PCI_PMON_CTL2", "HA", 2, (0x3C46, 14, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("HA_PCI_PMON_CTL3", "HA", 3, (0x3C46, 14, 1, 0x0E4), "likwid"),
     ]),
     fields: HaCtlLayout::FIELDS,
     notes: &[
@@ -349,10 +349,10 @@ static HA_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Home Agent data counter n: a 48-bit event count held in the low bits of a 64-bit register that occupies two consecutive configuration-space dwords. On overflow the count wraps and keeps counting.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-36, p. 48"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA_PCI_PMON_CTR0", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "HA_PCI_PMON_CTR1", instance: "HA", index: 1, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "HA_PCI_PMON_CTR2", instance: "HA", index: 2, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "HA_PCI_PMON_CTR3", instance: "HA", index: 3, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("HA_PCI_PMON_CTR0", "HA", 0, (0x3C46, 14, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("HA_PCI_PMON_CTR1", "HA", 1, (0x3C46, 14, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("HA_PCI_PMON_CTR2", "HA", 2, (0x3C46, 14, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("HA_PCI_PMON_CTR3", "HA", 3, (0x3C46, 14, 1, 0x0B8), "likwid"),
     ]),
     fields: HaCtrLayout::FIELDS,
     notes: &[
@@ -429,7 +429,7 @@ static HA_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
     description: "Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against. The ADDR_OPC_MATCH.FILT event counts the requests that match this filter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event lists (BSD-3-Clause) for the Xeon E5-2600 uncores: Jaketown_uncore.json version 24, haswellx_uncore.json version 29, broadwellx_uncore.json version 23: event names, codes, umasks, counters and filters"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA_PCI_PMON_BOX_ADDRMATCH0", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x040 }, source: "linux-snbep" },
+        AddressInfo::pci("HA_PCI_PMON_BOX_ADDRMATCH0", "HA", 0, (0x3C46, 14, 1, 0x040), "linux-snbep"),
     ]),
     fields: HaAddrMatch0Layout::FIELDS,
     notes: &[
@@ -495,7 +495,7 @@ static HA_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
     description: "High half of the physical-address match of the Home Agent's filter: address bits 45:32.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-38, p. 48"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA_PCI_PMON_BOX_ADDRMATCH1", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x044 }, source: "linux-snbep" },
+        AddressInfo::pci("HA_PCI_PMON_BOX_ADDRMATCH1", "HA", 0, (0x3C46, 14, 1, 0x044), "linux-snbep"),
     ]),
     fields: HaAddrMatch1Layout::FIELDS,
     notes: &[
@@ -564,7 +564,7 @@ static HA_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-37, p. 48"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA_PCI_PMON_BOX_OPCODEMATCH", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x048 }, source: "linux-snbep" },
+        AddressInfo::pci("HA_PCI_PMON_BOX_OPCODEMATCH", "HA", 0, (0x3C46, 14, 1, 0x048), "linux-snbep"),
     ]),
     fields: HaOpcodeMatchLayout::FIELDS,
     notes: &[

@@ -94,7 +94,7 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-74, p. 73"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_CTL", instance: "PCU", index: 0, location: Location::Msr(0xC24), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0xC24, "linux-snbep"),
     ]),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
@@ -347,10 +347,10 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for PCU counter n: selects the event (with a ninth event-select bit) and, for occupancy events, which core-state occupancy counter to sample; enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold with separate inversion and edge-detect bits for ordinary and occupancy events.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-75, p. 74", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTL0", instance: "PCU", index: 0, location: Location::Msr(0xC30), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL1", instance: "PCU", index: 1, location: Location::Msr(0xC31), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL2", instance: "PCU", index: 2, location: Location::Msr(0xC32), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL3", instance: "PCU", index: 3, location: Location::Msr(0xC33), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0xC30, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0xC31, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0xC32, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0xC33, "linux-snbep"),
     ]),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
@@ -425,10 +425,10 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.6.3.2, p. 74", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTR0", instance: "PCU", index: 0, location: Location::Msr(0xC36), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR1", instance: "PCU", index: 1, location: Location::Msr(0xC37), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR2", instance: "PCU", index: 2, location: Location::Msr(0xC38), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR3", instance: "PCU", index: 3, location: Location::Msr(0xC39), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0xC36, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0xC37, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0xC38, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0xC39, "linux-snbep"),
     ]),
     fields: PcuCtrLayout::FIELDS,
     notes: &[
@@ -525,7 +525,7 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     description: "Four frequency/voltage bands used by the PCU's band events. Each byte is a threshold for one band; for frequency bands the unit is 100 MHz (0x20 = 3.2 GHz). The four band events can each track their own band, so four bands can be measured at once, but because the register is shared it limits which other filtered PCU events can run in the same measurement.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-77, p. 76"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_FILTER", instance: "PCU", index: 0, location: Location::Msr(0xC34), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0xC34, "linux-snbep"),
     ]),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
@@ -589,7 +589,7 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it. It does not count how many cores are in C6; the PCU occupancy events do that.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_CORE_C6_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FD), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_CORE_C6_CTR", "PCU", 0, 0x3FD, "linux-snbep"),
     ]),
     fields: PcuCoreC6CtrLayout::FIELDS,
     notes: &[
@@ -657,7 +657,7 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset through the PCU box control.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_CORE_C3_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FC), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_CORE_C3_CTR", "PCU", 0, 0x3FC, "linux-snbep"),
     ]),
     fields: PcuCoreC3CtrLayout::FIELDS,
     notes: &[

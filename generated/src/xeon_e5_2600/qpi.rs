@@ -104,8 +104,8 @@ static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-85, p. 89"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_BOX_CTL", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_BOX_CTL", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_BOX_CTL", "P0", 0, (0x3C41, 8, 2, 0x0F4), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_BOX_CTL", "P1", 0, (0x3C42, 9, 2, 0x0F4), "likwid"),
     ]),
     fields: QpiBoxCtlLayout::FIELDS,
     notes: &[
@@ -285,14 +285,14 @@ static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Per-counter control for QPI counter n of one port: selects the event (with a ninth event-select bit that the Home Agent lacks) and sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 89", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 90", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_CTL0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "Q_P0_PCI_PMON_CTL1", instance: "P0", index: 1, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "Q_P0_PCI_PMON_CTL2", instance: "P0", index: 2, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "Q_P0_PCI_PMON_CTL3", instance: "P0", index: 3, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTL0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTL1", instance: "P1", index: 1, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTL2", instance: "P1", index: 2, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTL3", instance: "P1", index: 3, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_CTL0", "P0", 0, (0x3C41, 8, 2, 0x0D8), "likwid"),
+        AddressInfo::pci("Q_P0_PCI_PMON_CTL1", "P0", 1, (0x3C41, 8, 2, 0x0DC), "likwid"),
+        AddressInfo::pci("Q_P0_PCI_PMON_CTL2", "P0", 2, (0x3C41, 8, 2, 0x0E0), "likwid"),
+        AddressInfo::pci("Q_P0_PCI_PMON_CTL3", "P0", 3, (0x3C41, 8, 2, 0x0E4), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTL0", "P1", 0, (0x3C42, 9, 2, 0x0D8), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTL1", "P1", 1, (0x3C42, 9, 2, 0x0DC), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTL2", "P1", 2, (0x3C42, 9, 2, 0x0E0), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTL3", "P1", 3, (0x3C42, 9, 2, 0x0E4), "likwid"),
     ]),
     fields: QpiCtlLayout::FIELDS,
     notes: &[
@@ -367,14 +367,14 @@ static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-87, p. 90"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_CTR0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "Q_P0_PCI_PMON_CTR1", instance: "P0", index: 1, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "Q_P0_PCI_PMON_CTR2", instance: "P0", index: 2, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "Q_P0_PCI_PMON_CTR3", instance: "P0", index: 3, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTR0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTR1", instance: "P1", index: 1, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTR2", instance: "P1", index: 2, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTR3", instance: "P1", index: 3, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_CTR0", "P0", 0, (0x3C41, 8, 2, 0x0A0), "likwid"),
+        AddressInfo::pci("Q_P0_PCI_PMON_CTR1", "P0", 1, (0x3C41, 8, 2, 0x0A8), "likwid"),
+        AddressInfo::pci("Q_P0_PCI_PMON_CTR2", "P0", 2, (0x3C41, 8, 2, 0x0B0), "likwid"),
+        AddressInfo::pci("Q_P0_PCI_PMON_CTR3", "P0", 3, (0x3C41, 8, 2, 0x0B8), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTR0", "P1", 0, (0x3C42, 9, 2, 0x0A0), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTR1", "P1", 1, (0x3C42, 9, 2, 0x0A8), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTR2", "P1", 2, (0x3C42, 9, 2, 0x0B0), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTR3", "P1", 3, (0x3C42, 9, 2, 0x0B8), "likwid"),
     ]),
     fields: QpiCtrLayout::FIELDS,
     notes: &[
@@ -509,8 +509,8 @@ static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
     description: "Low half of the packet-match value for one QPI port: the values that the message class, opcode, virtual network, destination node id and the top bit of the remote node id of a packet are compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-89", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MATCH0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C86, device: 8, function: 6, offset: 0x228 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MATCH0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C96, device: 9, function: 6, offset: 0x228 }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH0", "P0", 0, (0x3C86, 8, 6, 0x228), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH0", "P1", 0, (0x3C96, 9, 6, 0x228), "likwid"),
     ]),
     fields: QpiPktMatch0Layout::FIELDS,
     notes: &[
@@ -614,8 +614,8 @@ static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
     description: "High half of the packet-match value for one QPI port: the response data state and the low four bits of the remote node id that a packet is compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK1.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-88", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MATCH1", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C86, device: 8, function: 6, offset: 0x22C }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MATCH1", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C96, device: 9, function: 6, offset: 0x22C }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH1", "P0", 0, (0x3C86, 8, 6, 0x22C), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH1", "P1", 0, (0x3C96, 9, 6, 0x22C), "likwid"),
     ]),
     fields: QpiPktMatch1Layout::FIELDS,
     notes: &[
@@ -732,8 +732,8 @@ static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
     description: "Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-91, p. 92"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MASK0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C86, device: 8, function: 6, offset: 0x238 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MASK0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C96, device: 9, function: 6, offset: 0x238 }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK0", "P0", 0, (0x3C86, 8, 6, 0x238), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK0", "P1", 0, (0x3C96, 9, 6, 0x238), "likwid"),
     ]),
     fields: QpiPktMask0Layout::FIELDS,
     notes: &[
@@ -819,8 +819,8 @@ static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
     description: "High half of the packet-match mask for one QPI port: selects which bits of the response data state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-90, p. 92"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MASK1", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C86, device: 8, function: 6, offset: 0x23C }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MASK1", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C96, device: 9, function: 6, offset: 0x23C }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK1", "P0", 0, (0x3C86, 8, 6, 0x23C), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK1", "P1", 0, (0x3C96, 9, 6, 0x23C), "likwid"),
     ]),
     fields: QpiPktMask1Layout::FIELDS,
     notes: &[

@@ -109,7 +109,7 @@ static R2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of the R2PCIe counters: freezes all four counters at once, chooses whether the box honours a freeze signal, and clears the counters or their control registers in a single write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R2_PCI_PMON_BOX_CTL", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x3C43, device: 19, function: 1, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("R2_PCI_PMON_BOX_CTL", "R2PCIE", 0, (0x3C43, 19, 1, 0x0F4), "likwid"),
     ]),
     fields: R2pcieBoxCtlLayout::FIELDS,
     notes: &[
@@ -283,10 +283,10 @@ static R2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Per-counter control for R2PCIe counter n: selects the event and its sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-106, p. 113", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R2_PCI_PMON_CTL0", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x3C43, device: 19, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTL1", instance: "R2PCIE", index: 1, location: Location::Pci { device_id: 0x3C43, device: 19, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTL2", instance: "R2PCIE", index: 2, location: Location::Pci { device_id: 0x3C43, device: 19, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTL3", instance: "R2PCIE", index: 3, location: Location::Pci { device_id: 0x3C43, device: 19, function: 1, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("R2_PCI_PMON_CTL0", "R2PCIE", 0, (0x3C43, 19, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTL1", "R2PCIE", 1, (0x3C43, 19, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTL2", "R2PCIE", 2, (0x3C43, 19, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTL3", "R2PCIE", 3, (0x3C43, 19, 1, 0x0E4), "likwid"),
     ]),
     fields: R2pcieCtlLayout::FIELDS,
     notes: &[
@@ -363,10 +363,10 @@ static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "R2PCIe data counter n: a 44-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow (a carry out of bit 43) and keeps counting, and may be read while counting is enabled.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.8.3.2, p. 113", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R2_PCI_PMON_CTR0", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x3C43, device: 19, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTR1", instance: "R2PCIE", index: 1, location: Location::Pci { device_id: 0x3C43, device: 19, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTR2", instance: "R2PCIE", index: 2, location: Location::Pci { device_id: 0x3C43, device: 19, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTR3", instance: "R2PCIE", index: 3, location: Location::Pci { device_id: 0x3C43, device: 19, function: 1, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("R2_PCI_PMON_CTR0", "R2PCIE", 0, (0x3C43, 19, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTR1", "R2PCIE", 1, (0x3C43, 19, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTR2", "R2PCIE", 2, (0x3C43, 19, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTR3", "R2PCIE", 3, (0x3C43, 19, 1, 0x0B8), "likwid"),
     ]),
     fields: R2pcieCtrLayout::FIELDS,
     notes: &[

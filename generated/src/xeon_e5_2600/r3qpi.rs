@@ -111,8 +111,8 @@ static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one R3QPI link's counters: freezes all three counters at once, chooses whether the box honours a freeze signal, and clears the counters or their control registers in a single write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R3_L0_PCI_PMON_BOX_CTL", instance: "L0", index: 0, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_BOX_CTL", instance: "L1", index: 0, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("R3_L0_PCI_PMON_BOX_CTL", "L0", 0, (0x3C44, 19, 5, 0x0F4), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_BOX_CTL", "L1", 0, (0x3C45, 19, 6, 0x0F4), "likwid"),
     ]),
     fields: R3qpiBoxCtlLayout::FIELDS,
     notes: &[
@@ -291,12 +291,12 @@ static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Per-counter control for counter n of one R3QPI link: selects the event and its sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-120, p. 121", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R3_L0_PCI_PMON_CTL0", instance: "L0", index: 0, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "R3_L0_PCI_PMON_CTL1", instance: "L0", index: 1, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "R3_L0_PCI_PMON_CTL2", instance: "L0", index: 2, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTL0", instance: "L1", index: 0, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTL1", instance: "L1", index: 1, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTL2", instance: "L1", index: 2, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo::pci("R3_L0_PCI_PMON_CTL0", "L0", 0, (0x3C44, 19, 5, 0x0D8), "likwid"),
+        AddressInfo::pci("R3_L0_PCI_PMON_CTL1", "L0", 1, (0x3C44, 19, 5, 0x0DC), "likwid"),
+        AddressInfo::pci("R3_L0_PCI_PMON_CTL2", "L0", 2, (0x3C44, 19, 5, 0x0E0), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTL0", "L1", 0, (0x3C45, 19, 6, 0x0D8), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTL1", "L1", 1, (0x3C45, 19, 6, 0x0DC), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTL2", "L1", 2, (0x3C45, 19, 6, 0x0E0), "likwid"),
     ]),
     fields: R3qpiCtlLayout::FIELDS,
     notes: &[
@@ -378,12 +378,12 @@ static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n of one R3QPI link: a 44-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow (a carry out of bit 43) and keeps counting, and may be read while counting is enabled.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.9.3.2, p. 121", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R3_L0_PCI_PMON_CTR0", instance: "L0", index: 0, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "R3_L0_PCI_PMON_CTR1", instance: "L0", index: 1, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "R3_L0_PCI_PMON_CTR2", instance: "L0", index: 2, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTR0", instance: "L1", index: 0, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTR1", instance: "L1", index: 1, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTR2", instance: "L1", index: 2, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo::pci("R3_L0_PCI_PMON_CTR0", "L0", 0, (0x3C44, 19, 5, 0x0A0), "likwid"),
+        AddressInfo::pci("R3_L0_PCI_PMON_CTR1", "L0", 1, (0x3C44, 19, 5, 0x0A8), "likwid"),
+        AddressInfo::pci("R3_L0_PCI_PMON_CTR2", "L0", 2, (0x3C44, 19, 5, 0x0B0), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTR0", "L1", 0, (0x3C45, 19, 6, 0x0A0), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTR1", "L1", 1, (0x3C45, 19, 6, 0x0A8), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTR2", "L1", 2, (0x3C45, 19, 6, 0x0B0), "likwid"),
     ]),
     fields: R3qpiCtrLayout::FIELDS,
     notes: &[

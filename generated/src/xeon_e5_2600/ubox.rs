@@ -191,8 +191,8 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for U-box counter n: selects the event and sub-events, enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold, its inversion and edge detection.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-2, p. 20", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0xC10), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0xC11), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0xC10, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0xC11, "linux-snbep"),
     ]),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -268,8 +268,8 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "U-box data counter n: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.2.3.2, p. 20", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0xC16), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0xC17), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0xC16, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0xC17, "linux-snbep"),
     ]),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -339,7 +339,7 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: its only function is to enable that counter.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-4, p. 21"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0xC08), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0xC08, "linux-snbep"),
     ]),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
@@ -415,7 +415,7 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The U-box fixed counter: it advances by one every uncore clock cycle while U_MSR_PMON_UCLK_FIXED_CTL.en is set.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-5, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0xC09), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0xC09, "linux-snbep"),
     ]),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
@@ -492,7 +492,7 @@ static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     description: "Node ID configuration of this socket, in the configuration space of the U-box PCI device (device ID 0x3CE0) on the socket's uncore bus. Its low three bits give the socket's own node ID; system software matches that ID against U_PCI_GIDNIDMAP to learn which physical package owns the bus.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_CPUNODEID", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x3CE0, device: 11, function: 0, offset: 0x040 }, source: "linux-snbep" },
+        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x3CE0, 11, 0, 0x040), "linux-snbep"),
     ]),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -605,7 +605,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     description: "Group-ID to node-ID map, in the configuration space of the U-box PCI device (device ID 0x3CE0). Eight 3-bit slots: slot n holds the node ID of the socket with group ID n. Linux finds the slot that equals U_PCI_CPUNODEID.local_node_id, and the slot number is the physical package ID of the socket that owns this uncore bus.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_GIDNIDMAP", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x3CE0, device: 11, function: 0, offset: 0x054 }, source: "linux-snbep" },
+        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x3CE0, 11, 0, 0x054), "linux-snbep"),
     ]),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[

@@ -123,8 +123,8 @@ static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-38, p. 56", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_CTL", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_CTL", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_CTL", "HA0", 0, (0x0E30, 14, 1, 0x0F4), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_CTL", "HA1", 0, (0x0E38, 28, 1, 0x0F4), "likwid"),
     ]),
     fields: HaBoxCtlLayout::FIELDS,
     notes: &[
@@ -199,8 +199,8 @@ static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-39, p. 56"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_STATUS", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_STATUS", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_STATUS", "HA0", 0, (0x0E30, 14, 1, 0x0F8), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_STATUS", "HA1", 0, (0x0E38, 28, 1, 0x0F8), "likwid"),
     ]),
     fields: HaBoxStatusLayout::FIELDS,
     notes: &[
@@ -343,14 +343,14 @@ static HA_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-40, p. 57", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_CTL0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTL1", instance: "HA0", index: 1, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTL2", instance: "HA0", index: 2, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTL3", instance: "HA0", index: 3, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTL0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTL1", instance: "HA1", index: 1, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTL2", instance: "HA1", index: 2, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTL3", instance: "HA1", index: 3, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_CTL0", "HA0", 0, (0x0E30, 14, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTL1", "HA0", 1, (0x0E30, 14, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTL2", "HA0", 2, (0x0E30, 14, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTL3", "HA0", 3, (0x0E30, 14, 1, 0x0E4), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTL0", "HA1", 0, (0x0E38, 28, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTL1", "HA1", 1, (0x0E38, 28, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTL2", "HA1", 2, (0x0E38, 28, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTL3", "HA1", 3, (0x0E38, 28, 1, 0x0E4), "likwid"),
     ]),
     fields: HaCtlLayout::FIELDS,
     notes: &[
@@ -423,14 +423,14 @@ static HA_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-41, p. 57"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_CTR0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTR1", instance: "HA0", index: 1, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTR2", instance: "HA0", index: 2, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTR3", instance: "HA0", index: 3, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTR0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTR1", instance: "HA1", index: 1, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTR2", instance: "HA1", index: 2, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTR3", instance: "HA1", index: 3, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_CTR0", "HA0", 0, (0x0E30, 14, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTR1", "HA0", 1, (0x0E30, 14, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTR2", "HA0", 2, (0x0E30, 14, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTR3", "HA0", 3, (0x0E30, 14, 1, 0x0B8), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTR0", "HA1", 0, (0x0E38, 28, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTR1", "HA1", 1, (0x0E38, 28, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTR2", "HA1", 2, (0x0E38, 28, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTR3", "HA1", 3, (0x0E38, 28, 1, 0x0B8), "likwid"),
     ]),
     fields: HaCtrLayout::FIELDS,
     notes: &[
@@ -508,8 +508,8 @@ static HA_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
     description: "Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against (the ADDR_OPC_MATCH events count matches).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_ADDRMATCH0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x040 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_ADDRMATCH0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x040 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_ADDRMATCH0", "HA0", 0, (0x0E30, 14, 1, 0x040), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_ADDRMATCH0", "HA1", 0, (0x0E38, 28, 1, 0x040), "likwid"),
     ]),
     fields: HaAddrMatch0Layout::FIELDS,
     notes: &[
@@ -581,8 +581,8 @@ static HA_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
     description: "High half of the physical-address match: address bits 45:32.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_ADDRMATCH1", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x044 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_ADDRMATCH1", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x044 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_ADDRMATCH1", "HA0", 0, (0x0E30, 14, 1, 0x044), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_ADDRMATCH1", "HA1", 0, (0x0E38, 28, 1, 0x044), "likwid"),
     ]),
     fields: HaAddrMatch1Layout::FIELDS,
     notes: &[
@@ -655,8 +655,8 @@ static HA_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_OPCODEMATCH", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x048 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_OPCODEMATCH", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x048 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_OPCODEMATCH", "HA0", 0, (0x0E30, 14, 1, 0x048), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_OPCODEMATCH", "HA1", 0, (0x0E38, 28, 1, 0x048), "likwid"),
     ]),
     fields: HaOpcodeMatchLayout::FIELDS,
     notes: &[

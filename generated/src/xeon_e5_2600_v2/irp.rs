@@ -115,7 +115,7 @@ static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP_PCI_PMON_BOX_CTL", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("IRP_PCI_PMON_BOX_CTL", "IRP", 0, (0x0E39, 5, 6, 0x0F4), "likwid"),
     ]),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
@@ -194,7 +194,7 @@ static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP_PCI_PMON_BOX_STATUS", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo::pci("IRP_PCI_PMON_BOX_STATUS", "IRP", 0, (0x0E39, 5, 6, 0x0F8), "likwid"),
     ]),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
@@ -331,10 +331,10 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP_PCI_PMON_CTL0", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0D8 }, source: "linux-snbep" },
-        AddressInfo { name: "IRP_PCI_PMON_CTL1", instance: "IRP", index: 1, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0DC }, source: "linux-snbep" },
-        AddressInfo { name: "IRP_PCI_PMON_CTL2", instance: "IRP", index: 2, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0E0 }, source: "linux-snbep" },
-        AddressInfo { name: "IRP_PCI_PMON_CTL3", instance: "IRP", index: 3, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0E4 }, source: "linux-snbep" },
+        AddressInfo::pci("IRP_PCI_PMON_CTL0", "IRP", 0, (0x0E39, 5, 6, 0x0D8), "linux-snbep"),
+        AddressInfo::pci("IRP_PCI_PMON_CTL1", "IRP", 1, (0x0E39, 5, 6, 0x0DC), "linux-snbep"),
+        AddressInfo::pci("IRP_PCI_PMON_CTL2", "IRP", 2, (0x0E39, 5, 6, 0x0E0), "linux-snbep"),
+        AddressInfo::pci("IRP_PCI_PMON_CTL3", "IRP", 3, (0x0E39, 5, 6, 0x0E4), "linux-snbep"),
     ]),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
@@ -409,10 +409,10 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP_PCI_PMON_CTR0", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0A0 }, source: "linux-snbep" },
-        AddressInfo { name: "IRP_PCI_PMON_CTR1", instance: "IRP", index: 1, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0B0 }, source: "linux-snbep" },
-        AddressInfo { name: "IRP_PCI_PMON_CTR2", instance: "IRP", index: 2, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0B8 }, source: "linux-snbep" },
-        AddressInfo { name: "IRP_PCI_PMON_CTR3", instance: "IRP", index: 3, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0C0 }, source: "linux-snbep" },
+        AddressInfo::pci("IRP_PCI_PMON_CTR0", "IRP", 0, (0x0E39, 5, 6, 0x0A0), "linux-snbep"),
+        AddressInfo::pci("IRP_PCI_PMON_CTR1", "IRP", 1, (0x0E39, 5, 6, 0x0B0), "linux-snbep"),
+        AddressInfo::pci("IRP_PCI_PMON_CTR2", "IRP", 2, (0x0E39, 5, 6, 0x0B8), "linux-snbep"),
+        AddressInfo::pci("IRP_PCI_PMON_CTR3", "IRP", 3, (0x0E39, 5, 6, 0x0C0), "linux-snbep"),
     ]),
     fields: IrpCtrLayout::FIELDS,
     notes: &[

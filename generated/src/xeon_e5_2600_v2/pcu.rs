@@ -114,7 +114,7 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of the PCU counters: freeze, and clear the counters or their controls in one write.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-119, p. 111", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_CTL", instance: "PCU", index: 0, location: Location::Msr(0xC24), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0xC24, "linux-snbep"),
     ]),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
@@ -191,7 +191,7 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "PCU box status: one overflow bit per counter, cleared by writing 1.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-120, p. 111", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_STATUS", instance: "PCU", index: 0, location: Location::Msr(0xC35), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_STATUS", "PCU", 0, 0xC35, "likwid"),
     ]),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
@@ -360,10 +360,10 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for PCU counter n: event select (with occupancy selection), enable, overflow enable, and threshold, invert and edge filtering for both plain and occupancy events.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-121, p. 112", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTL0", instance: "PCU", index: 0, location: Location::Msr(0xC30), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL1", instance: "PCU", index: 1, location: Location::Msr(0xC31), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL2", instance: "PCU", index: 2, location: Location::Msr(0xC32), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL3", instance: "PCU", index: 3, location: Location::Msr(0xC33), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0xC30, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0xC31, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0xC32, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0xC33, "linux-snbep"),
     ]),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
@@ -428,10 +428,10 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "PCU data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTR0", instance: "PCU", index: 0, location: Location::Msr(0xC36), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR1", instance: "PCU", index: 1, location: Location::Msr(0xC37), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR2", instance: "PCU", index: 2, location: Location::Msr(0xC38), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR3", instance: "PCU", index: 3, location: Location::Msr(0xC39), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0xC36, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0xC37, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0xC38, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0xC39, "linux-snbep"),
     ]),
     fields: PcuCtrLayout::FIELDS,
     notes: &[
@@ -516,7 +516,7 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     description: "PCU filter: four frequency bands, one byte each, for the FREQ_BAND0..3_CYCLES events.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_FILTER", instance: "PCU", index: 0, location: Location::Msr(0xC34), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0xC34, "linux-snbep"),
     ]),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
@@ -578,7 +578,7 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or reset).",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_CORE_C6_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FD), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_CORE_C6_CTR", "PCU", 0, 0x3FD, "likwid"),
     ]),
     fields: PcuCoreC6CtrLayout::FIELDS,
     notes: &[
@@ -641,7 +641,7 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or reset).",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_CORE_C3_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FC), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_CORE_C3_CTR", "PCU", 0, 0x3FC, "likwid"),
     ]),
     fields: PcuCoreC3CtrLayout::FIELDS,
     notes: &[

@@ -114,7 +114,7 @@ static R2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R2_PCI_PMON_BOX_CTL", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("R2_PCI_PMON_BOX_CTL", "R2PCIE", 0, (0x0E34, 19, 1, 0x0F4), "likwid"),
     ]),
     fields: R2pcieBoxCtlLayout::FIELDS,
     notes: &[
@@ -193,7 +193,7 @@ static R2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R2_PCI_PMON_BOX_STATUS", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo::pci("R2_PCI_PMON_BOX_STATUS", "R2PCIE", 0, (0x0E34, 19, 1, 0x0F8), "likwid"),
     ]),
     fields: R2pcieBoxStatusLayout::FIELDS,
     notes: &[
@@ -321,10 +321,10 @@ static R2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R2_PCI_PMON_CTL0", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTL1", instance: "R2PCIE", index: 1, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTL2", instance: "R2PCIE", index: 2, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTL3", instance: "R2PCIE", index: 3, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("R2_PCI_PMON_CTL0", "R2PCIE", 0, (0x0E34, 19, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTL1", "R2PCIE", 1, (0x0E34, 19, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTL2", "R2PCIE", 2, (0x0E34, 19, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTL3", "R2PCIE", 3, (0x0E34, 19, 1, 0x0E4), "likwid"),
     ]),
     fields: R2pcieCtlLayout::FIELDS,
     notes: &[
@@ -391,10 +391,10 @@ static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 44-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R2_PCI_PMON_CTR0", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTR1", instance: "R2PCIE", index: 1, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTR2", instance: "R2PCIE", index: 2, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTR3", instance: "R2PCIE", index: 3, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("R2_PCI_PMON_CTR0", "R2PCIE", 0, (0x0E34, 19, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTR1", "R2PCIE", 1, (0x0E34, 19, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTR2", "R2PCIE", 2, (0x0E34, 19, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTR3", "R2PCIE", 3, (0x0E34, 19, 1, 0x0B8), "likwid"),
     ]),
     fields: R2pcieCtrLayout::FIELDS,
     notes: &[

@@ -105,7 +105,7 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Uncore-wide control: freezes and unfreezes every uncore counter at once, and chooses which cores receive the PMI that an uncore overflow raises.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-2, p. 19", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_CTL", instance: "UBOX", index: 0, location: Location::Msr(0xC00), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0xC00, "linux-snbep"),
     ]),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -413,7 +413,7 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Uncore-wide overflow summary: each box that reports a counter overflow to the U-box sets its bit here; writing 1 to a bit clears it.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.1.5.1, p. 18", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_STATUS", instance: "UBOX", index: 0, location: Location::Msr(0xC01), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "UBOX", 0, 0xC01, "likwid"),
     ]),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
@@ -552,8 +552,8 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for U-box counter n: event and sub-event select, enable, overflow enable, reset, and threshold/edge filtering.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2.1, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0xC10), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0xC11), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0xC10, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0xC11, "linux-snbep"),
     ]),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -620,8 +620,8 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "U-box data counter n: a 44-bit event count.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0xC16), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0xC17), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0xC16, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0xC17, "linux-snbep"),
     ]),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -698,7 +698,7 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the U-box fixed counter, which counts uncore clock cycles.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0xC08), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0xC08, "linux-snbep"),
     ]),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
@@ -764,7 +764,7 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The U-box fixed counter: a 48-bit count of uncore clock cycles.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0xC09), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0xC09, "linux-snbep"),
     ]),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
@@ -828,7 +828,7 @@ static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     description: "Node id of this socket, in the U-box PCI function (device 0x0E1E) on the socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_CPUNODEID", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x0E1E, device: 11, function: 0, offset: 0x040 }, source: "lspci-ivt" },
+        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x0E1E, 11, 0, 0x040), "lspci-ivt"),
     ]),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -932,7 +932,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_GIDNIDMAP", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x0E1E, device: 11, function: 0, offset: 0x054 }, source: "lspci-ivt" },
+        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x0E1E, 11, 0, 0x054), "lspci-ivt"),
     ]),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[

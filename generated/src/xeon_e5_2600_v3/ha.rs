@@ -101,8 +101,8 @@ static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one Home Agent: freeze, freeze enable, resets.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_CTL", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_CTL", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_CTL", "HA0", 0, (0x2F30, 18, 1, 0x0F4), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_CTL", "HA1", 0, (0x2F38, 18, 5, 0x0F4), "likwid"),
     ]),
     fields: HaBoxCtlLayout::FIELDS,
     notes: &[
@@ -265,14 +265,14 @@ static HA_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n of one Home Agent.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_CTL0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTL1", instance: "HA0", index: 1, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTL2", instance: "HA0", index: 2, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTL3", instance: "HA0", index: 3, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTL0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTL1", instance: "HA1", index: 1, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTL2", instance: "HA1", index: 2, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTL3", instance: "HA1", index: 3, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_CTL0", "HA0", 0, (0x2F30, 18, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTL1", "HA0", 1, (0x2F30, 18, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTL2", "HA0", 2, (0x2F30, 18, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTL3", "HA0", 3, (0x2F30, 18, 1, 0x0E4), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTL0", "HA1", 0, (0x2F38, 18, 5, 0x0D8), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTL1", "HA1", 1, (0x2F38, 18, 5, 0x0DC), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTL2", "HA1", 2, (0x2F38, 18, 5, 0x0E0), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTL3", "HA1", 3, (0x2F38, 18, 5, 0x0E4), "likwid"),
     ]),
     fields: HaCtlLayout::FIELDS,
     notes: &[
@@ -350,8 +350,8 @@ static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the counters of one Home Agent.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_STATUS", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_STATUS", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_STATUS", "HA0", 0, (0x2F30, 18, 1, 0x0F8), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_STATUS", "HA1", 0, (0x2F38, 18, 5, 0x0F8), "likwid"),
     ]),
     fields: HaBoxStatusLayout::FIELDS,
     notes: &[
@@ -425,14 +425,14 @@ static HA_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n of one Home Agent: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_CTR0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTR1", instance: "HA0", index: 1, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTR2", instance: "HA0", index: 2, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTR3", instance: "HA0", index: 3, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTR0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTR1", instance: "HA1", index: 1, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTR2", instance: "HA1", index: 2, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTR3", instance: "HA1", index: 3, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_CTR0", "HA0", 0, (0x2F30, 18, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTR1", "HA0", 1, (0x2F30, 18, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTR2", "HA0", 2, (0x2F30, 18, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTR3", "HA0", 3, (0x2F30, 18, 1, 0x0B8), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTR0", "HA1", 0, (0x2F38, 18, 5, 0x0A0), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTR1", "HA1", 1, (0x2F38, 18, 5, 0x0A8), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTR2", "HA1", 2, (0x2F38, 18, 5, 0x0B0), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTR3", "HA1", 3, (0x2F38, 18, 5, 0x0B8), "likwid"),
     ]),
     fields: HaCtrLayout::FIELDS,
     notes: &[
@@ -508,8 +508,8 @@ static HA_BOX_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
     description: "Low part of the address to match for the ADDR_OPC_MATCH events: bits 31:6 of the cache-line address.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_ADDRMATCH0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x040 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_ADDRMATCH0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x040 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_ADDRMATCH0", "HA0", 0, (0x2F30, 18, 1, 0x040), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_ADDRMATCH0", "HA1", 0, (0x2F38, 18, 5, 0x040), "likwid"),
     ]),
     fields: HaBoxAddrMatch0Layout::FIELDS,
     notes: &[
@@ -584,8 +584,8 @@ static HA_BOX_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
     description: "High part of the address to match: address bits 45:32.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_ADDRMATCH1", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x044 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_ADDRMATCH1", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x044 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_ADDRMATCH1", "HA0", 0, (0x2F30, 18, 1, 0x044), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_ADDRMATCH1", "HA1", 0, (0x2F38, 18, 5, 0x044), "likwid"),
     ]),
     fields: HaBoxAddrMatch1Layout::FIELDS,
     notes: &[
@@ -660,8 +660,8 @@ static HA_BOX_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Opcode to match for the ADDR_OPC_MATCH events.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_OPCODEMATCH", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x048 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_OPCODEMATCH", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x048 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_OPCODEMATCH", "HA0", 0, (0x2F30, 18, 1, 0x048), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_OPCODEMATCH", "HA1", 0, (0x2F38, 18, 5, 0x048), "likwid"),
     ]),
     fields: HaBoxOpcodeMatchLayout::FIELDS,
     notes: &[

@@ -97,7 +97,7 @@ static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one IRP box: freeze, freeze enable, resets.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP_PCI_PMON_BOX_CTL", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x2F39, device: 5, function: 6, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("IRP_PCI_PMON_BOX_CTL", "IRP", 0, (0x2F39, 5, 6, 0x0F4), "likwid"),
     ]),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
@@ -257,10 +257,10 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n of one IRP box.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP_PCI_PMON_CTL0", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x2F39, device: 5, function: 6, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "IRP_PCI_PMON_CTL1", instance: "IRP", index: 1, location: Location::Pci { device_id: 0x2F39, device: 5, function: 6, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "IRP_PCI_PMON_CTL2", instance: "IRP", index: 2, location: Location::Pci { device_id: 0x2F39, device: 5, function: 6, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "IRP_PCI_PMON_CTL3", instance: "IRP", index: 3, location: Location::Pci { device_id: 0x2F39, device: 5, function: 6, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("IRP_PCI_PMON_CTL0", "IRP", 0, (0x2F39, 5, 6, 0x0D8), "likwid"),
+        AddressInfo::pci("IRP_PCI_PMON_CTL1", "IRP", 1, (0x2F39, 5, 6, 0x0DC), "likwid"),
+        AddressInfo::pci("IRP_PCI_PMON_CTL2", "IRP", 2, (0x2F39, 5, 6, 0x0E0), "likwid"),
+        AddressInfo::pci("IRP_PCI_PMON_CTL3", "IRP", 3, (0x2F39, 5, 6, 0x0E4), "likwid"),
     ]),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
@@ -335,7 +335,7 @@ static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the counters of one IRP box.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP_PCI_PMON_BOX_STATUS", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x2F39, device: 5, function: 6, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo::pci("IRP_PCI_PMON_BOX_STATUS", "IRP", 0, (0x2F39, 5, 6, 0x0F8), "likwid"),
     ]),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
@@ -412,10 +412,10 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n of one IRP box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP_PCI_PMON_CTR0", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x2F39, device: 5, function: 6, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "IRP_PCI_PMON_CTR1", instance: "IRP", index: 1, location: Location::Pci { device_id: 0x2F39, device: 5, function: 6, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "IRP_PCI_PMON_CTR2", instance: "IRP", index: 2, location: Location::Pci { device_id: 0x2F39, device: 5, function: 6, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "IRP_PCI_PMON_CTR3", instance: "IRP", index: 3, location: Location::Pci { device_id: 0x2F39, device: 5, function: 6, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("IRP_PCI_PMON_CTR0", "IRP", 0, (0x2F39, 5, 6, 0x0A0), "likwid"),
+        AddressInfo::pci("IRP_PCI_PMON_CTR1", "IRP", 1, (0x2F39, 5, 6, 0x0A8), "likwid"),
+        AddressInfo::pci("IRP_PCI_PMON_CTR2", "IRP", 2, (0x2F39, 5, 6, 0x0B0), "likwid"),
+        AddressInfo::pci("IRP_PCI_PMON_CTR3", "IRP", 3, (0x2F39, 5, 6, 0x0B8), "likwid"),
     ]),
     fields: IrpCtrLayout::FIELDS,
     notes: &[

@@ -94,7 +94,7 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of the PCU counters.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_CTL", instance: "PCU", index: 0, location: Location::Msr(0x710), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0x710, "linux-snbep"),
     ]),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
@@ -322,10 +322,10 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for PCU counter n: event, occupancy select, enable, reset, threshold with inversion and edge detection, for the increment and for the occupancy.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTL0", instance: "PCU", index: 0, location: Location::Msr(0x711), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL1", instance: "PCU", index: 1, location: Location::Msr(0x712), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL2", instance: "PCU", index: 2, location: Location::Msr(0x713), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL3", instance: "PCU", index: 3, location: Location::Msr(0x714), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0x711, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0x712, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0x713, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0x714, "linux-snbep"),
     ]),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
@@ -413,7 +413,7 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     description: "Frequency bands for the PCU's band events (event codes 0xB-0xE): band i is the byte at bits 8i+7:8i.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_FILTER", instance: "PCU", index: 0, location: Location::Msr(0x715), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0x715, "linux-snbep"),
     ]),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
@@ -481,7 +481,7 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the four PCU counters.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_STATUS", instance: "PCU", index: 0, location: Location::Msr(0x716), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_STATUS", "PCU", 0, 0x716, "likwid"),
     ]),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
@@ -545,10 +545,10 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "PCU data counter n: a 48-bit count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTR0", instance: "PCU", index: 0, location: Location::Msr(0x717), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR1", instance: "PCU", index: 1, location: Location::Msr(0x718), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR2", instance: "PCU", index: 2, location: Location::Msr(0x719), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR3", instance: "PCU", index: 3, location: Location::Msr(0x71A), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0x717, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0x718, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0x719, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0x71A, "linux-snbep"),
     ]),
     fields: PcuCtrLayout::FIELDS,
     notes: &[
@@ -609,7 +609,7 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Free-running count of the time cores of this socket spend in C6; no control.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_CORE_C6_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FD), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_CORE_C6_CTR", "PCU", 0, 0x3FD, "likwid"),
     ]),
     fields: PcuCoreC6CtrLayout::FIELDS,
     notes: &[
@@ -671,7 +671,7 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Free-running count of the time cores of this socket spend in C3; no control.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_CORE_C3_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FC), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_CORE_C3_CTR", "PCU", 0, 0x3FC, "likwid"),
     ]),
     fields: PcuCoreC3CtrLayout::FIELDS,
     notes: &[
@@ -738,7 +738,7 @@ static PCU_CAPID4_INFO: RegisterInfo = RegisterInfo {
     description: "Capability register 4 of the PCU's configuration function: its chop field tells the die the part is cut from; the smallest die has fewer S-boxes.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_CAPID4", instance: "PCU", index: 0, location: Location::Pci { device_id: 0x2FC0, device: 30, function: 3, offset: 0x094 }, source: "linux-snbep" },
+        AddressInfo::pci("PCU_CAPID4", "PCU", 0, (0x2FC0, 30, 3, 0x094), "linux-snbep"),
     ]),
     fields: PcuCapid4Layout::FIELDS,
     notes: &[

@@ -95,7 +95,7 @@ static R2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one R2PCIe box: freeze, freeze enable, resets.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R2_PCI_PMON_BOX_CTL", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("R2_PCI_PMON_BOX_CTL", "R2PCIE", 0, (0x2F34, 16, 1, 0x0F4), "likwid"),
     ]),
     fields: R2pcieBoxCtlLayout::FIELDS,
     notes: &[
@@ -254,10 +254,10 @@ static R2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n of one R2PCIe box.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R2_PCI_PMON_CTL0", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTL1", instance: "R2PCIE", index: 1, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTL2", instance: "R2PCIE", index: 2, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTL3", instance: "R2PCIE", index: 3, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("R2_PCI_PMON_CTL0", "R2PCIE", 0, (0x2F34, 16, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTL1", "R2PCIE", 1, (0x2F34, 16, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTL2", "R2PCIE", 2, (0x2F34, 16, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTL3", "R2PCIE", 3, (0x2F34, 16, 1, 0x0E4), "likwid"),
     ]),
     fields: R2pcieCtlLayout::FIELDS,
     notes: &[
@@ -331,7 +331,7 @@ static R2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the counters of one R2PCIe box.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R2_PCI_PMON_BOX_STATUS", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo::pci("R2_PCI_PMON_BOX_STATUS", "R2PCIE", 0, (0x2F34, 16, 1, 0x0F8), "likwid"),
     ]),
     fields: R2pcieBoxStatusLayout::FIELDS,
     notes: &[
@@ -402,10 +402,10 @@ static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n of one R2PCIe box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R2_PCI_PMON_CTR0", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTR1", instance: "R2PCIE", index: 1, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTR2", instance: "R2PCIE", index: 2, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "R2_PCI_PMON_CTR3", instance: "R2PCIE", index: 3, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("R2_PCI_PMON_CTR0", "R2PCIE", 0, (0x2F34, 16, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTR1", "R2PCIE", 1, (0x2F34, 16, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTR2", "R2PCIE", 2, (0x2F34, 16, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("R2_PCI_PMON_CTR3", "R2PCIE", 3, (0x2F34, 16, 1, 0x0B8), "likwid"),
     ]),
     fields: R2pcieCtrLayout::FIELDS,
     notes: &[

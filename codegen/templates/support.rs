@@ -1236,7 +1236,7 @@ pub const fn set_element(raw: u64, lsb: u32, element_width: u32, count: u32, n: 
 }
 
 /// Where a field of one bit range lies in its register: bits `msb:lsb`. Each field of a
-/// generated register has one (`WEvtSel::THRESH`), the one place its position is written
+/// generated register has one (`WEvtSel::THRESH_BITS`), the one place its position is written
 /// besides its `FieldInfo` row: the field's getter and builders read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BitRange {

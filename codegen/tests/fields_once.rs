@@ -1,11 +1,11 @@
 //! Each field's position is stated once per kind of item (issue 42): in the generated Rust of
 //! every unit, parsed with `syn`, a field's bits appear in at most two items, its position
-//! constant (`WEvtSel::THRESH`, which its getter and builders read) and its `FieldInfo` row,
+//! constant (`WEvtSel::THRESH_BITS`, which its getter and builders read) and its `FieldInfo` row,
 //! and no accessor holds an integer literal of its own.
 //!
 //! The fields and their bits come from the spec (the model `load_spec` reads), the items from
 //! the emitter's output; an item "states" a field's position when it is named for the field
-//! (its accessors `thresh`, `with_thresh`, `try_with_thresh`, its constant `THRESH`, its row
+//! (its accessors `thresh`, `with_thresh`, `try_with_thresh`, its constant `THRESH_BITS`, its row
 //! with `ident: "thresh"`) and holds the field's `lsb` or `msb` as an integer literal, or says
 //! `bits 31:24` (`bit 9`) in its doc besides the field's description.
 

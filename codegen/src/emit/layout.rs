@@ -97,7 +97,7 @@ fn value_infos(values: &[EnumValue]) -> String {
         .collect()
 }
 
-/// The position constant of a field (`WEvtSel::THRESH`): with the field's `FieldInfo` row,
+/// The position constant of a field (`WEvtSel::THRESH_BITS`): with the field's `FieldInfo` row,
 /// the only item that states where the field lies; its accessors read it. The constants'
 /// doc lines are the register's bit table in its rustdoc.
 fn position_text(f: &Field, out: &mut String) {
@@ -134,7 +134,7 @@ fn position_text(f: &Field, out: &mut String) {
     );
 }
 
-/// `[`Self::THRESH`]`: the link from an accessor's doc to where its field lies.
+/// `[`Self::THRESH_BITS`]`: the link from an accessor's doc to where its field lies.
 fn position_link(f: &Field) -> String {
     format!("[`Self::{}`]", field_bits_ident(f))
 }

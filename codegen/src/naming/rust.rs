@@ -206,25 +206,12 @@ pub fn bit_const_ident(register: &str, f: &Field) -> String {
     format!("{register}_{}", field.trim_end_matches('_'))
 }
 
-/// The position constant of a field on its register type (`WEvtSel::THRESH`): its Rust name in
-/// capitals, with `_FIELD` after a name the register types' own constants or the `Layout` and
-/// `Register` traits' use (`RESET`, `INFO`...).
+/// The position constant of a field on its register type (`WEvtSel::THRESH_BITS`): its Rust
+/// name in capitals and `_BITS`, a suffix no other constant of a register type has (its own
+/// `RESET`..., the role traits' `UMASK`...), so none is shadowed.
 pub fn field_bits_ident(f: &Field) -> String {
-    const TRAIT_CONSTS: &[&str] = &[
-        "NAME",
-        "INFO",
-        "FIELDS",
-        "RESET",
-        "RESERVED_MASK",
-        "IGNORED_MASK",
-        "WRITABLE_MASK",
-    ];
     let name = field_ident(f).trim_end_matches('_').to_ascii_uppercase();
-    if TRAIT_CONSTS.contains(&name.as_str()) {
-        format!("{name}_FIELD")
-    } else {
-        name
-    }
+    format!("{name}_BITS")
 }
 
 /// The `PmuInfo` static of a unit in its processor's `pmu` module (`CBOX`).

@@ -67,27 +67,27 @@ impl Layout for DfPerfCtlLayout {
 
 impl DfPerfCtl {
     /// `ev_sel`: bits 60:59,35:32,7:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRanges = BitRanges(&[(60, 59), (35, 32), (7, 0)]);
+    pub const EV_SEL_BITS: BitRanges = BitRanges(&[(60, 59), (35, 32), (7, 0)]);
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `umask`: bits 15:8 (rw, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select, 14 bits: bits 13:12 are register bits 60:59, bits
-    /// 11:8 register bits 35:32, bits 7:0 register bits 7:0.
-    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL.get(self.raw64()) as u16 }
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select, 14 bits: bits 13:12 are register bits 60:59,
+    /// bits 11:8 register bits 35:32, bits 7:0 register bits 7:0.
+    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL_BITS.get(self.raw64()) as u16 }
     /// This value with `ev_sel` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_ev_sel` returns an error instead.
-    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL.try_set(self.raw64(), v as u64, DfPerfCtlLayout::NAME, "ev_sel")) }
-    /// `en` ([`Self::EN`]): Enable the counter.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL_BITS.try_set(self.raw64(), v as u64, DfPerfCtlLayout::NAME, "ev_sel")) }
+    /// `en` ([`Self::EN_BITS`]): Enable the counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask of the selected event.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask of the selected event.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `DF_PERF_CTL{n}` of instance DF.
@@ -145,14 +145,14 @@ impl Layout for DfPerfCtrLayout {
 
 impl DfPerfCtr {
     /// `count`: bits 47:0 (rw-v, reset 0x0).
-    pub const COUNT: BitRange = BitRange::new(47, 0);
-    /// `count` ([`Self::COUNT`]): Event count.
-    #[inline] pub const fn count(self) -> u64 { Self::COUNT.get(self.raw64()) }
+    pub const COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
     /// This value with `count` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_count` returns an error instead.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT.try_set(self.raw64(), v, DfPerfCtrLayout::NAME, "count")) }
+    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, DfPerfCtrLayout::NAME, "count")) }
 }
 
 /// `DF_PERF_CTR{n}` of instance DF.

@@ -77,41 +77,41 @@ impl Layout for L3PerfCtlLayout {
 
 impl L3PerfCtl {
     /// `thread_mask`: bits 63:56 (rw, reset 0x0).
-    pub const THREAD_MASK: BitRange = BitRange::new(63, 56);
+    pub const THREAD_MASK_BITS: BitRange = BitRange::new(63, 56);
     /// `slice_mask`: bits 51:48 (rw, reset 0x0).
-    pub const SLICE_MASK: BitRange = BitRange::new(51, 48);
+    pub const SLICE_MASK_BITS: BitRange = BitRange::new(51, 48);
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `umask`: bits 15:8 (rw, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
     /// `ev_sel`: bits 7:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `thread_mask` ([`Self::THREAD_MASK`]): Thread mask: bit t counts the events of thread t of
-    /// the CCX (cores 0-3, two threads each); zero counts none. Linux sets all eight when the user
-    /// gives none, and so does counting here.
-    #[inline] pub const fn thread_mask(self) -> u8 { Self::THREAD_MASK.get(self.raw64()) as u8 }
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thread_mask` ([`Self::THREAD_MASK_BITS`]): Thread mask: bit t counts the events of thread t
+    /// of the CCX (cores 0-3, two threads each); zero counts none. Linux sets all eight when the
+    /// user gives none, and so does counting here.
+    #[inline] pub const fn thread_mask(self) -> u8 { Self::THREAD_MASK_BITS.get(self.raw64()) as u8 }
     /// This value with `thread_mask` set to `v`.
-    #[inline] pub const fn with_thread_mask(self, v: u8) -> Self { self.with_raw64(Self::THREAD_MASK.set(self.raw64(), v as u64)) }
-    /// `slice_mask` ([`Self::SLICE_MASK`]): Slice mask: bit s counts the events of L3 slice s; zero
-    /// counts none. Linux sets all four when the user gives none, and so does counting here.
-    #[inline] pub const fn slice_mask(self) -> u8 { Self::SLICE_MASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_thread_mask(self, v: u8) -> Self { self.with_raw64(Self::THREAD_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// `slice_mask` ([`Self::SLICE_MASK_BITS`]): Slice mask: bit s counts the events of L3 slice s;
+    /// zero counts none. Linux sets all four when the user gives none, and so does counting here.
+    #[inline] pub const fn slice_mask(self) -> u8 { Self::SLICE_MASK_BITS.get(self.raw64()) as u8 }
     /// This value with `slice_mask` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_slice_mask` returns an error instead.
-    #[inline] pub const fn with_slice_mask(self, v: u8) -> Self { self.with_raw64(Self::SLICE_MASK.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_slice_mask(self, v: u8) -> Self { self.with_raw64(Self::SLICE_MASK_BITS.set(self.raw64(), v as u64)) }
     /// This value with `slice_mask` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_slice_mask(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SLICE_MASK.try_set(self.raw64(), v as u64, L3PerfCtlLayout::NAME, "slice_mask")) }
-    /// `en` ([`Self::EN`]): Enable the counter.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn try_with_slice_mask(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SLICE_MASK_BITS.try_set(self.raw64(), v as u64, L3PerfCtlLayout::NAME, "slice_mask")) }
+    /// `en` ([`Self::EN_BITS`]): Enable the counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask of the selected event.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask of the selected event.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `L3_PERF_CTL{n}` of instance L3.
@@ -175,14 +175,14 @@ impl Layout for L3PerfCtrLayout {
 
 impl L3PerfCtr {
     /// `count`: bits 47:0 (rw-v, reset 0x0).
-    pub const COUNT: BitRange = BitRange::new(47, 0);
-    /// `count` ([`Self::COUNT`]): Event count.
-    #[inline] pub const fn count(self) -> u64 { Self::COUNT.get(self.raw64()) }
+    pub const COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
     /// This value with `count` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_count` returns an error instead.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT.try_set(self.raw64(), v, L3PerfCtrLayout::NAME, "count")) }
+    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, L3PerfCtrLayout::NAME, "count")) }
 }
 
 /// `L3_PERF_CTR{n}` of instance L3.

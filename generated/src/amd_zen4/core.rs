@@ -95,82 +95,83 @@ impl Layout for PerfCtlLayout {
 
 impl PerfCtl {
     /// `host_only`: bit 41 (rw, reset 0x0).
-    pub const HOST_ONLY: BitRange = BitRange::new(41, 41);
+    pub const HOST_ONLY_BITS: BitRange = BitRange::new(41, 41);
     /// `guest_only`: bit 40 (rw, reset 0x0).
-    pub const GUEST_ONLY: BitRange = BitRange::new(40, 40);
+    pub const GUEST_ONLY_BITS: BitRange = BitRange::new(40, 40);
     /// `ev_sel`: bits 35:32,7:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRanges = BitRanges(&[(35, 32), (7, 0)]);
+    pub const EV_SEL_BITS: BitRanges = BitRanges(&[(35, 32), (7, 0)]);
     /// `cnt_mask`: bits 31:24 (rw, reset 0x0).
-    pub const CNT_MASK: BitRange = BitRange::new(31, 24);
+    pub const CNT_MASK_BITS: BitRange = BitRange::new(31, 24);
     /// `inv`: bit 23 (rw, reset 0x0).
-    pub const INV: BitRange = BitRange::new(23, 23);
+    pub const INV_BITS: BitRange = BitRange::new(23, 23);
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `int`: bit 20 (rw, reset 0x0).
-    pub const INT: BitRange = BitRange::new(20, 20);
+    pub const INT_BITS: BitRange = BitRange::new(20, 20);
     /// `edge`: bit 18 (rw, reset 0x0).
-    pub const EDGE: BitRange = BitRange::new(18, 18);
+    pub const EDGE_BITS: BitRange = BitRange::new(18, 18);
     /// `os`: bit 17 (rw, reset 0x0).
-    pub const OS: BitRange = BitRange::new(17, 17);
+    pub const OS_BITS: BitRange = BitRange::new(17, 17);
     /// `usr`: bit 16 (rw, reset 0x0).
-    pub const USR: BitRange = BitRange::new(16, 16);
+    pub const USR_BITS: BitRange = BitRange::new(16, 16);
     /// `umask`: bits 15:8 (rw, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
-    /// `host_only` ([`Self::HOST_ONLY`]): Host only: count only while the processor runs the host
-    /// (outside a guest). With guest_only also set, or with neither, both are counted; the two bits
-    /// take effect only while EFER.SVME is 1.
-    #[inline] pub const fn host_only(self) -> bool { Self::HOST_ONLY.is_set(self.raw64()) }
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `host_only` ([`Self::HOST_ONLY_BITS`]): Host only: count only while the processor runs the
+    /// host (outside a guest). With guest_only also set, or with neither, both are counted; the two
+    /// bits take effect only while EFER.SVME is 1.
+    #[inline] pub const fn host_only(self) -> bool { Self::HOST_ONLY_BITS.is_set(self.raw64()) }
     /// This value with `host_only` set to `v`.
-    #[inline] pub const fn with_host_only(self, v: bool) -> Self { self.with_raw64(Self::HOST_ONLY.set(self.raw64(), v as u64)) }
-    /// `guest_only` ([`Self::GUEST_ONLY`]): Guest only: count only while the processor runs an SVM
-    /// guest.
-    #[inline] pub const fn guest_only(self) -> bool { Self::GUEST_ONLY.is_set(self.raw64()) }
+    #[inline] pub const fn with_host_only(self, v: bool) -> Self { self.with_raw64(Self::HOST_ONLY_BITS.set(self.raw64(), v as u64)) }
+    /// `guest_only` ([`Self::GUEST_ONLY_BITS`]): Guest only: count only while the processor runs an
+    /// SVM guest.
+    #[inline] pub const fn guest_only(self) -> bool { Self::GUEST_ONLY_BITS.is_set(self.raw64()) }
     /// This value with `guest_only` set to `v`.
-    #[inline] pub const fn with_guest_only(self, v: bool) -> Self { self.with_raw64(Self::GUEST_ONLY.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select, 12 bits: bits 11:8 of the event number are
+    #[inline] pub const fn with_guest_only(self, v: bool) -> Self { self.with_raw64(Self::GUEST_ONLY_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select, 12 bits: bits 11:8 of the event number are
     /// register bits 35:32, bits 7:0 are register bits 7:0.
-    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL.get(self.raw64()) as u16 }
+    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL_BITS.get(self.raw64()) as u16 }
     /// This value with `ev_sel` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_ev_sel` returns an error instead.
-    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL.try_set(self.raw64(), v as u64, PerfCtlLayout::NAME, "ev_sel")) }
-    /// `cnt_mask` ([`Self::CNT_MASK`]): Counter mask: when non-zero, the counter advances by one in
-    /// each cycle in which the event occurs at least this many times (fewer, with inv set); zero
-    /// counts every occurrence.
-    #[inline] pub const fn cnt_mask(self) -> u8 { Self::CNT_MASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL_BITS.try_set(self.raw64(), v as u64, PerfCtlLayout::NAME, "ev_sel")) }
+    /// `cnt_mask` ([`Self::CNT_MASK_BITS`]): Counter mask: when non-zero, the counter advances by
+    /// one in each cycle in which the event occurs at least this many times (fewer, with inv set);
+    /// zero counts every occurrence.
+    #[inline] pub const fn cnt_mask(self) -> u8 { Self::CNT_MASK_BITS.get(self.raw64()) as u8 }
     /// This value with `cnt_mask` set to `v`.
-    #[inline] pub const fn with_cnt_mask(self, v: u8) -> Self { self.with_raw64(Self::CNT_MASK.set(self.raw64(), v as u64)) }
-    /// `inv` ([`Self::INV`]): Invert the counter-mask comparison.
-    #[inline] pub const fn inv(self) -> bool { Self::INV.is_set(self.raw64()) }
+    #[inline] pub const fn with_cnt_mask(self, v: u8) -> Self { self.with_raw64(Self::CNT_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// `inv` ([`Self::INV_BITS`]): Invert the counter-mask comparison.
+    #[inline] pub const fn inv(self) -> bool { Self::INV_BITS.is_set(self.raw64()) }
     /// This value with `inv` set to `v`.
-    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(Self::INV.set(self.raw64(), v as u64)) }
-    /// `en` ([`Self::EN`]): Enable the counter.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(Self::INV_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enable the counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `int` ([`Self::INT`]): Raise an interrupt through the local APIC's performance-counter entry
-    /// when the counter overflows.
-    #[inline] pub const fn int(self) -> bool { Self::INT.is_set(self.raw64()) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `int` ([`Self::INT_BITS`]): Raise an interrupt through the local APIC's performance-counter
+    /// entry when the counter overflows.
+    #[inline] pub const fn int(self) -> bool { Self::INT_BITS.is_set(self.raw64()) }
     /// This value with `int` set to `v`.
-    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(Self::INT.set(self.raw64(), v as u64)) }
-    /// `edge` ([`Self::EDGE`]): Edge detect: count transitions of the event condition from false to
-    /// true rather than every cycle it holds.
-    #[inline] pub const fn edge(self) -> bool { Self::EDGE.is_set(self.raw64()) }
+    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(Self::INT_BITS.set(self.raw64(), v as u64)) }
+    /// `edge` ([`Self::EDGE_BITS`]): Edge detect: count transitions of the event condition from
+    /// false to true rather than every cycle it holds.
+    #[inline] pub const fn edge(self) -> bool { Self::EDGE_BITS.is_set(self.raw64()) }
     /// This value with `edge` set to `v`.
-    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(Self::EDGE.set(self.raw64(), v as u64)) }
-    /// `os` ([`Self::OS`]): Count while the processor runs at privilege level 0.
-    #[inline] pub const fn os(self) -> bool { Self::OS.is_set(self.raw64()) }
+    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(Self::EDGE_BITS.set(self.raw64(), v as u64)) }
+    /// `os` ([`Self::OS_BITS`]): Count while the processor runs at privilege level 0.
+    #[inline] pub const fn os(self) -> bool { Self::OS_BITS.is_set(self.raw64()) }
     /// This value with `os` set to `v`.
-    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(Self::OS.set(self.raw64(), v as u64)) }
-    /// `usr` ([`Self::USR`]): Count while the processor runs at privilege levels 1 to 3.
-    #[inline] pub const fn usr(self) -> bool { Self::USR.is_set(self.raw64()) }
+    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(Self::OS_BITS.set(self.raw64(), v as u64)) }
+    /// `usr` ([`Self::USR_BITS`]): Count while the processor runs at privilege levels 1 to 3.
+    #[inline] pub const fn usr(self) -> bool { Self::USR_BITS.is_set(self.raw64()) }
     /// This value with `usr` set to `v`.
-    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(Self::USR.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask: which sub-events of the selected event are counted.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(Self::USR_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
+    /// counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PERF_CTL{n}` of instance PMC.
@@ -239,14 +240,14 @@ impl Layout for PerfCtrLayout {
 
 impl PerfCtr {
     /// `count`: bits 47:0 (rw-v, reset 0x0).
-    pub const COUNT: BitRange = BitRange::new(47, 0);
-    /// `count` ([`Self::COUNT`]): Event count.
-    #[inline] pub const fn count(self) -> u64 { Self::COUNT.get(self.raw64()) }
+    pub const COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
     /// This value with `count` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_count` returns an error instead.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT.try_set(self.raw64(), v, PerfCtrLayout::NAME, "count")) }
+    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, PerfCtrLayout::NAME, "count")) }
 }
 
 /// `PERF_CTR{n}` of instance PMC.
@@ -338,82 +339,83 @@ impl Layout for LegacyPerfCtlLayout {
 
 impl LegacyPerfCtl {
     /// `host_only`: bit 41 (rw, reset 0x0).
-    pub const HOST_ONLY: BitRange = BitRange::new(41, 41);
+    pub const HOST_ONLY_BITS: BitRange = BitRange::new(41, 41);
     /// `guest_only`: bit 40 (rw, reset 0x0).
-    pub const GUEST_ONLY: BitRange = BitRange::new(40, 40);
+    pub const GUEST_ONLY_BITS: BitRange = BitRange::new(40, 40);
     /// `ev_sel`: bits 35:32,7:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRanges = BitRanges(&[(35, 32), (7, 0)]);
+    pub const EV_SEL_BITS: BitRanges = BitRanges(&[(35, 32), (7, 0)]);
     /// `cnt_mask`: bits 31:24 (rw, reset 0x0).
-    pub const CNT_MASK: BitRange = BitRange::new(31, 24);
+    pub const CNT_MASK_BITS: BitRange = BitRange::new(31, 24);
     /// `inv`: bit 23 (rw, reset 0x0).
-    pub const INV: BitRange = BitRange::new(23, 23);
+    pub const INV_BITS: BitRange = BitRange::new(23, 23);
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `int`: bit 20 (rw, reset 0x0).
-    pub const INT: BitRange = BitRange::new(20, 20);
+    pub const INT_BITS: BitRange = BitRange::new(20, 20);
     /// `edge`: bit 18 (rw, reset 0x0).
-    pub const EDGE: BitRange = BitRange::new(18, 18);
+    pub const EDGE_BITS: BitRange = BitRange::new(18, 18);
     /// `os`: bit 17 (rw, reset 0x0).
-    pub const OS: BitRange = BitRange::new(17, 17);
+    pub const OS_BITS: BitRange = BitRange::new(17, 17);
     /// `usr`: bit 16 (rw, reset 0x0).
-    pub const USR: BitRange = BitRange::new(16, 16);
+    pub const USR_BITS: BitRange = BitRange::new(16, 16);
     /// `umask`: bits 15:8 (rw, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
-    /// `host_only` ([`Self::HOST_ONLY`]): Host only: count only while the processor runs the host
-    /// (outside a guest). With guest_only also set, or with neither, both are counted; the two bits
-    /// take effect only while EFER.SVME is 1.
-    #[inline] pub const fn host_only(self) -> bool { Self::HOST_ONLY.is_set(self.raw64()) }
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `host_only` ([`Self::HOST_ONLY_BITS`]): Host only: count only while the processor runs the
+    /// host (outside a guest). With guest_only also set, or with neither, both are counted; the two
+    /// bits take effect only while EFER.SVME is 1.
+    #[inline] pub const fn host_only(self) -> bool { Self::HOST_ONLY_BITS.is_set(self.raw64()) }
     /// This value with `host_only` set to `v`.
-    #[inline] pub const fn with_host_only(self, v: bool) -> Self { self.with_raw64(Self::HOST_ONLY.set(self.raw64(), v as u64)) }
-    /// `guest_only` ([`Self::GUEST_ONLY`]): Guest only: count only while the processor runs an SVM
-    /// guest.
-    #[inline] pub const fn guest_only(self) -> bool { Self::GUEST_ONLY.is_set(self.raw64()) }
+    #[inline] pub const fn with_host_only(self, v: bool) -> Self { self.with_raw64(Self::HOST_ONLY_BITS.set(self.raw64(), v as u64)) }
+    /// `guest_only` ([`Self::GUEST_ONLY_BITS`]): Guest only: count only while the processor runs an
+    /// SVM guest.
+    #[inline] pub const fn guest_only(self) -> bool { Self::GUEST_ONLY_BITS.is_set(self.raw64()) }
     /// This value with `guest_only` set to `v`.
-    #[inline] pub const fn with_guest_only(self, v: bool) -> Self { self.with_raw64(Self::GUEST_ONLY.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select, 12 bits: bits 11:8 of the event number are
+    #[inline] pub const fn with_guest_only(self, v: bool) -> Self { self.with_raw64(Self::GUEST_ONLY_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select, 12 bits: bits 11:8 of the event number are
     /// register bits 35:32, bits 7:0 are register bits 7:0.
-    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL.get(self.raw64()) as u16 }
+    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL_BITS.get(self.raw64()) as u16 }
     /// This value with `ev_sel` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_ev_sel` returns an error instead.
-    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL.try_set(self.raw64(), v as u64, LegacyPerfCtlLayout::NAME, "ev_sel")) }
-    /// `cnt_mask` ([`Self::CNT_MASK`]): Counter mask: when non-zero, the counter advances by one in
-    /// each cycle in which the event occurs at least this many times (fewer, with inv set); zero
-    /// counts every occurrence.
-    #[inline] pub const fn cnt_mask(self) -> u8 { Self::CNT_MASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL_BITS.try_set(self.raw64(), v as u64, LegacyPerfCtlLayout::NAME, "ev_sel")) }
+    /// `cnt_mask` ([`Self::CNT_MASK_BITS`]): Counter mask: when non-zero, the counter advances by
+    /// one in each cycle in which the event occurs at least this many times (fewer, with inv set);
+    /// zero counts every occurrence.
+    #[inline] pub const fn cnt_mask(self) -> u8 { Self::CNT_MASK_BITS.get(self.raw64()) as u8 }
     /// This value with `cnt_mask` set to `v`.
-    #[inline] pub const fn with_cnt_mask(self, v: u8) -> Self { self.with_raw64(Self::CNT_MASK.set(self.raw64(), v as u64)) }
-    /// `inv` ([`Self::INV`]): Invert the counter-mask comparison.
-    #[inline] pub const fn inv(self) -> bool { Self::INV.is_set(self.raw64()) }
+    #[inline] pub const fn with_cnt_mask(self, v: u8) -> Self { self.with_raw64(Self::CNT_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// `inv` ([`Self::INV_BITS`]): Invert the counter-mask comparison.
+    #[inline] pub const fn inv(self) -> bool { Self::INV_BITS.is_set(self.raw64()) }
     /// This value with `inv` set to `v`.
-    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(Self::INV.set(self.raw64(), v as u64)) }
-    /// `en` ([`Self::EN`]): Enable the counter.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(Self::INV_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enable the counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `int` ([`Self::INT`]): Raise an interrupt through the local APIC's performance-counter entry
-    /// when the counter overflows.
-    #[inline] pub const fn int(self) -> bool { Self::INT.is_set(self.raw64()) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `int` ([`Self::INT_BITS`]): Raise an interrupt through the local APIC's performance-counter
+    /// entry when the counter overflows.
+    #[inline] pub const fn int(self) -> bool { Self::INT_BITS.is_set(self.raw64()) }
     /// This value with `int` set to `v`.
-    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(Self::INT.set(self.raw64(), v as u64)) }
-    /// `edge` ([`Self::EDGE`]): Edge detect: count transitions of the event condition from false to
-    /// true rather than every cycle it holds.
-    #[inline] pub const fn edge(self) -> bool { Self::EDGE.is_set(self.raw64()) }
+    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(Self::INT_BITS.set(self.raw64(), v as u64)) }
+    /// `edge` ([`Self::EDGE_BITS`]): Edge detect: count transitions of the event condition from
+    /// false to true rather than every cycle it holds.
+    #[inline] pub const fn edge(self) -> bool { Self::EDGE_BITS.is_set(self.raw64()) }
     /// This value with `edge` set to `v`.
-    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(Self::EDGE.set(self.raw64(), v as u64)) }
-    /// `os` ([`Self::OS`]): Count while the processor runs at privilege level 0.
-    #[inline] pub const fn os(self) -> bool { Self::OS.is_set(self.raw64()) }
+    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(Self::EDGE_BITS.set(self.raw64(), v as u64)) }
+    /// `os` ([`Self::OS_BITS`]): Count while the processor runs at privilege level 0.
+    #[inline] pub const fn os(self) -> bool { Self::OS_BITS.is_set(self.raw64()) }
     /// This value with `os` set to `v`.
-    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(Self::OS.set(self.raw64(), v as u64)) }
-    /// `usr` ([`Self::USR`]): Count while the processor runs at privilege levels 1 to 3.
-    #[inline] pub const fn usr(self) -> bool { Self::USR.is_set(self.raw64()) }
+    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(Self::OS_BITS.set(self.raw64(), v as u64)) }
+    /// `usr` ([`Self::USR_BITS`]): Count while the processor runs at privilege levels 1 to 3.
+    #[inline] pub const fn usr(self) -> bool { Self::USR_BITS.is_set(self.raw64()) }
     /// This value with `usr` set to `v`.
-    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(Self::USR.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask: which sub-events of the selected event are counted.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(Self::USR_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
+    /// counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `K7_EVNTSEL{n}` of instance PMC.
@@ -473,14 +475,14 @@ impl Layout for LegacyPerfCtrLayout {
 
 impl LegacyPerfCtr {
     /// `count`: bits 47:0 (rw-v, reset 0x0).
-    pub const COUNT: BitRange = BitRange::new(47, 0);
-    /// `count` ([`Self::COUNT`]): Event count of counter n.
-    #[inline] pub const fn count(self) -> u64 { Self::COUNT.get(self.raw64()) }
+    pub const COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count of counter n.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
     /// This value with `count` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_count` returns an error instead.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT.try_set(self.raw64(), v, LegacyPerfCtrLayout::NAME, "count")) }
+    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, LegacyPerfCtrLayout::NAME, "count")) }
 }
 
 /// `K7_PERFCTR{n}` of instance PMC.
@@ -548,14 +550,14 @@ impl Layout for PerfCntrGlobalStatusLayout {
 
 impl PerfCntrGlobalStatus {
     /// `lbrs_frozen`: bit 58 (ro-v, reset 0x0).
-    pub const LBRS_FROZEN: BitRange = BitRange::new(58, 58);
+    pub const LBRS_FROZEN_BITS: BitRange = BitRange::new(58, 58);
     /// `ovf_pmc`: bits 5:0 (ro-v, reset 0x0).
-    pub const OVF_PMC: BitRange = BitRange::new(5, 0);
-    /// `lbrs_frozen` ([`Self::LBRS_FROZEN`]): The last-branch record stack was frozen by a PMI
+    pub const OVF_PMC_BITS: BitRange = BitRange::new(5, 0);
+    /// `lbrs_frozen` ([`Self::LBRS_FROZEN_BITS`]): The last-branch record stack was frozen by a PMI
     /// (LbrExtV2); Linux clears this bit with the counters' bits.
-    #[inline] pub const fn lbrs_frozen(self) -> bool { Self::LBRS_FROZEN.is_set(self.raw64()) }
-    /// `ovf_pmc` ([`Self::OVF_PMC`]): Bit n: PERF_CTR{n} overflowed.
-    #[inline] pub const fn ovf_pmc(self) -> u8 { Self::OVF_PMC.get(self.raw64()) as u8 }
+    #[inline] pub const fn lbrs_frozen(self) -> bool { Self::LBRS_FROZEN_BITS.is_set(self.raw64()) }
+    /// `ovf_pmc` ([`Self::OVF_PMC_BITS`]): Bit n: PERF_CTR{n} overflowed.
+    #[inline] pub const fn ovf_pmc(self) -> u8 { Self::OVF_PMC_BITS.get(self.raw64()) as u8 }
 }
 
 /// `PERF_CNTR_GLOBAL_STATUS` of instance PMC.
@@ -611,14 +613,14 @@ impl Layout for PerfCntrGlobalCtlLayout {
 
 impl PerfCntrGlobalCtl {
     /// `en_pmc`: bits 5:0 (rw, reset 0x0).
-    pub const EN_PMC: BitRange = BitRange::new(5, 0);
-    /// `en_pmc` ([`Self::EN_PMC`]): Bit n enables PERF_CTR{n}.
-    #[inline] pub const fn en_pmc(self) -> u8 { Self::EN_PMC.get(self.raw64()) as u8 }
+    pub const EN_PMC_BITS: BitRange = BitRange::new(5, 0);
+    /// `en_pmc` ([`Self::EN_PMC_BITS`]): Bit n enables PERF_CTR{n}.
+    #[inline] pub const fn en_pmc(self) -> u8 { Self::EN_PMC_BITS.get(self.raw64()) as u8 }
     /// This value with `en_pmc` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_en_pmc` returns an error instead.
-    #[inline] pub const fn with_en_pmc(self, v: u8) -> Self { self.with_raw64(Self::EN_PMC.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_en_pmc(self, v: u8) -> Self { self.with_raw64(Self::EN_PMC_BITS.set(self.raw64(), v as u64)) }
     /// This value with `en_pmc` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_en_pmc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EN_PMC.try_set(self.raw64(), v as u64, PerfCntrGlobalCtlLayout::NAME, "en_pmc")) }
+    #[inline] pub const fn try_with_en_pmc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EN_PMC_BITS.try_set(self.raw64(), v as u64, PerfCntrGlobalCtlLayout::NAME, "en_pmc")) }
 }
 
 /// `PERF_CNTR_GLOBAL_CTL` of instance PMC.
@@ -676,16 +678,16 @@ impl Layout for PerfCntrGlobalStatusClrLayout {
 
 impl PerfCntrGlobalStatusClr {
     /// `clr_lbrs_frozen`: bit 58 (w1c, reset 0x0).
-    pub const CLR_LBRS_FROZEN: BitRange = BitRange::new(58, 58);
+    pub const CLR_LBRS_FROZEN_BITS: BitRange = BitRange::new(58, 58);
     /// `clr_ovf_pmc`: bits 5:0 (w1c, reset 0x0).
-    pub const CLR_OVF_PMC: BitRange = BitRange::new(5, 0);
+    pub const CLR_OVF_PMC_BITS: BitRange = BitRange::new(5, 0);
     /// This value with `clr_lbrs_frozen` set to `v`.
-    #[inline] pub const fn with_clr_lbrs_frozen(self, v: bool) -> Self { self.with_raw64(Self::CLR_LBRS_FROZEN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_lbrs_frozen(self, v: bool) -> Self { self.with_raw64(Self::CLR_LBRS_FROZEN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ovf_pmc` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_clr_ovf_pmc` returns an error instead.
-    #[inline] pub const fn with_clr_ovf_pmc(self, v: u8) -> Self { self.with_raw64(Self::CLR_OVF_PMC.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ovf_pmc(self, v: u8) -> Self { self.with_raw64(Self::CLR_OVF_PMC_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ovf_pmc` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_clr_ovf_pmc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OVF_PMC.try_set(self.raw64(), v as u64, PerfCntrGlobalStatusClrLayout::NAME, "clr_ovf_pmc")) }
+    #[inline] pub const fn try_with_clr_ovf_pmc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OVF_PMC_BITS.try_set(self.raw64(), v as u64, PerfCntrGlobalStatusClrLayout::NAME, "clr_ovf_pmc")) }
 }
 
 /// `PERF_CNTR_GLOBAL_STATUS_CLR` of instance PMC.
@@ -742,12 +744,12 @@ impl Layout for PerfCntrGlobalStatusSetLayout {
 
 impl PerfCntrGlobalStatusSet {
     /// `set_ovf_pmc`: bits 5:0 (wo, reset 0x0).
-    pub const SET_OVF_PMC: BitRange = BitRange::new(5, 0);
+    pub const SET_OVF_PMC_BITS: BitRange = BitRange::new(5, 0);
     /// This value with `set_ovf_pmc` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_set_ovf_pmc` returns an error instead.
-    #[inline] pub const fn with_set_ovf_pmc(self, v: u8) -> Self { self.with_raw64(Self::SET_OVF_PMC.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_set_ovf_pmc(self, v: u8) -> Self { self.with_raw64(Self::SET_OVF_PMC_BITS.set(self.raw64(), v as u64)) }
     /// This value with `set_ovf_pmc` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_set_ovf_pmc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SET_OVF_PMC.try_set(self.raw64(), v as u64, PerfCntrGlobalStatusSetLayout::NAME, "set_ovf_pmc")) }
+    #[inline] pub const fn try_with_set_ovf_pmc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SET_OVF_PMC_BITS.try_set(self.raw64(), v as u64, PerfCntrGlobalStatusSetLayout::NAME, "set_ovf_pmc")) }
 }
 
 /// `PERF_CNTR_GLOBAL_STATUS_SET` of instance PMC.

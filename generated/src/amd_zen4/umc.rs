@@ -109,25 +109,25 @@ impl Layout for UmcPerfCtlLayout {
 
 impl UmcPerfCtl {
     /// `en`: bit 31 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(31, 31);
+    pub const EN_BITS: BitRange = BitRange::new(31, 31);
     /// `rd_wr_mask`: bits 9:8 (rw, reset 0x0).
-    pub const RD_WR_MASK: BitRange = BitRange::new(9, 8);
+    pub const RD_WR_MASK_BITS: BitRange = BitRange::new(9, 8);
     /// `ev_sel`: bits 7:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `en` ([`Self::EN`]): Enable the counter.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `en` ([`Self::EN_BITS`]): Enable the counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `rd_wr_mask` ([`Self::RD_WR_MASK`]): Which commands an event counts: 1 reads, 2 writes, 0
-    /// (or 3) both; Linux's event list sets it for the read and write variants of an event. The
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `rd_wr_mask` ([`Self::RD_WR_MASK_BITS`]): Which commands an event counts: 1 reads, 2 writes,
+    /// 0 (or 3) both; Linux's event list sets it for the read and write variants of an event. The
     /// control's only sub-event selection, so it is the unit mask of the UMC's events.
-    #[inline] pub const fn rd_wr_mask(self) -> UmcPerfCtlRdWrMask { UmcPerfCtlRdWrMask::from_bits(Self::RD_WR_MASK.get(self.raw64()) as u8) }
+    #[inline] pub const fn rd_wr_mask(self) -> UmcPerfCtlRdWrMask { UmcPerfCtlRdWrMask::from_bits(Self::RD_WR_MASK_BITS.get(self.raw64()) as u8) }
     /// This value with `rd_wr_mask` set to `v`.
-    #[inline] pub const fn with_rd_wr_mask(self, v: UmcPerfCtlRdWrMask) -> Self { self.with_raw64(Self::RD_WR_MASK.set(self.raw64(), v.bits() as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_rd_wr_mask(self, v: UmcPerfCtlRdWrMask) -> Self { self.with_raw64(Self::RD_WR_MASK_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `UMC{i}_PERF_CTL{n}` of instance UMC0.
@@ -257,14 +257,14 @@ impl Layout for UmcPerfCtrLayout {
 
 impl UmcPerfCtr {
     /// `count`: bits 47:0 (rw-v, reset 0x0).
-    pub const COUNT: BitRange = BitRange::new(47, 0);
-    /// `count` ([`Self::COUNT`]): Event count.
-    #[inline] pub const fn count(self) -> u64 { Self::COUNT.get(self.raw64()) }
+    pub const COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
     /// This value with `count` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_count` returns an error instead.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT.try_set(self.raw64(), v, UmcPerfCtrLayout::NAME, "count")) }
+    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, UmcPerfCtrLayout::NAME, "count")) }
 }
 
 /// `UMC{i}_PERF_CTR{n}` of instance UMC0.

@@ -92,66 +92,66 @@ impl Layout for L3PerfCtlLayout {
 
 impl L3PerfCtl {
     /// `thread_mask`: bits 57:56 (rw, reset 0x0).
-    pub const THREAD_MASK: BitRange = BitRange::new(57, 56);
+    pub const THREAD_MASK_BITS: BitRange = BitRange::new(57, 56);
     /// `slice_id`: bits 50:48 (rw, reset 0x0).
-    pub const SLICE_ID: BitRange = BitRange::new(50, 48);
+    pub const SLICE_ID_BITS: BitRange = BitRange::new(50, 48);
     /// `en_all_cores`: bit 47 (rw, reset 0x0).
-    pub const EN_ALL_CORES: BitRange = BitRange::new(47, 47);
+    pub const EN_ALL_CORES_BITS: BitRange = BitRange::new(47, 47);
     /// `en_all_slices`: bit 46 (rw, reset 0x0).
-    pub const EN_ALL_SLICES: BitRange = BitRange::new(46, 46);
+    pub const EN_ALL_SLICES_BITS: BitRange = BitRange::new(46, 46);
     /// `core_id`: bits 44:42 (rw, reset 0x0).
-    pub const CORE_ID: BitRange = BitRange::new(44, 42);
+    pub const CORE_ID_BITS: BitRange = BitRange::new(44, 42);
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `umask`: bits 15:8 (rw, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
     /// `ev_sel`: bits 7:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `thread_mask` ([`Self::THREAD_MASK`]): Thread mask: bit 0 counts the selected core's first
-    /// thread, bit 1 its second; zero counts none. Linux sets both, with en_all_cores and
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thread_mask` ([`Self::THREAD_MASK_BITS`]): Thread mask: bit 0 counts the selected core's
+    /// first thread, bit 1 its second; zero counts none. Linux sets both, with en_all_cores and
     /// en_all_slices, when the user gives no thread mask, and so does counting here.
-    #[inline] pub const fn thread_mask(self) -> u8 { Self::THREAD_MASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn thread_mask(self) -> u8 { Self::THREAD_MASK_BITS.get(self.raw64()) as u8 }
     /// This value with `thread_mask` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_thread_mask` returns an error instead.
-    #[inline] pub const fn with_thread_mask(self, v: u8) -> Self { self.with_raw64(Self::THREAD_MASK.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_thread_mask(self, v: u8) -> Self { self.with_raw64(Self::THREAD_MASK_BITS.set(self.raw64(), v as u64)) }
     /// This value with `thread_mask` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_thread_mask(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THREAD_MASK.try_set(self.raw64(), v as u64, L3PerfCtlLayout::NAME, "thread_mask")) }
-    /// `slice_id` ([`Self::SLICE_ID`]): The slice counted when en_all_slices is 0.
-    #[inline] pub const fn slice_id(self) -> u8 { Self::SLICE_ID.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_thread_mask(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THREAD_MASK_BITS.try_set(self.raw64(), v as u64, L3PerfCtlLayout::NAME, "thread_mask")) }
+    /// `slice_id` ([`Self::SLICE_ID_BITS`]): The slice counted when en_all_slices is 0.
+    #[inline] pub const fn slice_id(self) -> u8 { Self::SLICE_ID_BITS.get(self.raw64()) as u8 }
     /// This value with `slice_id` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_slice_id` returns an error instead.
-    #[inline] pub const fn with_slice_id(self, v: u8) -> Self { self.with_raw64(Self::SLICE_ID.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_slice_id(self, v: u8) -> Self { self.with_raw64(Self::SLICE_ID_BITS.set(self.raw64(), v as u64)) }
     /// This value with `slice_id` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_slice_id(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SLICE_ID.try_set(self.raw64(), v as u64, L3PerfCtlLayout::NAME, "slice_id")) }
-    /// `en_all_cores` ([`Self::EN_ALL_CORES`]): Count the events of every core of the CCX (core_id
-    /// is then ignored).
-    #[inline] pub const fn en_all_cores(self) -> bool { Self::EN_ALL_CORES.is_set(self.raw64()) }
+    #[inline] pub const fn try_with_slice_id(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SLICE_ID_BITS.try_set(self.raw64(), v as u64, L3PerfCtlLayout::NAME, "slice_id")) }
+    /// `en_all_cores` ([`Self::EN_ALL_CORES_BITS`]): Count the events of every core of the CCX
+    /// (core_id is then ignored).
+    #[inline] pub const fn en_all_cores(self) -> bool { Self::EN_ALL_CORES_BITS.is_set(self.raw64()) }
     /// This value with `en_all_cores` set to `v`.
-    #[inline] pub const fn with_en_all_cores(self, v: bool) -> Self { self.with_raw64(Self::EN_ALL_CORES.set(self.raw64(), v as u64)) }
-    /// `en_all_slices` ([`Self::EN_ALL_SLICES`]): Count the events of every L3 slice (slice_id is
-    /// then ignored).
-    #[inline] pub const fn en_all_slices(self) -> bool { Self::EN_ALL_SLICES.is_set(self.raw64()) }
+    #[inline] pub const fn with_en_all_cores(self, v: bool) -> Self { self.with_raw64(Self::EN_ALL_CORES_BITS.set(self.raw64(), v as u64)) }
+    /// `en_all_slices` ([`Self::EN_ALL_SLICES_BITS`]): Count the events of every L3 slice (slice_id
+    /// is then ignored).
+    #[inline] pub const fn en_all_slices(self) -> bool { Self::EN_ALL_SLICES_BITS.is_set(self.raw64()) }
     /// This value with `en_all_slices` set to `v`.
-    #[inline] pub const fn with_en_all_slices(self, v: bool) -> Self { self.with_raw64(Self::EN_ALL_SLICES.set(self.raw64(), v as u64)) }
-    /// `core_id` ([`Self::CORE_ID`]): The core counted when en_all_cores is 0.
-    #[inline] pub const fn core_id(self) -> u8 { Self::CORE_ID.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_en_all_slices(self, v: bool) -> Self { self.with_raw64(Self::EN_ALL_SLICES_BITS.set(self.raw64(), v as u64)) }
+    /// `core_id` ([`Self::CORE_ID_BITS`]): The core counted when en_all_cores is 0.
+    #[inline] pub const fn core_id(self) -> u8 { Self::CORE_ID_BITS.get(self.raw64()) as u8 }
     /// This value with `core_id` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_core_id` returns an error instead.
-    #[inline] pub const fn with_core_id(self, v: u8) -> Self { self.with_raw64(Self::CORE_ID.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_core_id(self, v: u8) -> Self { self.with_raw64(Self::CORE_ID_BITS.set(self.raw64(), v as u64)) }
     /// This value with `core_id` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_core_id(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CORE_ID.try_set(self.raw64(), v as u64, L3PerfCtlLayout::NAME, "core_id")) }
-    /// `en` ([`Self::EN`]): Enable the counter.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn try_with_core_id(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CORE_ID_BITS.try_set(self.raw64(), v as u64, L3PerfCtlLayout::NAME, "core_id")) }
+    /// `en` ([`Self::EN_BITS`]): Enable the counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask of the selected event.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask of the selected event.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `L3_PERF_CTL{n}` of instance L3.
@@ -215,14 +215,14 @@ impl Layout for L3PerfCtrLayout {
 
 impl L3PerfCtr {
     /// `count`: bits 47:0 (rw-v, reset 0x0).
-    pub const COUNT: BitRange = BitRange::new(47, 0);
-    /// `count` ([`Self::COUNT`]): Event count.
-    #[inline] pub const fn count(self) -> u64 { Self::COUNT.get(self.raw64()) }
+    pub const COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
     /// This value with `count` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_count` returns an error instead.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT.try_set(self.raw64(), v, L3PerfCtrLayout::NAME, "count")) }
+    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, L3PerfCtrLayout::NAME, "count")) }
 }
 
 /// `L3_PERF_CTR{n}` of instance L3.

@@ -64,13 +64,13 @@ impl Layout for Ia32PmcLayout {
 
 impl Ia32Pmc {
     /// `count`: bits 63:0 (rw-v, reset 0x0).
-    pub const COUNT: BitRange = BitRange::new(63, 0);
-    /// `count` ([`Self::COUNT`]): Event count. Hardware increments it while the paired event
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count. Hardware increments it while the paired event
     /// selector and the global enable allow; software may read or preload it (see the register
     /// description for how writes are sign-extended from bit 31).
-    #[inline] pub const fn count(self) -> u64 { Self::COUNT.get(self.raw64()) }
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
     /// This value with `count` set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `IA32_PMC{n}` of instance CPU.
@@ -139,11 +139,11 @@ impl Layout for Ia32APmcLayout {
 
 impl Ia32APmc {
     /// `count`: bits 63:0 (rw-v, reset 0x0).
-    pub const COUNT: BitRange = BitRange::new(63, 0);
-    /// `count` ([`Self::COUNT`]): The same event count as IA32_PMC{n}, written at full width.
-    #[inline] pub const fn count(self) -> u64 { Self::COUNT.get(self.raw64()) }
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): The same event count as IA32_PMC{n}, written at full width.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
     /// This value with `count` set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `IA32_A_PMC{n}` of instance CPU.
@@ -235,81 +235,82 @@ impl Layout for Ia32PerfEvtSelLayout {
 
 impl Ia32PerfEvtSel {
     /// `cmask`: bits 31:24 (rw, reset 0x0).
-    pub const CMASK: BitRange = BitRange::new(31, 24);
+    pub const CMASK_BITS: BitRange = BitRange::new(31, 24);
     /// `inv`: bit 23 (rw, reset 0x0).
-    pub const INV: BitRange = BitRange::new(23, 23);
+    pub const INV_BITS: BitRange = BitRange::new(23, 23);
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `any_thread`: bit 21 (rw, reset 0x0).
-    pub const ANY_THREAD: BitRange = BitRange::new(21, 21);
+    pub const ANY_THREAD_BITS: BitRange = BitRange::new(21, 21);
     /// `int`: bit 20 (rw, reset 0x0).
-    pub const INT: BitRange = BitRange::new(20, 20);
+    pub const INT_BITS: BitRange = BitRange::new(20, 20);
     /// `pc`: bit 19 (rw, reset 0x0).
-    pub const PC: BitRange = BitRange::new(19, 19);
+    pub const PC_BITS: BitRange = BitRange::new(19, 19);
     /// `edge`: bit 18 (rw, reset 0x0).
-    pub const EDGE: BitRange = BitRange::new(18, 18);
+    pub const EDGE_BITS: BitRange = BitRange::new(18, 18);
     /// `os`: bit 17 (rw, reset 0x0).
-    pub const OS: BitRange = BitRange::new(17, 17);
+    pub const OS_BITS: BitRange = BitRange::new(17, 17);
     /// `usr`: bit 16 (rw, reset 0x0).
-    pub const USR: BitRange = BitRange::new(16, 16);
+    pub const USR_BITS: BitRange = BitRange::new(16, 16);
     /// `umask`: bits 15:8 (rw, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
     /// `ev_sel`: bits 7:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `cmask` ([`Self::CMASK`]): Counter mask. When non-zero, the counter advances by one in each
-    /// cycle in which the number of event occurrences is at least this value (or, with inv set,
-    /// less than it). Zero counts every occurrence.
-    #[inline] pub const fn cmask(self) -> u8 { Self::CMASK.get(self.raw64()) as u8 }
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `cmask` ([`Self::CMASK_BITS`]): Counter mask. When non-zero, the counter advances by one in
+    /// each cycle in which the number of event occurrences is at least this value (or, with inv
+    /// set, less than it). Zero counts every occurrence.
+    #[inline] pub const fn cmask(self) -> u8 { Self::CMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `cmask` set to `v`.
-    #[inline] pub const fn with_cmask(self, v: u8) -> Self { self.with_raw64(Self::CMASK.set(self.raw64(), v as u64)) }
-    /// `inv` ([`Self::INV`]): Invert the sense of the cmask comparison.
-    #[inline] pub const fn inv(self) -> bool { Self::INV.is_set(self.raw64()) }
+    #[inline] pub const fn with_cmask(self, v: u8) -> Self { self.with_raw64(Self::CMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `inv` ([`Self::INV_BITS`]): Invert the sense of the cmask comparison.
+    #[inline] pub const fn inv(self) -> bool { Self::INV_BITS.is_set(self.raw64()) }
     /// This value with `inv` set to `v`.
-    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(Self::INV.set(self.raw64(), v as u64)) }
-    /// `en` ([`Self::EN`]): Enable the counter. Counting also needs the matching enable bit in
+    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(Self::INV_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enable the counter. Counting also needs the matching enable bit in
     /// IA32_PERF_GLOBAL_CTRL (version 2 and later).
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `any_thread` ([`Self::ANY_THREAD`]): AnyThread (version 3): count the event on every logical
-    /// processor of the core, not only on this one. Deprecated on processors that report
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `any_thread` ([`Self::ANY_THREAD_BITS`]): AnyThread (version 3): count the event on every
+    /// logical processor of the core, not only on this one. Deprecated on processors that report
     /// CPUID.0AH:EDX\[15\] = 1.
-    #[inline] pub const fn any_thread(self) -> bool { Self::ANY_THREAD.is_set(self.raw64()) }
+    #[inline] pub const fn any_thread(self) -> bool { Self::ANY_THREAD_BITS.is_set(self.raw64()) }
     /// This value with `any_thread` set to `v`.
-    #[inline] pub const fn with_any_thread(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD.set(self.raw64(), v as u64)) }
-    /// `int` ([`Self::INT`]): Raise a performance-monitoring interrupt through the local APIC when
-    /// the counter overflows.
-    #[inline] pub const fn int(self) -> bool { Self::INT.is_set(self.raw64()) }
+    #[inline] pub const fn with_any_thread(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD_BITS.set(self.raw64(), v as u64)) }
+    /// `int` ([`Self::INT_BITS`]): Raise a performance-monitoring interrupt through the local APIC
+    /// when the counter overflows.
+    #[inline] pub const fn int(self) -> bool { Self::INT_BITS.is_set(self.raw64()) }
     /// This value with `int` set to `v`.
-    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(Self::INT.set(self.raw64(), v as u64)) }
-    /// `pc` ([`Self::PC`]): Pin control: toggle the PMi pin on event occurrences or counter
+    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(Self::INT_BITS.set(self.raw64(), v as u64)) }
+    /// `pc` ([`Self::PC_BITS`]): Pin control: toggle the PMi pin on event occurrences or counter
     /// overflow.
-    #[inline] pub const fn pc(self) -> bool { Self::PC.is_set(self.raw64()) }
+    #[inline] pub const fn pc(self) -> bool { Self::PC_BITS.is_set(self.raw64()) }
     /// This value with `pc` set to `v`.
-    #[inline] pub const fn with_pc(self, v: bool) -> Self { self.with_raw64(Self::PC.set(self.raw64(), v as u64)) }
-    /// `edge` ([`Self::EDGE`]): Edge detect: count rising edges of the event condition instead of
-    /// every cycle it is true.
-    #[inline] pub const fn edge(self) -> bool { Self::EDGE.is_set(self.raw64()) }
+    #[inline] pub const fn with_pc(self, v: bool) -> Self { self.with_raw64(Self::PC_BITS.set(self.raw64(), v as u64)) }
+    /// `edge` ([`Self::EDGE_BITS`]): Edge detect: count rising edges of the event condition instead
+    /// of every cycle it is true.
+    #[inline] pub const fn edge(self) -> bool { Self::EDGE_BITS.is_set(self.raw64()) }
     /// This value with `edge` set to `v`.
-    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(Self::EDGE.set(self.raw64(), v as u64)) }
-    /// `os` ([`Self::OS`]): Count while the logical processor runs at privilege level 0.
-    #[inline] pub const fn os(self) -> bool { Self::OS.is_set(self.raw64()) }
+    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(Self::EDGE_BITS.set(self.raw64(), v as u64)) }
+    /// `os` ([`Self::OS_BITS`]): Count while the logical processor runs at privilege level 0.
+    #[inline] pub const fn os(self) -> bool { Self::OS_BITS.is_set(self.raw64()) }
     /// This value with `os` set to `v`.
-    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(Self::OS.set(self.raw64(), v as u64)) }
-    /// `usr` ([`Self::USR`]): Count while the logical processor runs at privilege levels 1, 2 or 3.
-    #[inline] pub const fn usr(self) -> bool { Self::USR.is_set(self.raw64()) }
+    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(Self::OS_BITS.set(self.raw64(), v as u64)) }
+    /// `usr` ([`Self::USR_BITS`]): Count while the logical processor runs at privilege levels 1, 2
+    /// or 3.
+    #[inline] pub const fn usr(self) -> bool { Self::USR_BITS.is_set(self.raw64()) }
     /// This value with `usr` set to `v`.
-    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(Self::USR.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask: qualifies which conditions of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(Self::USR_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: qualifies which conditions of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select: which event logic unit the counter observes. A
-    /// non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of IA32_PERF_GLOBAL_INUSE.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: which event logic unit the counter observes.
+    /// A non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of IA32_PERF_GLOBAL_INUSE.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `IA32_PERFEVTSEL{n}` of instance CPU.
@@ -381,12 +382,12 @@ impl Layout for Ia32FixedCtrLayout {
 
 impl Ia32FixedCtr {
     /// `count`: bits 63:0 (rw-v, reset 0x0).
-    pub const COUNT: BitRange = BitRange::new(63, 0);
-    /// `count` ([`Self::COUNT`]): Event count; hardware increments it, software may read or preload
-    /// it.
-    #[inline] pub const fn count(self) -> u64 { Self::COUNT.get(self.raw64()) }
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count; hardware increments it, software may read or
+    /// preload it.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
     /// This value with `count` set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `IA32_FIXED_CTR{n}` of instance CPU.
@@ -614,84 +615,84 @@ impl Layout for Ia32FixedCtrCtrlLayout {
 
 impl Ia32FixedCtrCtrl {
     /// `en3_pmi`: bit 15 (rw, reset 0x0).
-    pub const EN3_PMI: BitRange = BitRange::new(15, 15);
+    pub const EN3_PMI_BITS: BitRange = BitRange::new(15, 15);
     /// `any_thread3`: bit 14 (rw, reset 0x0).
-    pub const ANY_THREAD3: BitRange = BitRange::new(14, 14);
+    pub const ANY_THREAD3_BITS: BitRange = BitRange::new(14, 14);
     /// `en3`: bits 13:12 (rw, reset 0x0).
-    pub const EN3: BitRange = BitRange::new(13, 12);
+    pub const EN3_BITS: BitRange = BitRange::new(13, 12);
     /// `en2_pmi`: bit 11 (rw, reset 0x0).
-    pub const EN2_PMI: BitRange = BitRange::new(11, 11);
+    pub const EN2_PMI_BITS: BitRange = BitRange::new(11, 11);
     /// `any_thread2`: bit 10 (rw, reset 0x0).
-    pub const ANY_THREAD2: BitRange = BitRange::new(10, 10);
+    pub const ANY_THREAD2_BITS: BitRange = BitRange::new(10, 10);
     /// `en2`: bits 9:8 (rw, reset 0x0).
-    pub const EN2: BitRange = BitRange::new(9, 8);
+    pub const EN2_BITS: BitRange = BitRange::new(9, 8);
     /// `en1_pmi`: bit 7 (rw, reset 0x0).
-    pub const EN1_PMI: BitRange = BitRange::new(7, 7);
+    pub const EN1_PMI_BITS: BitRange = BitRange::new(7, 7);
     /// `any_thread1`: bit 6 (rw, reset 0x0).
-    pub const ANY_THREAD1: BitRange = BitRange::new(6, 6);
+    pub const ANY_THREAD1_BITS: BitRange = BitRange::new(6, 6);
     /// `en1`: bits 5:4 (rw, reset 0x0).
-    pub const EN1: BitRange = BitRange::new(5, 4);
+    pub const EN1_BITS: BitRange = BitRange::new(5, 4);
     /// `en0_pmi`: bit 3 (rw, reset 0x0).
-    pub const EN0_PMI: BitRange = BitRange::new(3, 3);
+    pub const EN0_PMI_BITS: BitRange = BitRange::new(3, 3);
     /// `any_thread0`: bit 2 (rw, reset 0x0).
-    pub const ANY_THREAD0: BitRange = BitRange::new(2, 2);
+    pub const ANY_THREAD0_BITS: BitRange = BitRange::new(2, 2);
     /// `en0`: bits 1:0 (rw, reset 0x0).
-    pub const EN0: BitRange = BitRange::new(1, 0);
-    /// `en3_pmi` ([`Self::EN3_PMI`]): Raise a PMI when IA32_FIXED_CTR3 (TOPDOWN.SLOTS) overflows;
-    /// only on processors with the fourth fixed counter (processors.xml's topdown-metrics),
-    /// reserved on the others.
-    #[inline] pub const fn en3_pmi(self) -> bool { Self::EN3_PMI.is_set(self.raw64()) }
+    pub const EN0_BITS: BitRange = BitRange::new(1, 0);
+    /// `en3_pmi` ([`Self::EN3_PMI_BITS`]): Raise a PMI when IA32_FIXED_CTR3 (TOPDOWN.SLOTS)
+    /// overflows; only on processors with the fourth fixed counter (processors.xml's
+    /// topdown-metrics), reserved on the others.
+    #[inline] pub const fn en3_pmi(self) -> bool { Self::EN3_PMI_BITS.is_set(self.raw64()) }
     /// This value with `en3_pmi` set to `v`.
-    #[inline] pub const fn with_en3_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN3_PMI.set(self.raw64(), v as u64)) }
-    /// `any_thread3` ([`Self::ANY_THREAD3`]): AnyThread for IA32_FIXED_CTR3; only on processors
-    /// with the fourth fixed counter.
-    #[inline] pub const fn any_thread3(self) -> bool { Self::ANY_THREAD3.is_set(self.raw64()) }
+    #[inline] pub const fn with_en3_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN3_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// `any_thread3` ([`Self::ANY_THREAD3_BITS`]): AnyThread for IA32_FIXED_CTR3; only on
+    /// processors with the fourth fixed counter.
+    #[inline] pub const fn any_thread3(self) -> bool { Self::ANY_THREAD3_BITS.is_set(self.raw64()) }
     /// This value with `any_thread3` set to `v`.
-    #[inline] pub const fn with_any_thread3(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD3.set(self.raw64(), v as u64)) }
-    /// `en3` ([`Self::EN3`]): Privilege levels at which IA32_FIXED_CTR3 (TOPDOWN.SLOTS) counts;
-    /// only on processors with the fourth fixed counter, reserved on the others.
-    #[inline] pub const fn en3(self) -> Ia32FixedCtrCtrlEn3 { Ia32FixedCtrCtrlEn3::from_bits(Self::EN3.get(self.raw64()) as u8) }
+    #[inline] pub const fn with_any_thread3(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD3_BITS.set(self.raw64(), v as u64)) }
+    /// `en3` ([`Self::EN3_BITS`]): Privilege levels at which IA32_FIXED_CTR3 (TOPDOWN.SLOTS)
+    /// counts; only on processors with the fourth fixed counter, reserved on the others.
+    #[inline] pub const fn en3(self) -> Ia32FixedCtrCtrlEn3 { Ia32FixedCtrCtrlEn3::from_bits(Self::EN3_BITS.get(self.raw64()) as u8) }
     /// This value with `en3` set to `v`.
-    #[inline] pub const fn with_en3(self, v: Ia32FixedCtrCtrlEn3) -> Self { self.with_raw64(Self::EN3.set(self.raw64(), v.bits() as u64)) }
-    /// `en2_pmi` ([`Self::EN2_PMI`]): Raise a PMI when IA32_FIXED_CTR2 overflows.
-    #[inline] pub const fn en2_pmi(self) -> bool { Self::EN2_PMI.is_set(self.raw64()) }
+    #[inline] pub const fn with_en3(self, v: Ia32FixedCtrCtrlEn3) -> Self { self.with_raw64(Self::EN3_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en2_pmi` ([`Self::EN2_PMI_BITS`]): Raise a PMI when IA32_FIXED_CTR2 overflows.
+    #[inline] pub const fn en2_pmi(self) -> bool { Self::EN2_PMI_BITS.is_set(self.raw64()) }
     /// This value with `en2_pmi` set to `v`.
-    #[inline] pub const fn with_en2_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN2_PMI.set(self.raw64(), v as u64)) }
-    /// `any_thread2` ([`Self::ANY_THREAD2`]): Count IA32_FIXED_CTR2's event on every logical
+    #[inline] pub const fn with_en2_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN2_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// `any_thread2` ([`Self::ANY_THREAD2_BITS`]): Count IA32_FIXED_CTR2's event on every logical
     /// processor of the core.
-    #[inline] pub const fn any_thread2(self) -> bool { Self::ANY_THREAD2.is_set(self.raw64()) }
+    #[inline] pub const fn any_thread2(self) -> bool { Self::ANY_THREAD2_BITS.is_set(self.raw64()) }
     /// This value with `any_thread2` set to `v`.
-    #[inline] pub const fn with_any_thread2(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD2.set(self.raw64(), v as u64)) }
-    /// `en2` ([`Self::EN2`]): Privilege levels at which IA32_FIXED_CTR2 counts.
-    #[inline] pub const fn en2(self) -> Ia32FixedCtrCtrlEn2 { Ia32FixedCtrCtrlEn2::from_bits(Self::EN2.get(self.raw64()) as u8) }
+    #[inline] pub const fn with_any_thread2(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD2_BITS.set(self.raw64(), v as u64)) }
+    /// `en2` ([`Self::EN2_BITS`]): Privilege levels at which IA32_FIXED_CTR2 counts.
+    #[inline] pub const fn en2(self) -> Ia32FixedCtrCtrlEn2 { Ia32FixedCtrCtrlEn2::from_bits(Self::EN2_BITS.get(self.raw64()) as u8) }
     /// This value with `en2` set to `v`.
-    #[inline] pub const fn with_en2(self, v: Ia32FixedCtrCtrlEn2) -> Self { self.with_raw64(Self::EN2.set(self.raw64(), v.bits() as u64)) }
-    /// `en1_pmi` ([`Self::EN1_PMI`]): Raise a PMI when IA32_FIXED_CTR1 overflows.
-    #[inline] pub const fn en1_pmi(self) -> bool { Self::EN1_PMI.is_set(self.raw64()) }
+    #[inline] pub const fn with_en2(self, v: Ia32FixedCtrCtrlEn2) -> Self { self.with_raw64(Self::EN2_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en1_pmi` ([`Self::EN1_PMI_BITS`]): Raise a PMI when IA32_FIXED_CTR1 overflows.
+    #[inline] pub const fn en1_pmi(self) -> bool { Self::EN1_PMI_BITS.is_set(self.raw64()) }
     /// This value with `en1_pmi` set to `v`.
-    #[inline] pub const fn with_en1_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN1_PMI.set(self.raw64(), v as u64)) }
-    /// `any_thread1` ([`Self::ANY_THREAD1`]): Count IA32_FIXED_CTR1's event on every logical
+    #[inline] pub const fn with_en1_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN1_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// `any_thread1` ([`Self::ANY_THREAD1_BITS`]): Count IA32_FIXED_CTR1's event on every logical
     /// processor of the core.
-    #[inline] pub const fn any_thread1(self) -> bool { Self::ANY_THREAD1.is_set(self.raw64()) }
+    #[inline] pub const fn any_thread1(self) -> bool { Self::ANY_THREAD1_BITS.is_set(self.raw64()) }
     /// This value with `any_thread1` set to `v`.
-    #[inline] pub const fn with_any_thread1(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD1.set(self.raw64(), v as u64)) }
-    /// `en1` ([`Self::EN1`]): Privilege levels at which IA32_FIXED_CTR1 counts.
-    #[inline] pub const fn en1(self) -> Ia32FixedCtrCtrlEn1 { Ia32FixedCtrCtrlEn1::from_bits(Self::EN1.get(self.raw64()) as u8) }
+    #[inline] pub const fn with_any_thread1(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD1_BITS.set(self.raw64(), v as u64)) }
+    /// `en1` ([`Self::EN1_BITS`]): Privilege levels at which IA32_FIXED_CTR1 counts.
+    #[inline] pub const fn en1(self) -> Ia32FixedCtrCtrlEn1 { Ia32FixedCtrCtrlEn1::from_bits(Self::EN1_BITS.get(self.raw64()) as u8) }
     /// This value with `en1` set to `v`.
-    #[inline] pub const fn with_en1(self, v: Ia32FixedCtrCtrlEn1) -> Self { self.with_raw64(Self::EN1.set(self.raw64(), v.bits() as u64)) }
-    /// `en0_pmi` ([`Self::EN0_PMI`]): Raise a PMI when IA32_FIXED_CTR0 overflows.
-    #[inline] pub const fn en0_pmi(self) -> bool { Self::EN0_PMI.is_set(self.raw64()) }
+    #[inline] pub const fn with_en1(self, v: Ia32FixedCtrCtrlEn1) -> Self { self.with_raw64(Self::EN1_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en0_pmi` ([`Self::EN0_PMI_BITS`]): Raise a PMI when IA32_FIXED_CTR0 overflows.
+    #[inline] pub const fn en0_pmi(self) -> bool { Self::EN0_PMI_BITS.is_set(self.raw64()) }
     /// This value with `en0_pmi` set to `v`.
-    #[inline] pub const fn with_en0_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN0_PMI.set(self.raw64(), v as u64)) }
-    /// `any_thread0` ([`Self::ANY_THREAD0`]): Count IA32_FIXED_CTR0's event on every logical
+    #[inline] pub const fn with_en0_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN0_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// `any_thread0` ([`Self::ANY_THREAD0_BITS`]): Count IA32_FIXED_CTR0's event on every logical
     /// processor of the core.
-    #[inline] pub const fn any_thread0(self) -> bool { Self::ANY_THREAD0.is_set(self.raw64()) }
+    #[inline] pub const fn any_thread0(self) -> bool { Self::ANY_THREAD0_BITS.is_set(self.raw64()) }
     /// This value with `any_thread0` set to `v`.
-    #[inline] pub const fn with_any_thread0(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD0.set(self.raw64(), v as u64)) }
-    /// `en0` ([`Self::EN0`]): Privilege levels at which IA32_FIXED_CTR0 counts.
-    #[inline] pub const fn en0(self) -> Ia32FixedCtrCtrlEn0 { Ia32FixedCtrCtrlEn0::from_bits(Self::EN0.get(self.raw64()) as u8) }
+    #[inline] pub const fn with_any_thread0(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD0_BITS.set(self.raw64(), v as u64)) }
+    /// `en0` ([`Self::EN0_BITS`]): Privilege levels at which IA32_FIXED_CTR0 counts.
+    #[inline] pub const fn en0(self) -> Ia32FixedCtrCtrlEn0 { Ia32FixedCtrCtrlEn0::from_bits(Self::EN0_BITS.get(self.raw64()) as u8) }
     /// This value with `en0` set to `v`.
-    #[inline] pub const fn with_en0(self, v: Ia32FixedCtrCtrlEn0) -> Self { self.with_raw64(Self::EN0.set(self.raw64(), v.bits() as u64)) }
+    #[inline] pub const fn with_en0(self, v: Ia32FixedCtrCtrlEn0) -> Self { self.with_raw64(Self::EN0_BITS.set(self.raw64(), v.bits() as u64)) }
 }
 
 /// `IA32_FIXED_CTR_CTRL` of instance CPU.
@@ -786,62 +787,62 @@ impl Layout for Ia32PerfGlobalStatusLayout {
 
 impl Ia32PerfGlobalStatus {
     /// `cond_chgd`: bit 63 (ro-v, reset 0x0).
-    pub const COND_CHGD: BitRange = BitRange::new(63, 63);
+    pub const COND_CHGD_BITS: BitRange = BitRange::new(63, 63);
     /// `ovf_buf`: bit 62 (ro-v, reset 0x0).
-    pub const OVF_BUF: BitRange = BitRange::new(62, 62);
+    pub const OVF_BUF_BITS: BitRange = BitRange::new(62, 62);
     /// `ovf_uncore`: bit 61 (ro-v, reset 0x0).
-    pub const OVF_UNCORE: BitRange = BitRange::new(61, 61);
+    pub const OVF_UNCORE_BITS: BitRange = BitRange::new(61, 61);
     /// `asci`: bit 60 (ro-v, reset 0x0).
-    pub const ASCI: BitRange = BitRange::new(60, 60);
+    pub const ASCI_BITS: BitRange = BitRange::new(60, 60);
     /// `ctr_frz`: bit 59 (ro-v, reset 0x0).
-    pub const CTR_FRZ: BitRange = BitRange::new(59, 59);
+    pub const CTR_FRZ_BITS: BitRange = BitRange::new(59, 59);
     /// `lbr_frz`: bit 58 (ro-v, reset 0x0).
-    pub const LBR_FRZ: BitRange = BitRange::new(58, 58);
+    pub const LBR_FRZ_BITS: BitRange = BitRange::new(58, 58);
     /// `trace_topa_pmi`: bit 55 (ro-v, reset 0x0).
-    pub const TRACE_TOPA_PMI: BitRange = BitRange::new(55, 55);
+    pub const TRACE_TOPA_PMI_BITS: BitRange = BitRange::new(55, 55);
     /// `perf_metrics_ovf`: bit 48 (ro-v, reset 0x0).
-    pub const PERF_METRICS_OVF: BitRange = BitRange::new(48, 48);
+    pub const PERF_METRICS_OVF_BITS: BitRange = BitRange::new(48, 48);
     /// `ovf_fixed_ctr2`: bit 34 (ro-v, reset 0x0).
-    pub const OVF_FIXED_CTR2: BitRange = BitRange::new(34, 34);
+    pub const OVF_FIXED_CTR2_BITS: BitRange = BitRange::new(34, 34);
     /// `ovf_fixed_ctr1`: bit 33 (ro-v, reset 0x0).
-    pub const OVF_FIXED_CTR1: BitRange = BitRange::new(33, 33);
+    pub const OVF_FIXED_CTR1_BITS: BitRange = BitRange::new(33, 33);
     /// `ovf_fixed_ctr0`: bit 32 (ro-v, reset 0x0).
-    pub const OVF_FIXED_CTR0: BitRange = BitRange::new(32, 32);
+    pub const OVF_FIXED_CTR0_BITS: BitRange = BitRange::new(32, 32);
     /// `Ovf_PMC{n}`: bits 31:0, 32 elements of 1 bits (ro-v, reset 0x0).
-    pub const OVF_PMC: BitArray = BitArray::new(0, 1, 32);
-    /// `cond_chgd` ([`Self::COND_CHGD`]): CondChgd: some status bit of this register has changed
-    /// state.
-    #[inline] pub const fn cond_chgd(self) -> bool { Self::COND_CHGD.is_set(self.raw64()) }
-    /// `ovf_buf` ([`Self::OVF_BUF`]): OvfBuf: the DS save area (PEBS) buffer has overflowed.
-    #[inline] pub const fn ovf_buf(self) -> bool { Self::OVF_BUF.is_set(self.raw64()) }
-    /// `ovf_uncore` ([`Self::OVF_UNCORE`]): Ovf_Uncore: an uncore counter overflowed (version 3 and
-    /// later).
-    #[inline] pub const fn ovf_uncore(self) -> bool { Self::OVF_UNCORE.is_set(self.raw64()) }
-    /// `asci` ([`Self::ASCI`]): ASCI: the counts may contain contributions from Intel SGX operation
-    /// that protects an enclave. Implemented when CPUID.(EAX=07H,ECX=0):EBX\[2\] = 1.
-    #[inline] pub const fn asci(self) -> bool { Self::ASCI.is_set(self.raw64()) }
-    /// `ctr_frz` ([`Self::CTR_FRZ`]): CTR_Frz: the core PMU counters are frozen, because
+    pub const OVF_PMC_BITS: BitArray = BitArray::new(0, 1, 32);
+    /// `cond_chgd` ([`Self::COND_CHGD_BITS`]): CondChgd: some status bit of this register has
+    /// changed state.
+    #[inline] pub const fn cond_chgd(self) -> bool { Self::COND_CHGD_BITS.is_set(self.raw64()) }
+    /// `ovf_buf` ([`Self::OVF_BUF_BITS`]): OvfBuf: the DS save area (PEBS) buffer has overflowed.
+    #[inline] pub const fn ovf_buf(self) -> bool { Self::OVF_BUF_BITS.is_set(self.raw64()) }
+    /// `ovf_uncore` ([`Self::OVF_UNCORE_BITS`]): Ovf_Uncore: an uncore counter overflowed (version
+    /// 3 and later).
+    #[inline] pub const fn ovf_uncore(self) -> bool { Self::OVF_UNCORE_BITS.is_set(self.raw64()) }
+    /// `asci` ([`Self::ASCI_BITS`]): ASCI: the counts may contain contributions from Intel SGX
+    /// operation that protects an enclave. Implemented when CPUID.(EAX=07H,ECX=0):EBX\[2\] = 1.
+    #[inline] pub const fn asci(self) -> bool { Self::ASCI_BITS.is_set(self.raw64()) }
+    /// `ctr_frz` ([`Self::CTR_FRZ_BITS`]): CTR_Frz: the core PMU counters are frozen, because
     /// IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI was set and a counter overflowed. While set, counting is
     /// disabled regardless of the enable bits (version 4).
-    #[inline] pub const fn ctr_frz(self) -> bool { Self::CTR_FRZ.is_set(self.raw64()) }
-    /// `lbr_frz` ([`Self::LBR_FRZ`]): LBR_Frz: the LBR stack is frozen on a PMI because
+    #[inline] pub const fn ctr_frz(self) -> bool { Self::CTR_FRZ_BITS.is_set(self.raw64()) }
+    /// `lbr_frz` ([`Self::LBR_FRZ_BITS`]): LBR_Frz: the LBR stack is frozen on a PMI because
     /// IA32_DEBUGCTL.FREEZE_LBR_ON_PMI was set (version 4).
-    #[inline] pub const fn lbr_frz(self) -> bool { Self::LBR_FRZ.is_set(self.raw64()) }
-    /// `trace_topa_pmi` ([`Self::TRACE_TOPA_PMI`]): Trace_ToPA_PMI: a PMI was raised because an
-    /// Intel Processor Trace ToPA output region filled up.
-    #[inline] pub const fn trace_topa_pmi(self) -> bool { Self::TRACE_TOPA_PMI.is_set(self.raw64()) }
-    /// `perf_metrics_ovf` ([`Self::PERF_METRICS_OVF`]): PERF_METRICS overflow, on processors that
-    /// report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
-    #[inline] pub const fn perf_metrics_ovf(self) -> bool { Self::PERF_METRICS_OVF.is_set(self.raw64()) }
-    /// `ovf_fixed_ctr2` ([`Self::OVF_FIXED_CTR2`]): IA32_FIXED_CTR2 overflowed.
-    #[inline] pub const fn ovf_fixed_ctr2(self) -> bool { Self::OVF_FIXED_CTR2.is_set(self.raw64()) }
-    /// `ovf_fixed_ctr1` ([`Self::OVF_FIXED_CTR1`]): IA32_FIXED_CTR1 overflowed.
-    #[inline] pub const fn ovf_fixed_ctr1(self) -> bool { Self::OVF_FIXED_CTR1.is_set(self.raw64()) }
-    /// `ovf_fixed_ctr0` ([`Self::OVF_FIXED_CTR0`]): IA32_FIXED_CTR0 overflowed.
-    #[inline] pub const fn ovf_fixed_ctr0(self) -> bool { Self::OVF_FIXED_CTR0.is_set(self.raw64()) }
-    /// Element `n` of `Ovf_PMC{n}` ([`Self::OVF_PMC`]): Bit n set: IA32_PMC{n} overflowed. Bits at
-    /// or above CPUID.0AH:EAX\[15:8\] are reserved. Panics if `n` is 32 or more.
-    #[inline] pub const fn ovf_pmc(self, n: u32) -> bool { Self::OVF_PMC.is_set(self.raw64(), n) }
+    #[inline] pub const fn lbr_frz(self) -> bool { Self::LBR_FRZ_BITS.is_set(self.raw64()) }
+    /// `trace_topa_pmi` ([`Self::TRACE_TOPA_PMI_BITS`]): Trace_ToPA_PMI: a PMI was raised because
+    /// an Intel Processor Trace ToPA output region filled up.
+    #[inline] pub const fn trace_topa_pmi(self) -> bool { Self::TRACE_TOPA_PMI_BITS.is_set(self.raw64()) }
+    /// `perf_metrics_ovf` ([`Self::PERF_METRICS_OVF_BITS`]): PERF_METRICS overflow, on processors
+    /// that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
+    #[inline] pub const fn perf_metrics_ovf(self) -> bool { Self::PERF_METRICS_OVF_BITS.is_set(self.raw64()) }
+    /// `ovf_fixed_ctr2` ([`Self::OVF_FIXED_CTR2_BITS`]): IA32_FIXED_CTR2 overflowed.
+    #[inline] pub const fn ovf_fixed_ctr2(self) -> bool { Self::OVF_FIXED_CTR2_BITS.is_set(self.raw64()) }
+    /// `ovf_fixed_ctr1` ([`Self::OVF_FIXED_CTR1_BITS`]): IA32_FIXED_CTR1 overflowed.
+    #[inline] pub const fn ovf_fixed_ctr1(self) -> bool { Self::OVF_FIXED_CTR1_BITS.is_set(self.raw64()) }
+    /// `ovf_fixed_ctr0` ([`Self::OVF_FIXED_CTR0_BITS`]): IA32_FIXED_CTR0 overflowed.
+    #[inline] pub const fn ovf_fixed_ctr0(self) -> bool { Self::OVF_FIXED_CTR0_BITS.is_set(self.raw64()) }
+    /// Element `n` of `Ovf_PMC{n}` ([`Self::OVF_PMC_BITS`]): Bit n set: IA32_PMC{n} overflowed.
+    /// Bits at or above CPUID.0AH:EAX\[15:8\] are reserved. Panics if `n` is 32 or more.
+    #[inline] pub const fn ovf_pmc(self, n: u32) -> bool { Self::OVF_PMC_BITS.is_set(self.raw64(), n) }
 }
 
 /// `IA32_PERF_GLOBAL_STATUS` of instance CPU.
@@ -920,45 +921,45 @@ impl Layout for Ia32PerfGlobalCtrlLayout {
 
 impl Ia32PerfGlobalCtrl {
     /// `en_perf_metrics`: bit 48 (rw, reset 0x0).
-    pub const EN_PERF_METRICS: BitRange = BitRange::new(48, 48);
+    pub const EN_PERF_METRICS_BITS: BitRange = BitRange::new(48, 48);
     /// `en_fixed_ctr3`: bit 35 (rw, reset 0x0).
-    pub const EN_FIXED_CTR3: BitRange = BitRange::new(35, 35);
+    pub const EN_FIXED_CTR3_BITS: BitRange = BitRange::new(35, 35);
     /// `en_fixed_ctr2`: bit 34 (rw, reset 0x0).
-    pub const EN_FIXED_CTR2: BitRange = BitRange::new(34, 34);
+    pub const EN_FIXED_CTR2_BITS: BitRange = BitRange::new(34, 34);
     /// `en_fixed_ctr1`: bit 33 (rw, reset 0x0).
-    pub const EN_FIXED_CTR1: BitRange = BitRange::new(33, 33);
+    pub const EN_FIXED_CTR1_BITS: BitRange = BitRange::new(33, 33);
     /// `en_fixed_ctr0`: bit 32 (rw, reset 0x0).
-    pub const EN_FIXED_CTR0: BitRange = BitRange::new(32, 32);
+    pub const EN_FIXED_CTR0_BITS: BitRange = BitRange::new(32, 32);
     /// `PMC{n}_EN`: bits 31:0, 32 elements of 1 bits (rw, reset 0x0).
-    pub const PMC_EN: BitArray = BitArray::new(0, 1, 32);
-    /// `en_perf_metrics` ([`Self::EN_PERF_METRICS`]): Enable the PERF_METRICS facility, on
+    pub const PMC_EN_BITS: BitArray = BitArray::new(0, 1, 32);
+    /// `en_perf_metrics` ([`Self::EN_PERF_METRICS_BITS`]): Enable the PERF_METRICS facility, on
     /// processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
-    #[inline] pub const fn en_perf_metrics(self) -> bool { Self::EN_PERF_METRICS.is_set(self.raw64()) }
+    #[inline] pub const fn en_perf_metrics(self) -> bool { Self::EN_PERF_METRICS_BITS.is_set(self.raw64()) }
     /// This value with `en_perf_metrics` set to `v`.
-    #[inline] pub const fn with_en_perf_metrics(self, v: bool) -> Self { self.with_raw64(Self::EN_PERF_METRICS.set(self.raw64(), v as u64)) }
-    /// `en_fixed_ctr3` ([`Self::EN_FIXED_CTR3`]): Enable IA32_FIXED_CTR3 (TOPDOWN.SLOTS), on
+    #[inline] pub const fn with_en_perf_metrics(self, v: bool) -> Self { self.with_raw64(Self::EN_PERF_METRICS_BITS.set(self.raw64(), v as u64)) }
+    /// `en_fixed_ctr3` ([`Self::EN_FIXED_CTR3_BITS`]): Enable IA32_FIXED_CTR3 (TOPDOWN.SLOTS), on
     /// processors with the fourth fixed counter (processors.xml's topdown-metrics); reserved on the
     /// others.
-    #[inline] pub const fn en_fixed_ctr3(self) -> bool { Self::EN_FIXED_CTR3.is_set(self.raw64()) }
+    #[inline] pub const fn en_fixed_ctr3(self) -> bool { Self::EN_FIXED_CTR3_BITS.is_set(self.raw64()) }
     /// This value with `en_fixed_ctr3` set to `v`.
-    #[inline] pub const fn with_en_fixed_ctr3(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR3.set(self.raw64(), v as u64)) }
-    /// `en_fixed_ctr2` ([`Self::EN_FIXED_CTR2`]): Enable IA32_FIXED_CTR2.
-    #[inline] pub const fn en_fixed_ctr2(self) -> bool { Self::EN_FIXED_CTR2.is_set(self.raw64()) }
+    #[inline] pub const fn with_en_fixed_ctr3(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR3_BITS.set(self.raw64(), v as u64)) }
+    /// `en_fixed_ctr2` ([`Self::EN_FIXED_CTR2_BITS`]): Enable IA32_FIXED_CTR2.
+    #[inline] pub const fn en_fixed_ctr2(self) -> bool { Self::EN_FIXED_CTR2_BITS.is_set(self.raw64()) }
     /// This value with `en_fixed_ctr2` set to `v`.
-    #[inline] pub const fn with_en_fixed_ctr2(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR2.set(self.raw64(), v as u64)) }
-    /// `en_fixed_ctr1` ([`Self::EN_FIXED_CTR1`]): Enable IA32_FIXED_CTR1.
-    #[inline] pub const fn en_fixed_ctr1(self) -> bool { Self::EN_FIXED_CTR1.is_set(self.raw64()) }
+    #[inline] pub const fn with_en_fixed_ctr2(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR2_BITS.set(self.raw64(), v as u64)) }
+    /// `en_fixed_ctr1` ([`Self::EN_FIXED_CTR1_BITS`]): Enable IA32_FIXED_CTR1.
+    #[inline] pub const fn en_fixed_ctr1(self) -> bool { Self::EN_FIXED_CTR1_BITS.is_set(self.raw64()) }
     /// This value with `en_fixed_ctr1` set to `v`.
-    #[inline] pub const fn with_en_fixed_ctr1(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR1.set(self.raw64(), v as u64)) }
-    /// `en_fixed_ctr0` ([`Self::EN_FIXED_CTR0`]): Enable IA32_FIXED_CTR0.
-    #[inline] pub const fn en_fixed_ctr0(self) -> bool { Self::EN_FIXED_CTR0.is_set(self.raw64()) }
+    #[inline] pub const fn with_en_fixed_ctr1(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR1_BITS.set(self.raw64(), v as u64)) }
+    /// `en_fixed_ctr0` ([`Self::EN_FIXED_CTR0_BITS`]): Enable IA32_FIXED_CTR0.
+    #[inline] pub const fn en_fixed_ctr0(self) -> bool { Self::EN_FIXED_CTR0_BITS.is_set(self.raw64()) }
     /// This value with `en_fixed_ctr0` set to `v`.
-    #[inline] pub const fn with_en_fixed_ctr0(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR0.set(self.raw64(), v as u64)) }
-    /// Element `n` of `PMC{n}_EN` ([`Self::PMC_EN`]): Bit n enables IA32_PMC{n}. Bits at or above
-    /// CPUID.0AH:EAX\[15:8\] are reserved. Panics if `n` is 32 or more.
-    #[inline] pub const fn pmc_en(self, n: u32) -> bool { Self::PMC_EN.is_set(self.raw64(), n) }
+    #[inline] pub const fn with_en_fixed_ctr0(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR0_BITS.set(self.raw64(), v as u64)) }
+    /// Element `n` of `PMC{n}_EN` ([`Self::PMC_EN_BITS`]): Bit n enables IA32_PMC{n}. Bits at or
+    /// above CPUID.0AH:EAX\[15:8\] are reserved. Panics if `n` is 32 or more.
+    #[inline] pub const fn pmc_en(self, n: u32) -> bool { Self::PMC_EN_BITS.is_set(self.raw64(), n) }
     /// This value with element `n` of `PMC{n}_EN` set to `v`. Panics if `n` is 32 or more.
-    #[inline] pub const fn with_pmc_en(self, n: u32, v: bool) -> Self { self.with_raw64(Self::PMC_EN.set(self.raw64(), n, v as u64)) }
+    #[inline] pub const fn with_pmc_en(self, n: u32, v: bool) -> Self { self.with_raw64(Self::PMC_EN_BITS.set(self.raw64(), n, v as u64)) }
 }
 
 /// `IA32_PERF_GLOBAL_CTRL` of instance CPU.
@@ -1053,49 +1054,49 @@ impl Layout for Ia32PerfGlobalOvfCtrlLayout {
 
 impl Ia32PerfGlobalOvfCtrl {
     /// `clr_cond_chgd`: bit 63 (w1c, reset 0x0).
-    pub const CLR_COND_CHGD: BitRange = BitRange::new(63, 63);
+    pub const CLR_COND_CHGD_BITS: BitRange = BitRange::new(63, 63);
     /// `clr_ovf_buf`: bit 62 (w1c, reset 0x0).
-    pub const CLR_OVF_BUF: BitRange = BitRange::new(62, 62);
+    pub const CLR_OVF_BUF_BITS: BitRange = BitRange::new(62, 62);
     /// `clr_ovf_uncore`: bit 61 (w1c, reset 0x0).
-    pub const CLR_OVF_UNCORE: BitRange = BitRange::new(61, 61);
+    pub const CLR_OVF_UNCORE_BITS: BitRange = BitRange::new(61, 61);
     /// `clr_asci`: bit 60 (w1c, reset 0x0).
-    pub const CLR_ASCI: BitRange = BitRange::new(60, 60);
+    pub const CLR_ASCI_BITS: BitRange = BitRange::new(60, 60);
     /// `clr_ctr_frz`: bit 59 (w1c, reset 0x0).
-    pub const CLR_CTR_FRZ: BitRange = BitRange::new(59, 59);
+    pub const CLR_CTR_FRZ_BITS: BitRange = BitRange::new(59, 59);
     /// `clr_lbr_frz`: bit 58 (w1c, reset 0x0).
-    pub const CLR_LBR_FRZ: BitRange = BitRange::new(58, 58);
+    pub const CLR_LBR_FRZ_BITS: BitRange = BitRange::new(58, 58);
     /// `clr_trace_topa_pmi`: bit 55 (w1c, reset 0x0).
-    pub const CLR_TRACE_TOPA_PMI: BitRange = BitRange::new(55, 55);
+    pub const CLR_TRACE_TOPA_PMI_BITS: BitRange = BitRange::new(55, 55);
     /// `clr_ovf_fixed_ctr2`: bit 34 (w1c, reset 0x0).
-    pub const CLR_OVF_FIXED_CTR2: BitRange = BitRange::new(34, 34);
+    pub const CLR_OVF_FIXED_CTR2_BITS: BitRange = BitRange::new(34, 34);
     /// `clr_ovf_fixed_ctr1`: bit 33 (w1c, reset 0x0).
-    pub const CLR_OVF_FIXED_CTR1: BitRange = BitRange::new(33, 33);
+    pub const CLR_OVF_FIXED_CTR1_BITS: BitRange = BitRange::new(33, 33);
     /// `clr_ovf_fixed_ctr0`: bit 32 (w1c, reset 0x0).
-    pub const CLR_OVF_FIXED_CTR0: BitRange = BitRange::new(32, 32);
+    pub const CLR_OVF_FIXED_CTR0_BITS: BitRange = BitRange::new(32, 32);
     /// `Clr_Ovf_PMC{n}`: bits 31:0, 32 elements of 1 bits (w1c, reset 0x0).
-    pub const CLR_OVF_PMC: BitArray = BitArray::new(0, 1, 32);
+    pub const CLR_OVF_PMC_BITS: BitArray = BitArray::new(0, 1, 32);
     /// This value with `clr_cond_chgd` set to `v`.
-    #[inline] pub const fn with_clr_cond_chgd(self, v: bool) -> Self { self.with_raw64(Self::CLR_COND_CHGD.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_cond_chgd(self, v: bool) -> Self { self.with_raw64(Self::CLR_COND_CHGD_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ovf_buf` set to `v`.
-    #[inline] pub const fn with_clr_ovf_buf(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_BUF.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ovf_buf(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_BUF_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ovf_uncore` set to `v`.
-    #[inline] pub const fn with_clr_ovf_uncore(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_UNCORE.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ovf_uncore(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_UNCORE_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_asci` set to `v`.
-    #[inline] pub const fn with_clr_asci(self, v: bool) -> Self { self.with_raw64(Self::CLR_ASCI.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_asci(self, v: bool) -> Self { self.with_raw64(Self::CLR_ASCI_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ctr_frz` set to `v`.
-    #[inline] pub const fn with_clr_ctr_frz(self, v: bool) -> Self { self.with_raw64(Self::CLR_CTR_FRZ.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ctr_frz(self, v: bool) -> Self { self.with_raw64(Self::CLR_CTR_FRZ_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_lbr_frz` set to `v`.
-    #[inline] pub const fn with_clr_lbr_frz(self, v: bool) -> Self { self.with_raw64(Self::CLR_LBR_FRZ.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_lbr_frz(self, v: bool) -> Self { self.with_raw64(Self::CLR_LBR_FRZ_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_trace_topa_pmi` set to `v`.
-    #[inline] pub const fn with_clr_trace_topa_pmi(self, v: bool) -> Self { self.with_raw64(Self::CLR_TRACE_TOPA_PMI.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_trace_topa_pmi(self, v: bool) -> Self { self.with_raw64(Self::CLR_TRACE_TOPA_PMI_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ovf_fixed_ctr2` set to `v`.
-    #[inline] pub const fn with_clr_ovf_fixed_ctr2(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_FIXED_CTR2.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ovf_fixed_ctr2(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_FIXED_CTR2_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ovf_fixed_ctr1` set to `v`.
-    #[inline] pub const fn with_clr_ovf_fixed_ctr1(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_FIXED_CTR1.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ovf_fixed_ctr1(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_FIXED_CTR1_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ovf_fixed_ctr0` set to `v`.
-    #[inline] pub const fn with_clr_ovf_fixed_ctr0(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_FIXED_CTR0.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ovf_fixed_ctr0(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_FIXED_CTR0_BITS.set(self.raw64(), v as u64)) }
     /// This value with element `n` of `Clr_Ovf_PMC{n}` set to `v`. Panics if `n` is 32 or more.
-    #[inline] pub const fn with_clr_ovf_pmc(self, n: u32, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_PMC.set(self.raw64(), n, v as u64)) }
+    #[inline] pub const fn with_clr_ovf_pmc(self, n: u32, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_PMC_BITS.set(self.raw64(), n, v as u64)) }
 }
 
 /// `IA32_PERF_GLOBAL_OVF_CTRL` of instance CPU.
@@ -1192,59 +1193,59 @@ impl Layout for Ia32PerfCapabilitiesLayout {
 
 impl Ia32PerfCapabilities {
     /// `rdpmc_metrics_clear`: bit 19 (ro, reset 0x0).
-    pub const RDPMC_METRICS_CLEAR: BitRange = BitRange::new(19, 19);
+    pub const RDPMC_METRICS_CLEAR_BITS: BitRange = BitRange::new(19, 19);
     /// `pebs_timing_info`: bit 17 (ro, reset 0x0).
-    pub const PEBS_TIMING_INFO: BitRange = BitRange::new(17, 17);
+    pub const PEBS_TIMING_INFO_BITS: BitRange = BitRange::new(17, 17);
     /// `pebs_output_pt_avail`: bit 16 (ro, reset 0x0).
-    pub const PEBS_OUTPUT_PT_AVAIL: BitRange = BitRange::new(16, 16);
+    pub const PEBS_OUTPUT_PT_AVAIL_BITS: BitRange = BitRange::new(16, 16);
     /// `perf_metrics`: bit 15 (ro, reset 0x0).
-    pub const PERF_METRICS: BitRange = BitRange::new(15, 15);
+    pub const PERF_METRICS_BITS: BitRange = BitRange::new(15, 15);
     /// `pebs_baseline`: bit 14 (ro, reset 0x0).
-    pub const PEBS_BASELINE: BitRange = BitRange::new(14, 14);
+    pub const PEBS_BASELINE_BITS: BitRange = BitRange::new(14, 14);
     /// `fw_write`: bit 13 (ro, reset 0x0).
-    pub const FW_WRITE: BitRange = BitRange::new(13, 13);
+    pub const FW_WRITE_BITS: BitRange = BitRange::new(13, 13);
     /// `freeze_while_smm`: bit 12 (ro, reset 0x0).
-    pub const FREEZE_WHILE_SMM: BitRange = BitRange::new(12, 12);
+    pub const FREEZE_WHILE_SMM_BITS: BitRange = BitRange::new(12, 12);
     /// `pebs_fmt`: bits 11:8 (ro, reset 0x0).
-    pub const PEBS_FMT: BitRange = BitRange::new(11, 8);
+    pub const PEBS_FMT_BITS: BitRange = BitRange::new(11, 8);
     /// `pebs_arch_regs`: bit 7 (ro, reset 0x0).
-    pub const PEBS_ARCH_REGS: BitRange = BitRange::new(7, 7);
+    pub const PEBS_ARCH_REGS_BITS: BitRange = BitRange::new(7, 7);
     /// `pebs_trap`: bit 6 (ro, reset 0x0).
-    pub const PEBS_TRAP: BitRange = BitRange::new(6, 6);
+    pub const PEBS_TRAP_BITS: BitRange = BitRange::new(6, 6);
     /// `lbr_fmt`: bits 5:0 (ro, reset 0x0).
-    pub const LBR_FMT: BitRange = BitRange::new(5, 0);
-    /// `rdpmc_metrics_clear` ([`Self::RDPMC_METRICS_CLEAR`]): RDPMC_METRICS_CLEAR: the processor
-    /// supports clearing the PERF_METRICS values as part of reading them; Linux offers its
-    /// metrics-clear control only when this bit is set. The exact hardware semantics are not
+    pub const LBR_FMT_BITS: BitRange = BitRange::new(5, 0);
+    /// `rdpmc_metrics_clear` ([`Self::RDPMC_METRICS_CLEAR_BITS`]): RDPMC_METRICS_CLEAR: the
+    /// processor supports clearing the PERF_METRICS values as part of reading them; Linux offers
+    /// its metrics-clear control only when this bit is set. The exact hardware semantics are not
     /// confirmed against the SDM here.
-    #[inline] pub const fn rdpmc_metrics_clear(self) -> bool { Self::RDPMC_METRICS_CLEAR.is_set(self.raw64()) }
-    /// `pebs_timing_info` ([`Self::PEBS_TIMING_INFO`]): PEBS records can carry timing (latency)
-    /// information.
-    #[inline] pub const fn pebs_timing_info(self) -> bool { Self::PEBS_TIMING_INFO.is_set(self.raw64()) }
-    /// `pebs_output_pt_avail` ([`Self::PEBS_OUTPUT_PT_AVAIL`]): PEBS output can be directed into
-    /// the Intel Processor Trace stream.
-    #[inline] pub const fn pebs_output_pt_avail(self) -> bool { Self::PEBS_OUTPUT_PT_AVAIL.is_set(self.raw64()) }
-    /// `perf_metrics` ([`Self::PERF_METRICS`]): The PERF_METRICS facility (IA32_PERF_GLOBAL_CTRL
-    /// bit 48, status bit 48) is available.
-    #[inline] pub const fn perf_metrics(self) -> bool { Self::PERF_METRICS.is_set(self.raw64()) }
-    /// `pebs_baseline` ([`Self::PEBS_BASELINE`]): Adaptive PEBS baseline support.
-    #[inline] pub const fn pebs_baseline(self) -> bool { Self::PEBS_BASELINE.is_set(self.raw64()) }
-    /// `fw_write` ([`Self::FW_WRITE`]): FW_WRITE: full-width counter writes are supported through
-    /// the IA32_A_PMC{n} aliases at 0x4C1 and up.
-    #[inline] pub const fn fw_write(self) -> bool { Self::FW_WRITE.is_set(self.raw64()) }
-    /// `freeze_while_smm` ([`Self::FREEZE_WHILE_SMM`]): IA32_DEBUGCTL.FREEZE_WHILE_SMM is supported
-    /// (perfmon and LBR/BTS recording can be suspended while the processor is in SMM).
-    #[inline] pub const fn freeze_while_smm(self) -> bool { Self::FREEZE_WHILE_SMM.is_set(self.raw64()) }
-    /// `pebs_fmt` ([`Self::PEBS_FMT`]): Encoding of the PEBS record layout.
-    #[inline] pub const fn pebs_fmt(self) -> u8 { Self::PEBS_FMT.get(self.raw64()) as u8 }
-    /// `pebs_arch_regs` ([`Self::PEBS_ARCH_REGS`]): The PEBS assist saves architectural registers
-    /// in the record.
-    #[inline] pub const fn pebs_arch_regs(self) -> bool { Self::PEBS_ARCH_REGS.is_set(self.raw64()) }
-    /// `pebs_trap` ([`Self::PEBS_TRAP`]): PEBS is trap-like: the record reflects the state after
-    /// the instruction that caused the assist, rather than before it.
-    #[inline] pub const fn pebs_trap(self) -> bool { Self::PEBS_TRAP.is_set(self.raw64()) }
-    /// `lbr_fmt` ([`Self::LBR_FMT`]): Encoding of the format of the LBR records.
-    #[inline] pub const fn lbr_fmt(self) -> u8 { Self::LBR_FMT.get(self.raw64()) as u8 }
+    #[inline] pub const fn rdpmc_metrics_clear(self) -> bool { Self::RDPMC_METRICS_CLEAR_BITS.is_set(self.raw64()) }
+    /// `pebs_timing_info` ([`Self::PEBS_TIMING_INFO_BITS`]): PEBS records can carry timing
+    /// (latency) information.
+    #[inline] pub const fn pebs_timing_info(self) -> bool { Self::PEBS_TIMING_INFO_BITS.is_set(self.raw64()) }
+    /// `pebs_output_pt_avail` ([`Self::PEBS_OUTPUT_PT_AVAIL_BITS`]): PEBS output can be directed
+    /// into the Intel Processor Trace stream.
+    #[inline] pub const fn pebs_output_pt_avail(self) -> bool { Self::PEBS_OUTPUT_PT_AVAIL_BITS.is_set(self.raw64()) }
+    /// `perf_metrics` ([`Self::PERF_METRICS_BITS`]): The PERF_METRICS facility
+    /// (IA32_PERF_GLOBAL_CTRL bit 48, status bit 48) is available.
+    #[inline] pub const fn perf_metrics(self) -> bool { Self::PERF_METRICS_BITS.is_set(self.raw64()) }
+    /// `pebs_baseline` ([`Self::PEBS_BASELINE_BITS`]): Adaptive PEBS baseline support.
+    #[inline] pub const fn pebs_baseline(self) -> bool { Self::PEBS_BASELINE_BITS.is_set(self.raw64()) }
+    /// `fw_write` ([`Self::FW_WRITE_BITS`]): FW_WRITE: full-width counter writes are supported
+    /// through the IA32_A_PMC{n} aliases at 0x4C1 and up.
+    #[inline] pub const fn fw_write(self) -> bool { Self::FW_WRITE_BITS.is_set(self.raw64()) }
+    /// `freeze_while_smm` ([`Self::FREEZE_WHILE_SMM_BITS`]): IA32_DEBUGCTL.FREEZE_WHILE_SMM is
+    /// supported (perfmon and LBR/BTS recording can be suspended while the processor is in SMM).
+    #[inline] pub const fn freeze_while_smm(self) -> bool { Self::FREEZE_WHILE_SMM_BITS.is_set(self.raw64()) }
+    /// `pebs_fmt` ([`Self::PEBS_FMT_BITS`]): Encoding of the PEBS record layout.
+    #[inline] pub const fn pebs_fmt(self) -> u8 { Self::PEBS_FMT_BITS.get(self.raw64()) as u8 }
+    /// `pebs_arch_regs` ([`Self::PEBS_ARCH_REGS_BITS`]): The PEBS assist saves architectural
+    /// registers in the record.
+    #[inline] pub const fn pebs_arch_regs(self) -> bool { Self::PEBS_ARCH_REGS_BITS.is_set(self.raw64()) }
+    /// `pebs_trap` ([`Self::PEBS_TRAP_BITS`]): PEBS is trap-like: the record reflects the state
+    /// after the instruction that caused the assist, rather than before it.
+    #[inline] pub const fn pebs_trap(self) -> bool { Self::PEBS_TRAP_BITS.is_set(self.raw64()) }
+    /// `lbr_fmt` ([`Self::LBR_FMT_BITS`]): Encoding of the format of the LBR records.
+    #[inline] pub const fn lbr_fmt(self) -> u8 { Self::LBR_FMT_BITS.get(self.raw64()) as u8 }
 }
 
 /// `IA32_PERF_CAPABILITIES` of instance CPU.
@@ -1335,33 +1336,33 @@ impl Layout for Ia32PerfGlobalInuseLayout {
 
 impl Ia32PerfGlobalInuse {
     /// `pmi_in_use`: bit 63 (ro-v, reset 0x0).
-    pub const PMI_IN_USE: BitRange = BitRange::new(63, 63);
+    pub const PMI_IN_USE_BITS: BitRange = BitRange::new(63, 63);
     /// `fc2_in_use`: bit 34 (ro-v, reset 0x0).
-    pub const FC2_IN_USE: BitRange = BitRange::new(34, 34);
+    pub const FC2_IN_USE_BITS: BitRange = BitRange::new(34, 34);
     /// `fc1_in_use`: bit 33 (ro-v, reset 0x0).
-    pub const FC1_IN_USE: BitRange = BitRange::new(33, 33);
+    pub const FC1_IN_USE_BITS: BitRange = BitRange::new(33, 33);
     /// `fc0_in_use`: bit 32 (ro-v, reset 0x0).
-    pub const FC0_IN_USE: BitRange = BitRange::new(32, 32);
+    pub const FC0_IN_USE_BITS: BitRange = BitRange::new(32, 32);
     /// `PERFEVTSEL{n}_InUse`: bits 31:0, 32 elements of 1 bits (ro-v, reset 0x0).
-    pub const PERFEVTSEL_IN_USE: BitArray = BitArray::new(0, 1, 32);
-    /// `pmi_in_use` ([`Self::PMI_IN_USE`]): PMI_InUse: set while some agent has armed a
+    pub const PERFEVTSEL_IN_USE_BITS: BitArray = BitArray::new(0, 1, 32);
+    /// `pmi_in_use` ([`Self::PMI_IN_USE_BITS`]): PMI_InUse: set while some agent has armed a
     /// performance-monitoring interrupt, that is while any IA32_PERFEVTSELn.INT (n below
     /// CPUID.0AH:EAX\[15:8\]), any IA32_FIXED_CTR_CTRL.ENi_PMI (i = 0, 1, 2) or any PEBS enable bit
     /// for PMC0 to PMC3 in IA32_PEBS_ENABLE (0x3F1) is set.
-    #[inline] pub const fn pmi_in_use(self) -> bool { Self::PMI_IN_USE.is_set(self.raw64()) }
-    /// `fc2_in_use` ([`Self::FC2_IN_USE`]): FC2_InUse: IA32_FIXED_CTR_CTRL\[9:8\] (en2) is
+    #[inline] pub const fn pmi_in_use(self) -> bool { Self::PMI_IN_USE_BITS.is_set(self.raw64()) }
+    /// `fc2_in_use` ([`Self::FC2_IN_USE_BITS`]): FC2_InUse: IA32_FIXED_CTR_CTRL\[9:8\] (en2) is
     /// non-zero.
-    #[inline] pub const fn fc2_in_use(self) -> bool { Self::FC2_IN_USE.is_set(self.raw64()) }
-    /// `fc1_in_use` ([`Self::FC1_IN_USE`]): FC1_InUse: IA32_FIXED_CTR_CTRL\[5:4\] (en1) is
+    #[inline] pub const fn fc2_in_use(self) -> bool { Self::FC2_IN_USE_BITS.is_set(self.raw64()) }
+    /// `fc1_in_use` ([`Self::FC1_IN_USE_BITS`]): FC1_InUse: IA32_FIXED_CTR_CTRL\[5:4\] (en1) is
     /// non-zero.
-    #[inline] pub const fn fc1_in_use(self) -> bool { Self::FC1_IN_USE.is_set(self.raw64()) }
-    /// `fc0_in_use` ([`Self::FC0_IN_USE`]): FC0_InUse: IA32_FIXED_CTR_CTRL\[1:0\] (en0) is
+    #[inline] pub const fn fc1_in_use(self) -> bool { Self::FC1_IN_USE_BITS.is_set(self.raw64()) }
+    /// `fc0_in_use` ([`Self::FC0_IN_USE_BITS`]): FC0_InUse: IA32_FIXED_CTR_CTRL\[1:0\] (en0) is
     /// non-zero.
-    #[inline] pub const fn fc0_in_use(self) -> bool { Self::FC0_IN_USE.is_set(self.raw64()) }
-    /// Element `n` of `PERFEVTSEL{n}_InUse` ([`Self::PERFEVTSEL_IN_USE`]): Bit n is set while
+    #[inline] pub const fn fc0_in_use(self) -> bool { Self::FC0_IN_USE_BITS.is_set(self.raw64()) }
+    /// Element `n` of `PERFEVTSEL{n}_InUse` ([`Self::PERFEVTSEL_IN_USE_BITS`]): Bit n is set while
     /// IA32_PERFEVTSEL{n}\[7:0\] (ev_sel) is non-zero. Bits at or above CPUID.0AH:EAX\[15:8\] are
     /// reserved. Panics if `n` is 32 or more.
-    #[inline] pub const fn perfevtsel_in_use(self, n: u32) -> bool { Self::PERFEVTSEL_IN_USE.is_set(self.raw64(), n) }
+    #[inline] pub const fn perfevtsel_in_use(self, n: u32) -> bool { Self::PERFEVTSEL_IN_USE_BITS.is_set(self.raw64(), n) }
 }
 
 /// `IA32_PERF_GLOBAL_INUSE` of instance CPU.
@@ -1425,11 +1426,11 @@ impl Layout for Ia32FixedCtr3Layout {
 
 impl Ia32FixedCtr3 {
     /// `count`: bits 63:0 (rw-v, reset 0x0).
-    pub const COUNT: BitRange = BitRange::new(63, 0);
-    /// `count` ([`Self::COUNT`]): Slots counted since software last wrote the counter.
-    #[inline] pub const fn count(self) -> u64 { Self::COUNT.get(self.raw64()) }
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Slots counted since software last wrote the counter.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
     /// This value with `count` set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `IA32_FIXED_CTR3` of instance CPU.
@@ -1510,57 +1511,58 @@ impl Layout for Ia32PerfMetricsLayout {
 
 impl Ia32PerfMetrics {
     /// `mem_bound`: bits 63:56 (rw-v, reset 0x0).
-    pub const MEM_BOUND: BitRange = BitRange::new(63, 56);
+    pub const MEM_BOUND_BITS: BitRange = BitRange::new(63, 56);
     /// `fetch_lat`: bits 55:48 (rw-v, reset 0x0).
-    pub const FETCH_LAT: BitRange = BitRange::new(55, 48);
+    pub const FETCH_LAT_BITS: BitRange = BitRange::new(55, 48);
     /// `br_mispredict`: bits 47:40 (rw-v, reset 0x0).
-    pub const BR_MISPREDICT: BitRange = BitRange::new(47, 40);
+    pub const BR_MISPREDICT_BITS: BitRange = BitRange::new(47, 40);
     /// `heavy_ops`: bits 39:32 (rw-v, reset 0x0).
-    pub const HEAVY_OPS: BitRange = BitRange::new(39, 32);
+    pub const HEAVY_OPS_BITS: BitRange = BitRange::new(39, 32);
     /// `be_bound`: bits 31:24 (rw-v, reset 0x0).
-    pub const BE_BOUND: BitRange = BitRange::new(31, 24);
+    pub const BE_BOUND_BITS: BitRange = BitRange::new(31, 24);
     /// `fe_bound`: bits 23:16 (rw-v, reset 0x0).
-    pub const FE_BOUND: BitRange = BitRange::new(23, 16);
+    pub const FE_BOUND_BITS: BitRange = BitRange::new(23, 16);
     /// `bad_spec`: bits 15:8 (rw-v, reset 0x0).
-    pub const BAD_SPEC: BitRange = BitRange::new(15, 8);
+    pub const BAD_SPEC_BITS: BitRange = BitRange::new(15, 8);
     /// `retiring`: bits 7:0 (rw-v, reset 0x0).
-    pub const RETIRING: BitRange = BitRange::new(7, 0);
-    /// `mem_bound` ([`Self::MEM_BOUND`]): Memory bound (level 2, under backend bound): share of the
-    /// slots, of 0xFF.
-    #[inline] pub const fn mem_bound(self) -> u8 { Self::MEM_BOUND.get(self.raw64()) as u8 }
+    pub const RETIRING_BITS: BitRange = BitRange::new(7, 0);
+    /// `mem_bound` ([`Self::MEM_BOUND_BITS`]): Memory bound (level 2, under backend bound): share
+    /// of the slots, of 0xFF.
+    #[inline] pub const fn mem_bound(self) -> u8 { Self::MEM_BOUND_BITS.get(self.raw64()) as u8 }
     /// This value with `mem_bound` set to `v`.
-    #[inline] pub const fn with_mem_bound(self, v: u8) -> Self { self.with_raw64(Self::MEM_BOUND.set(self.raw64(), v as u64)) }
-    /// `fetch_lat` ([`Self::FETCH_LAT`]): Fetch latency (level 2, under frontend bound): share of
-    /// the slots, of 0xFF.
-    #[inline] pub const fn fetch_lat(self) -> u8 { Self::FETCH_LAT.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_mem_bound(self, v: u8) -> Self { self.with_raw64(Self::MEM_BOUND_BITS.set(self.raw64(), v as u64)) }
+    /// `fetch_lat` ([`Self::FETCH_LAT_BITS`]): Fetch latency (level 2, under frontend bound): share
+    /// of the slots, of 0xFF.
+    #[inline] pub const fn fetch_lat(self) -> u8 { Self::FETCH_LAT_BITS.get(self.raw64()) as u8 }
     /// This value with `fetch_lat` set to `v`.
-    #[inline] pub const fn with_fetch_lat(self, v: u8) -> Self { self.with_raw64(Self::FETCH_LAT.set(self.raw64(), v as u64)) }
-    /// `br_mispredict` ([`Self::BR_MISPREDICT`]): Branch mispredicts (level 2, under bad
+    #[inline] pub const fn with_fetch_lat(self, v: u8) -> Self { self.with_raw64(Self::FETCH_LAT_BITS.set(self.raw64(), v as u64)) }
+    /// `br_mispredict` ([`Self::BR_MISPREDICT_BITS`]): Branch mispredicts (level 2, under bad
     /// speculation): share of the slots, of 0xFF.
-    #[inline] pub const fn br_mispredict(self) -> u8 { Self::BR_MISPREDICT.get(self.raw64()) as u8 }
+    #[inline] pub const fn br_mispredict(self) -> u8 { Self::BR_MISPREDICT_BITS.get(self.raw64()) as u8 }
     /// This value with `br_mispredict` set to `v`.
-    #[inline] pub const fn with_br_mispredict(self, v: u8) -> Self { self.with_raw64(Self::BR_MISPREDICT.set(self.raw64(), v as u64)) }
-    /// `heavy_ops` ([`Self::HEAVY_OPS`]): Heavy operations (level 2, under retiring): share of the
-    /// slots, of 0xFF.
-    #[inline] pub const fn heavy_ops(self) -> u8 { Self::HEAVY_OPS.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_br_mispredict(self, v: u8) -> Self { self.with_raw64(Self::BR_MISPREDICT_BITS.set(self.raw64(), v as u64)) }
+    /// `heavy_ops` ([`Self::HEAVY_OPS_BITS`]): Heavy operations (level 2, under retiring): share of
+    /// the slots, of 0xFF.
+    #[inline] pub const fn heavy_ops(self) -> u8 { Self::HEAVY_OPS_BITS.get(self.raw64()) as u8 }
     /// This value with `heavy_ops` set to `v`.
-    #[inline] pub const fn with_heavy_ops(self, v: u8) -> Self { self.with_raw64(Self::HEAVY_OPS.set(self.raw64(), v as u64)) }
-    /// `be_bound` ([`Self::BE_BOUND`]): Backend bound (level 1): share of the slots, of 0xFF.
-    #[inline] pub const fn be_bound(self) -> u8 { Self::BE_BOUND.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_heavy_ops(self, v: u8) -> Self { self.with_raw64(Self::HEAVY_OPS_BITS.set(self.raw64(), v as u64)) }
+    /// `be_bound` ([`Self::BE_BOUND_BITS`]): Backend bound (level 1): share of the slots, of 0xFF.
+    #[inline] pub const fn be_bound(self) -> u8 { Self::BE_BOUND_BITS.get(self.raw64()) as u8 }
     /// This value with `be_bound` set to `v`.
-    #[inline] pub const fn with_be_bound(self, v: u8) -> Self { self.with_raw64(Self::BE_BOUND.set(self.raw64(), v as u64)) }
-    /// `fe_bound` ([`Self::FE_BOUND`]): Frontend bound (level 1): share of the slots, of 0xFF.
-    #[inline] pub const fn fe_bound(self) -> u8 { Self::FE_BOUND.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_be_bound(self, v: u8) -> Self { self.with_raw64(Self::BE_BOUND_BITS.set(self.raw64(), v as u64)) }
+    /// `fe_bound` ([`Self::FE_BOUND_BITS`]): Frontend bound (level 1): share of the slots, of 0xFF.
+    #[inline] pub const fn fe_bound(self) -> u8 { Self::FE_BOUND_BITS.get(self.raw64()) as u8 }
     /// This value with `fe_bound` set to `v`.
-    #[inline] pub const fn with_fe_bound(self, v: u8) -> Self { self.with_raw64(Self::FE_BOUND.set(self.raw64(), v as u64)) }
-    /// `bad_spec` ([`Self::BAD_SPEC`]): Bad speculation (level 1): share of the slots, of 0xFF.
-    #[inline] pub const fn bad_spec(self) -> u8 { Self::BAD_SPEC.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_fe_bound(self, v: u8) -> Self { self.with_raw64(Self::FE_BOUND_BITS.set(self.raw64(), v as u64)) }
+    /// `bad_spec` ([`Self::BAD_SPEC_BITS`]): Bad speculation (level 1): share of the slots, of
+    /// 0xFF.
+    #[inline] pub const fn bad_spec(self) -> u8 { Self::BAD_SPEC_BITS.get(self.raw64()) as u8 }
     /// This value with `bad_spec` set to `v`.
-    #[inline] pub const fn with_bad_spec(self, v: u8) -> Self { self.with_raw64(Self::BAD_SPEC.set(self.raw64(), v as u64)) }
-    /// `retiring` ([`Self::RETIRING`]): Retiring (level 1): share of the slots, of 0xFF.
-    #[inline] pub const fn retiring(self) -> u8 { Self::RETIRING.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_bad_spec(self, v: u8) -> Self { self.with_raw64(Self::BAD_SPEC_BITS.set(self.raw64(), v as u64)) }
+    /// `retiring` ([`Self::RETIRING_BITS`]): Retiring (level 1): share of the slots, of 0xFF.
+    #[inline] pub const fn retiring(self) -> u8 { Self::RETIRING_BITS.get(self.raw64()) as u8 }
     /// This value with `retiring` set to `v`.
-    #[inline] pub const fn with_retiring(self, v: u8) -> Self { self.with_raw64(Self::RETIRING.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_retiring(self, v: u8) -> Self { self.with_raw64(Self::RETIRING_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `IA32_PERF_METRICS` of instance CPU.
@@ -1640,32 +1642,32 @@ impl Layout for MsrOffcoreRspLayout {
 
 impl MsrOffcoreRsp {
     /// `snoop`: bits 37:31 (rw, reset 0x0).
-    pub const SNOOP: BitRange = BitRange::new(37, 31);
+    pub const SNOOP_BITS: BitRange = BitRange::new(37, 31);
     /// `supplier`: bits 30:16 (rw, reset 0x0).
-    pub const SUPPLIER: BitRange = BitRange::new(30, 16);
+    pub const SUPPLIER_BITS: BitRange = BitRange::new(30, 16);
     /// `request`: bits 15:0 (rw, reset 0x0).
-    pub const REQUEST: BitRange = BitRange::new(15, 0);
-    /// `snoop` ([`Self::SNOOP`]): Response type, snoop part: what the snoop of other caches found
-    /// (none needed, missed, hit without or with forwarding, hit modified, non-DRAM).
-    #[inline] pub const fn snoop(self) -> u8 { Self::SNOOP.get(self.raw64()) as u8 }
+    pub const REQUEST_BITS: BitRange = BitRange::new(15, 0);
+    /// `snoop` ([`Self::SNOOP_BITS`]): Response type, snoop part: what the snoop of other caches
+    /// found (none needed, missed, hit without or with forwarding, hit modified, non-DRAM).
+    #[inline] pub const fn snoop(self) -> u8 { Self::SNOOP_BITS.get(self.raw64()) as u8 }
     /// This value with `snoop` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_snoop` returns an error instead.
-    #[inline] pub const fn with_snoop(self, v: u8) -> Self { self.with_raw64(Self::SNOOP.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_snoop(self, v: u8) -> Self { self.with_raw64(Self::SNOOP_BITS.set(self.raw64(), v as u64)) }
     /// This value with `snoop` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_snoop(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SNOOP.try_set(self.raw64(), v as u64, MsrOffcoreRspLayout::NAME, "snoop")) }
-    /// `supplier` ([`Self::SUPPLIER`]): Response type, supplier part: who supplied the data (any
-    /// response, none, the L3 or which memory, local or remote).
-    #[inline] pub const fn supplier(self) -> u16 { Self::SUPPLIER.get(self.raw64()) as u16 }
+    #[inline] pub const fn try_with_snoop(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SNOOP_BITS.try_set(self.raw64(), v as u64, MsrOffcoreRspLayout::NAME, "snoop")) }
+    /// `supplier` ([`Self::SUPPLIER_BITS`]): Response type, supplier part: who supplied the data
+    /// (any response, none, the L3 or which memory, local or remote).
+    #[inline] pub const fn supplier(self) -> u16 { Self::SUPPLIER_BITS.get(self.raw64()) as u16 }
     /// This value with `supplier` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_supplier` returns an error instead.
-    #[inline] pub const fn with_supplier(self, v: u16) -> Self { self.with_raw64(Self::SUPPLIER.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_supplier(self, v: u16) -> Self { self.with_raw64(Self::SUPPLIER_BITS.set(self.raw64(), v as u64)) }
     /// This value with `supplier` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_supplier(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SUPPLIER.try_set(self.raw64(), v as u64, MsrOffcoreRspLayout::NAME, "supplier")) }
-    /// `request` ([`Self::REQUEST`]): Request types: demand data reads, reads for ownership, code
-    /// reads, prefetches and others, one bit each.
-    #[inline] pub const fn request(self) -> u16 { Self::REQUEST.get(self.raw64()) as u16 }
+    #[inline] pub const fn try_with_supplier(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SUPPLIER_BITS.try_set(self.raw64(), v as u64, MsrOffcoreRspLayout::NAME, "supplier")) }
+    /// `request` ([`Self::REQUEST_BITS`]): Request types: demand data reads, reads for ownership,
+    /// code reads, prefetches and others, one bit each.
+    #[inline] pub const fn request(self) -> u16 { Self::REQUEST_BITS.get(self.raw64()) as u16 }
     /// This value with `request` set to `v`.
-    #[inline] pub const fn with_request(self, v: u16) -> Self { self.with_raw64(Self::REQUEST.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_request(self, v: u16) -> Self { self.with_raw64(Self::REQUEST_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `MSR_OFFCORE_RSP_{n}` of instance CPU.
@@ -1731,11 +1733,12 @@ impl Layout for MsrPebsLdLatThresholdLayout {
 
 impl MsrPebsLdLatThreshold {
     /// `threshold`: bits 15:0 (rw, reset 0x0).
-    pub const THRESHOLD: BitRange = BitRange::new(15, 0);
-    /// `threshold` ([`Self::THRESHOLD`]): Minimum latency, in core cycles, of the loads counted.
-    #[inline] pub const fn threshold(self) -> u16 { Self::THRESHOLD.get(self.raw64()) as u16 }
+    pub const THRESHOLD_BITS: BitRange = BitRange::new(15, 0);
+    /// `threshold` ([`Self::THRESHOLD_BITS`]): Minimum latency, in core cycles, of the loads
+    /// counted.
+    #[inline] pub const fn threshold(self) -> u16 { Self::THRESHOLD_BITS.get(self.raw64()) as u16 }
     /// This value with `threshold` set to `v`.
-    #[inline] pub const fn with_threshold(self, v: u16) -> Self { self.with_raw64(Self::THRESHOLD.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_threshold(self, v: u16) -> Self { self.with_raw64(Self::THRESHOLD_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `MSR_PEBS_LD_LAT_THRESHOLD` of instance CPU.
@@ -1811,35 +1814,35 @@ impl Layout for MsrPebsFrontendLayout {
 
 impl MsrPebsFrontend {
     /// `idq_bubble_width`: bits 22:20 (rw, reset 0x0).
-    pub const IDQ_BUBBLE_WIDTH: BitRange = BitRange::new(22, 20);
+    pub const IDQ_BUBBLE_WIDTH_BITS: BitRange = BitRange::new(22, 20);
     /// `idq_bubble_length`: bits 19:8 (rw, reset 0x0).
-    pub const IDQ_BUBBLE_LENGTH: BitRange = BitRange::new(19, 8);
+    pub const IDQ_BUBBLE_LENGTH_BITS: BitRange = BitRange::new(19, 8);
     /// `evtsel`: bits 4:0 (rw, reset 0x0).
-    pub const EVTSEL: BitRange = BitRange::new(4, 0);
-    /// `idq_bubble_width` ([`Self::IDQ_BUBBLE_WIDTH`]): For the bubble condition: how many delivery
-    /// slots must be empty.
-    #[inline] pub const fn idq_bubble_width(self) -> u8 { Self::IDQ_BUBBLE_WIDTH.get(self.raw64()) as u8 }
+    pub const EVTSEL_BITS: BitRange = BitRange::new(4, 0);
+    /// `idq_bubble_width` ([`Self::IDQ_BUBBLE_WIDTH_BITS`]): For the bubble condition: how many
+    /// delivery slots must be empty.
+    #[inline] pub const fn idq_bubble_width(self) -> u8 { Self::IDQ_BUBBLE_WIDTH_BITS.get(self.raw64()) as u8 }
     /// This value with `idq_bubble_width` set to `v`. Panics if `v` does not fit in the field (a
     /// compile error in const context); `try_with_idq_bubble_width` returns an error instead.
-    #[inline] pub const fn with_idq_bubble_width(self, v: u8) -> Self { self.with_raw64(Self::IDQ_BUBBLE_WIDTH.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_idq_bubble_width(self, v: u8) -> Self { self.with_raw64(Self::IDQ_BUBBLE_WIDTH_BITS.set(self.raw64(), v as u64)) }
     /// This value with `idq_bubble_width` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_idq_bubble_width(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::IDQ_BUBBLE_WIDTH.try_set(self.raw64(), v as u64, MsrPebsFrontendLayout::NAME, "idq_bubble_width")) }
-    /// `idq_bubble_length` ([`Self::IDQ_BUBBLE_LENGTH`]): For the bubble condition: for how many
-    /// cycles.
-    #[inline] pub const fn idq_bubble_length(self) -> u16 { Self::IDQ_BUBBLE_LENGTH.get(self.raw64()) as u16 }
+    #[inline] pub const fn try_with_idq_bubble_width(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::IDQ_BUBBLE_WIDTH_BITS.try_set(self.raw64(), v as u64, MsrPebsFrontendLayout::NAME, "idq_bubble_width")) }
+    /// `idq_bubble_length` ([`Self::IDQ_BUBBLE_LENGTH_BITS`]): For the bubble condition: for how
+    /// many cycles.
+    #[inline] pub const fn idq_bubble_length(self) -> u16 { Self::IDQ_BUBBLE_LENGTH_BITS.get(self.raw64()) as u16 }
     /// This value with `idq_bubble_length` set to `v`. Panics if `v` does not fit in the field (a
     /// compile error in const context); `try_with_idq_bubble_length` returns an error instead.
-    #[inline] pub const fn with_idq_bubble_length(self, v: u16) -> Self { self.with_raw64(Self::IDQ_BUBBLE_LENGTH.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_idq_bubble_length(self, v: u16) -> Self { self.with_raw64(Self::IDQ_BUBBLE_LENGTH_BITS.set(self.raw64(), v as u64)) }
     /// This value with `idq_bubble_length` set to `v`, or an error if `v` does not fit in the
     /// field.
-    #[inline] pub const fn try_with_idq_bubble_length(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::IDQ_BUBBLE_LENGTH.try_set(self.raw64(), v as u64, MsrPebsFrontendLayout::NAME, "idq_bubble_length")) }
-    /// `evtsel` ([`Self::EVTSEL`]): Which front-end condition is counted.
-    #[inline] pub const fn evtsel(self) -> u8 { Self::EVTSEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_idq_bubble_length(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::IDQ_BUBBLE_LENGTH_BITS.try_set(self.raw64(), v as u64, MsrPebsFrontendLayout::NAME, "idq_bubble_length")) }
+    /// `evtsel` ([`Self::EVTSEL_BITS`]): Which front-end condition is counted.
+    #[inline] pub const fn evtsel(self) -> u8 { Self::EVTSEL_BITS.get(self.raw64()) as u8 }
     /// This value with `evtsel` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_evtsel` returns an error instead.
-    #[inline] pub const fn with_evtsel(self, v: u8) -> Self { self.with_raw64(Self::EVTSEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_evtsel(self, v: u8) -> Self { self.with_raw64(Self::EVTSEL_BITS.set(self.raw64(), v as u64)) }
     /// This value with `evtsel` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_evtsel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVTSEL.try_set(self.raw64(), v as u64, MsrPebsFrontendLayout::NAME, "evtsel")) }
+    #[inline] pub const fn try_with_evtsel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVTSEL_BITS.try_set(self.raw64(), v as u64, MsrPebsFrontendLayout::NAME, "evtsel")) }
 }
 
 /// `MSR_PEBS_FRONTEND` of instance CPU.

@@ -57,19 +57,19 @@ impl Layout for DvsecCapHeaderLayout {
 
 impl DvsecCapHeader {
     /// `next_offset`: bits 31:20 (ro, reset 0x0).
-    pub const NEXT_OFFSET: BitRange = BitRange::new(31, 20);
+    pub const NEXT_OFFSET_BITS: BitRange = BitRange::new(31, 20);
     /// `cap_version`: bits 19:16 (ro, reset 0x0).
-    pub const CAP_VERSION: BitRange = BitRange::new(19, 16);
+    pub const CAP_VERSION_BITS: BitRange = BitRange::new(19, 16);
     /// `cap_id`: bits 15:0 (ro, reset 0x23).
-    pub const CAP_ID: BitRange = BitRange::new(15, 0);
-    /// `next_offset` ([`Self::NEXT_OFFSET`]): Configuration-space offset of the next extended
+    pub const CAP_ID_BITS: BitRange = BitRange::new(15, 0);
+    /// `next_offset` ([`Self::NEXT_OFFSET_BITS`]): Configuration-space offset of the next extended
     /// capability, or 0 at the end of the list. A valid offset is dword-aligned and at least 0x100.
-    #[inline] pub const fn next_offset(self) -> u16 { Self::NEXT_OFFSET.get(self.raw64()) as u16 }
-    /// `cap_version` ([`Self::CAP_VERSION`]): Capability structure version.
-    #[inline] pub const fn cap_version(self) -> u8 { Self::CAP_VERSION.get(self.raw64()) as u8 }
-    /// `cap_id` ([`Self::CAP_ID`]): Extended capability id: 0x23, designated vendor-specific
+    #[inline] pub const fn next_offset(self) -> u16 { Self::NEXT_OFFSET_BITS.get(self.raw64()) as u16 }
+    /// `cap_version` ([`Self::CAP_VERSION_BITS`]): Capability structure version.
+    #[inline] pub const fn cap_version(self) -> u8 { Self::CAP_VERSION_BITS.get(self.raw64()) as u8 }
+    /// `cap_id` ([`Self::CAP_ID_BITS`]): Extended capability id: 0x23, designated vendor-specific
     /// (DVSEC).
-    #[inline] pub const fn cap_id(self) -> u16 { Self::CAP_ID.get(self.raw64()) as u16 }
+    #[inline] pub const fn cap_id(self) -> u16 { Self::CAP_ID_BITS.get(self.raw64()) as u16 }
 }
 
 /// `DVSEC_CAP_HEADER` of instance CAP.
@@ -123,18 +123,18 @@ impl Layout for DvsecHeader1Layout {
 
 impl DvsecHeader1 {
     /// `length`: bits 31:20 (ro, reset 0x0).
-    pub const LENGTH: BitRange = BitRange::new(31, 20);
+    pub const LENGTH_BITS: BitRange = BitRange::new(31, 20);
     /// `revision`: bits 19:16 (ro, reset 0x0).
-    pub const REVISION: BitRange = BitRange::new(19, 16);
+    pub const REVISION_BITS: BitRange = BitRange::new(19, 16);
     /// `vendor_id`: bits 15:0 (ro, reset 0x8086).
-    pub const VENDOR_ID: BitRange = BitRange::new(15, 0);
-    /// `length` ([`Self::LENGTH`]): The capability's length in bytes, header included.
-    #[inline] pub const fn length(self) -> u16 { Self::LENGTH.get(self.raw64()) as u16 }
-    /// `revision` ([`Self::REVISION`]): The vendor's revision of the capability's layout.
-    #[inline] pub const fn revision(self) -> u8 { Self::REVISION.get(self.raw64()) as u8 }
-    /// `vendor_id` ([`Self::VENDOR_ID`]): The vendor that defined the capability's layout: 0x8086,
-    /// Intel.
-    #[inline] pub const fn vendor_id(self) -> u16 { Self::VENDOR_ID.get(self.raw64()) as u16 }
+    pub const VENDOR_ID_BITS: BitRange = BitRange::new(15, 0);
+    /// `length` ([`Self::LENGTH_BITS`]): The capability's length in bytes, header included.
+    #[inline] pub const fn length(self) -> u16 { Self::LENGTH_BITS.get(self.raw64()) as u16 }
+    /// `revision` ([`Self::REVISION_BITS`]): The vendor's revision of the capability's layout.
+    #[inline] pub const fn revision(self) -> u8 { Self::REVISION_BITS.get(self.raw64()) as u8 }
+    /// `vendor_id` ([`Self::VENDOR_ID_BITS`]): The vendor that defined the capability's layout:
+    /// 0x8086, Intel.
+    #[inline] pub const fn vendor_id(self) -> u16 { Self::VENDOR_ID_BITS.get(self.raw64()) as u16 }
 }
 
 /// `DVSEC_HEADER1` of instance CAP.
@@ -198,20 +198,20 @@ impl Layout for DvsecHeader2Layout {
 
 impl DvsecHeader2 {
     /// `entry_size`: bits 31:24 (ro, reset 0x0).
-    pub const ENTRY_SIZE: BitRange = BitRange::new(31, 24);
+    pub const ENTRY_SIZE_BITS: BitRange = BitRange::new(31, 24);
     /// `num_entries`: bits 23:16 (ro, reset 0x0).
-    pub const NUM_ENTRIES: BitRange = BitRange::new(23, 16);
+    pub const NUM_ENTRIES_BITS: BitRange = BitRange::new(23, 16);
     /// `dvsec_id`: bits 15:0 (ro, reset 0x1).
-    pub const DVSEC_ID: BitRange = BitRange::new(15, 0);
-    /// `entry_size` ([`Self::ENTRY_SIZE`]): Size of one entry of Intel's vendor-specific layout in
-    /// dwords; unused by the uncore reader (intel_vsec.h, INTEL_DVSEC_SIZE).
-    #[inline] pub const fn entry_size(self) -> u8 { Self::ENTRY_SIZE.get(self.raw64()) as u8 }
-    /// `num_entries` ([`Self::NUM_ENTRIES`]): Number of entries of Intel's vendor-specific layout;
-    /// the uncore reader does not use it (Linux's intel_vsec.h, INTEL_DVSEC_ENTRIES).
-    #[inline] pub const fn num_entries(self) -> u8 { Self::NUM_ENTRIES.get(self.raw64()) as u8 }
-    /// `dvsec_id` ([`Self::DVSEC_ID`]): The structure's id; 1: uncore performance-monitoring
+    pub const DVSEC_ID_BITS: BitRange = BitRange::new(15, 0);
+    /// `entry_size` ([`Self::ENTRY_SIZE_BITS`]): Size of one entry of Intel's vendor-specific
+    /// layout in dwords; unused by the uncore reader (intel_vsec.h, INTEL_DVSEC_SIZE).
+    #[inline] pub const fn entry_size(self) -> u8 { Self::ENTRY_SIZE_BITS.get(self.raw64()) as u8 }
+    /// `num_entries` ([`Self::NUM_ENTRIES_BITS`]): Number of entries of Intel's vendor-specific
+    /// layout; the uncore reader does not use it (Linux's intel_vsec.h, INTEL_DVSEC_ENTRIES).
+    #[inline] pub const fn num_entries(self) -> u8 { Self::NUM_ENTRIES_BITS.get(self.raw64()) as u8 }
+    /// `dvsec_id` ([`Self::DVSEC_ID_BITS`]): The structure's id; 1: uncore performance-monitoring
     /// discovery.
-    #[inline] pub const fn dvsec_id(self) -> u16 { Self::DVSEC_ID.get(self.raw64()) as u16 }
+    #[inline] pub const fn dvsec_id(self) -> u16 { Self::DVSEC_ID_BITS.get(self.raw64()) as u16 }
 }
 
 /// `DVSEC_HEADER2` of instance CAP.
@@ -268,15 +268,16 @@ impl Layout for DvsecTableLayout {
 
 impl DvsecTable {
     /// `offset`: bits 31:3 (ro, reset 0x0).
-    pub const OFFSET: BitRange = BitRange::new(31, 3);
+    pub const OFFSET_BITS: BitRange = BitRange::new(31, 3);
     /// `bir`: bits 2:0 (ro, reset 0x0).
-    pub const BIR: BitRange = BitRange::new(2, 0);
-    /// `offset` ([`Self::OFFSET`]): Offset of the table in the BAR's window, in units of 8 bytes.
-    /// Zero on every part Linux reads: its reader refuses a non-zero value, and so does ours.
-    #[inline] pub const fn offset(self) -> u32 { Self::OFFSET.get(self.raw64()) as u32 }
-    /// `bir` ([`Self::BIR`]): BAR indicator: the table's base address is in the BAR at
+    pub const BIR_BITS: BitRange = BitRange::new(2, 0);
+    /// `offset` ([`Self::OFFSET_BITS`]): Offset of the table in the BAR's window, in units of 8
+    /// bytes. Zero on every part Linux reads: its reader refuses a non-zero value, and so does
+    /// ours.
+    #[inline] pub const fn offset(self) -> u32 { Self::OFFSET_BITS.get(self.raw64()) as u32 }
+    /// `bir` ([`Self::BIR_BITS`]): BAR indicator: the table's base address is in the BAR at
     /// configuration offset 0x10 + 4 \* bir (a 64-bit memory BAR takes that dword and the next).
-    #[inline] pub const fn bir(self) -> u8 { Self::BIR.get(self.raw64()) as u8 }
+    #[inline] pub const fn bir(self) -> u8 { Self::BIR_BITS.get(self.raw64()) as u8 }
 }
 
 /// `DVSEC_TABLE` of instance CAP.

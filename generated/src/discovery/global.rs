@@ -94,23 +94,23 @@ impl Layout for GlobalDiscoveryTable1Layout {
 
 impl GlobalDiscoveryTable1 {
     /// `access_type`: bits 63:62 (ro, reset 0x0).
-    pub const ACCESS_TYPE: BitRange = BitRange::new(63, 62);
+    pub const ACCESS_TYPE_BITS: BitRange = BitRange::new(63, 62);
     /// `max_units`: bits 25:16 (ro, reset 0x0).
-    pub const MAX_UNITS: BitRange = BitRange::new(25, 16);
+    pub const MAX_UNITS_BITS: BitRange = BitRange::new(25, 16);
     /// `stride`: bits 15:8 (ro, reset 0x0).
-    pub const STRIDE: BitRange = BitRange::new(15, 8);
+    pub const STRIDE_BITS: BitRange = BitRange::new(15, 8);
     /// `type`: bits 7:0 (ro, reset 0x0).
-    pub const TYPE: BitRange = BitRange::new(7, 0);
-    /// `access_type` ([`Self::ACCESS_TYPE`]): How GLOBAL_CTL_ADDR is reached.
-    #[inline] pub const fn access_type(self) -> GlobalDiscoveryTable1AccessType { GlobalDiscoveryTable1AccessType::from_bits(Self::ACCESS_TYPE.get(self.raw64()) as u8) }
-    /// `max_units` ([`Self::MAX_UNITS`]): Number of unit entries after the global state. Some may
-    /// be empty (all zero or all ones) and are skipped.
-    #[inline] pub const fn max_units(self) -> u16 { Self::MAX_UNITS.get(self.raw64()) as u16 }
-    /// `stride` ([`Self::STRIDE`]): Distance between consecutive entries, in units of 8 bytes (the
-    /// global state is entry 0). At least 3, the size of one entry.
-    #[inline] pub const fn stride(self) -> u8 { Self::STRIDE.get(self.raw64()) as u8 }
-    /// `type` ([`Self::TYPE`]): The table's type.
-    #[inline] pub const fn type_(self) -> u8 { Self::TYPE.get(self.raw64()) as u8 }
+    pub const TYPE_BITS: BitRange = BitRange::new(7, 0);
+    /// `access_type` ([`Self::ACCESS_TYPE_BITS`]): How GLOBAL_CTL_ADDR is reached.
+    #[inline] pub const fn access_type(self) -> GlobalDiscoveryTable1AccessType { GlobalDiscoveryTable1AccessType::from_bits(Self::ACCESS_TYPE_BITS.get(self.raw64()) as u8) }
+    /// `max_units` ([`Self::MAX_UNITS_BITS`]): Number of unit entries after the global state. Some
+    /// may be empty (all zero or all ones) and are skipped.
+    #[inline] pub const fn max_units(self) -> u16 { Self::MAX_UNITS_BITS.get(self.raw64()) as u16 }
+    /// `stride` ([`Self::STRIDE_BITS`]): Distance between consecutive entries, in units of 8 bytes
+    /// (the global state is entry 0). At least 3, the size of one entry.
+    #[inline] pub const fn stride(self) -> u8 { Self::STRIDE_BITS.get(self.raw64()) as u8 }
+    /// `type` ([`Self::TYPE_BITS`]): The table's type.
+    #[inline] pub const fn type_(self) -> u8 { Self::TYPE_BITS.get(self.raw64()) as u8 }
 }
 
 /// `GLOBAL_DISCOVERY_TABLE1` of instance GLOBAL.
@@ -165,10 +165,10 @@ impl Layout for GlobalCtlAddrLayout {
 
 impl GlobalCtlAddr {
     /// `address`: bits 63:0 (ro, reset 0x0).
-    pub const ADDRESS: BitRange = BitRange::new(63, 0);
-    /// `address` ([`Self::ADDRESS`]): MSR number, physical address, or encoded PCI configuration
-    /// address.
-    #[inline] pub const fn address(self) -> u64 { Self::ADDRESS.get(self.raw64()) }
+    pub const ADDRESS_BITS: BitRange = BitRange::new(63, 0);
+    /// `address` ([`Self::ADDRESS_BITS`]): MSR number, physical address, or encoded PCI
+    /// configuration address.
+    #[inline] pub const fn address(self) -> u64 { Self::ADDRESS_BITS.get(self.raw64()) }
 }
 
 /// `GLOBAL_CTL_ADDR` of instance GLOBAL.
@@ -227,14 +227,14 @@ impl Layout for GlobalDiscoveryTable3Layout {
 
 impl GlobalDiscoveryTable3 {
     /// `num_status`: bits 23:8 (ro, reset 0x0).
-    pub const NUM_STATUS: BitRange = BitRange::new(23, 8);
+    pub const NUM_STATUS_BITS: BitRange = BitRange::new(23, 8);
     /// `status_offset`: bits 7:0 (ro, reset 0x0).
-    pub const STATUS_OFFSET: BitRange = BitRange::new(7, 0);
-    /// `num_status` ([`Self::NUM_STATUS`]): Number of global status registers.
-    #[inline] pub const fn num_status(self) -> u16 { Self::NUM_STATUS.get(self.raw64()) as u16 }
-    /// `status_offset` ([`Self::STATUS_OFFSET`]): Offset of the first global status register from
-    /// the global control.
-    #[inline] pub const fn status_offset(self) -> u8 { Self::STATUS_OFFSET.get(self.raw64()) as u8 }
+    pub const STATUS_OFFSET_BITS: BitRange = BitRange::new(7, 0);
+    /// `num_status` ([`Self::NUM_STATUS_BITS`]): Number of global status registers.
+    #[inline] pub const fn num_status(self) -> u16 { Self::NUM_STATUS_BITS.get(self.raw64()) as u16 }
+    /// `status_offset` ([`Self::STATUS_OFFSET_BITS`]): Offset of the first global status register
+    /// from the global control.
+    #[inline] pub const fn status_offset(self) -> u8 { Self::STATUS_OFFSET_BITS.get(self.raw64()) as u8 }
 }
 
 /// `GLOBAL_DISCOVERY_TABLE3` of instance GLOBAL.

@@ -99,32 +99,32 @@ impl Layout for UnitDiscoveryTable1Layout {
 
 impl UnitDiscoveryTable1 {
     /// `access_type`: bits 63:62 (ro, reset 0x0).
-    pub const ACCESS_TYPE: BitRange = BitRange::new(63, 62);
+    pub const ACCESS_TYPE_BITS: BitRange = BitRange::new(63, 62);
     /// `status_offset`: bits 39:32 (ro, reset 0x0).
-    pub const STATUS_OFFSET: BitRange = BitRange::new(39, 32);
+    pub const STATUS_OFFSET_BITS: BitRange = BitRange::new(39, 32);
     /// `ctr_offset`: bits 31:24 (ro, reset 0x0).
-    pub const CTR_OFFSET: BitRange = BitRange::new(31, 24);
+    pub const CTR_OFFSET_BITS: BitRange = BitRange::new(31, 24);
     /// `bit_width`: bits 23:16 (ro, reset 0x0).
-    pub const BIT_WIDTH: BitRange = BitRange::new(23, 16);
+    pub const BIT_WIDTH_BITS: BitRange = BitRange::new(23, 16);
     /// `ctl_offset`: bits 15:8 (ro, reset 0x0).
-    pub const CTL_OFFSET: BitRange = BitRange::new(15, 8);
+    pub const CTL_OFFSET_BITS: BitRange = BitRange::new(15, 8);
     /// `num_regs`: bits 7:0 (ro, reset 0x0).
-    pub const NUM_REGS: BitRange = BitRange::new(7, 0);
-    /// `access_type` ([`Self::ACCESS_TYPE`]): How the box's registers are reached.
-    #[inline] pub const fn access_type(self) -> UnitDiscoveryTable1AccessType { UnitDiscoveryTable1AccessType::from_bits(Self::ACCESS_TYPE.get(self.raw64()) as u8) }
-    /// `status_offset` ([`Self::STATUS_OFFSET`]): Offset of the box's overflow status register from
-    /// its box control.
-    #[inline] pub const fn status_offset(self) -> u8 { Self::STATUS_OFFSET.get(self.raw64()) as u8 }
-    /// `ctr_offset` ([`Self::CTR_OFFSET`]): Offset of counter 0 from the box control (MSR numbers
-    /// or bytes).
-    #[inline] pub const fn ctr_offset(self) -> u8 { Self::CTR_OFFSET.get(self.raw64()) as u8 }
-    /// `bit_width` ([`Self::BIT_WIDTH`]): Width of each counter in bits.
-    #[inline] pub const fn bit_width(self) -> u8 { Self::BIT_WIDTH.get(self.raw64()) as u8 }
-    /// `ctl_offset` ([`Self::CTL_OFFSET`]): Offset of counter control 0 from the box control (MSR
+    pub const NUM_REGS_BITS: BitRange = BitRange::new(7, 0);
+    /// `access_type` ([`Self::ACCESS_TYPE_BITS`]): How the box's registers are reached.
+    #[inline] pub const fn access_type(self) -> UnitDiscoveryTable1AccessType { UnitDiscoveryTable1AccessType::from_bits(Self::ACCESS_TYPE_BITS.get(self.raw64()) as u8) }
+    /// `status_offset` ([`Self::STATUS_OFFSET_BITS`]): Offset of the box's overflow status register
+    /// from its box control.
+    #[inline] pub const fn status_offset(self) -> u8 { Self::STATUS_OFFSET_BITS.get(self.raw64()) as u8 }
+    /// `ctr_offset` ([`Self::CTR_OFFSET_BITS`]): Offset of counter 0 from the box control (MSR
     /// numbers or bytes).
-    #[inline] pub const fn ctl_offset(self) -> u8 { Self::CTL_OFFSET.get(self.raw64()) as u8 }
-    /// `num_regs` ([`Self::NUM_REGS`]): Number of general counters (and of their controls).
-    #[inline] pub const fn num_regs(self) -> u8 { Self::NUM_REGS.get(self.raw64()) as u8 }
+    #[inline] pub const fn ctr_offset(self) -> u8 { Self::CTR_OFFSET_BITS.get(self.raw64()) as u8 }
+    /// `bit_width` ([`Self::BIT_WIDTH_BITS`]): Width of each counter in bits.
+    #[inline] pub const fn bit_width(self) -> u8 { Self::BIT_WIDTH_BITS.get(self.raw64()) as u8 }
+    /// `ctl_offset` ([`Self::CTL_OFFSET_BITS`]): Offset of counter control 0 from the box control
+    /// (MSR numbers or bytes).
+    #[inline] pub const fn ctl_offset(self) -> u8 { Self::CTL_OFFSET_BITS.get(self.raw64()) as u8 }
+    /// `num_regs` ([`Self::NUM_REGS_BITS`]): Number of general counters (and of their controls).
+    #[inline] pub const fn num_regs(self) -> u8 { Self::NUM_REGS_BITS.get(self.raw64()) as u8 }
 }
 
 /// `UNIT_DISCOVERY_TABLE1` of instance UNIT.
@@ -181,10 +181,10 @@ impl Layout for UnitCtlAddrLayout {
 
 impl UnitCtlAddr {
     /// `address`: bits 63:0 (ro, reset 0x0).
-    pub const ADDRESS: BitRange = BitRange::new(63, 0);
-    /// `address` ([`Self::ADDRESS`]): The box control's MSR number, physical address, or encoded
-    /// PCI configuration address.
-    #[inline] pub const fn address(self) -> u64 { Self::ADDRESS.get(self.raw64()) }
+    pub const ADDRESS_BITS: BitRange = BitRange::new(63, 0);
+    /// `address` ([`Self::ADDRESS_BITS`]): The box control's MSR number, physical address, or
+    /// encoded PCI configuration address.
+    #[inline] pub const fn address(self) -> u64 { Self::ADDRESS_BITS.get(self.raw64()) }
 }
 
 /// `UNIT_CTL_ADDR` of instance UNIT.
@@ -243,13 +243,13 @@ impl Layout for UnitDiscoveryTable3Layout {
 
 impl UnitDiscoveryTable3 {
     /// `box_id`: bits 31:16 (ro, reset 0x0).
-    pub const BOX_ID: BitRange = BitRange::new(31, 16);
+    pub const BOX_ID_BITS: BitRange = BitRange::new(31, 16);
     /// `box_type`: bits 15:0 (ro, reset 0x0).
-    pub const BOX_TYPE: BitRange = BitRange::new(15, 0);
-    /// `box_id` ([`Self::BOX_ID`]): The box's id among the boxes of its type.
-    #[inline] pub const fn box_id(self) -> u16 { Self::BOX_ID.get(self.raw64()) as u16 }
-    /// `box_type` ([`Self::BOX_TYPE`]): The kind of box.
-    #[inline] pub const fn box_type(self) -> u16 { Self::BOX_TYPE.get(self.raw64()) as u16 }
+    pub const BOX_TYPE_BITS: BitRange = BitRange::new(15, 0);
+    /// `box_id` ([`Self::BOX_ID_BITS`]): The box's id among the boxes of its type.
+    #[inline] pub const fn box_id(self) -> u16 { Self::BOX_ID_BITS.get(self.raw64()) as u16 }
+    /// `box_type` ([`Self::BOX_TYPE_BITS`]): The kind of box.
+    #[inline] pub const fn box_type(self) -> u16 { Self::BOX_TYPE_BITS.get(self.raw64()) as u16 }
 }
 
 /// `UNIT_DISCOVERY_TABLE3` of instance UNIT.

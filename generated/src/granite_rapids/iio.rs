@@ -67,19 +67,19 @@ impl Layout for IioBoxCtlLayout {
 
 impl IioBoxCtl {
     /// `rst_ctrs`: bit 9 (wo, reset 0x0).
-    pub const RST_CTRS: BitRange = BitRange::new(9, 9);
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(9, 9);
     /// `rst_ctrl`: bit 8 (wo, reset 0x0).
-    pub const RST_CTRL: BitRange = BitRange::new(8, 8);
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(8, 8);
     /// `frz`: bit 0 (rw, reset 0x0).
-    pub const FRZ: BitRange = BitRange::new(0, 0);
+    pub const FRZ_BITS: BitRange = BitRange::new(0, 0);
     /// This value with `rst_ctrs` set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst_ctrl` set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL.set(self.raw64(), v as u64)) }
-    /// `frz` ([`Self::FRZ`]): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { Self::FRZ.is_set(self.raw64()) }
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
     /// This value with `frz` set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO0.
@@ -244,68 +244,69 @@ impl Layout for IioCtlLayout {
 
 impl IioCtl {
     /// `fc_mask`: bits 50:48 (rw, reset 0x0).
-    pub const FC_MASK: BitRange = BitRange::new(50, 48);
+    pub const FC_MASK_BITS: BitRange = BitRange::new(50, 48);
     /// `ch_mask`: bits 47:36 (rw, reset 0x0).
-    pub const CH_MASK: BitRange = BitRange::new(47, 36);
+    pub const CH_MASK_BITS: BitRange = BitRange::new(47, 36);
     /// `thresh`: bits 35:24 (rw, reset 0x0).
-    pub const THRESH: BitRange = BitRange::new(35, 24);
+    pub const THRESH_BITS: BitRange = BitRange::new(35, 24);
     /// `invert`: bit 23 (rw, reset 0x0).
-    pub const INVERT: BitRange = BitRange::new(23, 23);
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `edge_det`: bit 18 (rw, reset 0x0).
-    pub const EDGE_DET: BitRange = BitRange::new(18, 18);
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
     /// `umask`: bits 15:8 (rw, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
     /// `ev_sel`: bits 7:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `fc_mask` ([`Self::FC_MASK`]): Traffic-class (flow-control) mask of the IIO events that take
-    /// one (Intel's FCMask).
-    #[inline] pub const fn fc_mask(self) -> u8 { Self::FC_MASK.get(self.raw64()) as u8 }
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `fc_mask` ([`Self::FC_MASK_BITS`]): Traffic-class (flow-control) mask of the IIO events that
+    /// take one (Intel's FCMask).
+    #[inline] pub const fn fc_mask(self) -> u8 { Self::FC_MASK_BITS.get(self.raw64()) as u8 }
     /// This value with `fc_mask` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_fc_mask` returns an error instead.
-    #[inline] pub const fn with_fc_mask(self, v: u8) -> Self { self.with_raw64(Self::FC_MASK.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_fc_mask(self, v: u8) -> Self { self.with_raw64(Self::FC_MASK_BITS.set(self.raw64(), v as u64)) }
     /// This value with `fc_mask` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_fc_mask(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::FC_MASK.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "fc_mask")) }
-    /// `ch_mask` ([`Self::CH_MASK`]): Port (channel) mask of the IIO events that take one (Intel's
-    /// PortMask).
-    #[inline] pub const fn ch_mask(self) -> u16 { Self::CH_MASK.get(self.raw64()) as u16 }
+    #[inline] pub const fn try_with_fc_mask(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::FC_MASK_BITS.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "fc_mask")) }
+    /// `ch_mask` ([`Self::CH_MASK_BITS`]): Port (channel) mask of the IIO events that take one
+    /// (Intel's PortMask).
+    #[inline] pub const fn ch_mask(self) -> u16 { Self::CH_MASK_BITS.get(self.raw64()) as u16 }
     /// This value with `ch_mask` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_ch_mask` returns an error instead.
-    #[inline] pub const fn with_ch_mask(self, v: u16) -> Self { self.with_raw64(Self::CH_MASK.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ch_mask(self, v: u16) -> Self { self.with_raw64(Self::CH_MASK_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ch_mask` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ch_mask(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CH_MASK.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "ch_mask")) }
-    /// `thresh` ([`Self::THRESH`]): Threshold (12 bits): when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u16 { Self::THRESH.get(self.raw64()) as u16 }
+    #[inline] pub const fn try_with_ch_mask(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CH_MASK_BITS.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "ch_mask")) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold (12 bits): when non-zero, a cycle is counted
+    /// only if that cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u16 { Self::THRESH_BITS.get(self.raw64()) as u16 }
     /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u16) -> Self { self.with_raw64(Self::THRESH.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_thresh(self, v: u16) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
     /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_thresh(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "thresh")) }
-    /// `invert` ([`Self::INVERT`]): Sense of the threshold comparison; with edge_det, counts
+    #[inline] pub const fn try_with_thresh(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "thresh")) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> IioCtlInvert { IioCtlInvert::from_bits(Self::INVERT.get(self.raw64()) as u8) }
+    #[inline] pub const fn invert(self) -> IioCtlInvert { IioCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
     /// This value with `invert` set to `v`.
-    #[inline] pub const fn with_invert(self, v: IioCtlInvert) -> Self { self.with_raw64(Self::INVERT.set(self.raw64(), v.bits() as u64)) }
-    /// `en` ([`Self::EN`]): Enables this counter: it counts while this bit is 1 and the box is not
-    /// frozen.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_invert(self, v: IioCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `edge_det` ([`Self::EDGE_DET`]): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles.
-    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET.is_set(self.raw64()) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
     /// This value with `edge_det` set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask: which sub-events of the selected event are counted.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
+    /// counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO0.
@@ -462,15 +463,15 @@ impl Layout for IioCtrLayout {
 
 impl IioCtr {
     /// `event_count`: bits 47:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The accumulated 48-bit count of the event selected by
-    /// the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
+    /// selected by the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, IioCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IioCtrLayout::NAME, "event_count")) }
 }
 
 /// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO0.

@@ -72,10 +72,10 @@ impl Layout for ImcFreeDclkLayout {
 
 impl ImcFreeDclk {
     /// `event_count`: bits 47:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): DRAM clock cycles since reset; wraps at 48 bits and
-    /// keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): DRAM clock cycles since reset; wraps at 48 bits
+    /// and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE0.
@@ -143,10 +143,10 @@ impl Layout for ImcFreeDdrLayout {
 
 impl ImcFreeDdr {
     /// `event_count`: bits 47:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): 64-byte units of data moved to or from DRAM since
-    /// reset; wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): 64-byte units of data moved to or from DRAM
+    /// since reset; wraps at 48 bits and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `IMC_FREE{i}_MMIO_DDR{n}` of instance IMC_FREE0.
@@ -218,10 +218,10 @@ impl Layout for ImcFreeDdrtLayout {
 
 impl ImcFreeDdrt {
     /// `event_count`: bits 47:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): 64-byte units of data moved to or from persistent
-    /// memory since reset; wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): 64-byte units of data moved to or from
+    /// persistent memory since reset; wraps at 48 bits and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `IMC_FREE{i}_MMIO_DDRT{n}` of instance IMC_FREE0.

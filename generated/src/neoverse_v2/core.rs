@@ -92,66 +92,67 @@ impl Layout for PmcrLayout {
 
 impl Pmcr {
     /// `imp`: bits 31:24 (ro, reset 0x0).
-    pub const IMP: BitRange = BitRange::new(31, 24);
+    pub const IMP_BITS: BitRange = BitRange::new(31, 24);
     /// `idcode`: bits 23:16 (ro, reset 0x0).
-    pub const IDCODE: BitRange = BitRange::new(23, 16);
+    pub const IDCODE_BITS: BitRange = BitRange::new(23, 16);
     /// `n`: bits 15:11 (ro, reset 0x0).
-    pub const N: BitRange = BitRange::new(15, 11);
+    pub const N_BITS: BitRange = BitRange::new(15, 11);
     /// `lp`: bit 7 (rw, reset 0x0).
-    pub const LP: BitRange = BitRange::new(7, 7);
+    pub const LP_BITS: BitRange = BitRange::new(7, 7);
     /// `lc`: bit 6 (rw, reset 0x0).
-    pub const LC: BitRange = BitRange::new(6, 6);
+    pub const LC_BITS: BitRange = BitRange::new(6, 6);
     /// `dp`: bit 5 (rw, reset 0x0).
-    pub const DP: BitRange = BitRange::new(5, 5);
+    pub const DP_BITS: BitRange = BitRange::new(5, 5);
     /// `x`: bit 4 (rw, reset 0x0).
-    pub const X: BitRange = BitRange::new(4, 4);
+    pub const X_BITS: BitRange = BitRange::new(4, 4);
     /// `d`: bit 3 (rw, reset 0x0).
-    pub const D: BitRange = BitRange::new(3, 3);
+    pub const D_BITS: BitRange = BitRange::new(3, 3);
     /// `c`: bit 2 (wo, reset 0x0).
-    pub const C: BitRange = BitRange::new(2, 2);
+    pub const C_BITS: BitRange = BitRange::new(2, 2);
     /// `p`: bit 1 (wo, reset 0x0).
-    pub const P: BitRange = BitRange::new(1, 1);
+    pub const P_BITS: BitRange = BitRange::new(1, 1);
     /// `e`: bit 0 (rw, reset 0x0).
-    pub const E: BitRange = BitRange::new(0, 0);
-    /// `imp` ([`Self::IMP`]): Implementer code (deprecated by the architecture in favour of
+    pub const E_BITS: BitRange = BitRange::new(0, 0);
+    /// `imp` ([`Self::IMP_BITS`]): Implementer code (deprecated by the architecture in favour of
     /// MIDR_EL1).
-    #[inline] pub const fn imp(self) -> u8 { Self::IMP.get(self.raw64()) as u8 }
-    /// `idcode` ([`Self::IDCODE`]): Identification code (deprecated; read MIDR_EL1).
-    #[inline] pub const fn idcode(self) -> u8 { Self::IDCODE.get(self.raw64()) as u8 }
-    /// `n` ([`Self::N`]): How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0
-    /// and PMEVTYPER{n}_EL0 exist for n below this value.
-    #[inline] pub const fn n(self) -> u8 { Self::N.get(self.raw64()) as u8 }
-    /// `lp` ([`Self::LP`]): Long event counters: when set, an event counter overflows (sets its
-    /// overflow flag) when it wraps at 64 bits; when clear, at 32 bits. (FEAT_PMUv3p5.)
-    #[inline] pub const fn lp(self) -> bool { Self::LP.is_set(self.raw64()) }
+    #[inline] pub const fn imp(self) -> u8 { Self::IMP_BITS.get(self.raw64()) as u8 }
+    /// `idcode` ([`Self::IDCODE_BITS`]): Identification code (deprecated; read MIDR_EL1).
+    #[inline] pub const fn idcode(self) -> u8 { Self::IDCODE_BITS.get(self.raw64()) as u8 }
+    /// `n` ([`Self::N_BITS`]): How many event counters the core implements (0 to 31):
+    /// PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value.
+    #[inline] pub const fn n(self) -> u8 { Self::N_BITS.get(self.raw64()) as u8 }
+    /// `lp` ([`Self::LP_BITS`]): Long event counters: when set, an event counter overflows (sets
+    /// its overflow flag) when it wraps at 64 bits; when clear, at 32 bits. (FEAT_PMUv3p5.)
+    #[inline] pub const fn lp(self) -> bool { Self::LP_BITS.is_set(self.raw64()) }
     /// This value with `lp` set to `v`.
-    #[inline] pub const fn with_lp(self, v: bool) -> Self { self.with_raw64(Self::LP.set(self.raw64(), v as u64)) }
-    /// `lc` ([`Self::LC`]): Long cycle counter: when set, the cycle counter overflows when it wraps
-    /// at 64 bits; when clear, at 32 bits.
-    #[inline] pub const fn lc(self) -> bool { Self::LC.is_set(self.raw64()) }
+    #[inline] pub const fn with_lp(self, v: bool) -> Self { self.with_raw64(Self::LP_BITS.set(self.raw64(), v as u64)) }
+    /// `lc` ([`Self::LC_BITS`]): Long cycle counter: when set, the cycle counter overflows when it
+    /// wraps at 64 bits; when clear, at 32 bits.
+    #[inline] pub const fn lc(self) -> bool { Self::LC_BITS.is_set(self.raw64()) }
     /// This value with `lc` set to `v`.
-    #[inline] pub const fn with_lc(self, v: bool) -> Self { self.with_raw64(Self::LC.set(self.raw64(), v as u64)) }
-    /// `dp` ([`Self::DP`]): Stop the cycle counter while event counting is prohibited (in a state
-    /// where the filters or the debug authentication say not to count).
-    #[inline] pub const fn dp(self) -> bool { Self::DP.is_set(self.raw64()) }
+    #[inline] pub const fn with_lc(self, v: bool) -> Self { self.with_raw64(Self::LC_BITS.set(self.raw64(), v as u64)) }
+    /// `dp` ([`Self::DP_BITS`]): Stop the cycle counter while event counting is prohibited (in a
+    /// state where the filters or the debug authentication say not to count).
+    #[inline] pub const fn dp(self) -> bool { Self::DP_BITS.is_set(self.raw64()) }
     /// This value with `dp` set to `v`.
-    #[inline] pub const fn with_dp(self, v: bool) -> Self { self.with_raw64(Self::DP.set(self.raw64(), v as u64)) }
-    /// `x` ([`Self::X`]): Export the events to an external monitor (the trace unit).
-    #[inline] pub const fn x(self) -> bool { Self::X.is_set(self.raw64()) }
+    #[inline] pub const fn with_dp(self, v: bool) -> Self { self.with_raw64(Self::DP_BITS.set(self.raw64(), v as u64)) }
+    /// `x` ([`Self::X_BITS`]): Export the events to an external monitor (the trace unit).
+    #[inline] pub const fn x(self) -> bool { Self::X_BITS.is_set(self.raw64()) }
     /// This value with `x` set to `v`.
-    #[inline] pub const fn with_x(self, v: bool) -> Self { self.with_raw64(Self::X.set(self.raw64(), v as u64)) }
-    /// `d` ([`Self::D`]): Clock divider: when set, the cycle counter advances once every 64 cycles.
-    #[inline] pub const fn d(self) -> bool { Self::D.is_set(self.raw64()) }
+    #[inline] pub const fn with_x(self, v: bool) -> Self { self.with_raw64(Self::X_BITS.set(self.raw64(), v as u64)) }
+    /// `d` ([`Self::D_BITS`]): Clock divider: when set, the cycle counter advances once every 64
+    /// cycles.
+    #[inline] pub const fn d(self) -> bool { Self::D_BITS.is_set(self.raw64()) }
     /// This value with `d` set to `v`.
-    #[inline] pub const fn with_d(self, v: bool) -> Self { self.with_raw64(Self::D.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_d(self, v: bool) -> Self { self.with_raw64(Self::D_BITS.set(self.raw64(), v as u64)) }
     /// This value with `c` set to `v`.
-    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C_BITS.set(self.raw64(), v as u64)) }
     /// This value with `p` set to `v`.
-    #[inline] pub const fn with_p(self, v: bool) -> Self { self.with_raw64(Self::P.set(self.raw64(), v as u64)) }
-    /// `e` ([`Self::E`]): Enable: no counter counts while clear, whatever PMCNTENSET_EL0 says.
-    #[inline] pub const fn e(self) -> bool { Self::E.is_set(self.raw64()) }
+    #[inline] pub const fn with_p(self, v: bool) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// `e` ([`Self::E_BITS`]): Enable: no counter counts while clear, whatever PMCNTENSET_EL0 says.
+    #[inline] pub const fn e(self) -> bool { Self::E_BITS.is_set(self.raw64()) }
     /// This value with `e` set to `v`.
-    #[inline] pub const fn with_e(self, v: bool) -> Self { self.with_raw64(Self::E.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_e(self, v: bool) -> Self { self.with_raw64(Self::E_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PMCR_EL0` of instance PMU.
@@ -223,20 +224,20 @@ impl Layout for PmcntensetLayout {
 
 impl Pmcntenset {
     /// `c`: bit 31 (rw, reset 0x0).
-    pub const C: BitRange = BitRange::new(31, 31);
+    pub const C_BITS: BitRange = BitRange::new(31, 31);
     /// `p`: bits 30:0 (rw, reset 0x0).
-    pub const P: BitRange = BitRange::new(30, 0);
-    /// `c` ([`Self::C`]): The cycle counter PMCCNTR_EL0 is enabled.
-    #[inline] pub const fn c(self) -> bool { Self::C.is_set(self.raw64()) }
+    pub const P_BITS: BitRange = BitRange::new(30, 0);
+    /// `c` ([`Self::C_BITS`]): The cycle counter PMCCNTR_EL0 is enabled.
+    #[inline] pub const fn c(self) -> bool { Self::C_BITS.is_set(self.raw64()) }
     /// This value with `c` set to `v`.
-    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C.set(self.raw64(), v as u64)) }
-    /// `p` ([`Self::P`]): Bit n: event counter PMEVCNTR{n}_EL0 is enabled.
-    #[inline] pub const fn p(self) -> u32 { Self::P.get(self.raw64()) as u32 }
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C_BITS.set(self.raw64(), v as u64)) }
+    /// `p` ([`Self::P_BITS`]): Bit n: event counter PMEVCNTR{n}_EL0 is enabled.
+    #[inline] pub const fn p(self) -> u32 { Self::P_BITS.get(self.raw64()) as u32 }
     /// This value with `p` set to `v`. Panics if `v` does not fit in the field (a compile error in
     /// const context); `try_with_p` returns an error instead.
-    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
     /// This value with `p` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P.try_set(self.raw64(), v as u64, PmcntensetLayout::NAME, "p")) }
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P_BITS.try_set(self.raw64(), v as u64, PmcntensetLayout::NAME, "p")) }
 }
 
 /// `PMCNTENSET_EL0` of instance PMU.
@@ -303,16 +304,16 @@ impl Layout for PmcntenclrLayout {
 
 impl Pmcntenclr {
     /// `c`: bit 31 (w1c, reset 0x0).
-    pub const C: BitRange = BitRange::new(31, 31);
+    pub const C_BITS: BitRange = BitRange::new(31, 31);
     /// `p`: bits 30:0 (w1c, reset 0x0).
-    pub const P: BitRange = BitRange::new(30, 0);
+    pub const P_BITS: BitRange = BitRange::new(30, 0);
     /// This value with `c` set to `v`.
-    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C_BITS.set(self.raw64(), v as u64)) }
     /// This value with `p` set to `v`. Panics if `v` does not fit in the field (a compile error in
     /// const context); `try_with_p` returns an error instead.
-    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
     /// This value with `p` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P.try_set(self.raw64(), v as u64, PmcntenclrLayout::NAME, "p")) }
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P_BITS.try_set(self.raw64(), v as u64, PmcntenclrLayout::NAME, "p")) }
 }
 
 /// `PMCNTENCLR_EL0` of instance PMU.
@@ -380,16 +381,16 @@ impl Layout for PmovsclrLayout {
 
 impl Pmovsclr {
     /// `c`: bit 31 (w1c, reset 0x0).
-    pub const C: BitRange = BitRange::new(31, 31);
+    pub const C_BITS: BitRange = BitRange::new(31, 31);
     /// `p`: bits 30:0 (w1c, reset 0x0).
-    pub const P: BitRange = BitRange::new(30, 0);
+    pub const P_BITS: BitRange = BitRange::new(30, 0);
     /// This value with `c` set to `v`.
-    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C_BITS.set(self.raw64(), v as u64)) }
     /// This value with `p` set to `v`. Panics if `v` does not fit in the field (a compile error in
     /// const context); `try_with_p` returns an error instead.
-    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
     /// This value with `p` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P.try_set(self.raw64(), v as u64, PmovsclrLayout::NAME, "p")) }
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P_BITS.try_set(self.raw64(), v as u64, PmovsclrLayout::NAME, "p")) }
 }
 
 /// `PMOVSCLR_EL0` of instance PMU.
@@ -454,20 +455,21 @@ impl Layout for PmovssetLayout {
 
 impl Pmovsset {
     /// `c`: bit 31 (rw-v, reset 0x0).
-    pub const C: BitRange = BitRange::new(31, 31);
+    pub const C_BITS: BitRange = BitRange::new(31, 31);
     /// `p`: bits 30:0 (rw-v, reset 0x0).
-    pub const P: BitRange = BitRange::new(30, 0);
-    /// `c` ([`Self::C`]): The cycle counter overflowed (set by hardware, or by writing 1).
-    #[inline] pub const fn c(self) -> bool { Self::C.is_set(self.raw64()) }
+    pub const P_BITS: BitRange = BitRange::new(30, 0);
+    /// `c` ([`Self::C_BITS`]): The cycle counter overflowed (set by hardware, or by writing 1).
+    #[inline] pub const fn c(self) -> bool { Self::C_BITS.is_set(self.raw64()) }
     /// This value with `c` set to `v`.
-    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C.set(self.raw64(), v as u64)) }
-    /// `p` ([`Self::P`]): Bit n: event counter n overflowed (set by hardware, or by writing 1).
-    #[inline] pub const fn p(self) -> u32 { Self::P.get(self.raw64()) as u32 }
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C_BITS.set(self.raw64(), v as u64)) }
+    /// `p` ([`Self::P_BITS`]): Bit n: event counter n overflowed (set by hardware, or by writing
+    /// 1).
+    #[inline] pub const fn p(self) -> u32 { Self::P_BITS.get(self.raw64()) as u32 }
     /// This value with `p` set to `v`. Panics if `v` does not fit in the field (a compile error in
     /// const context); `try_with_p` returns an error instead.
-    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
     /// This value with `p` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P.try_set(self.raw64(), v as u64, PmovssetLayout::NAME, "p")) }
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P_BITS.try_set(self.raw64(), v as u64, PmovssetLayout::NAME, "p")) }
 }
 
 /// `PMOVSSET_EL0` of instance PMU.
@@ -565,60 +567,60 @@ impl Layout for PmevtyperLayout {
 
 impl Pmevtyper {
     /// `p`: bit 31 (rw, reset 0x0).
-    pub const P: BitRange = BitRange::new(31, 31);
+    pub const P_BITS: BitRange = BitRange::new(31, 31);
     /// `u`: bit 30 (rw, reset 0x0).
-    pub const U: BitRange = BitRange::new(30, 30);
+    pub const U_BITS: BitRange = BitRange::new(30, 30);
     /// `nsk`: bit 29 (rw, reset 0x0).
-    pub const NSK: BitRange = BitRange::new(29, 29);
+    pub const NSK_BITS: BitRange = BitRange::new(29, 29);
     /// `nsu`: bit 28 (rw, reset 0x0).
-    pub const NSU: BitRange = BitRange::new(28, 28);
+    pub const NSU_BITS: BitRange = BitRange::new(28, 28);
     /// `nsh`: bit 27 (rw, reset 0x0).
-    pub const NSH: BitRange = BitRange::new(27, 27);
+    pub const NSH_BITS: BitRange = BitRange::new(27, 27);
     /// `m`: bit 26 (rw, reset 0x0).
-    pub const M: BitRange = BitRange::new(26, 26);
+    pub const M_BITS: BitRange = BitRange::new(26, 26);
     /// `sh`: bit 24 (rw, reset 0x0).
-    pub const SH: BitRange = BitRange::new(24, 24);
+    pub const SH_BITS: BitRange = BitRange::new(24, 24);
     /// `ev_sel`: bits 15:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(15, 0);
-    /// `p` ([`Self::P`]): Privileged filter: when set, events at EL1 are not counted.
-    #[inline] pub const fn p(self) -> bool { Self::P.is_set(self.raw64()) }
+    pub const EV_SEL_BITS: BitRange = BitRange::new(15, 0);
+    /// `p` ([`Self::P_BITS`]): Privileged filter: when set, events at EL1 are not counted.
+    #[inline] pub const fn p(self) -> bool { Self::P_BITS.is_set(self.raw64()) }
     /// This value with `p` set to `v`.
-    #[inline] pub const fn with_p(self, v: bool) -> Self { self.with_raw64(Self::P.set(self.raw64(), v as u64)) }
-    /// `u` ([`Self::U`]): User filter: when set, events at EL0 are not counted.
-    #[inline] pub const fn u(self) -> bool { Self::U.is_set(self.raw64()) }
+    #[inline] pub const fn with_p(self, v: bool) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// `u` ([`Self::U_BITS`]): User filter: when set, events at EL0 are not counted.
+    #[inline] pub const fn u(self) -> bool { Self::U_BITS.is_set(self.raw64()) }
     /// This value with `u` set to `v`.
-    #[inline] pub const fn with_u(self, v: bool) -> Self { self.with_raw64(Self::U.set(self.raw64(), v as u64)) }
-    /// `nsk` ([`Self::NSK`]): Non-secure EL1 filter: when it differs from p, events at Non-secure
-    /// EL1 are not counted.
-    #[inline] pub const fn nsk(self) -> bool { Self::NSK.is_set(self.raw64()) }
+    #[inline] pub const fn with_u(self, v: bool) -> Self { self.with_raw64(Self::U_BITS.set(self.raw64(), v as u64)) }
+    /// `nsk` ([`Self::NSK_BITS`]): Non-secure EL1 filter: when it differs from p, events at
+    /// Non-secure EL1 are not counted.
+    #[inline] pub const fn nsk(self) -> bool { Self::NSK_BITS.is_set(self.raw64()) }
     /// This value with `nsk` set to `v`.
-    #[inline] pub const fn with_nsk(self, v: bool) -> Self { self.with_raw64(Self::NSK.set(self.raw64(), v as u64)) }
-    /// `nsu` ([`Self::NSU`]): Non-secure EL0 filter: when it differs from u, events at Non-secure
-    /// EL0 are not counted.
-    #[inline] pub const fn nsu(self) -> bool { Self::NSU.is_set(self.raw64()) }
+    #[inline] pub const fn with_nsk(self, v: bool) -> Self { self.with_raw64(Self::NSK_BITS.set(self.raw64(), v as u64)) }
+    /// `nsu` ([`Self::NSU_BITS`]): Non-secure EL0 filter: when it differs from u, events at
+    /// Non-secure EL0 are not counted.
+    #[inline] pub const fn nsu(self) -> bool { Self::NSU_BITS.is_set(self.raw64()) }
     /// This value with `nsu` set to `v`.
-    #[inline] pub const fn with_nsu(self, v: bool) -> Self { self.with_raw64(Self::NSU.set(self.raw64(), v as u64)) }
-    /// `nsh` ([`Self::NSH`]): Non-secure EL2 filter: when set, events at (Non-secure) EL2 are
+    #[inline] pub const fn with_nsu(self, v: bool) -> Self { self.with_raw64(Self::NSU_BITS.set(self.raw64(), v as u64)) }
+    /// `nsh` ([`Self::NSH_BITS`]): Non-secure EL2 filter: when set, events at (Non-secure) EL2 are
     /// counted.
-    #[inline] pub const fn nsh(self) -> bool { Self::NSH.is_set(self.raw64()) }
+    #[inline] pub const fn nsh(self) -> bool { Self::NSH_BITS.is_set(self.raw64()) }
     /// This value with `nsh` set to `v`.
-    #[inline] pub const fn with_nsh(self, v: bool) -> Self { self.with_raw64(Self::NSH.set(self.raw64(), v as u64)) }
-    /// `m` ([`Self::M`]): EL3 filter: when it differs from p, events at EL3 are not counted.
-    #[inline] pub const fn m(self) -> bool { Self::M.is_set(self.raw64()) }
+    #[inline] pub const fn with_nsh(self, v: bool) -> Self { self.with_raw64(Self::NSH_BITS.set(self.raw64(), v as u64)) }
+    /// `m` ([`Self::M_BITS`]): EL3 filter: when it differs from p, events at EL3 are not counted.
+    #[inline] pub const fn m(self) -> bool { Self::M_BITS.is_set(self.raw64()) }
     /// This value with `m` set to `v`.
-    #[inline] pub const fn with_m(self, v: bool) -> Self { self.with_raw64(Self::M.set(self.raw64(), v as u64)) }
-    /// `sh` ([`Self::SH`]): Secure EL2 filter: when it differs from nsh, events at Secure EL2 are
-    /// counted.
-    #[inline] pub const fn sh(self) -> bool { Self::SH.is_set(self.raw64()) }
+    #[inline] pub const fn with_m(self, v: bool) -> Self { self.with_raw64(Self::M_BITS.set(self.raw64(), v as u64)) }
+    /// `sh` ([`Self::SH_BITS`]): Secure EL2 filter: when it differs from nsh, events at Secure EL2
+    /// are counted.
+    #[inline] pub const fn sh(self) -> bool { Self::SH_BITS.is_set(self.raw64()) }
     /// This value with `sh` set to `v`.
-    #[inline] pub const fn with_sh(self, v: bool) -> Self { self.with_raw64(Self::SH.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): The event number, the architecture's evtCount (named ev_sel as
-    /// every event select of this spec is, which the event lists and tools look up): the
+    #[inline] pub const fn with_sh(self, v: bool) -> Self { self.with_raw64(Self::SH_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): The event number, the architecture's evtCount (named
+    /// ev_sel as every event select of this spec is, which the event lists and tools look up): the
     /// architecture's common events below 0x4000 and their extension from 0x4000, the core's own
     /// from 0x40 and 0x8000 up, as Arm's event list for this core gives them.
-    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL.get(self.raw64()) as u16 }
+    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL_BITS.get(self.raw64()) as u16 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PMEVTYPER{n}_EL0` of instance PMU.
@@ -717,11 +719,11 @@ impl Layout for PmevcntrLayout {
 
 impl Pmevcntr {
     /// `count`: bits 63:0 (rw-v, reset 0x0).
-    pub const COUNT: BitRange = BitRange::new(63, 0);
-    /// `count` ([`Self::COUNT`]): Event count.
-    #[inline] pub const fn count(self) -> u64 { Self::COUNT.get(self.raw64()) }
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
     /// This value with `count` set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `PMEVCNTR{n}_EL0` of instance PMU.
@@ -837,47 +839,49 @@ impl Layout for PmccfiltrLayout {
 
 impl Pmccfiltr {
     /// `p`: bit 31 (rw, reset 0x0).
-    pub const P: BitRange = BitRange::new(31, 31);
+    pub const P_BITS: BitRange = BitRange::new(31, 31);
     /// `u`: bit 30 (rw, reset 0x0).
-    pub const U: BitRange = BitRange::new(30, 30);
+    pub const U_BITS: BitRange = BitRange::new(30, 30);
     /// `nsk`: bit 29 (rw, reset 0x0).
-    pub const NSK: BitRange = BitRange::new(29, 29);
+    pub const NSK_BITS: BitRange = BitRange::new(29, 29);
     /// `nsu`: bit 28 (rw, reset 0x0).
-    pub const NSU: BitRange = BitRange::new(28, 28);
+    pub const NSU_BITS: BitRange = BitRange::new(28, 28);
     /// `nsh`: bit 27 (rw, reset 0x0).
-    pub const NSH: BitRange = BitRange::new(27, 27);
+    pub const NSH_BITS: BitRange = BitRange::new(27, 27);
     /// `m`: bit 26 (rw, reset 0x0).
-    pub const M: BitRange = BitRange::new(26, 26);
+    pub const M_BITS: BitRange = BitRange::new(26, 26);
     /// `sh`: bit 24 (rw, reset 0x0).
-    pub const SH: BitRange = BitRange::new(24, 24);
-    /// `p` ([`Self::P`]): When set, cycles at EL1 are not counted.
-    #[inline] pub const fn p(self) -> bool { Self::P.is_set(self.raw64()) }
+    pub const SH_BITS: BitRange = BitRange::new(24, 24);
+    /// `p` ([`Self::P_BITS`]): When set, cycles at EL1 are not counted.
+    #[inline] pub const fn p(self) -> bool { Self::P_BITS.is_set(self.raw64()) }
     /// This value with `p` set to `v`.
-    #[inline] pub const fn with_p(self, v: bool) -> Self { self.with_raw64(Self::P.set(self.raw64(), v as u64)) }
-    /// `u` ([`Self::U`]): When set, cycles at EL0 are not counted.
-    #[inline] pub const fn u(self) -> bool { Self::U.is_set(self.raw64()) }
+    #[inline] pub const fn with_p(self, v: bool) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// `u` ([`Self::U_BITS`]): When set, cycles at EL0 are not counted.
+    #[inline] pub const fn u(self) -> bool { Self::U_BITS.is_set(self.raw64()) }
     /// This value with `u` set to `v`.
-    #[inline] pub const fn with_u(self, v: bool) -> Self { self.with_raw64(Self::U.set(self.raw64(), v as u64)) }
-    /// `nsk` ([`Self::NSK`]): When it differs from p, cycles at Non-secure EL1 are not counted.
-    #[inline] pub const fn nsk(self) -> bool { Self::NSK.is_set(self.raw64()) }
+    #[inline] pub const fn with_u(self, v: bool) -> Self { self.with_raw64(Self::U_BITS.set(self.raw64(), v as u64)) }
+    /// `nsk` ([`Self::NSK_BITS`]): When it differs from p, cycles at Non-secure EL1 are not
+    /// counted.
+    #[inline] pub const fn nsk(self) -> bool { Self::NSK_BITS.is_set(self.raw64()) }
     /// This value with `nsk` set to `v`.
-    #[inline] pub const fn with_nsk(self, v: bool) -> Self { self.with_raw64(Self::NSK.set(self.raw64(), v as u64)) }
-    /// `nsu` ([`Self::NSU`]): When it differs from u, cycles at Non-secure EL0 are not counted.
-    #[inline] pub const fn nsu(self) -> bool { Self::NSU.is_set(self.raw64()) }
+    #[inline] pub const fn with_nsk(self, v: bool) -> Self { self.with_raw64(Self::NSK_BITS.set(self.raw64(), v as u64)) }
+    /// `nsu` ([`Self::NSU_BITS`]): When it differs from u, cycles at Non-secure EL0 are not
+    /// counted.
+    #[inline] pub const fn nsu(self) -> bool { Self::NSU_BITS.is_set(self.raw64()) }
     /// This value with `nsu` set to `v`.
-    #[inline] pub const fn with_nsu(self, v: bool) -> Self { self.with_raw64(Self::NSU.set(self.raw64(), v as u64)) }
-    /// `nsh` ([`Self::NSH`]): When set, cycles at (Non-secure) EL2 are counted.
-    #[inline] pub const fn nsh(self) -> bool { Self::NSH.is_set(self.raw64()) }
+    #[inline] pub const fn with_nsu(self, v: bool) -> Self { self.with_raw64(Self::NSU_BITS.set(self.raw64(), v as u64)) }
+    /// `nsh` ([`Self::NSH_BITS`]): When set, cycles at (Non-secure) EL2 are counted.
+    #[inline] pub const fn nsh(self) -> bool { Self::NSH_BITS.is_set(self.raw64()) }
     /// This value with `nsh` set to `v`.
-    #[inline] pub const fn with_nsh(self, v: bool) -> Self { self.with_raw64(Self::NSH.set(self.raw64(), v as u64)) }
-    /// `m` ([`Self::M`]): When it differs from p, cycles at EL3 are not counted.
-    #[inline] pub const fn m(self) -> bool { Self::M.is_set(self.raw64()) }
+    #[inline] pub const fn with_nsh(self, v: bool) -> Self { self.with_raw64(Self::NSH_BITS.set(self.raw64(), v as u64)) }
+    /// `m` ([`Self::M_BITS`]): When it differs from p, cycles at EL3 are not counted.
+    #[inline] pub const fn m(self) -> bool { Self::M_BITS.is_set(self.raw64()) }
     /// This value with `m` set to `v`.
-    #[inline] pub const fn with_m(self, v: bool) -> Self { self.with_raw64(Self::M.set(self.raw64(), v as u64)) }
-    /// `sh` ([`Self::SH`]): When it differs from nsh, cycles at Secure EL2 are counted.
-    #[inline] pub const fn sh(self) -> bool { Self::SH.is_set(self.raw64()) }
+    #[inline] pub const fn with_m(self, v: bool) -> Self { self.with_raw64(Self::M_BITS.set(self.raw64(), v as u64)) }
+    /// `sh` ([`Self::SH_BITS`]): When it differs from nsh, cycles at Secure EL2 are counted.
+    #[inline] pub const fn sh(self) -> bool { Self::SH_BITS.is_set(self.raw64()) }
     /// This value with `sh` set to `v`.
-    #[inline] pub const fn with_sh(self, v: bool) -> Self { self.with_raw64(Self::SH.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_sh(self, v: bool) -> Self { self.with_raw64(Self::SH_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PMCCFILTR_EL0` of instance PMU.
@@ -941,11 +945,11 @@ impl Layout for PmccntrLayout {
 
 impl Pmccntr {
     /// `count`: bits 63:0 (rw-v, reset 0x0).
-    pub const COUNT: BitRange = BitRange::new(63, 0);
-    /// `count` ([`Self::COUNT`]): Cycle count.
-    #[inline] pub const fn count(self) -> u64 { Self::COUNT.get(self.raw64()) }
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Cycle count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
     /// This value with `count` set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `PMCCNTR_EL0` of instance PMU.

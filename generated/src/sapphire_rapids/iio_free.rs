@@ -48,10 +48,10 @@ impl Layout for IioFreeIoclkLayout {
 
 impl IioFreeIoclk {
     /// `event_count`: bits 47:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): I/O clock cycles of the stack since reset; wraps at
-    /// 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): I/O clock cycles of the stack since reset; wraps
+    /// at 48 bits and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE0.
@@ -143,10 +143,10 @@ impl Layout for IioFreeBwInLayout {
 
 impl IioFreeBwIn {
     /// `event_count`: bits 47:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): 32-byte units of data in from the port since reset;
-    /// wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): 32-byte units of data in from the port since
+    /// reset; wraps at 48 bits and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE0.
@@ -322,10 +322,10 @@ impl Layout for IioFreeBwOutLayout {
 
 impl IioFreeBwOut {
     /// `event_count`: bits 47:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): Data out to the port since reset, in units that
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Data out to the port since reset, in units that
     /// depend on the size of each request; wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE0.

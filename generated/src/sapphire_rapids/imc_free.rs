@@ -73,10 +73,10 @@ impl Layout for ImcFreeDclkLayout {
 
 impl ImcFreeDclk {
     /// `event_count`: bits 47:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): DRAM clock cycles since reset; wraps at 48 bits and
-    /// keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): DRAM clock cycles since reset; wraps at 48 bits
+    /// and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE0.
@@ -146,10 +146,10 @@ impl Layout for ImcFreePqCyclesLayout {
 
 impl ImcFreePqCycles {
     /// `event_count`: bits 47:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): Cycles since reset in which the queue was not empty;
-    /// wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Cycles since reset in which the queue was not
+    /// empty; wraps at 48 bits and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of instance IMC_FREE0.

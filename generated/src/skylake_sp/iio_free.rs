@@ -49,10 +49,10 @@ impl Layout for IioFreeIoclkLayout {
 
 impl IioFreeIoclk {
     /// `event_count`: bits 35:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(35, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): I/O clock cycles of the stack since reset; wraps at
-    /// 36 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(35, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): I/O clock cycles of the stack since reset; wraps
+    /// at 36 bits and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE0.
@@ -128,10 +128,10 @@ impl Layout for IioFreeBwLayout {
 
 impl IioFreeBw {
     /// `event_count`: bits 35:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(35, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): 4-byte units of data moved through the port since
-    /// reset; wraps at 36 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(35, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): 4-byte units of data moved through the port
+    /// since reset; wraps at 36 bits and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE0.
@@ -249,10 +249,10 @@ impl Layout for IioFreeUtilLayout {
 
 impl IioFreeUtil {
     /// `event_count`: bits 35:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(35, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): Utilisation of the port in its direction since reset;
-    /// wraps at 36 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(35, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Utilisation of the port in its direction since
+    /// reset; wraps at 36 bits and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE0.

@@ -52,14 +52,14 @@ impl Layout for BGlobalCtlLayout {
 
 impl BGlobalCtl {
     /// `ctr_en`: bits 3:0 (rw, reset 0x0).
-    pub const CTR_EN: BitRange = BitRange::new(3, 0);
-    /// `ctr_en` ([`Self::CTR_EN`]): Per-counter enable, bit n for counter n of this box.
-    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN.get(self.raw64()) as u8 }
+    pub const CTR_EN_BITS: BitRange = BitRange::new(3, 0);
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Per-counter enable, bit n for counter n of this box.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
     /// This value with `ctr_en` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_ctr_en` returns an error instead.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN.try_set(self.raw64(), v as u64, BGlobalCtlLayout::NAME, "ctr_en")) }
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, BGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
 /// `B{i}_MSR_PMON_GLOBAL_CTL` of instance B0.
@@ -128,15 +128,15 @@ impl Layout for BGlobalStatusLayout {
 
 impl BGlobalStatus {
     /// `ov`: bits 3:0 (rw-v, reset 0x0).
-    pub const OV: BitRange = BitRange::new(3, 0);
-    /// `ov` ([`Self::OV`]): Overflow flag per counter, bit n for counter n; set by hardware when
-    /// that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per counter, bit n for counter n; set by hardware
+    /// when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
     /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
     /// const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV.try_set(self.raw64(), v as u64, BGlobalStatusLayout::NAME, "ov")) }
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, BGlobalStatusLayout::NAME, "ov")) }
 }
 
 /// `B{i}_MSR_PMON_GLOBAL_STATUS` of instance B0.
@@ -206,12 +206,12 @@ impl Layout for BGlobalOvfCtlLayout {
 
 impl BGlobalOvfCtl {
     /// `clr_ov`: bits 3:0 (w1c, reset 0x0).
-    pub const CLR_OV: BitRange = BitRange::new(3, 0);
+    pub const CLR_OV_BITS: BitRange = BitRange::new(3, 0);
     /// This value with `clr_ov` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_clr_ov` returns an error instead.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV.try_set(self.raw64(), v as u64, BGlobalOvfCtlLayout::NAME, "clr_ov")) }
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, BGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
 /// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance B0.
@@ -299,27 +299,27 @@ impl Layout for BEvtSelLayout {
 
 impl BEvtSel {
     /// `pmi_en`: bit 20 (rw, reset 0x0).
-    pub const PMI_EN: BitRange = BitRange::new(20, 20);
+    pub const PMI_EN_BITS: BitRange = BitRange::new(20, 20);
     /// `ev_sel`: bits 5:1 (rw, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(5, 1);
+    pub const EV_SEL_BITS: BitRange = BitRange::new(5, 1);
     /// `en`: bit 0 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(0, 0);
-    /// `pmi_en` ([`Self::PMI_EN`]): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN.is_set(self.raw64()) }
+    pub const EN_BITS: BitRange = BitRange::new(0, 0);
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
     /// This value with `pmi_en` set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Selects the event from the set available to this particular
-    /// counter.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Selects the event from the set available to this
+    /// particular counter.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_ev_sel` returns an error instead.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL.try_set(self.raw64(), v as u64, BEvtSelLayout::NAME, "ev_sel")) }
-    /// `en` ([`Self::EN`]): Local enable for this counter.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL_BITS.try_set(self.raw64(), v as u64, BEvtSelLayout::NAME, "ev_sel")) }
+    /// `en` ([`Self::EN_BITS`]): Local enable for this counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `B{i}_MSR_PMON_EVT_SEL{n}` of instance B0.
@@ -390,16 +390,16 @@ impl Layout for BCntLayout {
 
 impl BCnt {
     /// `event_count`: bits 47:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The 48-bit event count. Software may preload it (for
-    /// example with 2^48 minus a sample interval) so that it overflows after a chosen number of
-    /// events.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
+    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+    /// of events.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, BCntLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, BCntLayout::NAME, "event_count")) }
 }
 
 /// `B{i}_MSR_PMON_CNT{n}` of instance B0.
@@ -486,50 +486,50 @@ impl Layout for BMatchLayout {
 
 impl BMatch {
     /// `opc_out`: bits 59:56 (rw, reset 0x0).
-    pub const OPC_OUT: BitRange = BitRange::new(59, 56);
+    pub const OPC_OUT_BITS: BitRange = BitRange::new(59, 56);
     /// `opc_in`: bits 55:52 (rw, reset 0x0).
-    pub const OPC_IN: BitRange = BitRange::new(55, 52);
+    pub const OPC_IN_BITS: BitRange = BitRange::new(55, 52);
     /// `msg_out`: bits 51:48 (rw, reset 0x0).
-    pub const MSG_OUT: BitRange = BitRange::new(51, 48);
+    pub const MSG_OUT_BITS: BitRange = BitRange::new(51, 48);
     /// `msg_in`: bits 47:44 (rw, reset 0x0).
-    pub const MSG_IN: BitRange = BitRange::new(47, 44);
+    pub const MSG_IN_BITS: BitRange = BitRange::new(47, 44);
     /// `addr`: bits 43:0 (rw, reset 0x0).
-    pub const ADDR: BitRange = BitRange::new(43, 0);
-    /// `opc_out` ([`Self::OPC_OUT`]): Opcode of outgoing packets to match.
-    #[inline] pub const fn opc_out(self) -> u8 { Self::OPC_OUT.get(self.raw64()) as u8 }
+    pub const ADDR_BITS: BitRange = BitRange::new(43, 0);
+    /// `opc_out` ([`Self::OPC_OUT_BITS`]): Opcode of outgoing packets to match.
+    #[inline] pub const fn opc_out(self) -> u8 { Self::OPC_OUT_BITS.get(self.raw64()) as u8 }
     /// This value with `opc_out` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_opc_out` returns an error instead.
-    #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(Self::OPC_OUT.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(Self::OPC_OUT_BITS.set(self.raw64(), v as u64)) }
     /// This value with `opc_out` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_OUT.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "opc_out")) }
-    /// `opc_in` ([`Self::OPC_IN`]): Opcode of incoming packets to match.
-    #[inline] pub const fn opc_in(self) -> u8 { Self::OPC_IN.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_OUT_BITS.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "opc_out")) }
+    /// `opc_in` ([`Self::OPC_IN_BITS`]): Opcode of incoming packets to match.
+    #[inline] pub const fn opc_in(self) -> u8 { Self::OPC_IN_BITS.get(self.raw64()) as u8 }
     /// This value with `opc_in` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_opc_in` returns an error instead.
-    #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(Self::OPC_IN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(Self::OPC_IN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `opc_in` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_IN.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "opc_in")) }
-    /// `msg_out` ([`Self::MSG_OUT`]): QPI message class of outgoing packets to match.
-    #[inline] pub const fn msg_out(self) -> u8 { Self::MSG_OUT.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_IN_BITS.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "opc_in")) }
+    /// `msg_out` ([`Self::MSG_OUT_BITS`]): QPI message class of outgoing packets to match.
+    #[inline] pub const fn msg_out(self) -> u8 { Self::MSG_OUT_BITS.get(self.raw64()) as u8 }
     /// This value with `msg_out` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_msg_out` returns an error instead.
-    #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(Self::MSG_OUT.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(Self::MSG_OUT_BITS.set(self.raw64(), v as u64)) }
     /// This value with `msg_out` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_OUT.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "msg_out")) }
-    /// `msg_in` ([`Self::MSG_IN`]): QPI message class of incoming packets to match.
-    #[inline] pub const fn msg_in(self) -> u8 { Self::MSG_IN.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_OUT_BITS.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "msg_out")) }
+    /// `msg_in` ([`Self::MSG_IN_BITS`]): QPI message class of incoming packets to match.
+    #[inline] pub const fn msg_in(self) -> u8 { Self::MSG_IN_BITS.get(self.raw64()) as u8 }
     /// This value with `msg_in` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_msg_in` returns an error instead.
-    #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(Self::MSG_IN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(Self::MSG_IN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `msg_in` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_IN.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "msg_in")) }
-    /// `addr` ([`Self::ADDR`]): Cache-line address to match: system address bits 49:6.
-    #[inline] pub const fn addr(self) -> u64 { Self::ADDR.get(self.raw64()) }
+    #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_IN_BITS.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "msg_in")) }
+    /// `addr` ([`Self::ADDR_BITS`]): Cache-line address to match: system address bits 49:6.
+    #[inline] pub const fn addr(self) -> u64 { Self::ADDR_BITS.get(self.raw64()) }
     /// This value with `addr` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_addr` returns an error instead.
-    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(Self::ADDR.set(self.raw64(), v)) }
+    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(Self::ADDR_BITS.set(self.raw64(), v)) }
     /// This value with `addr` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR.try_set(self.raw64(), v, BMatchLayout::NAME, "addr")) }
+    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR_BITS.try_set(self.raw64(), v, BMatchLayout::NAME, "addr")) }
 }
 
 /// `B{i}_MSR_MATCH` of instance B0.
@@ -606,51 +606,51 @@ impl Layout for BMaskLayout {
 
 impl BMask {
     /// `opc_out`: bits 59:56 (rw, reset 0x0).
-    pub const OPC_OUT: BitRange = BitRange::new(59, 56);
+    pub const OPC_OUT_BITS: BitRange = BitRange::new(59, 56);
     /// `opc_in`: bits 55:52 (rw, reset 0x0).
-    pub const OPC_IN: BitRange = BitRange::new(55, 52);
+    pub const OPC_IN_BITS: BitRange = BitRange::new(55, 52);
     /// `msg_out`: bits 51:48 (rw, reset 0x0).
-    pub const MSG_OUT: BitRange = BitRange::new(51, 48);
+    pub const MSG_OUT_BITS: BitRange = BitRange::new(51, 48);
     /// `msg_in`: bits 47:44 (rw, reset 0x0).
-    pub const MSG_IN: BitRange = BitRange::new(47, 44);
+    pub const MSG_IN_BITS: BitRange = BitRange::new(47, 44);
     /// `addr`: bits 43:0 (rw, reset 0x0).
-    pub const ADDR: BitRange = BitRange::new(43, 0);
-    /// `opc_out` ([`Self::OPC_OUT`]): Mask for the outgoing-opcode match: set bits take part in the
-    /// comparison.
-    #[inline] pub const fn opc_out(self) -> u8 { Self::OPC_OUT.get(self.raw64()) as u8 }
+    pub const ADDR_BITS: BitRange = BitRange::new(43, 0);
+    /// `opc_out` ([`Self::OPC_OUT_BITS`]): Mask for the outgoing-opcode match: set bits take part
+    /// in the comparison.
+    #[inline] pub const fn opc_out(self) -> u8 { Self::OPC_OUT_BITS.get(self.raw64()) as u8 }
     /// This value with `opc_out` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_opc_out` returns an error instead.
-    #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(Self::OPC_OUT.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(Self::OPC_OUT_BITS.set(self.raw64(), v as u64)) }
     /// This value with `opc_out` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_OUT.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "opc_out")) }
-    /// `opc_in` ([`Self::OPC_IN`]): Mask for the incoming-opcode match.
-    #[inline] pub const fn opc_in(self) -> u8 { Self::OPC_IN.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_OUT_BITS.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "opc_out")) }
+    /// `opc_in` ([`Self::OPC_IN_BITS`]): Mask for the incoming-opcode match.
+    #[inline] pub const fn opc_in(self) -> u8 { Self::OPC_IN_BITS.get(self.raw64()) as u8 }
     /// This value with `opc_in` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_opc_in` returns an error instead.
-    #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(Self::OPC_IN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(Self::OPC_IN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `opc_in` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_IN.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "opc_in")) }
-    /// `msg_out` ([`Self::MSG_OUT`]): Mask for the outgoing message-class match.
-    #[inline] pub const fn msg_out(self) -> u8 { Self::MSG_OUT.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_IN_BITS.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "opc_in")) }
+    /// `msg_out` ([`Self::MSG_OUT_BITS`]): Mask for the outgoing message-class match.
+    #[inline] pub const fn msg_out(self) -> u8 { Self::MSG_OUT_BITS.get(self.raw64()) as u8 }
     /// This value with `msg_out` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_msg_out` returns an error instead.
-    #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(Self::MSG_OUT.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(Self::MSG_OUT_BITS.set(self.raw64(), v as u64)) }
     /// This value with `msg_out` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_OUT.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "msg_out")) }
-    /// `msg_in` ([`Self::MSG_IN`]): Mask for the incoming message-class match.
-    #[inline] pub const fn msg_in(self) -> u8 { Self::MSG_IN.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_OUT_BITS.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "msg_out")) }
+    /// `msg_in` ([`Self::MSG_IN_BITS`]): Mask for the incoming message-class match.
+    #[inline] pub const fn msg_in(self) -> u8 { Self::MSG_IN_BITS.get(self.raw64()) as u8 }
     /// This value with `msg_in` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_msg_in` returns an error instead.
-    #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(Self::MSG_IN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(Self::MSG_IN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `msg_in` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_IN.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "msg_in")) }
-    /// `addr` ([`Self::ADDR`]): Mask for the address match (system address bits 49:6).
-    #[inline] pub const fn addr(self) -> u64 { Self::ADDR.get(self.raw64()) }
+    #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_IN_BITS.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "msg_in")) }
+    /// `addr` ([`Self::ADDR_BITS`]): Mask for the address match (system address bits 49:6).
+    #[inline] pub const fn addr(self) -> u64 { Self::ADDR_BITS.get(self.raw64()) }
     /// This value with `addr` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_addr` returns an error instead.
-    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(Self::ADDR.set(self.raw64(), v)) }
+    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(Self::ADDR_BITS.set(self.raw64(), v)) }
     /// This value with `addr` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR.try_set(self.raw64(), v, BMaskLayout::NAME, "addr")) }
+    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR_BITS.try_set(self.raw64(), v, BMaskLayout::NAME, "addr")) }
 }
 
 /// `B{i}_MSR_MASK` of instance B0.

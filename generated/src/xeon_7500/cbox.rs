@@ -55,14 +55,14 @@ impl Layout for CGlobalCtlLayout {
 
 impl CGlobalCtl {
     /// `ctr_en`: bits 5:0 (rw, reset 0x0).
-    pub const CTR_EN: BitRange = BitRange::new(5, 0);
-    /// `ctr_en` ([`Self::CTR_EN`]): Per-counter enable, bit n for counter n of this box.
-    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN.get(self.raw64()) as u8 }
+    pub const CTR_EN_BITS: BitRange = BitRange::new(5, 0);
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Per-counter enable, bit n for counter n of this box.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
     /// This value with `ctr_en` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_ctr_en` returns an error instead.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN.try_set(self.raw64(), v as u64, CGlobalCtlLayout::NAME, "ctr_en")) }
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, CGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
 /// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C0.
@@ -153,15 +153,15 @@ impl Layout for CGlobalStatusLayout {
 
 impl CGlobalStatus {
     /// `ov`: bits 5:0 (rw-v, reset 0x0).
-    pub const OV: BitRange = BitRange::new(5, 0);
-    /// `ov` ([`Self::OV`]): Overflow flag per counter, bit n for counter n; set by hardware when
-    /// that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    pub const OV_BITS: BitRange = BitRange::new(5, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per counter, bit n for counter n; set by hardware
+    /// when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
     /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
     /// const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV.try_set(self.raw64(), v as u64, CGlobalStatusLayout::NAME, "ov")) }
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, CGlobalStatusLayout::NAME, "ov")) }
 }
 
 /// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C0.
@@ -254,12 +254,12 @@ impl Layout for CGlobalOvfCtlLayout {
 
 impl CGlobalOvfCtl {
     /// `clr_ov`: bits 5:0 (w1c, reset 0x0).
-    pub const CLR_OV: BitRange = BitRange::new(5, 0);
+    pub const CLR_OV_BITS: BitRange = BitRange::new(5, 0);
     /// This value with `clr_ov` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_clr_ov` returns an error instead.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV.try_set(self.raw64(), v as u64, CGlobalOvfCtlLayout::NAME, "clr_ov")) }
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, CGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
 /// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C0.
@@ -407,50 +407,50 @@ impl Layout for CEvtSelLayout {
 
 impl CEvtSel {
     /// `threshold`: bits 31:24 (rw, reset 0x0).
-    pub const THRESHOLD: BitRange = BitRange::new(31, 24);
+    pub const THRESHOLD_BITS: BitRange = BitRange::new(31, 24);
     /// `invert`: bit 23 (rw, reset 0x0).
-    pub const INVERT: BitRange = BitRange::new(23, 23);
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `pmi_en`: bit 20 (rw, reset 0x0).
-    pub const PMI_EN: BitRange = BitRange::new(20, 20);
+    pub const PMI_EN_BITS: BitRange = BitRange::new(20, 20);
     /// `edge_detect`: bit 18 (rw, reset 0x0).
-    pub const EDGE_DETECT: BitRange = BitRange::new(18, 18);
+    pub const EDGE_DETECT_BITS: BitRange = BitRange::new(18, 18);
     /// `umask`: bits 15:8 (rw, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
     /// `ev_sel`: bits 7:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `threshold` ([`Self::THRESHOLD`]): Threshold compared with the per-cycle event increment; 0
-    /// disables the comparison.
-    #[inline] pub const fn threshold(self) -> u8 { Self::THRESHOLD.get(self.raw64()) as u8 }
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `threshold` ([`Self::THRESHOLD_BITS`]): Threshold compared with the per-cycle event
+    /// increment; 0 disables the comparison.
+    #[inline] pub const fn threshold(self) -> u8 { Self::THRESHOLD_BITS.get(self.raw64()) as u8 }
     /// This value with `threshold` set to `v`.
-    #[inline] pub const fn with_threshold(self, v: u8) -> Self { self.with_raw64(Self::THRESHOLD.set(self.raw64(), v as u64)) }
-    /// `invert` ([`Self::INVERT`]): Selects the sense of the threshold comparison.
-    #[inline] pub const fn invert(self) -> CEvtSelInvert { CEvtSelInvert::from_bits(Self::INVERT.get(self.raw64()) as u8) }
+    #[inline] pub const fn with_threshold(self, v: u8) -> Self { self.with_raw64(Self::THRESHOLD_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Selects the sense of the threshold comparison.
+    #[inline] pub const fn invert(self) -> CEvtSelInvert { CEvtSelInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
     /// This value with `invert` set to `v`.
-    #[inline] pub const fn with_invert(self, v: CEvtSelInvert) -> Self { self.with_raw64(Self::INVERT.set(self.raw64(), v.bits() as u64)) }
-    /// `en` ([`Self::EN`]): Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must
-    /// also be set.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_invert(self, v: CEvtSelInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable
+    /// must also be set.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `pmi_en` ([`Self::PMI_EN`]): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
     /// This value with `pmi_en` set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN.set(self.raw64(), v as u64)) }
-    /// `edge_detect` ([`Self::EDGE_DETECT`]): Count 0-to-1 transitions of a one-bit event instead
-    /// of every cycle it is asserted.
-    #[inline] pub const fn edge_detect(self) -> bool { Self::EDGE_DETECT.is_set(self.raw64()) }
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_detect` ([`Self::EDGE_DETECT_BITS`]): Count 0-to-1 transitions of a one-bit event
+    /// instead of every cycle it is asserted.
+    #[inline] pub const fn edge_detect(self) -> bool { Self::EDGE_DETECT_BITS.is_set(self.raw64()) }
     /// This value with `edge_detect` set to `v`.
-    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DETECT.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask qualifying the selected event.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DETECT_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask qualifying the selected event.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Selects the C-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Selects the C-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C0.
@@ -577,16 +577,16 @@ impl Layout for CCtrLayout {
 
 impl CCtr {
     /// `event_count`: bits 47:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The 48-bit event count. Software may preload it (for
-    /// example with 2^48 minus a sample interval) so that it overflows after a chosen number of
-    /// events.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
+    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+    /// of events.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, CCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, CCtrLayout::NAME, "event_count")) }
 }
 
 /// `C{i}_MSR_PMON_CTR{n}` of instance C0.

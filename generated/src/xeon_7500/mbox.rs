@@ -52,14 +52,14 @@ impl Layout for MGlobalCtlLayout {
 
 impl MGlobalCtl {
     /// `ctr_en`: bits 5:0 (rw, reset 0x0).
-    pub const CTR_EN: BitRange = BitRange::new(5, 0);
-    /// `ctr_en` ([`Self::CTR_EN`]): Per-counter enable, bit n for counter n of this box.
-    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN.get(self.raw64()) as u8 }
+    pub const CTR_EN_BITS: BitRange = BitRange::new(5, 0);
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Per-counter enable, bit n for counter n of this box.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
     /// This value with `ctr_en` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_ctr_en` returns an error instead.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN.try_set(self.raw64(), v as u64, MGlobalCtlLayout::NAME, "ctr_en")) }
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, MGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
 /// `M{i}_MSR_PERF_GLOBAL_CTL` of instance M0.
@@ -128,15 +128,15 @@ impl Layout for MGlobalStatusLayout {
 
 impl MGlobalStatus {
     /// `ov`: bits 5:0 (rw-v, reset 0x0).
-    pub const OV: BitRange = BitRange::new(5, 0);
-    /// `ov` ([`Self::OV`]): Overflow flag per counter, bit n for counter n; set by hardware when
-    /// that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    pub const OV_BITS: BitRange = BitRange::new(5, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per counter, bit n for counter n; set by hardware
+    /// when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
     /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
     /// const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV.try_set(self.raw64(), v as u64, MGlobalStatusLayout::NAME, "ov")) }
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, MGlobalStatusLayout::NAME, "ov")) }
 }
 
 /// `M{i}_MSR_PERF_GLOBAL_STATUS` of instance M0.
@@ -206,12 +206,12 @@ impl Layout for MGlobalOvfCtlLayout {
 
 impl MGlobalOvfCtl {
     /// `clr_ov`: bits 5:0 (w1c, reset 0x0).
-    pub const CLR_OV: BitRange = BitRange::new(5, 0);
+    pub const CLR_OV_BITS: BitRange = BitRange::new(5, 0);
     /// This value with `clr_ov` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_clr_ov` returns an error instead.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV.try_set(self.raw64(), v as u64, MGlobalOvfCtlLayout::NAME, "clr_ov")) }
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, MGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
 /// `M{i}_MSR_PERF_GLOBAL_OVF_CTL` of instance M0.
@@ -374,67 +374,68 @@ impl Layout for MCntCtlLayout {
 
 impl MCntCtl {
     /// `set_flag_sel`: bits 21:19 (rw, reset 0x0).
-    pub const SET_FLAG_SEL: BitRange = BitRange::new(21, 19);
+    pub const SET_FLAG_SEL_BITS: BitRange = BitRange::new(21, 19);
     /// `inc_sel`: bits 13:9 (rw, reset 0x0).
-    pub const INC_SEL: BitRange = BitRange::new(13, 9);
+    pub const INC_SEL_BITS: BitRange = BitRange::new(13, 9);
     /// `flag_mode`: bit 7 (rw, reset 0x0).
-    pub const FLAG_MODE: BitRange = BitRange::new(7, 7);
+    pub const FLAG_MODE_BITS: BitRange = BitRange::new(7, 7);
     /// `wrap_mode`: bit 6 (rw, reset 0x0).
-    pub const WRAP_MODE: BitRange = BitRange::new(6, 6);
+    pub const WRAP_MODE_BITS: BitRange = BitRange::new(6, 6);
     /// `storage_mode`: bits 5:4 (rw, reset 0x0).
-    pub const STORAGE_MODE: BitRange = BitRange::new(5, 4);
+    pub const STORAGE_MODE_BITS: BitRange = BitRange::new(5, 4);
     /// `count_mode`: bits 3:2 (rw, reset 0x0).
-    pub const COUNT_MODE: BitRange = BitRange::new(3, 2);
+    pub const COUNT_MODE_BITS: BitRange = BitRange::new(3, 2);
     /// `pmi_en`: bit 1 (rw, reset 0x0).
-    pub const PMI_EN: BitRange = BitRange::new(1, 1);
+    pub const PMI_EN_BITS: BitRange = BitRange::new(1, 1);
     /// `en`: bit 0 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(0, 0);
-    /// `set_flag_sel` ([`Self::SET_FLAG_SEL`]): Secondary event select (the condition that sets the
-    /// enable flag); only used when flag_mode is 1.
-    #[inline] pub const fn set_flag_sel(self) -> u8 { Self::SET_FLAG_SEL.get(self.raw64()) as u8 }
+    pub const EN_BITS: BitRange = BitRange::new(0, 0);
+    /// `set_flag_sel` ([`Self::SET_FLAG_SEL_BITS`]): Secondary event select (the condition that
+    /// sets the enable flag); only used when flag_mode is 1.
+    #[inline] pub const fn set_flag_sel(self) -> u8 { Self::SET_FLAG_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `set_flag_sel` set to `v`. Panics if `v` does not fit in the field (a
     /// compile error in const context); `try_with_set_flag_sel` returns an error instead.
-    #[inline] pub const fn with_set_flag_sel(self, v: u8) -> Self { self.with_raw64(Self::SET_FLAG_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_set_flag_sel(self, v: u8) -> Self { self.with_raw64(Self::SET_FLAG_SEL_BITS.set(self.raw64(), v as u64)) }
     /// This value with `set_flag_sel` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_set_flag_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SET_FLAG_SEL.try_set(self.raw64(), v as u64, MCntCtlLayout::NAME, "set_flag_sel")) }
-    /// `inc_sel` ([`Self::INC_SEL`]): Primary event select: the increment signal for this counter.
-    #[inline] pub const fn inc_sel(self) -> u8 { Self::INC_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_set_flag_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SET_FLAG_SEL_BITS.try_set(self.raw64(), v as u64, MCntCtlLayout::NAME, "set_flag_sel")) }
+    /// `inc_sel` ([`Self::INC_SEL_BITS`]): Primary event select: the increment signal for this
+    /// counter.
+    #[inline] pub const fn inc_sel(self) -> u8 { Self::INC_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `inc_sel` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_inc_sel` returns an error instead.
-    #[inline] pub const fn with_inc_sel(self, v: u8) -> Self { self.with_raw64(Self::INC_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_inc_sel(self, v: u8) -> Self { self.with_raw64(Self::INC_SEL_BITS.set(self.raw64(), v as u64)) }
     /// This value with `inc_sel` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_inc_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::INC_SEL.try_set(self.raw64(), v as u64, MCntCtlLayout::NAME, "inc_sel")) }
-    /// `flag_mode` ([`Self::FLAG_MODE`]): Selects flag mode, in which set_flag_sel rather than
+    #[inline] pub const fn try_with_inc_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::INC_SEL_BITS.try_set(self.raw64(), v as u64, MCntCtlLayout::NAME, "inc_sel")) }
+    /// `flag_mode` ([`Self::FLAG_MODE_BITS`]): Selects flag mode, in which set_flag_sel rather than
     /// inc_sel chooses the event.
-    #[inline] pub const fn flag_mode(self) -> bool { Self::FLAG_MODE.is_set(self.raw64()) }
+    #[inline] pub const fn flag_mode(self) -> bool { Self::FLAG_MODE_BITS.is_set(self.raw64()) }
     /// This value with `flag_mode` set to `v`.
-    #[inline] pub const fn with_flag_mode(self, v: bool) -> Self { self.with_raw64(Self::FLAG_MODE.set(self.raw64(), v as u64)) }
-    /// `wrap_mode` ([`Self::WRAP_MODE`]): Counter wrap behaviour on reaching its limit.
-    #[inline] pub const fn wrap_mode(self) -> bool { Self::WRAP_MODE.is_set(self.raw64()) }
+    #[inline] pub const fn with_flag_mode(self, v: bool) -> Self { self.with_raw64(Self::FLAG_MODE_BITS.set(self.raw64(), v as u64)) }
+    /// `wrap_mode` ([`Self::WRAP_MODE_BITS`]): Counter wrap behaviour on reaching its limit.
+    #[inline] pub const fn wrap_mode(self) -> bool { Self::WRAP_MODE_BITS.is_set(self.raw64()) }
     /// This value with `wrap_mode` set to `v`.
-    #[inline] pub const fn with_wrap_mode(self, v: bool) -> Self { self.with_raw64(Self::WRAP_MODE.set(self.raw64(), v as u64)) }
-    /// `storage_mode` ([`Self::STORAGE_MODE`]): Counter storage mode.
-    #[inline] pub const fn storage_mode(self) -> u8 { Self::STORAGE_MODE.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_wrap_mode(self, v: bool) -> Self { self.with_raw64(Self::WRAP_MODE_BITS.set(self.raw64(), v as u64)) }
+    /// `storage_mode` ([`Self::STORAGE_MODE_BITS`]): Counter storage mode.
+    #[inline] pub const fn storage_mode(self) -> u8 { Self::STORAGE_MODE_BITS.get(self.raw64()) as u8 }
     /// This value with `storage_mode` set to `v`. Panics if `v` does not fit in the field (a
     /// compile error in const context); `try_with_storage_mode` returns an error instead.
-    #[inline] pub const fn with_storage_mode(self, v: u8) -> Self { self.with_raw64(Self::STORAGE_MODE.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_storage_mode(self, v: u8) -> Self { self.with_raw64(Self::STORAGE_MODE_BITS.set(self.raw64(), v as u64)) }
     /// This value with `storage_mode` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_storage_mode(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::STORAGE_MODE.try_set(self.raw64(), v as u64, MCntCtlLayout::NAME, "storage_mode")) }
-    /// `count_mode` ([`Self::COUNT_MODE`]): Counter counting mode.
-    #[inline] pub const fn count_mode(self) -> u8 { Self::COUNT_MODE.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_storage_mode(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::STORAGE_MODE_BITS.try_set(self.raw64(), v as u64, MCntCtlLayout::NAME, "storage_mode")) }
+    /// `count_mode` ([`Self::COUNT_MODE_BITS`]): Counter counting mode.
+    #[inline] pub const fn count_mode(self) -> u8 { Self::COUNT_MODE_BITS.get(self.raw64()) as u8 }
     /// This value with `count_mode` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_count_mode` returns an error instead.
-    #[inline] pub const fn with_count_mode(self, v: u8) -> Self { self.with_raw64(Self::COUNT_MODE.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_count_mode(self, v: u8) -> Self { self.with_raw64(Self::COUNT_MODE_BITS.set(self.raw64(), v as u64)) }
     /// This value with `count_mode` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_count_mode(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_MODE.try_set(self.raw64(), v as u64, MCntCtlLayout::NAME, "count_mode")) }
-    /// `pmi_en` ([`Self::PMI_EN`]): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN.is_set(self.raw64()) }
+    #[inline] pub const fn try_with_count_mode(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_MODE_BITS.try_set(self.raw64(), v as u64, MCntCtlLayout::NAME, "count_mode")) }
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
     /// This value with `pmi_en` set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN.set(self.raw64(), v as u64)) }
-    /// `en` ([`Self::EN`]): Local enable for this counter.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Local enable for this counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `M{i}_MSR_PMU_CNT_CTL{n}` of instance M0.
@@ -513,16 +514,16 @@ impl Layout for MCntLayout {
 
 impl MCnt {
     /// `event_count`: bits 47:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The 48-bit event count. Software may preload it (for
-    /// example with 2^48 minus a sample interval) so that it overflows after a chosen number of
-    /// events.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
+    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+    /// of events.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, MCntLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, MCntLayout::NAME, "event_count")) }
 }
 
 /// `M{i}_MSR_PMU_CNT{n}` of instance M0.
@@ -602,12 +603,12 @@ impl Layout for MPmuMmCfgLayout {
 
 impl MPmuMmCfg {
     /// `en`: bit 63 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(63, 63);
-    /// `en` ([`Self::EN`]): Enables the address match/mask filter. Software should clear it while
-    /// reprogramming the match and mask registers and set it afterwards.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    pub const EN_BITS: BitRange = BitRange::new(63, 63);
+    /// `en` ([`Self::EN_BITS`]): Enables the address match/mask filter. Software should clear it
+    /// while reprogramming the match and mask registers and set it afterwards.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `M{i}_MSR_PMU_MM_CFG` of instance M0.
@@ -679,14 +680,14 @@ impl Layout for MPmuAddrMatchLayout {
 
 impl MPmuAddrMatch {
     /// `addr`: bits 33:0 (rw, reset 0x0).
-    pub const ADDR: BitRange = BitRange::new(33, 0);
-    /// `addr` ([`Self::ADDR`]): Address bits to match (34 bits).
-    #[inline] pub const fn addr(self) -> u64 { Self::ADDR.get(self.raw64()) }
+    pub const ADDR_BITS: BitRange = BitRange::new(33, 0);
+    /// `addr` ([`Self::ADDR_BITS`]): Address bits to match (34 bits).
+    #[inline] pub const fn addr(self) -> u64 { Self::ADDR_BITS.get(self.raw64()) }
     /// This value with `addr` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_addr` returns an error instead.
-    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(Self::ADDR.set(self.raw64(), v)) }
+    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(Self::ADDR_BITS.set(self.raw64(), v)) }
     /// This value with `addr` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR.try_set(self.raw64(), v, MPmuAddrMatchLayout::NAME, "addr")) }
+    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR_BITS.try_set(self.raw64(), v, MPmuAddrMatchLayout::NAME, "addr")) }
 }
 
 /// `M{i}_MSR_PMU_ADDR_MATCH` of instance M0.
@@ -757,14 +758,14 @@ impl Layout for MPmuAddrMaskLayout {
 
 impl MPmuAddrMask {
     /// `mask`: bits 26:0 (rw, reset 0x0).
-    pub const MASK: BitRange = BitRange::new(26, 0);
-    /// `mask` ([`Self::MASK`]): Address mask bits (27 bits).
-    #[inline] pub const fn mask(self) -> u32 { Self::MASK.get(self.raw64()) as u32 }
+    pub const MASK_BITS: BitRange = BitRange::new(26, 0);
+    /// `mask` ([`Self::MASK_BITS`]): Address mask bits (27 bits).
+    #[inline] pub const fn mask(self) -> u32 { Self::MASK_BITS.get(self.raw64()) as u32 }
     /// This value with `mask` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_mask` returns an error instead.
-    #[inline] pub const fn with_mask(self, v: u32) -> Self { self.with_raw64(Self::MASK.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_mask(self, v: u32) -> Self { self.with_raw64(Self::MASK_BITS.set(self.raw64(), v as u64)) }
     /// This value with `mask` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_mask(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MASK.try_set(self.raw64(), v as u64, MPmuAddrMaskLayout::NAME, "mask")) }
+    #[inline] pub const fn try_with_mask(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MASK_BITS.try_set(self.raw64(), v as u64, MPmuAddrMaskLayout::NAME, "mask")) }
 }
 
 /// `M{i}_MSR_PMU_ADDR_MASK` of instance M0.
@@ -833,12 +834,12 @@ impl Layout for MPmuDspLayout {
 
 impl MPmuDsp {
     /// `dsp_cfg`: bits 31:0 (rw, reset 0x0).
-    pub const DSP_CFG: BitRange = BitRange::new(31, 0);
-    /// `dsp_cfg` ([`Self::DSP_CFG`]): Event qualification for the DSP-refined events; the encoding
-    /// is defined by the guide's DSP table.
-    #[inline] pub const fn dsp_cfg(self) -> u32 { Self::DSP_CFG.get(self.raw64()) as u32 }
+    pub const DSP_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `dsp_cfg` ([`Self::DSP_CFG_BITS`]): Event qualification for the DSP-refined events; the
+    /// encoding is defined by the guide's DSP table.
+    #[inline] pub const fn dsp_cfg(self) -> u32 { Self::DSP_CFG_BITS.get(self.raw64()) as u32 }
     /// This value with `dsp_cfg` set to `v`.
-    #[inline] pub const fn with_dsp_cfg(self, v: u32) -> Self { self.with_raw64(Self::DSP_CFG.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_dsp_cfg(self, v: u32) -> Self { self.with_raw64(Self::DSP_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `M{i}_MSR_PMU_DSP` of instance M0.
@@ -907,12 +908,12 @@ impl Layout for MPmuIssLayout {
 
 impl MPmuIss {
     /// `iss_cfg`: bits 31:0 (rw, reset 0x0).
-    pub const ISS_CFG: BitRange = BitRange::new(31, 0);
-    /// `iss_cfg` ([`Self::ISS_CFG`]): Event qualification for the ISS-refined events; the encoding
-    /// is defined by the guide's ISS table.
-    #[inline] pub const fn iss_cfg(self) -> u32 { Self::ISS_CFG.get(self.raw64()) as u32 }
+    pub const ISS_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `iss_cfg` ([`Self::ISS_CFG_BITS`]): Event qualification for the ISS-refined events; the
+    /// encoding is defined by the guide's ISS table.
+    #[inline] pub const fn iss_cfg(self) -> u32 { Self::ISS_CFG_BITS.get(self.raw64()) as u32 }
     /// This value with `iss_cfg` set to `v`.
-    #[inline] pub const fn with_iss_cfg(self, v: u32) -> Self { self.with_raw64(Self::ISS_CFG.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_iss_cfg(self, v: u32) -> Self { self.with_raw64(Self::ISS_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `M{i}_MSR_PMU_ISS` of instance M0.
@@ -980,12 +981,12 @@ impl Layout for MPmuMapLayout {
 
 impl MPmuMap {
     /// `map_cfg`: bits 31:0 (rw, reset 0x0).
-    pub const MAP_CFG: BitRange = BitRange::new(31, 0);
-    /// `map_cfg` ([`Self::MAP_CFG`]): Event qualification for the MAP-refined event; the encoding
-    /// is defined by the guide's MAP table.
-    #[inline] pub const fn map_cfg(self) -> u32 { Self::MAP_CFG.get(self.raw64()) as u32 }
+    pub const MAP_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `map_cfg` ([`Self::MAP_CFG_BITS`]): Event qualification for the MAP-refined event; the
+    /// encoding is defined by the guide's MAP table.
+    #[inline] pub const fn map_cfg(self) -> u32 { Self::MAP_CFG_BITS.get(self.raw64()) as u32 }
     /// This value with `map_cfg` set to `v`.
-    #[inline] pub const fn with_map_cfg(self, v: u32) -> Self { self.with_raw64(Self::MAP_CFG.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_map_cfg(self, v: u32) -> Self { self.with_raw64(Self::MAP_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `M{i}_MSR_PMU_MAP` of instance M0.
@@ -1053,12 +1054,12 @@ impl Layout for MPmuMscThrLayout {
 
 impl MPmuMscThr {
     /// `thr_cfg`: bits 31:0 (rw, reset 0x0).
-    pub const THR_CFG: BitRange = BitRange::new(31, 0);
-    /// `thr_cfg` ([`Self::THR_CFG`]): Event qualification (thresholds) for the MSC_THR-refined
+    pub const THR_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `thr_cfg` ([`Self::THR_CFG_BITS`]): Event qualification (thresholds) for the MSC_THR-refined
     /// events; the encoding is defined by the guide's MSC_THR table.
-    #[inline] pub const fn thr_cfg(self) -> u32 { Self::THR_CFG.get(self.raw64()) as u32 }
+    #[inline] pub const fn thr_cfg(self) -> u32 { Self::THR_CFG_BITS.get(self.raw64()) as u32 }
     /// This value with `thr_cfg` set to `v`.
-    #[inline] pub const fn with_thr_cfg(self, v: u32) -> Self { self.with_raw64(Self::THR_CFG.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_thr_cfg(self, v: u32) -> Self { self.with_raw64(Self::THR_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `M{i}_MSR_PMU_MSC_THR` of instance M0.
@@ -1127,12 +1128,12 @@ impl Layout for MPmuPgtLayout {
 
 impl MPmuPgt {
     /// `pgt_cfg`: bits 31:0 (rw, reset 0x0).
-    pub const PGT_CFG: BitRange = BitRange::new(31, 0);
-    /// `pgt_cfg` ([`Self::PGT_CFG`]): Event qualification for the PGT-refined events; the encoding
-    /// is defined by the guide's PGT table.
-    #[inline] pub const fn pgt_cfg(self) -> u32 { Self::PGT_CFG.get(self.raw64()) as u32 }
+    pub const PGT_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `pgt_cfg` ([`Self::PGT_CFG_BITS`]): Event qualification for the PGT-refined events; the
+    /// encoding is defined by the guide's PGT table.
+    #[inline] pub const fn pgt_cfg(self) -> u32 { Self::PGT_CFG_BITS.get(self.raw64()) as u32 }
     /// This value with `pgt_cfg` set to `v`.
-    #[inline] pub const fn with_pgt_cfg(self, v: u32) -> Self { self.with_raw64(Self::PGT_CFG.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_pgt_cfg(self, v: u32) -> Self { self.with_raw64(Self::PGT_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `M{i}_MSR_PMU_PGT` of instance M0.
@@ -1203,12 +1204,12 @@ impl Layout for MPmuPldLayout {
 
 impl MPmuPld {
     /// `pld_cfg`: bits 31:0 (rw, reset 0x0).
-    pub const PLD_CFG: BitRange = BitRange::new(31, 0);
-    /// `pld_cfg` ([`Self::PLD_CFG`]): Event qualification for the PLD-refined events; the encoding
-    /// is defined by the guide's PLD table.
-    #[inline] pub const fn pld_cfg(self) -> u32 { Self::PLD_CFG.get(self.raw64()) as u32 }
+    pub const PLD_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `pld_cfg` ([`Self::PLD_CFG_BITS`]): Event qualification for the PLD-refined events; the
+    /// encoding is defined by the guide's PLD table.
+    #[inline] pub const fn pld_cfg(self) -> u32 { Self::PLD_CFG_BITS.get(self.raw64()) as u32 }
     /// This value with `pld_cfg` set to `v`.
-    #[inline] pub const fn with_pld_cfg(self, v: u32) -> Self { self.with_raw64(Self::PLD_CFG.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_pld_cfg(self, v: u32) -> Self { self.with_raw64(Self::PLD_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `M{i}_MSR_PMU_PLD` of instance M0.
@@ -1304,77 +1305,77 @@ impl Layout for MPmuZdpCtlFvcLayout {
 
 impl MPmuZdpCtlFvc {
     /// `pbox_init_err`: bit 23 (rw, reset 0x0).
-    pub const PBOX_INIT_ERR: BitRange = BitRange::new(23, 23);
+    pub const PBOX_INIT_ERR_BITS: BitRange = BitRange::new(23, 23);
     /// `evnt3`: bits 22:20 (rw, reset 0x0).
-    pub const EVNT3: BitRange = BitRange::new(22, 20);
+    pub const EVNT3_BITS: BitRange = BitRange::new(22, 20);
     /// `evnt2`: bits 19:17 (rw, reset 0x0).
-    pub const EVNT2: BitRange = BitRange::new(19, 17);
+    pub const EVNT2_BITS: BitRange = BitRange::new(19, 17);
     /// `evnt1`: bits 16:14 (rw, reset 0x0).
-    pub const EVNT1: BitRange = BitRange::new(16, 14);
+    pub const EVNT1_BITS: BitRange = BitRange::new(16, 14);
     /// `evnt0`: bits 13:11 (rw, reset 0x0).
-    pub const EVNT0: BitRange = BitRange::new(13, 11);
+    pub const EVNT0_BITS: BitRange = BitRange::new(13, 11);
     /// `resp`: bits 10:8 (rw, reset 0x0).
-    pub const RESP: BitRange = BitRange::new(10, 8);
+    pub const RESP_BITS: BitRange = BitRange::new(10, 8);
     /// `bcmd`: bits 7:5 (rw, reset 0x0).
-    pub const BCMD: BitRange = BitRange::new(7, 5);
+    pub const BCMD_BITS: BitRange = BitRange::new(7, 5);
     /// `fvid`: bits 4:0 (rw, reset 0x0).
-    pub const FVID: BitRange = BitRange::new(4, 0);
-    /// `pbox_init_err` ([`Self::PBOX_INIT_ERR`]): Shared qualifier bit the guide names
+    pub const FVID_BITS: BitRange = BitRange::new(4, 0);
+    /// `pbox_init_err` ([`Self::PBOX_INIT_ERR_BITS`]): Shared qualifier bit the guide names
     /// pbox_init_err; its use in the event encodings is defined by the guide's table.
-    #[inline] pub const fn pbox_init_err(self) -> bool { Self::PBOX_INIT_ERR.is_set(self.raw64()) }
+    #[inline] pub const fn pbox_init_err(self) -> bool { Self::PBOX_INIT_ERR_BITS.is_set(self.raw64()) }
     /// This value with `pbox_init_err` set to `v`.
-    #[inline] pub const fn with_pbox_init_err(self, v: bool) -> Self { self.with_raw64(Self::PBOX_INIT_ERR.set(self.raw64(), v as u64)) }
-    /// `evnt3` ([`Self::EVNT3`]): Event select used by inc_sel 0x10.
-    #[inline] pub const fn evnt3(self) -> u8 { Self::EVNT3.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_pbox_init_err(self, v: bool) -> Self { self.with_raw64(Self::PBOX_INIT_ERR_BITS.set(self.raw64(), v as u64)) }
+    /// `evnt3` ([`Self::EVNT3_BITS`]): Event select used by inc_sel 0x10.
+    #[inline] pub const fn evnt3(self) -> u8 { Self::EVNT3_BITS.get(self.raw64()) as u8 }
     /// This value with `evnt3` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_evnt3` returns an error instead.
-    #[inline] pub const fn with_evnt3(self, v: u8) -> Self { self.with_raw64(Self::EVNT3.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_evnt3(self, v: u8) -> Self { self.with_raw64(Self::EVNT3_BITS.set(self.raw64(), v as u64)) }
     /// This value with `evnt3` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_evnt3(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVNT3.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "evnt3")) }
-    /// `evnt2` ([`Self::EVNT2`]): Event select used by inc_sel 0xF.
-    #[inline] pub const fn evnt2(self) -> u8 { Self::EVNT2.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_evnt3(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVNT3_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "evnt3")) }
+    /// `evnt2` ([`Self::EVNT2_BITS`]): Event select used by inc_sel 0xF.
+    #[inline] pub const fn evnt2(self) -> u8 { Self::EVNT2_BITS.get(self.raw64()) as u8 }
     /// This value with `evnt2` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_evnt2` returns an error instead.
-    #[inline] pub const fn with_evnt2(self, v: u8) -> Self { self.with_raw64(Self::EVNT2.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_evnt2(self, v: u8) -> Self { self.with_raw64(Self::EVNT2_BITS.set(self.raw64(), v as u64)) }
     /// This value with `evnt2` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_evnt2(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVNT2.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "evnt2")) }
-    /// `evnt1` ([`Self::EVNT1`]): Event select used by inc_sel 0xE.
-    #[inline] pub const fn evnt1(self) -> u8 { Self::EVNT1.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_evnt2(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVNT2_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "evnt2")) }
+    /// `evnt1` ([`Self::EVNT1_BITS`]): Event select used by inc_sel 0xE.
+    #[inline] pub const fn evnt1(self) -> u8 { Self::EVNT1_BITS.get(self.raw64()) as u8 }
     /// This value with `evnt1` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_evnt1` returns an error instead.
-    #[inline] pub const fn with_evnt1(self, v: u8) -> Self { self.with_raw64(Self::EVNT1.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_evnt1(self, v: u8) -> Self { self.with_raw64(Self::EVNT1_BITS.set(self.raw64(), v as u64)) }
     /// This value with `evnt1` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_evnt1(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVNT1.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "evnt1")) }
-    /// `evnt0` ([`Self::EVNT0`]): Event select used by inc_sel 0xD (Intel PCM uses 5 to count
+    #[inline] pub const fn try_with_evnt1(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVNT1_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "evnt1")) }
+    /// `evnt0` ([`Self::EVNT0_BITS`]): Event select used by inc_sel 0xD (Intel PCM uses 5 to count
     /// matching B-box commands).
-    #[inline] pub const fn evnt0(self) -> u8 { Self::EVNT0.get(self.raw64()) as u8 }
+    #[inline] pub const fn evnt0(self) -> u8 { Self::EVNT0_BITS.get(self.raw64()) as u8 }
     /// This value with `evnt0` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_evnt0` returns an error instead.
-    #[inline] pub const fn with_evnt0(self, v: u8) -> Self { self.with_raw64(Self::EVNT0.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_evnt0(self, v: u8) -> Self { self.with_raw64(Self::EVNT0_BITS.set(self.raw64(), v as u64)) }
     /// This value with `evnt0` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_evnt0(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVNT0.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "evnt0")) }
-    /// `resp` ([`Self::RESP`]): Response type to match, shared by the four events.
-    #[inline] pub const fn resp(self) -> u8 { Self::RESP.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_evnt0(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVNT0_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "evnt0")) }
+    /// `resp` ([`Self::RESP_BITS`]): Response type to match, shared by the four events.
+    #[inline] pub const fn resp(self) -> u8 { Self::RESP_BITS.get(self.raw64()) as u8 }
     /// This value with `resp` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_resp` returns an error instead.
-    #[inline] pub const fn with_resp(self, v: u8) -> Self { self.with_raw64(Self::RESP.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_resp(self, v: u8) -> Self { self.with_raw64(Self::RESP_BITS.set(self.raw64(), v as u64)) }
     /// This value with `resp` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_resp(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RESP.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "resp")) }
-    /// `bcmd` ([`Self::BCMD`]): B-box command to match, shared by the four events (Linux and PCM
-    /// use 0 for reads; Linux uses 1 for writes).
-    #[inline] pub const fn bcmd(self) -> u8 { Self::BCMD.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_resp(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RESP_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "resp")) }
+    /// `bcmd` ([`Self::BCMD_BITS`]): B-box command to match, shared by the four events (Linux and
+    /// PCM use 0 for reads; Linux uses 1 for writes).
+    #[inline] pub const fn bcmd(self) -> u8 { Self::BCMD_BITS.get(self.raw64()) as u8 }
     /// This value with `bcmd` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_bcmd` returns an error instead.
-    #[inline] pub const fn with_bcmd(self, v: u8) -> Self { self.with_raw64(Self::BCMD.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_bcmd(self, v: u8) -> Self { self.with_raw64(Self::BCMD_BITS.set(self.raw64(), v as u64)) }
     /// This value with `bcmd` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_bcmd(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::BCMD.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "bcmd")) }
-    /// `fvid` ([`Self::FVID`]): Fill/victim ID qualifier, shared by the four events.
-    #[inline] pub const fn fvid(self) -> u8 { Self::FVID.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_bcmd(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::BCMD_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "bcmd")) }
+    /// `fvid` ([`Self::FVID_BITS`]): Fill/victim ID qualifier, shared by the four events.
+    #[inline] pub const fn fvid(self) -> u8 { Self::FVID_BITS.get(self.raw64()) as u8 }
     /// This value with `fvid` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_fvid` returns an error instead.
-    #[inline] pub const fn with_fvid(self, v: u8) -> Self { self.with_raw64(Self::FVID.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_fvid(self, v: u8) -> Self { self.with_raw64(Self::FVID_BITS.set(self.raw64(), v as u64)) }
     /// This value with `fvid` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_fvid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::FVID.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "fvid")) }
+    #[inline] pub const fn try_with_fvid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::FVID_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "fvid")) }
 }
 
 /// `M{i}_MSR_PMU_ZDP_CTL_FVC` of instance M0.

@@ -52,11 +52,11 @@ impl Layout for RGlobalCtlLoLayout {
 
 impl RGlobalCtlLo {
     /// `ctr_en`: bits 7:0 (rw, reset 0x0).
-    pub const CTR_EN: BitRange = BitRange::new(7, 0);
-    /// `ctr_en` ([`Self::CTR_EN`]): Enable per counter; bit k for counter k.
-    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN.get(self.raw64()) as u8 }
+    pub const CTR_EN_BITS: BitRange = BitRange::new(7, 0);
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Enable per counter; bit k for counter k.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
     /// This value with `ctr_en` set to `v`.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_GLOBAL_CTL_7_0` of instance R.
@@ -121,11 +121,11 @@ impl Layout for RGlobalStatusLoLayout {
 
 impl RGlobalStatusLo {
     /// `ov`: bits 7:0 (rw-v, reset 0x0).
-    pub const OV: BitRange = BitRange::new(7, 0);
-    /// `ov` ([`Self::OV`]): Overflow flag per counter of this half.
-    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    pub const OV_BITS: BitRange = BitRange::new(7, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per counter of this half.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
     /// This value with `ov` set to `v`.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_GLOBAL_STATUS_7_0` of instance R.
@@ -192,9 +192,9 @@ impl Layout for RGlobalOvfCtlLoLayout {
 
 impl RGlobalOvfCtlLo {
     /// `clr_ov`: bits 7:0 (w1c, reset 0x0).
-    pub const CLR_OV: BitRange = BitRange::new(7, 0);
+    pub const CLR_OV_BITS: BitRange = BitRange::new(7, 0);
     /// This value with `clr_ov` set to `v`.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_GLOBAL_OVF_CTL_7_0` of instance R.
@@ -258,11 +258,11 @@ impl Layout for RGlobalCtlHiLayout {
 
 impl RGlobalCtlHi {
     /// `ctr_en`: bits 7:0 (rw, reset 0x0).
-    pub const CTR_EN: BitRange = BitRange::new(7, 0);
-    /// `ctr_en` ([`Self::CTR_EN`]): Enable per counter; bit k for counter k+8.
-    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN.get(self.raw64()) as u8 }
+    pub const CTR_EN_BITS: BitRange = BitRange::new(7, 0);
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Enable per counter; bit k for counter k+8.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
     /// This value with `ctr_en` set to `v`.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_GLOBAL_CTL_15_8` of instance R.
@@ -327,11 +327,11 @@ impl Layout for RGlobalStatusHiLayout {
 
 impl RGlobalStatusHi {
     /// `ov`: bits 7:0 (rw-v, reset 0x0).
-    pub const OV: BitRange = BitRange::new(7, 0);
-    /// `ov` ([`Self::OV`]): Overflow flag per counter of this half.
-    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    pub const OV_BITS: BitRange = BitRange::new(7, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per counter of this half.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
     /// This value with `ov` set to `v`.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_GLOBAL_STATUS_15_8` of instance R.
@@ -398,9 +398,9 @@ impl Layout for RGlobalOvfCtlHiLayout {
 
 impl RGlobalOvfCtlHi {
     /// `clr_ov`: bits 7:0 (w1c, reset 0x0).
-    pub const CLR_OV: BitRange = BitRange::new(7, 0);
+    pub const CLR_OV_BITS: BitRange = BitRange::new(7, 0);
     /// This value with `clr_ov` set to `v`.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_GLOBAL_OVF_CTL_15_8` of instance R.
@@ -474,27 +474,27 @@ impl Layout for RCtlLayout {
 
 impl RCtl {
     /// `pmi_en`: bit 6 (rw, reset 0x0).
-    pub const PMI_EN: BitRange = BitRange::new(6, 6);
+    pub const PMI_EN_BITS: BitRange = BitRange::new(6, 6);
     /// `ev_sel`: bits 5:1 (rw, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(5, 1);
+    pub const EV_SEL_BITS: BitRange = BitRange::new(5, 1);
     /// `en`: bit 0 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(0, 0);
-    /// `pmi_en` ([`Self::PMI_EN`]): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN.is_set(self.raw64()) }
+    pub const EN_BITS: BitRange = BitRange::new(0, 0);
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
     /// This value with `pmi_en` set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Selects the sub-control register (and sub-field) that defines
-    /// the event.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Selects the sub-control register (and sub-field) that
+    /// defines the event.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_ev_sel` returns an error instead.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL.try_set(self.raw64(), v as u64, RCtlLayout::NAME, "ev_sel")) }
-    /// `en` ([`Self::EN`]): Local enable for this counter.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL_BITS.try_set(self.raw64(), v as u64, RCtlLayout::NAME, "ev_sel")) }
+    /// `en` ([`Self::EN_BITS`]): Local enable for this counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_CTL{n}` of instance R.
@@ -570,16 +570,16 @@ impl Layout for RCtrLayout {
 
 impl RCtr {
     /// `event_count`: bits 47:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The 48-bit event count. Software may preload it (for
-    /// example with 2^48 minus a sample interval) so that it overflows after a chosen number of
-    /// events.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
+    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+    /// of events.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, RCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, RCtrLayout::NAME, "event_count")) }
 }
 
 /// `R_MSR_PMON_CTR{n}` of instance R.
@@ -661,13 +661,13 @@ impl Layout for RIperfCfg0Layout {
 
 impl RIperfCfg0 {
     /// `iperf_cfg`: bits 31:0 (rw, reset 0x0).
-    pub const IPERF_CFG: BitRange = BitRange::new(31, 0);
-    /// `iperf_cfg` ([`Self::IPERF_CFG`]): IPERF event configuration (the guide's IPERF sub-fields).
-    /// Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for data
-    /// responses.
-    #[inline] pub const fn iperf_cfg(self) -> u32 { Self::IPERF_CFG.get(self.raw64()) as u32 }
+    pub const IPERF_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `iperf_cfg` ([`Self::IPERF_CFG_BITS`]): IPERF event configuration (the guide's IPERF
+    /// sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for
+    /// data responses.
+    #[inline] pub const fn iperf_cfg(self) -> u32 { Self::IPERF_CFG_BITS.get(self.raw64()) as u32 }
     /// This value with `iperf_cfg` set to `v`.
-    #[inline] pub const fn with_iperf_cfg(self, v: u32) -> Self { self.with_raw64(Self::IPERF_CFG.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_iperf_cfg(self, v: u32) -> Self { self.with_raw64(Self::IPERF_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PORT{n}_IPERF_CFG0` of instance R.
@@ -742,12 +742,12 @@ impl Layout for RIperfCfg1Layout {
 
 impl RIperfCfg1 {
     /// `iperf_cfg`: bits 31:0 (rw, reset 0x0).
-    pub const IPERF_CFG: BitRange = BitRange::new(31, 0);
-    /// `iperf_cfg` ([`Self::IPERF_CFG`]): IPERF event configuration, same encoding as
+    pub const IPERF_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `iperf_cfg` ([`Self::IPERF_CFG_BITS`]): IPERF event configuration, same encoding as
     /// R_MSR_PORT{n}_IPERF_CFG0.
-    #[inline] pub const fn iperf_cfg(self) -> u32 { Self::IPERF_CFG.get(self.raw64()) as u32 }
+    #[inline] pub const fn iperf_cfg(self) -> u32 { Self::IPERF_CFG_BITS.get(self.raw64()) as u32 }
     /// This value with `iperf_cfg` set to `v`.
-    #[inline] pub const fn with_iperf_cfg(self, v: u32) -> Self { self.with_raw64(Self::IPERF_CFG.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_iperf_cfg(self, v: u32) -> Self { self.with_raw64(Self::IPERF_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PORT{n}_IPERF_CFG1` of instance R.
@@ -823,19 +823,19 @@ impl Layout for RQlxCfgLayout {
 
 impl RQlxCfg {
     /// `qlx_cfg1`: bits 15:8 (rw, reset 0x0).
-    pub const QLX_CFG1: BitRange = BitRange::new(15, 8);
+    pub const QLX_CFG1_BITS: BitRange = BitRange::new(15, 8);
     /// `qlx_cfg0`: bits 7:0 (rw, reset 0x0).
-    pub const QLX_CFG0: BitRange = BitRange::new(7, 0);
-    /// `qlx_cfg1` ([`Self::QLX_CFG1`]): Second QLX event select of this port, used by the R-box
-    /// ev_sel value that names the upper QLX sub-field.
-    #[inline] pub const fn qlx_cfg1(self) -> u8 { Self::QLX_CFG1.get(self.raw64()) as u8 }
+    pub const QLX_CFG0_BITS: BitRange = BitRange::new(7, 0);
+    /// `qlx_cfg1` ([`Self::QLX_CFG1_BITS`]): Second QLX event select of this port, used by the
+    /// R-box ev_sel value that names the upper QLX sub-field.
+    #[inline] pub const fn qlx_cfg1(self) -> u8 { Self::QLX_CFG1_BITS.get(self.raw64()) as u8 }
     /// This value with `qlx_cfg1` set to `v`.
-    #[inline] pub const fn with_qlx_cfg1(self, v: u8) -> Self { self.with_raw64(Self::QLX_CFG1.set(self.raw64(), v as u64)) }
-    /// `qlx_cfg0` ([`Self::QLX_CFG0`]): First QLX event select of this port, used by the R-box
+    #[inline] pub const fn with_qlx_cfg1(self, v: u8) -> Self { self.with_raw64(Self::QLX_CFG1_BITS.set(self.raw64(), v as u64)) }
+    /// `qlx_cfg0` ([`Self::QLX_CFG0_BITS`]): First QLX event select of this port, used by the R-box
     /// ev_sel value that names the lower QLX sub-field.
-    #[inline] pub const fn qlx_cfg0(self) -> u8 { Self::QLX_CFG0.get(self.raw64()) as u8 }
+    #[inline] pub const fn qlx_cfg0(self) -> u8 { Self::QLX_CFG0_BITS.get(self.raw64()) as u8 }
     /// This value with `qlx_cfg0` set to `v`.
-    #[inline] pub const fn with_qlx_cfg0(self, v: u8) -> Self { self.with_raw64(Self::QLX_CFG0.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_qlx_cfg0(self, v: u8) -> Self { self.with_raw64(Self::QLX_CFG0_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PORT{n}_QLX_CFG` of instance R.
@@ -913,12 +913,13 @@ impl Layout for RXbrSet1MmCfgLayout {
 
 impl RXbrSet1MmCfg {
     /// `mm_cfg`: bits 31:0 (rw, reset 0x0).
-    pub const MM_CFG: BitRange = BitRange::new(31, 0);
-    /// `mm_cfg` ([`Self::MM_CFG`]): Match/mask configuration for this set: how the match and mask
-    /// registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).
-    #[inline] pub const fn mm_cfg(self) -> u32 { Self::MM_CFG.get(self.raw64()) as u32 }
+    pub const MM_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `mm_cfg` ([`Self::MM_CFG_BITS`]): Match/mask configuration for this set: how the match and
+    /// mask registers are applied and what the set's event counts (the guide's XBR MM_CFG
+    /// sub-fields).
+    #[inline] pub const fn mm_cfg(self) -> u32 { Self::MM_CFG_BITS.get(self.raw64()) as u32 }
     /// This value with `mm_cfg` set to `v`.
-    #[inline] pub const fn with_mm_cfg(self, v: u32) -> Self { self.with_raw64(Self::MM_CFG.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_mm_cfg(self, v: u32) -> Self { self.with_raw64(Self::MM_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PORT{n}_XBR_SET1_MM_CFG` of instance R.
@@ -989,12 +990,12 @@ impl Layout for RXbrSet1MatchLayout {
 
 impl RXbrSet1Match {
     /// `match`: bits 63:0 (rw, reset 0x0).
-    pub const MATCH: BitRange = BitRange::new(63, 0);
-    /// `match` ([`Self::MATCH`]): Packet field values to compare against; only bits selected by the
-    /// set's MASK register take part.
-    #[inline] pub const fn match_(self) -> u64 { Self::MATCH.get(self.raw64()) }
+    pub const MATCH_BITS: BitRange = BitRange::new(63, 0);
+    /// `match` ([`Self::MATCH_BITS`]): Packet field values to compare against; only bits selected
+    /// by the set's MASK register take part.
+    #[inline] pub const fn match_(self) -> u64 { Self::MATCH_BITS.get(self.raw64()) }
     /// This value with `match` set to `v`.
-    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(Self::MATCH.set(self.raw64(), v)) }
+    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(Self::MATCH_BITS.set(self.raw64(), v)) }
 }
 
 /// `R_MSR_PORT{n}_XBR_SET1_MATCH` of instance R.
@@ -1065,11 +1066,11 @@ impl Layout for RXbrSet1MaskLayout {
 
 impl RXbrSet1Mask {
     /// `mask`: bits 63:0 (rw, reset 0x0).
-    pub const MASK: BitRange = BitRange::new(63, 0);
-    /// `mask` ([`Self::MASK`]): Per-bit mask for the set's MATCH register.
-    #[inline] pub const fn mask(self) -> u64 { Self::MASK.get(self.raw64()) }
+    pub const MASK_BITS: BitRange = BitRange::new(63, 0);
+    /// `mask` ([`Self::MASK_BITS`]): Per-bit mask for the set's MATCH register.
+    #[inline] pub const fn mask(self) -> u64 { Self::MASK_BITS.get(self.raw64()) }
     /// This value with `mask` set to `v`.
-    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(Self::MASK.set(self.raw64(), v)) }
+    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(Self::MASK_BITS.set(self.raw64(), v)) }
 }
 
 /// `R_MSR_PORT{n}_XBR_SET1_MASK` of instance R.
@@ -1146,12 +1147,13 @@ impl Layout for RXbrSet2MmCfgLayout {
 
 impl RXbrSet2MmCfg {
     /// `mm_cfg`: bits 31:0 (rw, reset 0x0).
-    pub const MM_CFG: BitRange = BitRange::new(31, 0);
-    /// `mm_cfg` ([`Self::MM_CFG`]): Match/mask configuration for this set: how the match and mask
-    /// registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).
-    #[inline] pub const fn mm_cfg(self) -> u32 { Self::MM_CFG.get(self.raw64()) as u32 }
+    pub const MM_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `mm_cfg` ([`Self::MM_CFG_BITS`]): Match/mask configuration for this set: how the match and
+    /// mask registers are applied and what the set's event counts (the guide's XBR MM_CFG
+    /// sub-fields).
+    #[inline] pub const fn mm_cfg(self) -> u32 { Self::MM_CFG_BITS.get(self.raw64()) as u32 }
     /// This value with `mm_cfg` set to `v`.
-    #[inline] pub const fn with_mm_cfg(self, v: u32) -> Self { self.with_raw64(Self::MM_CFG.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_mm_cfg(self, v: u32) -> Self { self.with_raw64(Self::MM_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PORT{n}_XBR_SET2_MM_CFG` of instance R.
@@ -1222,12 +1224,12 @@ impl Layout for RXbrSet2MatchLayout {
 
 impl RXbrSet2Match {
     /// `match`: bits 63:0 (rw, reset 0x0).
-    pub const MATCH: BitRange = BitRange::new(63, 0);
-    /// `match` ([`Self::MATCH`]): Packet field values to compare against; only bits selected by the
-    /// set's MASK register take part.
-    #[inline] pub const fn match_(self) -> u64 { Self::MATCH.get(self.raw64()) }
+    pub const MATCH_BITS: BitRange = BitRange::new(63, 0);
+    /// `match` ([`Self::MATCH_BITS`]): Packet field values to compare against; only bits selected
+    /// by the set's MASK register take part.
+    #[inline] pub const fn match_(self) -> u64 { Self::MATCH_BITS.get(self.raw64()) }
     /// This value with `match` set to `v`.
-    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(Self::MATCH.set(self.raw64(), v)) }
+    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(Self::MATCH_BITS.set(self.raw64(), v)) }
 }
 
 /// `R_MSR_PORT{n}_XBR_SET2_MATCH` of instance R.
@@ -1297,11 +1299,11 @@ impl Layout for RXbrSet2MaskLayout {
 
 impl RXbrSet2Mask {
     /// `mask`: bits 63:0 (rw, reset 0x0).
-    pub const MASK: BitRange = BitRange::new(63, 0);
-    /// `mask` ([`Self::MASK`]): Per-bit mask for the set's MATCH register.
-    #[inline] pub const fn mask(self) -> u64 { Self::MASK.get(self.raw64()) }
+    pub const MASK_BITS: BitRange = BitRange::new(63, 0);
+    /// `mask` ([`Self::MASK_BITS`]): Per-bit mask for the set's MATCH register.
+    #[inline] pub const fn mask(self) -> u64 { Self::MASK_BITS.get(self.raw64()) }
     /// This value with `mask` set to `v`.
-    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(Self::MASK.set(self.raw64(), v)) }
+    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(Self::MASK_BITS.set(self.raw64(), v)) }
 }
 
 /// `R_MSR_PORT{n}_XBR_SET2_MASK` of instance R.

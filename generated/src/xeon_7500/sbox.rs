@@ -54,14 +54,14 @@ impl Layout for SGlobalCtlLayout {
 
 impl SGlobalCtl {
     /// `ctr_en`: bits 3:0 (rw, reset 0x0).
-    pub const CTR_EN: BitRange = BitRange::new(3, 0);
-    /// `ctr_en` ([`Self::CTR_EN`]): Per-counter enable, bit n for counter n of this box.
-    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN.get(self.raw64()) as u8 }
+    pub const CTR_EN_BITS: BitRange = BitRange::new(3, 0);
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Per-counter enable, bit n for counter n of this box.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
     /// This value with `ctr_en` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_ctr_en` returns an error instead.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN.try_set(self.raw64(), v as u64, SGlobalCtlLayout::NAME, "ctr_en")) }
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, SGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
 /// `S{i}_MSR_PMON_GLOBAL_CTL` of instance S0.
@@ -130,15 +130,15 @@ impl Layout for SGlobalStatusLayout {
 
 impl SGlobalStatus {
     /// `ov`: bits 3:0 (rw-v, reset 0x0).
-    pub const OV: BitRange = BitRange::new(3, 0);
-    /// `ov` ([`Self::OV`]): Overflow flag per counter, bit n for counter n; set by hardware when
-    /// that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per counter, bit n for counter n; set by hardware
+    /// when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
     /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
     /// const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV.try_set(self.raw64(), v as u64, SGlobalStatusLayout::NAME, "ov")) }
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, SGlobalStatusLayout::NAME, "ov")) }
 }
 
 /// `S{i}_MSR_PMON_GLOBAL_STATUS` of instance S0.
@@ -210,12 +210,12 @@ impl Layout for SGlobalOvfCtlLayout {
 
 impl SGlobalOvfCtl {
     /// `clr_ov`: bits 3:0 (w1c, reset 0x0).
-    pub const CLR_OV: BitRange = BitRange::new(3, 0);
+    pub const CLR_OV_BITS: BitRange = BitRange::new(3, 0);
     /// This value with `clr_ov` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_clr_ov` returns an error instead.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV.try_set(self.raw64(), v as u64, SGlobalOvfCtlLayout::NAME, "clr_ov")) }
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, SGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
 /// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance S0.
@@ -310,29 +310,29 @@ impl Layout for SSummaryLayout {
 
 impl SSummary {
     /// `ov_r`: bit 19 (ro-v, reset 0x0).
-    pub const OV_R: BitRange = BitRange::new(19, 19);
+    pub const OV_R_BITS: BitRange = BitRange::new(19, 19);
     /// `ov_s`: bit 18 (ro-v, reset 0x0).
-    pub const OV_S: BitRange = BitRange::new(18, 18);
+    pub const OV_S_BITS: BitRange = BitRange::new(18, 18);
     /// `ov_mb`: bit 16 (ro-v, reset 0x0).
-    pub const OV_MB: BitRange = BitRange::new(16, 16);
+    pub const OV_MB_BITS: BitRange = BitRange::new(16, 16);
     /// `ov_c_l`: bit 2 (ro-v, reset 0x0).
-    pub const OV_C_L: BitRange = BitRange::new(2, 2);
+    pub const OV_C_L_BITS: BitRange = BitRange::new(2, 2);
     /// `ov_c_r`: bit 0 (ro-v, reset 0x0).
-    pub const OV_C_R: BitRange = BitRange::new(0, 0);
-    /// `ov_r` ([`Self::OV_R`]): An R-box counter overflowed: the left R-box half (counters 0-7) for
-    /// S-box 0, the right half (counters 8-15) for S-box 1.
-    #[inline] pub const fn ov_r(self) -> bool { Self::OV_R.is_set(self.raw64()) }
-    /// `ov_s` ([`Self::OV_S`]): A counter of this S-box itself overflowed.
-    #[inline] pub const fn ov_s(self) -> bool { Self::OV_S.is_set(self.raw64()) }
-    /// `ov_mb` ([`Self::OV_MB`]): A counter in the M-box or B-box attached to this S-box
+    pub const OV_C_R_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_r` ([`Self::OV_R_BITS`]): An R-box counter overflowed: the left R-box half (counters
+    /// 0-7) for S-box 0, the right half (counters 8-15) for S-box 1.
+    #[inline] pub const fn ov_r(self) -> bool { Self::OV_R_BITS.is_set(self.raw64()) }
+    /// `ov_s` ([`Self::OV_S_BITS`]): A counter of this S-box itself overflowed.
+    #[inline] pub const fn ov_s(self) -> bool { Self::OV_S_BITS.is_set(self.raw64()) }
+    /// `ov_mb` ([`Self::OV_MB_BITS`]): A counter in the M-box or B-box attached to this S-box
     /// overflowed.
-    #[inline] pub const fn ov_mb(self) -> bool { Self::OV_MB.is_set(self.raw64()) }
-    /// `ov_c_l` ([`Self::OV_C_L`]): A counter in one of the 'left' C-boxes overflowed: C0 or C1 for
-    /// S-box 0, C4 or C5 for S-box 1.
-    #[inline] pub const fn ov_c_l(self) -> bool { Self::OV_C_L.is_set(self.raw64()) }
-    /// `ov_c_r` ([`Self::OV_C_R`]): A counter in one of the 'right' C-boxes overflowed: C2 or C3
-    /// for S-box 0, C6 or C7 for S-box 1.
-    #[inline] pub const fn ov_c_r(self) -> bool { Self::OV_C_R.is_set(self.raw64()) }
+    #[inline] pub const fn ov_mb(self) -> bool { Self::OV_MB_BITS.is_set(self.raw64()) }
+    /// `ov_c_l` ([`Self::OV_C_L_BITS`]): A counter in one of the 'left' C-boxes overflowed: C0 or
+    /// C1 for S-box 0, C4 or C5 for S-box 1.
+    #[inline] pub const fn ov_c_l(self) -> bool { Self::OV_C_L_BITS.is_set(self.raw64()) }
+    /// `ov_c_r` ([`Self::OV_C_R_BITS`]): A counter in one of the 'right' C-boxes overflowed: C2 or
+    /// C3 for S-box 0, C6 or C7 for S-box 1.
+    #[inline] pub const fn ov_c_r(self) -> bool { Self::OV_C_R_BITS.is_set(self.raw64()) }
 }
 
 #[cfg(feature = "metadata")]
@@ -441,50 +441,50 @@ impl Layout for SEvtSelLayout {
 
 impl SEvtSel {
     /// `thresh`: bits 31:24 (rw, reset 0x0).
-    pub const THRESH: BitRange = BitRange::new(31, 24);
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
     /// `invert`: bit 23 (rw, reset 0x0).
-    pub const INVERT: BitRange = BitRange::new(23, 23);
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `pmi_en`: bit 20 (rw, reset 0x0).
-    pub const PMI_EN: BitRange = BitRange::new(20, 20);
+    pub const PMI_EN_BITS: BitRange = BitRange::new(20, 20);
     /// `edge_detect`: bit 18 (rw, reset 0x0).
-    pub const EDGE_DETECT: BitRange = BitRange::new(18, 18);
+    pub const EDGE_DETECT_BITS: BitRange = BitRange::new(18, 18);
     /// `umask`: bits 15:8 (rw, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
     /// `ev_sel`: bits 7:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `thresh` ([`Self::THRESH`]): Threshold compared with the per-cycle event increment; 0
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold compared with the per-cycle event increment; 0
     /// disables the comparison.
-    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH.get(self.raw64()) as u8 }
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
     /// This value with `thresh` set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH.set(self.raw64(), v as u64)) }
-    /// `invert` ([`Self::INVERT`]): Selects the sense of the threshold comparison.
-    #[inline] pub const fn invert(self) -> SEvtSelInvert { SEvtSelInvert::from_bits(Self::INVERT.get(self.raw64()) as u8) }
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Selects the sense of the threshold comparison.
+    #[inline] pub const fn invert(self) -> SEvtSelInvert { SEvtSelInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
     /// This value with `invert` set to `v`.
-    #[inline] pub const fn with_invert(self, v: SEvtSelInvert) -> Self { self.with_raw64(Self::INVERT.set(self.raw64(), v.bits() as u64)) }
-    /// `en` ([`Self::EN`]): Local enable for this counter (Linux sets bit 22 to enable S-box
+    #[inline] pub const fn with_invert(self, v: SEvtSelInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Local enable for this counter (Linux sets bit 22 to enable S-box
     /// events).
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `pmi_en` ([`Self::PMI_EN`]): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
     /// This value with `pmi_en` set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN.set(self.raw64(), v as u64)) }
-    /// `edge_detect` ([`Self::EDGE_DETECT`]): Count 0-to-1 transitions of a one-bit event instead
-    /// of every cycle it is asserted.
-    #[inline] pub const fn edge_detect(self) -> bool { Self::EDGE_DETECT.is_set(self.raw64()) }
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_detect` ([`Self::EDGE_DETECT_BITS`]): Count 0-to-1 transitions of a one-bit event
+    /// instead of every cycle it is asserted.
+    #[inline] pub const fn edge_detect(self) -> bool { Self::EDGE_DETECT_BITS.is_set(self.raw64()) }
     /// This value with `edge_detect` set to `v`.
-    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DETECT.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask qualifying the selected event.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DETECT_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask qualifying the selected event.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Selects the S-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Selects the S-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `S{i}_MSR_PMON_EVT_SEL{n}` of instance S0.
@@ -554,16 +554,16 @@ impl Layout for SCtrLayout {
 
 impl SCtr {
     /// `event_count`: bits 47:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The 48-bit event count. Software may preload it (for
-    /// example with 2^48 minus a sample interval) so that it overflows after a chosen number of
-    /// events.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
+    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+    /// of events.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, SCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, SCtrLayout::NAME, "event_count")) }
 }
 
 /// `S{i}_MSR_PMON_CTR{n}` of instance S0.
@@ -642,12 +642,12 @@ impl Layout for SMmCfgLayout {
 
 impl SMmCfg {
     /// `en`: bit 63 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(63, 63);
-    /// `en` ([`Self::EN`]): Enables the match/mask filter. Software should clear it while
+    pub const EN_BITS: BitRange = BitRange::new(63, 63);
+    /// `en` ([`Self::EN_BITS`]): Enables the match/mask filter. Software should clear it while
     /// reprogramming the match and mask registers and set it afterwards.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `S{i}_MSR_PMON_MM_CFG` of instance S0.
@@ -713,12 +713,12 @@ impl Layout for SMatchLayout {
 
 impl SMatch {
     /// `match`: bits 63:0 (rw, reset 0x0).
-    pub const MATCH: BitRange = BitRange::new(63, 0);
-    /// `match` ([`Self::MATCH`]): Packet field values to compare against, in the guide's S-box
+    pub const MATCH_BITS: BitRange = BitRange::new(63, 0);
+    /// `match` ([`Self::MATCH_BITS`]): Packet field values to compare against, in the guide's S-box
     /// match layout; only the bits selected by the mask register take part in the comparison.
-    #[inline] pub const fn match_(self) -> u64 { Self::MATCH.get(self.raw64()) }
+    #[inline] pub const fn match_(self) -> u64 { Self::MATCH_BITS.get(self.raw64()) }
     /// This value with `match` set to `v`.
-    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(Self::MATCH.set(self.raw64(), v)) }
+    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(Self::MATCH_BITS.set(self.raw64(), v)) }
 }
 
 /// `S{i}_MSR_PMON_MATCH` of instance S0.
@@ -782,11 +782,11 @@ impl Layout for SMaskLayout {
 
 impl SMask {
     /// `mask`: bits 63:0 (rw, reset 0x0).
-    pub const MASK: BitRange = BitRange::new(63, 0);
-    /// `mask` ([`Self::MASK`]): Per-bit mask for the match register.
-    #[inline] pub const fn mask(self) -> u64 { Self::MASK.get(self.raw64()) }
+    pub const MASK_BITS: BitRange = BitRange::new(63, 0);
+    /// `mask` ([`Self::MASK_BITS`]): Per-bit mask for the match register.
+    #[inline] pub const fn mask(self) -> u64 { Self::MASK_BITS.get(self.raw64()) }
     /// This value with `mask` set to `v`.
-    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(Self::MASK.set(self.raw64(), v)) }
+    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(Self::MASK_BITS.set(self.raw64(), v)) }
 }
 
 /// `S{i}_MSR_PMON_MASK` of instance S0.

@@ -77,42 +77,42 @@ impl Layout for UGlobalCtlLayout {
 
 impl UGlobalCtl {
     /// `frz_all`: bit 31 (rw, reset 0x0).
-    pub const FRZ_ALL: BitRange = BitRange::new(31, 31);
+    pub const FRZ_ALL_BITS: BitRange = BitRange::new(31, 31);
     /// `rst_all`: bit 29 (rw, reset 0x0).
-    pub const RST_ALL: BitRange = BitRange::new(29, 29);
+    pub const RST_ALL_BITS: BitRange = BitRange::new(29, 29);
     /// `en_all`: bit 28 (rw, reset 0x0).
-    pub const EN_ALL: BitRange = BitRange::new(28, 28);
+    pub const EN_ALL_BITS: BitRange = BitRange::new(28, 28);
     /// `pmi_core_sel`: bits 4:1 (rw, reset 0x0).
-    pub const PMI_CORE_SEL: BitRange = BitRange::new(4, 1);
+    pub const PMI_CORE_SEL_BITS: BitRange = BitRange::new(4, 1);
     /// `en`: bit 0 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(0, 0);
-    /// `frz_all` ([`Self::FRZ_ALL`]): When set, an overflow PMI arriving at the U-box freezes
+    pub const EN_BITS: BitRange = BitRange::new(0, 0);
+    /// `frz_all` ([`Self::FRZ_ALL_BITS`]): When set, an overflow PMI arriving at the U-box freezes
     /// (disables) all uncore counting, so the counters hold the values they had at the overflow.
-    #[inline] pub const fn frz_all(self) -> bool { Self::FRZ_ALL.is_set(self.raw64()) }
+    #[inline] pub const fn frz_all(self) -> bool { Self::FRZ_ALL_BITS.is_set(self.raw64()) }
     /// This value with `frz_all` set to `v`.
-    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(Self::FRZ_ALL.set(self.raw64(), v as u64)) }
-    /// `rst_all` ([`Self::RST_ALL`]): When written as 1, resets all uncore counters; write it back
-    /// to 0 (in the same write that sets en_all) before counting resumes.
-    #[inline] pub const fn rst_all(self) -> bool { Self::RST_ALL.is_set(self.raw64()) }
+    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(Self::FRZ_ALL_BITS.set(self.raw64(), v as u64)) }
+    /// `rst_all` ([`Self::RST_ALL_BITS`]): When written as 1, resets all uncore counters; write it
+    /// back to 0 (in the same write that sets en_all) before counting resumes.
+    #[inline] pub const fn rst_all(self) -> bool { Self::RST_ALL_BITS.is_set(self.raw64()) }
     /// This value with `rst_all` set to `v`.
-    #[inline] pub const fn with_rst_all(self, v: bool) -> Self { self.with_raw64(Self::RST_ALL.set(self.raw64(), v as u64)) }
-    /// `en_all` ([`Self::EN_ALL`]): Master enable: no uncore counter collects events unless this
-    /// bit is 1. Cleared by hardware when a PMI freezes the uncore.
-    #[inline] pub const fn en_all(self) -> bool { Self::EN_ALL.is_set(self.raw64()) }
+    #[inline] pub const fn with_rst_all(self, v: bool) -> Self { self.with_raw64(Self::RST_ALL_BITS.set(self.raw64(), v as u64)) }
+    /// `en_all` ([`Self::EN_ALL_BITS`]): Master enable: no uncore counter collects events unless
+    /// this bit is 1. Cleared by hardware when a PMI freezes the uncore.
+    #[inline] pub const fn en_all(self) -> bool { Self::EN_ALL_BITS.is_set(self.raw64()) }
     /// This value with `en_all` set to `v`.
-    #[inline] pub const fn with_en_all(self, v: bool) -> Self { self.with_raw64(Self::EN_ALL.set(self.raw64(), v as u64)) }
-    /// `pmi_core_sel` ([`Self::PMI_CORE_SEL`]): Mask of cores that receive a PMI when an uncore
-    /// counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI.
-    #[inline] pub const fn pmi_core_sel(self) -> u8 { Self::PMI_CORE_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_en_all(self, v: bool) -> Self { self.with_raw64(Self::EN_ALL_BITS.set(self.raw64(), v as u64)) }
+    /// `pmi_core_sel` ([`Self::PMI_CORE_SEL_BITS`]): Mask of cores that receive a PMI when an
+    /// uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI.
+    #[inline] pub const fn pmi_core_sel(self) -> u8 { Self::PMI_CORE_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `pmi_core_sel` set to `v`. Panics if `v` does not fit in the field (a
     /// compile error in const context); `try_with_pmi_core_sel` returns an error instead.
-    #[inline] pub const fn with_pmi_core_sel(self, v: u8) -> Self { self.with_raw64(Self::PMI_CORE_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_pmi_core_sel(self, v: u8) -> Self { self.with_raw64(Self::PMI_CORE_SEL_BITS.set(self.raw64(), v as u64)) }
     /// This value with `pmi_core_sel` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_pmi_core_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::PMI_CORE_SEL.try_set(self.raw64(), v as u64, UGlobalCtlLayout::NAME, "pmi_core_sel")) }
-    /// `en` ([`Self::EN`]): Enables the U-box's own counter (U_MSR_PMON_CTR).
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn try_with_pmi_core_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::PMI_CORE_SEL_BITS.try_set(self.raw64(), v as u64, UGlobalCtlLayout::NAME, "pmi_core_sel")) }
+    /// `en` ([`Self::EN_BITS`]): Enables the U-box's own counter (U_MSR_PMON_CTR).
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_GLOBAL_CTL` of instance U.
@@ -193,31 +193,31 @@ impl Layout for UGlobalStatusLayout {
 
 impl UGlobalStatus {
     /// `ov_s0`: bit 3 (rw-v, reset 0x0).
-    pub const OV_S0: BitRange = BitRange::new(3, 3);
+    pub const OV_S0_BITS: BitRange = BitRange::new(3, 3);
     /// `ov_s1`: bit 2 (rw-v, reset 0x0).
-    pub const OV_S1: BitRange = BitRange::new(2, 2);
+    pub const OV_S1_BITS: BitRange = BitRange::new(2, 2);
     /// `ov_w`: bit 1 (rw-v, reset 0x0).
-    pub const OV_W: BitRange = BitRange::new(1, 1);
+    pub const OV_W_BITS: BitRange = BitRange::new(1, 1);
     /// `ov_u`: bit 0 (rw-v, reset 0x0).
-    pub const OV_U: BitRange = BitRange::new(0, 0);
-    /// `ov_s0` ([`Self::OV_S0`]): A counter in S-box 0 or in a box that reports through S-box 0
-    /// overflowed; read S0_MSR_PMON_SUMMARY next.
-    #[inline] pub const fn ov_s0(self) -> bool { Self::OV_S0.is_set(self.raw64()) }
+    pub const OV_U_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_s0` ([`Self::OV_S0_BITS`]): A counter in S-box 0 or in a box that reports through S-box
+    /// 0 overflowed; read S0_MSR_PMON_SUMMARY next.
+    #[inline] pub const fn ov_s0(self) -> bool { Self::OV_S0_BITS.is_set(self.raw64()) }
     /// This value with `ov_s0` set to `v`.
-    #[inline] pub const fn with_ov_s0(self, v: bool) -> Self { self.with_raw64(Self::OV_S0.set(self.raw64(), v as u64)) }
-    /// `ov_s1` ([`Self::OV_S1`]): A counter in S-box 1 or in a box that reports through S-box 1
-    /// overflowed; read S1_MSR_PMON_SUMMARY next.
-    #[inline] pub const fn ov_s1(self) -> bool { Self::OV_S1.is_set(self.raw64()) }
+    #[inline] pub const fn with_ov_s0(self, v: bool) -> Self { self.with_raw64(Self::OV_S0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_s1` ([`Self::OV_S1_BITS`]): A counter in S-box 1 or in a box that reports through S-box
+    /// 1 overflowed; read S1_MSR_PMON_SUMMARY next.
+    #[inline] pub const fn ov_s1(self) -> bool { Self::OV_S1_BITS.is_set(self.raw64()) }
     /// This value with `ov_s1` set to `v`.
-    #[inline] pub const fn with_ov_s1(self, v: bool) -> Self { self.with_raw64(Self::OV_S1.set(self.raw64(), v as u64)) }
-    /// `ov_w` ([`Self::OV_W`]): A W-box counter (general-purpose or fixed) overflowed.
-    #[inline] pub const fn ov_w(self) -> bool { Self::OV_W.is_set(self.raw64()) }
+    #[inline] pub const fn with_ov_s1(self, v: bool) -> Self { self.with_raw64(Self::OV_S1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_w` ([`Self::OV_W_BITS`]): A W-box counter (general-purpose or fixed) overflowed.
+    #[inline] pub const fn ov_w(self) -> bool { Self::OV_W_BITS.is_set(self.raw64()) }
     /// This value with `ov_w` set to `v`.
-    #[inline] pub const fn with_ov_w(self, v: bool) -> Self { self.with_raw64(Self::OV_W.set(self.raw64(), v as u64)) }
-    /// `ov_u` ([`Self::OV_U`]): The U-box counter overflowed.
-    #[inline] pub const fn ov_u(self) -> bool { Self::OV_U.is_set(self.raw64()) }
+    #[inline] pub const fn with_ov_w(self, v: bool) -> Self { self.with_raw64(Self::OV_W_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_u` ([`Self::OV_U_BITS`]): The U-box counter overflowed.
+    #[inline] pub const fn ov_u(self) -> bool { Self::OV_U_BITS.is_set(self.raw64()) }
     /// This value with `ov_u` set to `v`.
-    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(Self::OV_U.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(Self::OV_U_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_GLOBAL_STATUS` of instance U.
@@ -284,21 +284,21 @@ impl Layout for UGlobalOvfCtlLayout {
 
 impl UGlobalOvfCtl {
     /// `clr_ov_s0`: bit 3 (w1c, reset 0x0).
-    pub const CLR_OV_S0: BitRange = BitRange::new(3, 3);
+    pub const CLR_OV_S0_BITS: BitRange = BitRange::new(3, 3);
     /// `clr_ov_s1`: bit 2 (w1c, reset 0x0).
-    pub const CLR_OV_S1: BitRange = BitRange::new(2, 2);
+    pub const CLR_OV_S1_BITS: BitRange = BitRange::new(2, 2);
     /// `clr_ov_w`: bit 1 (w1c, reset 0x0).
-    pub const CLR_OV_W: BitRange = BitRange::new(1, 1);
+    pub const CLR_OV_W_BITS: BitRange = BitRange::new(1, 1);
     /// `clr_ov_u`: bit 0 (w1c, reset 0x0).
-    pub const CLR_OV_U: BitRange = BitRange::new(0, 0);
+    pub const CLR_OV_U_BITS: BitRange = BitRange::new(0, 0);
     /// This value with `clr_ov_s0` set to `v`.
-    #[inline] pub const fn with_clr_ov_s0(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_S0.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ov_s0(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_S0_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ov_s1` set to `v`.
-    #[inline] pub const fn with_clr_ov_s1(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_S1.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ov_s1(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_S1_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ov_w` set to `v`.
-    #[inline] pub const fn with_clr_ov_w(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_W.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ov_w(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_W_BITS.set(self.raw64(), v as u64)) }
     /// This value with `clr_ov_u` set to `v`.
-    #[inline] pub const fn with_clr_ov_u(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_U.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_clr_ov_u(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_U_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_GLOBAL_OVF_CTL` of instance U.
@@ -440,31 +440,31 @@ impl Layout for UEvtSelLayout {
 
 impl UEvtSel {
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `pmi_en`: bit 20 (rw, reset 0x0).
-    pub const PMI_EN: BitRange = BitRange::new(20, 20);
+    pub const PMI_EN_BITS: BitRange = BitRange::new(20, 20);
     /// `edge_detect`: bit 18 (rw, reset 0x0).
-    pub const EDGE_DETECT: BitRange = BitRange::new(18, 18);
+    pub const EDGE_DETECT_BITS: BitRange = BitRange::new(18, 18);
     /// `ev_sel`: bits 7:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `en` ([`Self::EN`]): Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and en_all
-    /// must also be set.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `en` ([`Self::EN_BITS`]): Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and
+    /// en_all must also be set.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `pmi_en` ([`Self::PMI_EN`]): Signal a PMI to the U-box when the counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when the counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
     /// This value with `pmi_en` set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN.set(self.raw64(), v as u64)) }
-    /// `edge_detect` ([`Self::EDGE_DETECT`]): Count 0-to-1 transitions of the event instead of
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_detect` ([`Self::EDGE_DETECT_BITS`]): Count 0-to-1 transitions of the event instead of
     /// every cycle it is asserted.
-    #[inline] pub const fn edge_detect(self) -> bool { Self::EDGE_DETECT.is_set(self.raw64()) }
+    #[inline] pub const fn edge_detect(self) -> bool { Self::EDGE_DETECT_BITS.is_set(self.raw64()) }
     /// This value with `edge_detect` set to `v`.
-    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DETECT.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Selects the U-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DETECT_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Selects the U-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_EVT_SEL` of instance U.
@@ -526,16 +526,16 @@ impl Layout for UCtrLayout {
 
 impl UCtr {
     /// `event_count`: bits 47:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The 48-bit event count. Software may preload it (for
-    /// example with 2^48 minus a sample interval) so that it overflows after a chosen number of
-    /// events.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
+    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+    /// of events.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, UCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_CTR` of instance U.

@@ -128,56 +128,56 @@ impl Layout for UCtlLayout {
 
 impl UCtl {
     /// `thresh`: bits 28:24 (rw, reset 0x0).
-    pub const THRESH: BitRange = BitRange::new(28, 24);
+    pub const THRESH_BITS: BitRange = BitRange::new(28, 24);
     /// `invert`: bit 23 (rw, reset 0x0).
-    pub const INVERT: BitRange = BitRange::new(23, 23);
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `edge_det`: bit 18 (rw, reset 0x0).
-    pub const EDGE_DET: BitRange = BitRange::new(18, 18);
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
     /// `rst`: bit 17 (wo, reset 0x0).
-    pub const RST: BitRange = BitRange::new(17, 17);
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
     /// `umask`: bits 15:8 (rw, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
     /// `ev_sel`: bits 7:0 (rw, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `thresh` ([`Self::THRESH`]): Threshold (5 bits): when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert; invert and
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold (5 bits): when non-zero, a cycle is counted only
+    /// if that cycle's increment compares against this value as selected by invert; invert and
     /// edge_det only work with a non-zero threshold (use 1 for events that increment by at most one
     /// per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH.get(self.raw64()) as u8 }
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
     /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
     /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH.try_set(self.raw64(), v as u64, UCtlLayout::NAME, "thresh")) }
-    /// `invert` ([`Self::INVERT`]): Selects the sense of the threshold comparison. With edge_det
-    /// also set, the counter counts falling rather than rising edges.
-    #[inline] pub const fn invert(self) -> UCtlInvert { UCtlInvert::from_bits(Self::INVERT.get(self.raw64()) as u8) }
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, UCtlLayout::NAME, "thresh")) }
+    /// `invert` ([`Self::INVERT_BITS`]): Selects the sense of the threshold comparison. With
+    /// edge_det also set, the counter counts falling rather than rising edges.
+    #[inline] pub const fn invert(self) -> UCtlInvert { UCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
     /// This value with `invert` set to `v`.
-    #[inline] pub const fn with_invert(self, v: UCtlInvert) -> Self { self.with_raw64(Self::INVERT.set(self.raw64(), v.bits() as u64)) }
-    /// `en` ([`Self::EN`]): Enables this counter; it counts only while this bit is 1 (and the
+    #[inline] pub const fn with_invert(self, v: UCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1 (and the
     /// uncore is globally enabled).
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `edge_det` ([`Self::EDGE_DET`]): Edge detect: when 1, the counter advances once per 0-to-1
-    /// transition of the thresholded event instead of once per cycle in which it is active; needs a
-    /// non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET.is_set(self.raw64()) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
+    /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
+    /// needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
     /// This value with `edge_det` set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst` set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask: chooses which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select: the code of the U-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the U-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_CTL{n}` of instance UBOX.
@@ -246,15 +246,15 @@ impl Layout for UCtrLayout {
 
 impl UCtr {
     /// `event_count`: bits 43:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(43, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The accumulated 44-bit count of the event selected by
-    /// U_MSR_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(43, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 44-bit count of the event
+    /// selected by U_MSR_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, UCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_CTR{n}` of instance UBOX.
@@ -320,12 +320,12 @@ impl Layout for UUclkFixedCtlLayout {
 
 impl UUclkFixedCtl {
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
-    /// `en` ([`Self::EN`]): Enables the UCLK fixed counter; it counts while this bit is 1 and the
-    /// uncore is globally enabled.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `en` ([`Self::EN_BITS`]): Enables the UCLK fixed counter; it counts while this bit is 1 and
+    /// the uncore is globally enabled.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_UCLK_FIXED_CTL` of instance UBOX.
@@ -394,14 +394,14 @@ impl Layout for UUclkFixedCtrLayout {
 
 impl UUclkFixedCtr {
     /// `event_count`: bits 47:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The number of UCLK cycles counted, 48 bits.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The number of UCLK cycles counted, 48 bits.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, UUclkFixedCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UUclkFixedCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_UCLK_FIXED_CTR` of instance UBOX.
@@ -475,10 +475,10 @@ impl Layout for UCpuNodeIdLayout {
 
 impl UCpuNodeId {
     /// `local_node_id`: bits 2:0 (ro, reset 0x0).
-    pub const LOCAL_NODE_ID: BitRange = BitRange::new(2, 0);
-    /// `local_node_id` ([`Self::LOCAL_NODE_ID`]): Node ID of this socket (local node ID), as
+    pub const LOCAL_NODE_ID_BITS: BitRange = BitRange::new(2, 0);
+    /// `local_node_id` ([`Self::LOCAL_NODE_ID_BITS`]): Node ID of this socket (local node ID), as
     /// configured by firmware.
-    #[inline] pub const fn local_node_id(self) -> u8 { Self::LOCAL_NODE_ID.get(self.raw64()) as u8 }
+    #[inline] pub const fn local_node_id(self) -> u8 { Self::LOCAL_NODE_ID_BITS.get(self.raw64()) as u8 }
 }
 
 /// `U_PCI_CPUNODEID` of instance UBOX.
@@ -561,37 +561,37 @@ impl Layout for UGidNidMapLayout {
 
 impl UGidNidMap {
     /// `node_id7`: bits 23:21 (ro, reset 0x0).
-    pub const NODE_ID7: BitRange = BitRange::new(23, 21);
+    pub const NODE_ID7_BITS: BitRange = BitRange::new(23, 21);
     /// `node_id6`: bits 20:18 (ro, reset 0x0).
-    pub const NODE_ID6: BitRange = BitRange::new(20, 18);
+    pub const NODE_ID6_BITS: BitRange = BitRange::new(20, 18);
     /// `node_id5`: bits 17:15 (ro, reset 0x0).
-    pub const NODE_ID5: BitRange = BitRange::new(17, 15);
+    pub const NODE_ID5_BITS: BitRange = BitRange::new(17, 15);
     /// `node_id4`: bits 14:12 (ro, reset 0x0).
-    pub const NODE_ID4: BitRange = BitRange::new(14, 12);
+    pub const NODE_ID4_BITS: BitRange = BitRange::new(14, 12);
     /// `node_id3`: bits 11:9 (ro, reset 0x0).
-    pub const NODE_ID3: BitRange = BitRange::new(11, 9);
+    pub const NODE_ID3_BITS: BitRange = BitRange::new(11, 9);
     /// `node_id2`: bits 8:6 (ro, reset 0x0).
-    pub const NODE_ID2: BitRange = BitRange::new(8, 6);
+    pub const NODE_ID2_BITS: BitRange = BitRange::new(8, 6);
     /// `node_id1`: bits 5:3 (ro, reset 0x0).
-    pub const NODE_ID1: BitRange = BitRange::new(5, 3);
+    pub const NODE_ID1_BITS: BitRange = BitRange::new(5, 3);
     /// `node_id0`: bits 2:0 (ro, reset 0x0).
-    pub const NODE_ID0: BitRange = BitRange::new(2, 0);
-    /// `node_id7` ([`Self::NODE_ID7`]): Node ID of the socket whose group ID is 7.
-    #[inline] pub const fn node_id7(self) -> u8 { Self::NODE_ID7.get(self.raw64()) as u8 }
-    /// `node_id6` ([`Self::NODE_ID6`]): Node ID of the socket whose group ID is 6.
-    #[inline] pub const fn node_id6(self) -> u8 { Self::NODE_ID6.get(self.raw64()) as u8 }
-    /// `node_id5` ([`Self::NODE_ID5`]): Node ID of the socket whose group ID is 5.
-    #[inline] pub const fn node_id5(self) -> u8 { Self::NODE_ID5.get(self.raw64()) as u8 }
-    /// `node_id4` ([`Self::NODE_ID4`]): Node ID of the socket whose group ID is 4.
-    #[inline] pub const fn node_id4(self) -> u8 { Self::NODE_ID4.get(self.raw64()) as u8 }
-    /// `node_id3` ([`Self::NODE_ID3`]): Node ID of the socket whose group ID is 3.
-    #[inline] pub const fn node_id3(self) -> u8 { Self::NODE_ID3.get(self.raw64()) as u8 }
-    /// `node_id2` ([`Self::NODE_ID2`]): Node ID of the socket whose group ID is 2.
-    #[inline] pub const fn node_id2(self) -> u8 { Self::NODE_ID2.get(self.raw64()) as u8 }
-    /// `node_id1` ([`Self::NODE_ID1`]): Node ID of the socket whose group ID is 1.
-    #[inline] pub const fn node_id1(self) -> u8 { Self::NODE_ID1.get(self.raw64()) as u8 }
-    /// `node_id0` ([`Self::NODE_ID0`]): Node ID of the socket whose group ID is 0.
-    #[inline] pub const fn node_id0(self) -> u8 { Self::NODE_ID0.get(self.raw64()) as u8 }
+    pub const NODE_ID0_BITS: BitRange = BitRange::new(2, 0);
+    /// `node_id7` ([`Self::NODE_ID7_BITS`]): Node ID of the socket whose group ID is 7.
+    #[inline] pub const fn node_id7(self) -> u8 { Self::NODE_ID7_BITS.get(self.raw64()) as u8 }
+    /// `node_id6` ([`Self::NODE_ID6_BITS`]): Node ID of the socket whose group ID is 6.
+    #[inline] pub const fn node_id6(self) -> u8 { Self::NODE_ID6_BITS.get(self.raw64()) as u8 }
+    /// `node_id5` ([`Self::NODE_ID5_BITS`]): Node ID of the socket whose group ID is 5.
+    #[inline] pub const fn node_id5(self) -> u8 { Self::NODE_ID5_BITS.get(self.raw64()) as u8 }
+    /// `node_id4` ([`Self::NODE_ID4_BITS`]): Node ID of the socket whose group ID is 4.
+    #[inline] pub const fn node_id4(self) -> u8 { Self::NODE_ID4_BITS.get(self.raw64()) as u8 }
+    /// `node_id3` ([`Self::NODE_ID3_BITS`]): Node ID of the socket whose group ID is 3.
+    #[inline] pub const fn node_id3(self) -> u8 { Self::NODE_ID3_BITS.get(self.raw64()) as u8 }
+    /// `node_id2` ([`Self::NODE_ID2_BITS`]): Node ID of the socket whose group ID is 2.
+    #[inline] pub const fn node_id2(self) -> u8 { Self::NODE_ID2_BITS.get(self.raw64()) as u8 }
+    /// `node_id1` ([`Self::NODE_ID1_BITS`]): Node ID of the socket whose group ID is 1.
+    #[inline] pub const fn node_id1(self) -> u8 { Self::NODE_ID1_BITS.get(self.raw64()) as u8 }
+    /// `node_id0` ([`Self::NODE_ID0_BITS`]): Node ID of the socket whose group ID is 0.
+    #[inline] pub const fn node_id0(self) -> u8 { Self::NODE_ID0_BITS.get(self.raw64()) as u8 }
 }
 
 /// `U_PCI_GIDNIDMAP` of instance UBOX.

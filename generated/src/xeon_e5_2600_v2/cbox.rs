@@ -78,31 +78,31 @@ impl Layout for CboBoxCtlLayout {
 
 impl CboBoxCtl {
     /// `ov_en`: bit 17 (rw, reset 0x0).
-    pub const OV_EN: BitRange = BitRange::new(17, 17);
+    pub const OV_EN_BITS: BitRange = BitRange::new(17, 17);
     /// `frz_en`: bit 16 (rw, reset 0x0).
-    pub const FRZ_EN: BitRange = BitRange::new(16, 16);
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
     /// `frz`: bit 8 (wo, reset 0x0).
-    pub const FRZ: BitRange = BitRange::new(8, 8);
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
     /// `rst_ctrs`: bit 1 (wo, reset 0x0).
-    pub const RST_CTRS: BitRange = BitRange::new(1, 1);
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
     /// `rst_ctrl`: bit 0 (wo, reset 0x0).
-    pub const RST_CTRL: BitRange = BitRange::new(0, 0);
-    /// `ov_en` ([`Self::OV_EN`]): Unit overflow enable: lets overflows of this box's counters
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Unit overflow enable: lets overflows of this box's counters
     /// travel on to the U-box. The guide asks software to write 1 here (see the note).
-    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN.is_set(self.raw64()) }
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
     /// This value with `ov_en` set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN.set(self.raw64(), v as u64)) }
-    /// `frz_en` ([`Self::FRZ_EN`]): Unit freeze enable: lets this box's counters obey the
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `frz_en` ([`Self::FRZ_EN_BITS`]): Unit freeze enable: lets this box's counters obey the
     /// uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
-    #[inline] pub const fn frz_en(self) -> bool { Self::FRZ_EN.is_set(self.raw64()) }
+    #[inline] pub const fn frz_en(self) -> bool { Self::FRZ_EN_BITS.is_set(self.raw64()) }
     /// This value with `frz_en` set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `frz` set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst_ctrs` set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst_ctrl` set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `C{i}_MSR_PMON_BOX_CTL` of instance C0.
@@ -236,52 +236,52 @@ impl Layout for CboCtlLayout {
 
 impl CboCtl {
     /// `thresh`: bits 31:24 (rw-v, reset 0x0).
-    pub const THRESH: BitRange = BitRange::new(31, 24);
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
     /// `en`: bit 22 (rw-v, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `tid_en`: bit 19 (rw-v, reset 0x0).
-    pub const TID_EN: BitRange = BitRange::new(19, 19);
+    pub const TID_EN_BITS: BitRange = BitRange::new(19, 19);
     /// `edge_det`: bit 18 (rw-v, reset 0x0).
-    pub const EDGE_DET: BitRange = BitRange::new(18, 18);
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
     /// `rst`: bit 17 (wo, reset 0x0).
-    pub const RST: BitRange = BitRange::new(17, 17);
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
     /// `umask`: bits 15:8 (rw-v, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
     /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `thresh` ([`Self::THRESH`]): Threshold: when non-zero, a cycle is counted only if that
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
     /// cycle's increment is at least this value; edge_det works only with a non-zero threshold (use
     /// 1 for events that increment by at most one per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH.get(self.raw64()) as u8 }
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
     /// This value with `thresh` set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH.set(self.raw64(), v as u64)) }
-    /// `en` ([`Self::EN`]): Enables this counter; it counts only while this bit is 1 (and the
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1 (and the
     /// uncore is not frozen).
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `tid_en` ([`Self::TID_EN`]): Thread-id filter enable: when 1, the counter counts only
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `tid_en` ([`Self::TID_EN_BITS`]): Thread-id filter enable: when 1, the counter counts only
     /// occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER0.
-    #[inline] pub const fn tid_en(self) -> bool { Self::TID_EN.is_set(self.raw64()) }
+    #[inline] pub const fn tid_en(self) -> bool { Self::TID_EN_BITS.is_set(self.raw64()) }
     /// This value with `tid_en` set to `v`.
-    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(Self::TID_EN.set(self.raw64(), v as u64)) }
-    /// `edge_det` ([`Self::EDGE_DET`]): Edge detect: when 1, the counter advances once per 0-to-1
-    /// transition of the thresholded event instead of once per cycle in which it is active; needs a
-    /// non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET.is_set(self.raw64()) }
+    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(Self::TID_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
+    /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
+    /// needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
     /// This value with `edge_det` set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst` set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask: chooses which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `C{i}_MSR_PMON_CTL{n}` of instance C0.
@@ -430,15 +430,15 @@ impl Layout for CboCtrLayout {
 
 impl CboCtr {
     /// `event_count`: bits 43:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(43, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The accumulated 44-bit count of the event selected by
-    /// C{i}_MSR_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(43, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 44-bit count of the event
+    /// selected by C{i}_MSR_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, CboCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, CboCtrLayout::NAME, "event_count")) }
 }
 
 /// `C{i}_MSR_PMON_CTR{n}` of instance C0.
@@ -601,33 +601,33 @@ impl Layout for CboBoxFilter0Layout {
 
 impl CboBoxFilter0 {
     /// `state`: bits 22:17 (rw, reset 0x0).
-    pub const STATE: BitRange = BitRange::new(22, 17);
+    pub const STATE_BITS: BitRange = BitRange::new(22, 17);
     /// `link`: bits 8:5 (rw, reset 0x0).
-    pub const LINK: BitRange = BitRange::new(8, 5);
+    pub const LINK_BITS: BitRange = BitRange::new(8, 5);
     /// `tid`: bits 4:0 (rw, reset 0x0).
-    pub const TID: BitRange = BitRange::new(4, 0);
-    /// `state` ([`Self::STATE`]): Cache-line states to match, one bit per state, for LLC
+    pub const TID_BITS: BitRange = BitRange::new(4, 0);
+    /// `state` ([`Self::STATE_BITS`]): Cache-line states to match, one bit per state, for LLC
     /// lookup/victim events.
-    #[inline] pub const fn state(self) -> u8 { Self::STATE.get(self.raw64()) as u8 }
+    #[inline] pub const fn state(self) -> u8 { Self::STATE_BITS.get(self.raw64()) as u8 }
     /// This value with `state` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_state` returns an error instead.
-    #[inline] pub const fn with_state(self, v: u8) -> Self { self.with_raw64(Self::STATE.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_state(self, v: u8) -> Self { self.with_raw64(Self::STATE_BITS.set(self.raw64(), v as u64)) }
     /// This value with `state` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_state(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::STATE.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "state")) }
-    /// `link` ([`Self::LINK`]): QPI link to match, for events that filter by link.
-    #[inline] pub const fn link(self) -> u8 { Self::LINK.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_state(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::STATE_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "state")) }
+    /// `link` ([`Self::LINK_BITS`]): QPI link to match, for events that filter by link.
+    #[inline] pub const fn link(self) -> u8 { Self::LINK_BITS.get(self.raw64()) as u8 }
     /// This value with `link` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_link` returns an error instead.
-    #[inline] pub const fn with_link(self, v: u8) -> Self { self.with_raw64(Self::LINK.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_link(self, v: u8) -> Self { self.with_raw64(Self::LINK_BITS.set(self.raw64(), v as u64)) }
     /// This value with `link` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_link(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::LINK.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "link")) }
-    /// `tid` ([`Self::TID`]): Thread id to match when a control's tid_en is set.
-    #[inline] pub const fn tid(self) -> u8 { Self::TID.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_link(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::LINK_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "link")) }
+    /// `tid` ([`Self::TID_BITS`]): Thread id to match when a control's tid_en is set.
+    #[inline] pub const fn tid(self) -> u8 { Self::TID_BITS.get(self.raw64()) as u8 }
     /// This value with `tid` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_tid` returns an error instead.
-    #[inline] pub const fn with_tid(self, v: u8) -> Self { self.with_raw64(Self::TID.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_tid(self, v: u8) -> Self { self.with_raw64(Self::TID_BITS.set(self.raw64(), v as u64)) }
     /// This value with `tid` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "tid")) }
+    #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "tid")) }
 }
 
 /// `C{i}_MSR_PMON_BOX_FILTER0` of instance C0.
@@ -744,38 +744,38 @@ impl Layout for CboBoxFilter1Layout {
 
 impl CboBoxFilter1 {
     /// `isoc`: bit 31 (rw, reset 0x0).
-    pub const ISOC: BitRange = BitRange::new(31, 31);
+    pub const ISOC_BITS: BitRange = BitRange::new(31, 31);
     /// `nc`: bit 30 (rw, reset 0x0).
-    pub const NC: BitRange = BitRange::new(30, 30);
+    pub const NC_BITS: BitRange = BitRange::new(30, 30);
     /// `c6`: bit 29 (rw, reset 0x0).
-    pub const C6: BitRange = BitRange::new(29, 29);
+    pub const C6_BITS: BitRange = BitRange::new(29, 29);
     /// `opc`: bits 28:20 (rw, reset 0x0).
-    pub const OPC: BitRange = BitRange::new(28, 20);
+    pub const OPC_BITS: BitRange = BitRange::new(28, 20);
     /// `nid`: bits 15:0 (rw, reset 0x0).
-    pub const NID: BitRange = BitRange::new(15, 0);
-    /// `isoc` ([`Self::ISOC`]): Match isochronous requests.
-    #[inline] pub const fn isoc(self) -> bool { Self::ISOC.is_set(self.raw64()) }
+    pub const NID_BITS: BitRange = BitRange::new(15, 0);
+    /// `isoc` ([`Self::ISOC_BITS`]): Match isochronous requests.
+    #[inline] pub const fn isoc(self) -> bool { Self::ISOC_BITS.is_set(self.raw64()) }
     /// This value with `isoc` set to `v`.
-    #[inline] pub const fn with_isoc(self, v: bool) -> Self { self.with_raw64(Self::ISOC.set(self.raw64(), v as u64)) }
-    /// `nc` ([`Self::NC`]): Match non-coherent requests.
-    #[inline] pub const fn nc(self) -> bool { Self::NC.is_set(self.raw64()) }
+    #[inline] pub const fn with_isoc(self, v: bool) -> Self { self.with_raw64(Self::ISOC_BITS.set(self.raw64(), v as u64)) }
+    /// `nc` ([`Self::NC_BITS`]): Match non-coherent requests.
+    #[inline] pub const fn nc(self) -> bool { Self::NC_BITS.is_set(self.raw64()) }
     /// This value with `nc` set to `v`.
-    #[inline] pub const fn with_nc(self, v: bool) -> Self { self.with_raw64(Self::NC.set(self.raw64(), v as u64)) }
-    /// `c6` ([`Self::C6`]): Match requests related to C6 entry/exit.
-    #[inline] pub const fn c6(self) -> bool { Self::C6.is_set(self.raw64()) }
+    #[inline] pub const fn with_nc(self, v: bool) -> Self { self.with_raw64(Self::NC_BITS.set(self.raw64(), v as u64)) }
+    /// `c6` ([`Self::C6_BITS`]): Match requests related to C6 entry/exit.
+    #[inline] pub const fn c6(self) -> bool { Self::C6_BITS.is_set(self.raw64()) }
     /// This value with `c6` set to `v`.
-    #[inline] pub const fn with_c6(self, v: bool) -> Self { self.with_raw64(Self::C6.set(self.raw64(), v as u64)) }
-    /// `opc` ([`Self::OPC`]): Opcode of the queued request to match.
-    #[inline] pub const fn opc(self) -> u16 { Self::OPC.get(self.raw64()) as u16 }
+    #[inline] pub const fn with_c6(self, v: bool) -> Self { self.with_raw64(Self::C6_BITS.set(self.raw64(), v as u64)) }
+    /// `opc` ([`Self::OPC_BITS`]): Opcode of the queued request to match.
+    #[inline] pub const fn opc(self) -> u16 { Self::OPC_BITS.get(self.raw64()) as u16 }
     /// This value with `opc` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_opc` returns an error instead.
-    #[inline] pub const fn with_opc(self, v: u16) -> Self { self.with_raw64(Self::OPC.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_opc(self, v: u16) -> Self { self.with_raw64(Self::OPC_BITS.set(self.raw64(), v as u64)) }
     /// This value with `opc` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_opc(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC.try_set(self.raw64(), v as u64, CboBoxFilter1Layout::NAME, "opc")) }
-    /// `nid` ([`Self::NID`]): Node id mask to match, one bit per node.
-    #[inline] pub const fn nid(self) -> u16 { Self::NID.get(self.raw64()) as u16 }
+    #[inline] pub const fn try_with_opc(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_BITS.try_set(self.raw64(), v as u64, CboBoxFilter1Layout::NAME, "opc")) }
+    /// `nid` ([`Self::NID_BITS`]): Node id mask to match, one bit per node.
+    #[inline] pub const fn nid(self) -> u16 { Self::NID_BITS.get(self.raw64()) as u16 }
     /// This value with `nid` set to `v`.
-    #[inline] pub const fn with_nid(self, v: u16) -> Self { self.with_raw64(Self::NID.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_nid(self, v: u16) -> Self { self.with_raw64(Self::NID_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `C{i}_MSR_PMON_BOX_FILTER1` of instance C0.

@@ -77,31 +77,31 @@ impl Layout for IrpBoxCtlLayout {
 
 impl IrpBoxCtl {
     /// `ov_en`: bit 17 (rw, reset 0x0).
-    pub const OV_EN: BitRange = BitRange::new(17, 17);
+    pub const OV_EN_BITS: BitRange = BitRange::new(17, 17);
     /// `frz_en`: bit 16 (rw, reset 0x0).
-    pub const FRZ_EN: BitRange = BitRange::new(16, 16);
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
     /// `frz`: bit 8 (wo, reset 0x0).
-    pub const FRZ: BitRange = BitRange::new(8, 8);
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
     /// `rst_ctrs`: bit 1 (wo, reset 0x0).
-    pub const RST_CTRS: BitRange = BitRange::new(1, 1);
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
     /// `rst_ctrl`: bit 0 (wo, reset 0x0).
-    pub const RST_CTRL: BitRange = BitRange::new(0, 0);
-    /// `ov_en` ([`Self::OV_EN`]): Unit overflow enable: lets overflows of this box's counters
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Unit overflow enable: lets overflows of this box's counters
     /// travel on to the U-box. The guide asks software to write 1 here (see the note).
-    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN.is_set(self.raw64()) }
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
     /// This value with `ov_en` set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN.set(self.raw64(), v as u64)) }
-    /// `frz_en` ([`Self::FRZ_EN`]): Unit freeze enable: lets this box's counters obey the
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `frz_en` ([`Self::FRZ_EN_BITS`]): Unit freeze enable: lets this box's counters obey the
     /// uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
-    #[inline] pub const fn frz_en(self) -> bool { Self::FRZ_EN.is_set(self.raw64()) }
+    #[inline] pub const fn frz_en(self) -> bool { Self::FRZ_EN_BITS.is_set(self.raw64()) }
     /// This value with `frz_en` set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `frz` set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst_ctrs` set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst_ctrl` set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `IRP_PCI_PMON_BOX_CTL` of instance IRP.
@@ -171,16 +171,16 @@ impl Layout for IrpBoxStatusLayout {
 
 impl IrpBoxStatus {
     /// `ov`: bits 3:0 (rw1c, reset 0x0).
-    pub const OV: BitRange = BitRange::new(3, 0);
-    /// `ov` ([`Self::OV`]): Overflow bits, one per counter of the box: hardware sets a bit when the
-    /// counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the
-    /// guide).
-    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow bits, one per counter of the box: hardware sets a bit
+    /// when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C
+    /// in the guide).
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
     /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
     /// const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV.try_set(self.raw64(), v as u64, IrpBoxStatusLayout::NAME, "ov")) }
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, IrpBoxStatusLayout::NAME, "ov")) }
 }
 
 /// `IRP_PCI_PMON_BOX_STATUS` of instance IRP.
@@ -271,53 +271,53 @@ impl Layout for IrpCtlLayout {
 
 impl IrpCtl {
     /// `thresh`: bits 31:24 (rw-v, reset 0x0).
-    pub const THRESH: BitRange = BitRange::new(31, 24);
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
     /// `en`: bit 22 (rw-v, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `ov_en`: bit 20 (rw-v, reset 0x0).
-    pub const OV_EN: BitRange = BitRange::new(20, 20);
+    pub const OV_EN_BITS: BitRange = BitRange::new(20, 20);
     /// `edge_det`: bit 18 (rw-v, reset 0x0).
-    pub const EDGE_DET: BitRange = BitRange::new(18, 18);
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
     /// `rst`: bit 17 (wo, reset 0x0).
-    pub const RST: BitRange = BitRange::new(17, 17);
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
     /// `umask`: bits 15:8 (rw-v, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
     /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `thresh` ([`Self::THRESH`]): Threshold: when non-zero, a cycle is counted only if that
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
     /// cycle's increment is at least this value; edge_det works only with a non-zero threshold (use
     /// 1 for events that increment by at most one per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH.get(self.raw64()) as u8 }
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
     /// This value with `thresh` set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH.set(self.raw64(), v as u64)) }
-    /// `en` ([`Self::EN`]): Enables this counter; it counts only while this bit is 1 (and the
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1 (and the
     /// uncore is not frozen).
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `ov_en` ([`Self::OV_EN`]): Overflow enable: when 1, an overflow of the paired counter sets
-    /// its bit in the box status register and is reported to the U-box, which records it in its
-    /// global status and may raise a PMI and freeze the uncore.
-    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Overflow enable: when 1, an overflow of the paired counter
+    /// sets its bit in the box status register and is reported to the U-box, which records it in
+    /// its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
     /// This value with `ov_en` set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN.set(self.raw64(), v as u64)) }
-    /// `edge_det` ([`Self::EDGE_DET`]): Edge detect: when 1, the counter advances once per 0-to-1
-    /// transition of the thresholded event instead of once per cycle in which it is active; needs a
-    /// non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET.is_set(self.raw64()) }
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
+    /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
+    /// needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
     /// This value with `edge_det` set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst` set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask: chooses which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `IRP_PCI_PMON_CTL{n}` of instance IRP.
@@ -387,15 +387,15 @@ impl Layout for IrpCtrLayout {
 
 impl IrpCtr {
     /// `event_count`: bits 47:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The accumulated 48-bit count of the event selected by
-    /// IRP_PCI_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
+    /// selected by IRP_PCI_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, IrpCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IrpCtrLayout::NAME, "event_count")) }
 }
 
 /// `IRP_PCI_PMON_CTR{n}` of instance IRP.

@@ -68,30 +68,30 @@ impl Layout for UGlobalCtlLayout {
 
 impl UGlobalCtl {
     /// `frz_all`: bit 31 (wo, reset 0x0).
-    pub const FRZ_ALL: BitRange = BitRange::new(31, 31);
+    pub const FRZ_ALL_BITS: BitRange = BitRange::new(31, 31);
     /// `wk_on_pmi`: bit 30 (rw, reset 0x0).
-    pub const WK_ON_PMI: BitRange = BitRange::new(30, 30);
+    pub const WK_ON_PMI_BITS: BitRange = BitRange::new(30, 30);
     /// `unfrz_all`: bit 29 (wo, reset 0x0).
-    pub const UNFRZ_ALL: BitRange = BitRange::new(29, 29);
+    pub const UNFRZ_ALL_BITS: BitRange = BitRange::new(29, 29);
     /// `pmi_core_sel`: bits 14:0 (rw, reset 0x0).
-    pub const PMI_CORE_SEL: BitRange = BitRange::new(14, 0);
+    pub const PMI_CORE_SEL_BITS: BitRange = BitRange::new(14, 0);
     /// This value with `frz_all` set to `v`.
-    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(Self::FRZ_ALL.set(self.raw64(), v as u64)) }
-    /// `wk_on_pmi` ([`Self::WK_ON_PMI`]): Wake on PMI: 1 wakes sleeping cores in pmi_core_sel
+    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(Self::FRZ_ALL_BITS.set(self.raw64(), v as u64)) }
+    /// `wk_on_pmi` ([`Self::WK_ON_PMI_BITS`]): Wake on PMI: 1 wakes sleeping cores in pmi_core_sel
     /// before sending them the PMI; 0 sends it only to awake cores.
-    #[inline] pub const fn wk_on_pmi(self) -> bool { Self::WK_ON_PMI.is_set(self.raw64()) }
+    #[inline] pub const fn wk_on_pmi(self) -> bool { Self::WK_ON_PMI_BITS.is_set(self.raw64()) }
     /// This value with `wk_on_pmi` set to `v`.
-    #[inline] pub const fn with_wk_on_pmi(self, v: bool) -> Self { self.with_raw64(Self::WK_ON_PMI.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_wk_on_pmi(self, v: bool) -> Self { self.with_raw64(Self::WK_ON_PMI_BITS.set(self.raw64(), v as u64)) }
     /// This value with `unfrz_all` set to `v`.
-    #[inline] pub const fn with_unfrz_all(self, v: bool) -> Self { self.with_raw64(Self::UNFRZ_ALL.set(self.raw64(), v as u64)) }
-    /// `pmi_core_sel` ([`Self::PMI_CORE_SEL`]): One bit per core: the cores that receive a PMI when
-    /// an uncore counter overflows (all zero: no PMI).
-    #[inline] pub const fn pmi_core_sel(self) -> u16 { Self::PMI_CORE_SEL.get(self.raw64()) as u16 }
+    #[inline] pub const fn with_unfrz_all(self, v: bool) -> Self { self.with_raw64(Self::UNFRZ_ALL_BITS.set(self.raw64(), v as u64)) }
+    /// `pmi_core_sel` ([`Self::PMI_CORE_SEL_BITS`]): One bit per core: the cores that receive a PMI
+    /// when an uncore counter overflows (all zero: no PMI).
+    #[inline] pub const fn pmi_core_sel(self) -> u16 { Self::PMI_CORE_SEL_BITS.get(self.raw64()) as u16 }
     /// This value with `pmi_core_sel` set to `v`. Panics if `v` does not fit in the field (a
     /// compile error in const context); `try_with_pmi_core_sel` returns an error instead.
-    #[inline] pub const fn with_pmi_core_sel(self, v: u16) -> Self { self.with_raw64(Self::PMI_CORE_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_pmi_core_sel(self, v: u16) -> Self { self.with_raw64(Self::PMI_CORE_SEL_BITS.set(self.raw64(), v as u64)) }
     /// This value with `pmi_core_sel` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_pmi_core_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::PMI_CORE_SEL.try_set(self.raw64(), v as u64, UGlobalCtlLayout::NAME, "pmi_core_sel")) }
+    #[inline] pub const fn try_with_pmi_core_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::PMI_CORE_SEL_BITS.try_set(self.raw64(), v as u64, UGlobalCtlLayout::NAME, "pmi_core_sel")) }
 }
 
 /// `U_MSR_PMON_GLOBAL_CTL` of instance UBOX.
@@ -212,194 +212,194 @@ impl Layout for UGlobalStatusLayout {
 
 impl UGlobalStatus {
     /// `ov_r2pcie`: bit 26 (rw1c, reset 0x0).
-    pub const OV_R2PCIE: BitRange = BitRange::new(26, 26);
+    pub const OV_R2PCIE_BITS: BitRange = BitRange::new(26, 26);
     /// `ov_r3qpi1`: bit 25 (rw1c, reset 0x0).
-    pub const OV_R3QPI1: BitRange = BitRange::new(25, 25);
+    pub const OV_R3QPI1_BITS: BitRange = BitRange::new(25, 25);
     /// `ov_r3qpi0`: bit 24 (rw1c, reset 0x0).
-    pub const OV_R3QPI0: BitRange = BitRange::new(24, 24);
+    pub const OV_R3QPI0_BITS: BitRange = BitRange::new(24, 24);
     /// `ov_qpi1`: bit 23 (rw1c, reset 0x0).
-    pub const OV_QPI1: BitRange = BitRange::new(23, 23);
+    pub const OV_QPI1_BITS: BitRange = BitRange::new(23, 23);
     /// `ov_qpi0`: bit 22 (rw1c, reset 0x0).
-    pub const OV_QPI0: BitRange = BitRange::new(22, 22);
+    pub const OV_QPI0_BITS: BitRange = BitRange::new(22, 22);
     /// `ov_imc1`: bit 21 (rw1c, reset 0x0).
-    pub const OV_IMC1: BitRange = BitRange::new(21, 21);
+    pub const OV_IMC1_BITS: BitRange = BitRange::new(21, 21);
     /// `ov_imc0`: bit 20 (rw1c, reset 0x0).
-    pub const OV_IMC0: BitRange = BitRange::new(20, 20);
+    pub const OV_IMC0_BITS: BitRange = BitRange::new(20, 20);
     /// `ov_ha1`: bit 19 (rw1c, reset 0x0).
-    pub const OV_HA1: BitRange = BitRange::new(19, 19);
+    pub const OV_HA1_BITS: BitRange = BitRange::new(19, 19);
     /// `ov_ha0`: bit 18 (rw1c, reset 0x0).
-    pub const OV_HA0: BitRange = BitRange::new(18, 18);
+    pub const OV_HA0_BITS: BitRange = BitRange::new(18, 18);
     /// `ov_c14`: bit 17 (rw1c, reset 0x0).
-    pub const OV_C14: BitRange = BitRange::new(17, 17);
+    pub const OV_C14_BITS: BitRange = BitRange::new(17, 17);
     /// `ov_c13`: bit 16 (rw1c, reset 0x0).
-    pub const OV_C13: BitRange = BitRange::new(16, 16);
+    pub const OV_C13_BITS: BitRange = BitRange::new(16, 16);
     /// `ov_c12`: bit 15 (rw1c, reset 0x0).
-    pub const OV_C12: BitRange = BitRange::new(15, 15);
+    pub const OV_C12_BITS: BitRange = BitRange::new(15, 15);
     /// `ov_c11`: bit 14 (rw1c, reset 0x0).
-    pub const OV_C11: BitRange = BitRange::new(14, 14);
+    pub const OV_C11_BITS: BitRange = BitRange::new(14, 14);
     /// `ov_c10`: bit 13 (rw1c, reset 0x0).
-    pub const OV_C10: BitRange = BitRange::new(13, 13);
+    pub const OV_C10_BITS: BitRange = BitRange::new(13, 13);
     /// `ov_c9`: bit 12 (rw1c, reset 0x0).
-    pub const OV_C9: BitRange = BitRange::new(12, 12);
+    pub const OV_C9_BITS: BitRange = BitRange::new(12, 12);
     /// `ov_c8`: bit 11 (rw1c, reset 0x0).
-    pub const OV_C8: BitRange = BitRange::new(11, 11);
+    pub const OV_C8_BITS: BitRange = BitRange::new(11, 11);
     /// `ov_c7`: bit 10 (rw1c, reset 0x0).
-    pub const OV_C7: BitRange = BitRange::new(10, 10);
+    pub const OV_C7_BITS: BitRange = BitRange::new(10, 10);
     /// `ov_c6`: bit 9 (rw1c, reset 0x0).
-    pub const OV_C6: BitRange = BitRange::new(9, 9);
+    pub const OV_C6_BITS: BitRange = BitRange::new(9, 9);
     /// `ov_c5`: bit 8 (rw1c, reset 0x0).
-    pub const OV_C5: BitRange = BitRange::new(8, 8);
+    pub const OV_C5_BITS: BitRange = BitRange::new(8, 8);
     /// `ov_c4`: bit 7 (rw1c, reset 0x0).
-    pub const OV_C4: BitRange = BitRange::new(7, 7);
+    pub const OV_C4_BITS: BitRange = BitRange::new(7, 7);
     /// `ov_c3`: bit 6 (rw1c, reset 0x0).
-    pub const OV_C3: BitRange = BitRange::new(6, 6);
+    pub const OV_C3_BITS: BitRange = BitRange::new(6, 6);
     /// `ov_c2`: bit 5 (rw1c, reset 0x0).
-    pub const OV_C2: BitRange = BitRange::new(5, 5);
+    pub const OV_C2_BITS: BitRange = BitRange::new(5, 5);
     /// `ov_c1`: bit 4 (rw1c, reset 0x0).
-    pub const OV_C1: BitRange = BitRange::new(4, 4);
+    pub const OV_C1_BITS: BitRange = BitRange::new(4, 4);
     /// `ov_c0`: bit 3 (rw1c, reset 0x0).
-    pub const OV_C0: BitRange = BitRange::new(3, 3);
+    pub const OV_C0_BITS: BitRange = BitRange::new(3, 3);
     /// `ov_pcu`: bit 2 (rw1c, reset 0x0).
-    pub const OV_PCU: BitRange = BitRange::new(2, 2);
+    pub const OV_PCU_BITS: BitRange = BitRange::new(2, 2);
     /// `ov_u`: bit 1 (rw1c, reset 0x0).
-    pub const OV_U: BitRange = BitRange::new(1, 1);
+    pub const OV_U_BITS: BitRange = BitRange::new(1, 1);
     /// `ov_u_fixed`: bit 0 (rw1c, reset 0x0).
-    pub const OV_U_FIXED: BitRange = BitRange::new(0, 0);
-    /// `ov_r2pcie` ([`Self::OV_R2PCIE`]): Set when a counter of the R2PCIe box overflows with its
-    /// overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_r2pcie(self) -> bool { Self::OV_R2PCIE.is_set(self.raw64()) }
+    pub const OV_U_FIXED_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_r2pcie` ([`Self::OV_R2PCIE_BITS`]): Set when a counter of the R2PCIe box overflows with
+    /// its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_r2pcie(self) -> bool { Self::OV_R2PCIE_BITS.is_set(self.raw64()) }
     /// This value with `ov_r2pcie` set to `v`.
-    #[inline] pub const fn with_ov_r2pcie(self, v: bool) -> Self { self.with_raw64(Self::OV_R2PCIE.set(self.raw64(), v as u64)) }
-    /// `ov_r3qpi1` ([`Self::OV_R3QPI1`]): Set when a counter of R3QPI link 1 overflows with its
-    /// overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_r3qpi1(self) -> bool { Self::OV_R3QPI1.is_set(self.raw64()) }
+    #[inline] pub const fn with_ov_r2pcie(self, v: bool) -> Self { self.with_raw64(Self::OV_R2PCIE_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_r3qpi1` ([`Self::OV_R3QPI1_BITS`]): Set when a counter of R3QPI link 1 overflows with
+    /// its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_r3qpi1(self) -> bool { Self::OV_R3QPI1_BITS.is_set(self.raw64()) }
     /// This value with `ov_r3qpi1` set to `v`.
-    #[inline] pub const fn with_ov_r3qpi1(self, v: bool) -> Self { self.with_raw64(Self::OV_R3QPI1.set(self.raw64(), v as u64)) }
-    /// `ov_r3qpi0` ([`Self::OV_R3QPI0`]): Set when a counter of R3QPI link 0 overflows with its
-    /// overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_r3qpi0(self) -> bool { Self::OV_R3QPI0.is_set(self.raw64()) }
+    #[inline] pub const fn with_ov_r3qpi1(self, v: bool) -> Self { self.with_raw64(Self::OV_R3QPI1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_r3qpi0` ([`Self::OV_R3QPI0_BITS`]): Set when a counter of R3QPI link 0 overflows with
+    /// its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_r3qpi0(self) -> bool { Self::OV_R3QPI0_BITS.is_set(self.raw64()) }
     /// This value with `ov_r3qpi0` set to `v`.
-    #[inline] pub const fn with_ov_r3qpi0(self, v: bool) -> Self { self.with_raw64(Self::OV_R3QPI0.set(self.raw64(), v as u64)) }
-    /// `ov_qpi1` ([`Self::OV_QPI1`]): Set when a counter of QPI port 1 overflows with its overflow
-    /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_qpi1(self) -> bool { Self::OV_QPI1.is_set(self.raw64()) }
-    /// This value with `ov_qpi1` set to `v`.
-    #[inline] pub const fn with_ov_qpi1(self, v: bool) -> Self { self.with_raw64(Self::OV_QPI1.set(self.raw64(), v as u64)) }
-    /// `ov_qpi0` ([`Self::OV_QPI0`]): Set when a counter of QPI port 0 overflows with its overflow
-    /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_qpi0(self) -> bool { Self::OV_QPI0.is_set(self.raw64()) }
-    /// This value with `ov_qpi0` set to `v`.
-    #[inline] pub const fn with_ov_qpi0(self, v: bool) -> Self { self.with_raw64(Self::OV_QPI0.set(self.raw64(), v as u64)) }
-    /// `ov_imc1` ([`Self::OV_IMC1`]): Set when a counter of a channel of memory controller 1
-    /// (CH4-CH7) overflows with its overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_imc1(self) -> bool { Self::OV_IMC1.is_set(self.raw64()) }
-    /// This value with `ov_imc1` set to `v`.
-    #[inline] pub const fn with_ov_imc1(self, v: bool) -> Self { self.with_raw64(Self::OV_IMC1.set(self.raw64(), v as u64)) }
-    /// `ov_imc0` ([`Self::OV_IMC0`]): Set when a counter of a channel of memory controller 0
-    /// (CH0-CH3) overflows with its overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_imc0(self) -> bool { Self::OV_IMC0.is_set(self.raw64()) }
-    /// This value with `ov_imc0` set to `v`.
-    #[inline] pub const fn with_ov_imc0(self, v: bool) -> Self { self.with_raw64(Self::OV_IMC0.set(self.raw64(), v as u64)) }
-    /// `ov_ha1` ([`Self::OV_HA1`]): Set when a counter of home agent 1 overflows with its overflow
-    /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_ha1(self) -> bool { Self::OV_HA1.is_set(self.raw64()) }
-    /// This value with `ov_ha1` set to `v`.
-    #[inline] pub const fn with_ov_ha1(self, v: bool) -> Self { self.with_raw64(Self::OV_HA1.set(self.raw64(), v as u64)) }
-    /// `ov_ha0` ([`Self::OV_HA0`]): Set when a counter of home agent 0 overflows with its overflow
-    /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_ha0(self) -> bool { Self::OV_HA0.is_set(self.raw64()) }
-    /// This value with `ov_ha0` set to `v`.
-    #[inline] pub const fn with_ov_ha0(self, v: bool) -> Self { self.with_raw64(Self::OV_HA0.set(self.raw64(), v as u64)) }
-    /// `ov_c14` ([`Self::OV_C14`]): Set when a counter of CBo 14 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c14(self) -> bool { Self::OV_C14.is_set(self.raw64()) }
-    /// This value with `ov_c14` set to `v`.
-    #[inline] pub const fn with_ov_c14(self, v: bool) -> Self { self.with_raw64(Self::OV_C14.set(self.raw64(), v as u64)) }
-    /// `ov_c13` ([`Self::OV_C13`]): Set when a counter of CBo 13 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c13(self) -> bool { Self::OV_C13.is_set(self.raw64()) }
-    /// This value with `ov_c13` set to `v`.
-    #[inline] pub const fn with_ov_c13(self, v: bool) -> Self { self.with_raw64(Self::OV_C13.set(self.raw64(), v as u64)) }
-    /// `ov_c12` ([`Self::OV_C12`]): Set when a counter of CBo 12 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c12(self) -> bool { Self::OV_C12.is_set(self.raw64()) }
-    /// This value with `ov_c12` set to `v`.
-    #[inline] pub const fn with_ov_c12(self, v: bool) -> Self { self.with_raw64(Self::OV_C12.set(self.raw64(), v as u64)) }
-    /// `ov_c11` ([`Self::OV_C11`]): Set when a counter of CBo 11 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c11(self) -> bool { Self::OV_C11.is_set(self.raw64()) }
-    /// This value with `ov_c11` set to `v`.
-    #[inline] pub const fn with_ov_c11(self, v: bool) -> Self { self.with_raw64(Self::OV_C11.set(self.raw64(), v as u64)) }
-    /// `ov_c10` ([`Self::OV_C10`]): Set when a counter of CBo 10 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c10(self) -> bool { Self::OV_C10.is_set(self.raw64()) }
-    /// This value with `ov_c10` set to `v`.
-    #[inline] pub const fn with_ov_c10(self, v: bool) -> Self { self.with_raw64(Self::OV_C10.set(self.raw64(), v as u64)) }
-    /// `ov_c9` ([`Self::OV_C9`]): Set when a counter of CBo 9 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c9(self) -> bool { Self::OV_C9.is_set(self.raw64()) }
-    /// This value with `ov_c9` set to `v`.
-    #[inline] pub const fn with_ov_c9(self, v: bool) -> Self { self.with_raw64(Self::OV_C9.set(self.raw64(), v as u64)) }
-    /// `ov_c8` ([`Self::OV_C8`]): Set when a counter of CBo 8 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c8(self) -> bool { Self::OV_C8.is_set(self.raw64()) }
-    /// This value with `ov_c8` set to `v`.
-    #[inline] pub const fn with_ov_c8(self, v: bool) -> Self { self.with_raw64(Self::OV_C8.set(self.raw64(), v as u64)) }
-    /// `ov_c7` ([`Self::OV_C7`]): Set when a counter of CBo 7 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c7(self) -> bool { Self::OV_C7.is_set(self.raw64()) }
-    /// This value with `ov_c7` set to `v`.
-    #[inline] pub const fn with_ov_c7(self, v: bool) -> Self { self.with_raw64(Self::OV_C7.set(self.raw64(), v as u64)) }
-    /// `ov_c6` ([`Self::OV_C6`]): Set when a counter of CBo 6 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c6(self) -> bool { Self::OV_C6.is_set(self.raw64()) }
-    /// This value with `ov_c6` set to `v`.
-    #[inline] pub const fn with_ov_c6(self, v: bool) -> Self { self.with_raw64(Self::OV_C6.set(self.raw64(), v as u64)) }
-    /// `ov_c5` ([`Self::OV_C5`]): Set when a counter of CBo 5 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c5(self) -> bool { Self::OV_C5.is_set(self.raw64()) }
-    /// This value with `ov_c5` set to `v`.
-    #[inline] pub const fn with_ov_c5(self, v: bool) -> Self { self.with_raw64(Self::OV_C5.set(self.raw64(), v as u64)) }
-    /// `ov_c4` ([`Self::OV_C4`]): Set when a counter of CBo 4 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c4(self) -> bool { Self::OV_C4.is_set(self.raw64()) }
-    /// This value with `ov_c4` set to `v`.
-    #[inline] pub const fn with_ov_c4(self, v: bool) -> Self { self.with_raw64(Self::OV_C4.set(self.raw64(), v as u64)) }
-    /// `ov_c3` ([`Self::OV_C3`]): Set when a counter of CBo 3 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c3(self) -> bool { Self::OV_C3.is_set(self.raw64()) }
-    /// This value with `ov_c3` set to `v`.
-    #[inline] pub const fn with_ov_c3(self, v: bool) -> Self { self.with_raw64(Self::OV_C3.set(self.raw64(), v as u64)) }
-    /// `ov_c2` ([`Self::OV_C2`]): Set when a counter of CBo 2 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c2(self) -> bool { Self::OV_C2.is_set(self.raw64()) }
-    /// This value with `ov_c2` set to `v`.
-    #[inline] pub const fn with_ov_c2(self, v: bool) -> Self { self.with_raw64(Self::OV_C2.set(self.raw64(), v as u64)) }
-    /// `ov_c1` ([`Self::OV_C1`]): Set when a counter of CBo 1 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c1(self) -> bool { Self::OV_C1.is_set(self.raw64()) }
-    /// This value with `ov_c1` set to `v`.
-    #[inline] pub const fn with_ov_c1(self, v: bool) -> Self { self.with_raw64(Self::OV_C1.set(self.raw64(), v as u64)) }
-    /// `ov_c0` ([`Self::OV_C0`]): Set when a counter of CBo 0 overflows with its overflow enable
-    /// set; write 1 to clear.
-    #[inline] pub const fn ov_c0(self) -> bool { Self::OV_C0.is_set(self.raw64()) }
-    /// This value with `ov_c0` set to `v`.
-    #[inline] pub const fn with_ov_c0(self, v: bool) -> Self { self.with_raw64(Self::OV_C0.set(self.raw64(), v as u64)) }
-    /// `ov_pcu` ([`Self::OV_PCU`]): Set when a counter of the PCU overflows with its overflow
-    /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_pcu(self) -> bool { Self::OV_PCU.is_set(self.raw64()) }
-    /// This value with `ov_pcu` set to `v`.
-    #[inline] pub const fn with_ov_pcu(self, v: bool) -> Self { self.with_raw64(Self::OV_PCU.set(self.raw64(), v as u64)) }
-    /// `ov_u` ([`Self::OV_U`]): Set when a counter of a general U-box counter overflows with its
+    #[inline] pub const fn with_ov_r3qpi0(self, v: bool) -> Self { self.with_raw64(Self::OV_R3QPI0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_qpi1` ([`Self::OV_QPI1_BITS`]): Set when a counter of QPI port 1 overflows with its
     /// overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_u(self) -> bool { Self::OV_U.is_set(self.raw64()) }
+    #[inline] pub const fn ov_qpi1(self) -> bool { Self::OV_QPI1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_qpi1` set to `v`.
+    #[inline] pub const fn with_ov_qpi1(self, v: bool) -> Self { self.with_raw64(Self::OV_QPI1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_qpi0` ([`Self::OV_QPI0_BITS`]): Set when a counter of QPI port 0 overflows with its
+    /// overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_qpi0(self) -> bool { Self::OV_QPI0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_qpi0` set to `v`.
+    #[inline] pub const fn with_ov_qpi0(self, v: bool) -> Self { self.with_raw64(Self::OV_QPI0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_imc1` ([`Self::OV_IMC1_BITS`]): Set when a counter of a channel of memory controller 1
+    /// (CH4-CH7) overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_imc1(self) -> bool { Self::OV_IMC1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_imc1` set to `v`.
+    #[inline] pub const fn with_ov_imc1(self, v: bool) -> Self { self.with_raw64(Self::OV_IMC1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_imc0` ([`Self::OV_IMC0_BITS`]): Set when a counter of a channel of memory controller 0
+    /// (CH0-CH3) overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_imc0(self) -> bool { Self::OV_IMC0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_imc0` set to `v`.
+    #[inline] pub const fn with_ov_imc0(self, v: bool) -> Self { self.with_raw64(Self::OV_IMC0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_ha1` ([`Self::OV_HA1_BITS`]): Set when a counter of home agent 1 overflows with its
+    /// overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_ha1(self) -> bool { Self::OV_HA1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_ha1` set to `v`.
+    #[inline] pub const fn with_ov_ha1(self, v: bool) -> Self { self.with_raw64(Self::OV_HA1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_ha0` ([`Self::OV_HA0_BITS`]): Set when a counter of home agent 0 overflows with its
+    /// overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_ha0(self) -> bool { Self::OV_HA0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_ha0` set to `v`.
+    #[inline] pub const fn with_ov_ha0(self, v: bool) -> Self { self.with_raw64(Self::OV_HA0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c14` ([`Self::OV_C14_BITS`]): Set when a counter of CBo 14 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c14(self) -> bool { Self::OV_C14_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c14` set to `v`.
+    #[inline] pub const fn with_ov_c14(self, v: bool) -> Self { self.with_raw64(Self::OV_C14_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c13` ([`Self::OV_C13_BITS`]): Set when a counter of CBo 13 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c13(self) -> bool { Self::OV_C13_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c13` set to `v`.
+    #[inline] pub const fn with_ov_c13(self, v: bool) -> Self { self.with_raw64(Self::OV_C13_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c12` ([`Self::OV_C12_BITS`]): Set when a counter of CBo 12 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c12(self) -> bool { Self::OV_C12_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c12` set to `v`.
+    #[inline] pub const fn with_ov_c12(self, v: bool) -> Self { self.with_raw64(Self::OV_C12_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c11` ([`Self::OV_C11_BITS`]): Set when a counter of CBo 11 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c11(self) -> bool { Self::OV_C11_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c11` set to `v`.
+    #[inline] pub const fn with_ov_c11(self, v: bool) -> Self { self.with_raw64(Self::OV_C11_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c10` ([`Self::OV_C10_BITS`]): Set when a counter of CBo 10 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c10(self) -> bool { Self::OV_C10_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c10` set to `v`.
+    #[inline] pub const fn with_ov_c10(self, v: bool) -> Self { self.with_raw64(Self::OV_C10_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c9` ([`Self::OV_C9_BITS`]): Set when a counter of CBo 9 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c9(self) -> bool { Self::OV_C9_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c9` set to `v`.
+    #[inline] pub const fn with_ov_c9(self, v: bool) -> Self { self.with_raw64(Self::OV_C9_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c8` ([`Self::OV_C8_BITS`]): Set when a counter of CBo 8 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c8(self) -> bool { Self::OV_C8_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c8` set to `v`.
+    #[inline] pub const fn with_ov_c8(self, v: bool) -> Self { self.with_raw64(Self::OV_C8_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c7` ([`Self::OV_C7_BITS`]): Set when a counter of CBo 7 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c7(self) -> bool { Self::OV_C7_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c7` set to `v`.
+    #[inline] pub const fn with_ov_c7(self, v: bool) -> Self { self.with_raw64(Self::OV_C7_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c6` ([`Self::OV_C6_BITS`]): Set when a counter of CBo 6 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c6(self) -> bool { Self::OV_C6_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c6` set to `v`.
+    #[inline] pub const fn with_ov_c6(self, v: bool) -> Self { self.with_raw64(Self::OV_C6_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c5` ([`Self::OV_C5_BITS`]): Set when a counter of CBo 5 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c5(self) -> bool { Self::OV_C5_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c5` set to `v`.
+    #[inline] pub const fn with_ov_c5(self, v: bool) -> Self { self.with_raw64(Self::OV_C5_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c4` ([`Self::OV_C4_BITS`]): Set when a counter of CBo 4 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c4(self) -> bool { Self::OV_C4_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c4` set to `v`.
+    #[inline] pub const fn with_ov_c4(self, v: bool) -> Self { self.with_raw64(Self::OV_C4_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c3` ([`Self::OV_C3_BITS`]): Set when a counter of CBo 3 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c3(self) -> bool { Self::OV_C3_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c3` set to `v`.
+    #[inline] pub const fn with_ov_c3(self, v: bool) -> Self { self.with_raw64(Self::OV_C3_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c2` ([`Self::OV_C2_BITS`]): Set when a counter of CBo 2 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c2(self) -> bool { Self::OV_C2_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c2` set to `v`.
+    #[inline] pub const fn with_ov_c2(self, v: bool) -> Self { self.with_raw64(Self::OV_C2_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c1` ([`Self::OV_C1_BITS`]): Set when a counter of CBo 1 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c1(self) -> bool { Self::OV_C1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c1` set to `v`.
+    #[inline] pub const fn with_ov_c1(self, v: bool) -> Self { self.with_raw64(Self::OV_C1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c0` ([`Self::OV_C0_BITS`]): Set when a counter of CBo 0 overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_c0(self) -> bool { Self::OV_C0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c0` set to `v`.
+    #[inline] pub const fn with_ov_c0(self, v: bool) -> Self { self.with_raw64(Self::OV_C0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_pcu` ([`Self::OV_PCU_BITS`]): Set when a counter of the PCU overflows with its overflow
+    /// enable set; write 1 to clear.
+    #[inline] pub const fn ov_pcu(self) -> bool { Self::OV_PCU_BITS.is_set(self.raw64()) }
+    /// This value with `ov_pcu` set to `v`.
+    #[inline] pub const fn with_ov_pcu(self, v: bool) -> Self { self.with_raw64(Self::OV_PCU_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_u` ([`Self::OV_U_BITS`]): Set when a counter of a general U-box counter overflows with
+    /// its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_u(self) -> bool { Self::OV_U_BITS.is_set(self.raw64()) }
     /// This value with `ov_u` set to `v`.
-    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(Self::OV_U.set(self.raw64(), v as u64)) }
-    /// `ov_u_fixed` ([`Self::OV_U_FIXED`]): Set when a counter of the U-box UCLK fixed counter
+    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(Self::OV_U_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_u_fixed` ([`Self::OV_U_FIXED_BITS`]): Set when a counter of the U-box UCLK fixed counter
     /// overflows with its overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_u_fixed(self) -> bool { Self::OV_U_FIXED.is_set(self.raw64()) }
+    #[inline] pub const fn ov_u_fixed(self) -> bool { Self::OV_U_FIXED_BITS.is_set(self.raw64()) }
     /// This value with `ov_u_fixed` set to `v`.
-    #[inline] pub const fn with_ov_u_fixed(self, v: bool) -> Self { self.with_raw64(Self::OV_U_FIXED.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ov_u_fixed(self, v: bool) -> Self { self.with_raw64(Self::OV_U_FIXED_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_GLOBAL_STATUS` of instance UBOX.
@@ -489,56 +489,56 @@ impl Layout for UCtlLayout {
 
 impl UCtl {
     /// `thresh`: bits 28:24 (rw-v, reset 0x0).
-    pub const THRESH: BitRange = BitRange::new(28, 24);
+    pub const THRESH_BITS: BitRange = BitRange::new(28, 24);
     /// `en`: bit 22 (rw-v, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `ov_en`: bit 20 (rw-v, reset 0x0).
-    pub const OV_EN: BitRange = BitRange::new(20, 20);
+    pub const OV_EN_BITS: BitRange = BitRange::new(20, 20);
     /// `edge_det`: bit 18 (rw-v, reset 0x0).
-    pub const EDGE_DET: BitRange = BitRange::new(18, 18);
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
     /// `rst`: bit 17 (wo, reset 0x0).
-    pub const RST: BitRange = BitRange::new(17, 17);
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
     /// `umask`: bits 15:8 (rw-v, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
     /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `thresh` ([`Self::THRESH`]): Threshold: when non-zero, a cycle is counted only if that
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
     /// cycle's increment is at least this value; edge_det works only with a non-zero threshold (use
     /// 1 for events that increment by at most one per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH.get(self.raw64()) as u8 }
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
     /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
     /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH.try_set(self.raw64(), v as u64, UCtlLayout::NAME, "thresh")) }
-    /// `en` ([`Self::EN`]): Enables this counter; it counts only while this bit is 1 (and the
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, UCtlLayout::NAME, "thresh")) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1 (and the
     /// uncore is not frozen).
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `ov_en` ([`Self::OV_EN`]): Overflow enable: when 1, an overflow of the paired counter sets
-    /// its bit in the box status register and is reported to the U-box, which records it in its
-    /// global status and may raise a PMI and freeze the uncore.
-    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Overflow enable: when 1, an overflow of the paired counter
+    /// sets its bit in the box status register and is reported to the U-box, which records it in
+    /// its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
     /// This value with `ov_en` set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN.set(self.raw64(), v as u64)) }
-    /// `edge_det` ([`Self::EDGE_DET`]): Edge detect: when 1, the counter advances once per 0-to-1
-    /// transition of the thresholded event instead of once per cycle in which it is active; needs a
-    /// non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET.is_set(self.raw64()) }
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
+    /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
+    /// needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
     /// This value with `edge_det` set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst` set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask: chooses which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select: the code of the U-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the U-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_CTL{n}` of instance UBOX.
@@ -598,15 +598,15 @@ impl Layout for UCtrLayout {
 
 impl UCtr {
     /// `event_count`: bits 43:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(43, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The accumulated 44-bit count of the event selected by
-    /// U_MSR_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(43, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 44-bit count of the event
+    /// selected by U_MSR_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, UCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_CTR{n}` of instance UBOX.
@@ -672,19 +672,19 @@ impl Layout for UUclkFixedCtlLayout {
 
 impl UUclkFixedCtl {
     /// `en`: bit 22 (rw, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `ov_en`: bit 20 (rw, reset 0x0).
-    pub const OV_EN: BitRange = BitRange::new(20, 20);
-    /// `en` ([`Self::EN`]): Enables the uncore-clock fixed counter.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    pub const OV_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `en` ([`Self::EN_BITS`]): Enables the uncore-clock fixed counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `ov_en` ([`Self::OV_EN`]): Overflow enable: when 1, an overflow of the paired counter sets
-    /// its bit in the box status register and is reported to the U-box, which records it in its
-    /// global status and may raise a PMI and freeze the uncore.
-    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Overflow enable: when 1, an overflow of the paired counter
+    /// sets its bit in the box status register and is reported to the U-box, which records it in
+    /// its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
     /// This value with `ov_en` set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_UCLK_FIXED_CTL` of instance UBOX.
@@ -742,15 +742,15 @@ impl Layout for UUclkFixedCtrLayout {
 
 impl UUclkFixedCtr {
     /// `event_count`: bits 47:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The accumulated 48-bit count of the event selected by
-    /// U_MSR_PMON_UCLK_FIXED_CTL.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
+    /// selected by U_MSR_PMON_UCLK_FIXED_CTL.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, UUclkFixedCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UUclkFixedCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_UCLK_FIXED_CTR` of instance UBOX.
@@ -812,9 +812,9 @@ impl Layout for UCpuNodeIdLayout {
 
 impl UCpuNodeId {
     /// `local_node_id`: bits 2:0 (ro, reset 0x0).
-    pub const LOCAL_NODE_ID: BitRange = BitRange::new(2, 0);
-    /// `local_node_id` ([`Self::LOCAL_NODE_ID`]): Node id of this socket, set by firmware.
-    #[inline] pub const fn local_node_id(self) -> u8 { Self::LOCAL_NODE_ID.get(self.raw64()) as u8 }
+    pub const LOCAL_NODE_ID_BITS: BitRange = BitRange::new(2, 0);
+    /// `local_node_id` ([`Self::LOCAL_NODE_ID_BITS`]): Node id of this socket, set by firmware.
+    #[inline] pub const fn local_node_id(self) -> u8 { Self::LOCAL_NODE_ID_BITS.get(self.raw64()) as u8 }
 }
 
 /// `U_PCI_CPUNODEID` of instance UBOX.
@@ -888,37 +888,37 @@ impl Layout for UGidNidMapLayout {
 
 impl UGidNidMap {
     /// `node_id7`: bits 23:21 (ro, reset 0x0).
-    pub const NODE_ID7: BitRange = BitRange::new(23, 21);
+    pub const NODE_ID7_BITS: BitRange = BitRange::new(23, 21);
     /// `node_id6`: bits 20:18 (ro, reset 0x0).
-    pub const NODE_ID6: BitRange = BitRange::new(20, 18);
+    pub const NODE_ID6_BITS: BitRange = BitRange::new(20, 18);
     /// `node_id5`: bits 17:15 (ro, reset 0x0).
-    pub const NODE_ID5: BitRange = BitRange::new(17, 15);
+    pub const NODE_ID5_BITS: BitRange = BitRange::new(17, 15);
     /// `node_id4`: bits 14:12 (ro, reset 0x0).
-    pub const NODE_ID4: BitRange = BitRange::new(14, 12);
+    pub const NODE_ID4_BITS: BitRange = BitRange::new(14, 12);
     /// `node_id3`: bits 11:9 (ro, reset 0x0).
-    pub const NODE_ID3: BitRange = BitRange::new(11, 9);
+    pub const NODE_ID3_BITS: BitRange = BitRange::new(11, 9);
     /// `node_id2`: bits 8:6 (ro, reset 0x0).
-    pub const NODE_ID2: BitRange = BitRange::new(8, 6);
+    pub const NODE_ID2_BITS: BitRange = BitRange::new(8, 6);
     /// `node_id1`: bits 5:3 (ro, reset 0x0).
-    pub const NODE_ID1: BitRange = BitRange::new(5, 3);
+    pub const NODE_ID1_BITS: BitRange = BitRange::new(5, 3);
     /// `node_id0`: bits 2:0 (ro, reset 0x0).
-    pub const NODE_ID0: BitRange = BitRange::new(2, 0);
-    /// `node_id7` ([`Self::NODE_ID7`]): Node id of the socket whose group (package) id is 7.
-    #[inline] pub const fn node_id7(self) -> u8 { Self::NODE_ID7.get(self.raw64()) as u8 }
-    /// `node_id6` ([`Self::NODE_ID6`]): Node id of the socket whose group (package) id is 6.
-    #[inline] pub const fn node_id6(self) -> u8 { Self::NODE_ID6.get(self.raw64()) as u8 }
-    /// `node_id5` ([`Self::NODE_ID5`]): Node id of the socket whose group (package) id is 5.
-    #[inline] pub const fn node_id5(self) -> u8 { Self::NODE_ID5.get(self.raw64()) as u8 }
-    /// `node_id4` ([`Self::NODE_ID4`]): Node id of the socket whose group (package) id is 4.
-    #[inline] pub const fn node_id4(self) -> u8 { Self::NODE_ID4.get(self.raw64()) as u8 }
-    /// `node_id3` ([`Self::NODE_ID3`]): Node id of the socket whose group (package) id is 3.
-    #[inline] pub const fn node_id3(self) -> u8 { Self::NODE_ID3.get(self.raw64()) as u8 }
-    /// `node_id2` ([`Self::NODE_ID2`]): Node id of the socket whose group (package) id is 2.
-    #[inline] pub const fn node_id2(self) -> u8 { Self::NODE_ID2.get(self.raw64()) as u8 }
-    /// `node_id1` ([`Self::NODE_ID1`]): Node id of the socket whose group (package) id is 1.
-    #[inline] pub const fn node_id1(self) -> u8 { Self::NODE_ID1.get(self.raw64()) as u8 }
-    /// `node_id0` ([`Self::NODE_ID0`]): Node id of the socket whose group (package) id is 0.
-    #[inline] pub const fn node_id0(self) -> u8 { Self::NODE_ID0.get(self.raw64()) as u8 }
+    pub const NODE_ID0_BITS: BitRange = BitRange::new(2, 0);
+    /// `node_id7` ([`Self::NODE_ID7_BITS`]): Node id of the socket whose group (package) id is 7.
+    #[inline] pub const fn node_id7(self) -> u8 { Self::NODE_ID7_BITS.get(self.raw64()) as u8 }
+    /// `node_id6` ([`Self::NODE_ID6_BITS`]): Node id of the socket whose group (package) id is 6.
+    #[inline] pub const fn node_id6(self) -> u8 { Self::NODE_ID6_BITS.get(self.raw64()) as u8 }
+    /// `node_id5` ([`Self::NODE_ID5_BITS`]): Node id of the socket whose group (package) id is 5.
+    #[inline] pub const fn node_id5(self) -> u8 { Self::NODE_ID5_BITS.get(self.raw64()) as u8 }
+    /// `node_id4` ([`Self::NODE_ID4_BITS`]): Node id of the socket whose group (package) id is 4.
+    #[inline] pub const fn node_id4(self) -> u8 { Self::NODE_ID4_BITS.get(self.raw64()) as u8 }
+    /// `node_id3` ([`Self::NODE_ID3_BITS`]): Node id of the socket whose group (package) id is 3.
+    #[inline] pub const fn node_id3(self) -> u8 { Self::NODE_ID3_BITS.get(self.raw64()) as u8 }
+    /// `node_id2` ([`Self::NODE_ID2_BITS`]): Node id of the socket whose group (package) id is 2.
+    #[inline] pub const fn node_id2(self) -> u8 { Self::NODE_ID2_BITS.get(self.raw64()) as u8 }
+    /// `node_id1` ([`Self::NODE_ID1_BITS`]): Node id of the socket whose group (package) id is 1.
+    #[inline] pub const fn node_id1(self) -> u8 { Self::NODE_ID1_BITS.get(self.raw64()) as u8 }
+    /// `node_id0` ([`Self::NODE_ID0_BITS`]): Node id of the socket whose group (package) id is 0.
+    #[inline] pub const fn node_id0(self) -> u8 { Self::NODE_ID0_BITS.get(self.raw64()) as u8 }
 }
 
 /// `U_PCI_GIDNIDMAP` of instance UBOX.

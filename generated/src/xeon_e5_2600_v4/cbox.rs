@@ -73,21 +73,21 @@ impl Layout for CboBoxCtlLayout {
 
 impl CboBoxCtl {
     /// `frz_en`: bit 16 (wo, reset 0x0).
-    pub const FRZ_EN: BitRange = BitRange::new(16, 16);
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
     /// `frz`: bit 8 (wo, reset 0x0).
-    pub const FRZ: BitRange = BitRange::new(8, 8);
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
     /// `rst_ctrs`: bit 1 (wo, reset 0x0).
-    pub const RST_CTRS: BitRange = BitRange::new(1, 1);
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
     /// `rst_ctrl`: bit 0 (wo, reset 0x0).
-    pub const RST_CTRL: BitRange = BitRange::new(0, 0);
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
     /// This value with `frz_en` set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `frz` set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst_ctrs` set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst_ctrl` set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `C{i}_MSR_PMON_BOX_CTL` of instance C0.
@@ -271,57 +271,58 @@ impl Layout for CboCtlLayout {
 
 impl CboCtl {
     /// `thresh`: bits 31:24 (rw-v, reset 0x0).
-    pub const THRESH: BitRange = BitRange::new(31, 24);
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
     /// `invert`: bit 23 (rw-v, reset 0x0).
-    pub const INVERT: BitRange = BitRange::new(23, 23);
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
     /// `en`: bit 22 (rw-v, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `tid_en`: bit 19 (rw-v, reset 0x0).
-    pub const TID_EN: BitRange = BitRange::new(19, 19);
+    pub const TID_EN_BITS: BitRange = BitRange::new(19, 19);
     /// `edge_det`: bit 18 (rw-v, reset 0x0).
-    pub const EDGE_DET: BitRange = BitRange::new(18, 18);
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
     /// `rst`: bit 17 (wo, reset 0x0).
-    pub const RST: BitRange = BitRange::new(17, 17);
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
     /// `umask`: bits 15:8 (rw-v, reset 0x0).
-    pub const UMASK: BitRange = BitRange::new(15, 8);
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
     /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `thresh` ([`Self::THRESH`]): Threshold: when non-zero, a cycle is counted only if that
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
     /// cycle's increment compares against this value as selected by invert; invert and edge_det
     /// need a non-zero threshold.
-    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH.get(self.raw64()) as u8 }
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
     /// This value with `thresh` set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH.set(self.raw64(), v as u64)) }
-    /// `invert` ([`Self::INVERT`]): Sense of the threshold comparison; with edge_det, counts
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> CboCtlInvert { CboCtlInvert::from_bits(Self::INVERT.get(self.raw64()) as u8) }
+    #[inline] pub const fn invert(self) -> CboCtlInvert { CboCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
     /// This value with `invert` set to `v`.
-    #[inline] pub const fn with_invert(self, v: CboCtlInvert) -> Self { self.with_raw64(Self::INVERT.set(self.raw64(), v.bits() as u64)) }
-    /// `en` ([`Self::EN`]): Enables this counter: it counts while this bit is 1 and the box is not
-    /// frozen.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_invert(self, v: CboCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `tid_en` ([`Self::TID_EN`]): Thread-id filter enable: when 1 the counter only counts
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `tid_en` ([`Self::TID_EN_BITS`]): Thread-id filter enable: when 1 the counter only counts
     /// occurrences that match the box filter's thread id.
-    #[inline] pub const fn tid_en(self) -> bool { Self::TID_EN.is_set(self.raw64()) }
+    #[inline] pub const fn tid_en(self) -> bool { Self::TID_EN_BITS.is_set(self.raw64()) }
     /// This value with `tid_en` set to `v`.
-    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(Self::TID_EN.set(self.raw64(), v as u64)) }
-    /// `edge_det` ([`Self::EDGE_DET`]): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET.is_set(self.raw64()) }
+    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(Self::TID_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
     /// This value with `edge_det` set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst` set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST.set(self.raw64(), v as u64)) }
-    /// `umask` ([`Self::UMASK`]): Unit mask: which sub-events of the selected event are counted.
-    #[inline] pub const fn umask(self) -> u8 { Self::UMASK.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
+    /// counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
     /// This value with `umask` set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK.set(self.raw64(), v as u64)) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `C{i}_MSR_PMON_CTL{n}` of instance C0.
@@ -543,34 +544,34 @@ impl Layout for CboBoxFilter0Layout {
 
 impl CboBoxFilter0 {
     /// `state`: bits 23:17 (rw, reset 0x0).
-    pub const STATE: BitRange = BitRange::new(23, 17);
+    pub const STATE_BITS: BitRange = BitRange::new(23, 17);
     /// `link`: bits 9:6 (rw, reset 0x0).
-    pub const LINK: BitRange = BitRange::new(9, 6);
+    pub const LINK_BITS: BitRange = BitRange::new(9, 6);
     /// `tid`: bits 5:0 (rw, reset 0x0).
-    pub const TID: BitRange = BitRange::new(5, 0);
-    /// `state` ([`Self::STATE`]): Cache-line states to match, one bit per state; several bits match
-    /// several states.
-    #[inline] pub const fn state(self) -> u8 { Self::STATE.get(self.raw64()) as u8 }
+    pub const TID_BITS: BitRange = BitRange::new(5, 0);
+    /// `state` ([`Self::STATE_BITS`]): Cache-line states to match, one bit per state; several bits
+    /// match several states.
+    #[inline] pub const fn state(self) -> u8 { Self::STATE_BITS.get(self.raw64()) as u8 }
     /// This value with `state` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_state` returns an error instead.
-    #[inline] pub const fn with_state(self, v: u8) -> Self { self.with_raw64(Self::STATE.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_state(self, v: u8) -> Self { self.with_raw64(Self::STATE_BITS.set(self.raw64(), v as u64)) }
     /// This value with `state` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_state(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::STATE.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "state")) }
-    /// `link` ([`Self::LINK`]): Link to match.
-    #[inline] pub const fn link(self) -> u8 { Self::LINK.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_state(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::STATE_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "state")) }
+    /// `link` ([`Self::LINK_BITS`]): Link to match.
+    #[inline] pub const fn link(self) -> u8 { Self::LINK_BITS.get(self.raw64()) as u8 }
     /// This value with `link` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_link` returns an error instead.
-    #[inline] pub const fn with_link(self, v: u8) -> Self { self.with_raw64(Self::LINK.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_link(self, v: u8) -> Self { self.with_raw64(Self::LINK_BITS.set(self.raw64(), v as u64)) }
     /// This value with `link` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_link(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::LINK.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "link")) }
-    /// `tid` ([`Self::TID`]): Thread id to match (core id and thread bit), for counters whose
+    #[inline] pub const fn try_with_link(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::LINK_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "link")) }
+    /// `tid` ([`Self::TID_BITS`]): Thread id to match (core id and thread bit), for counters whose
     /// control has tid_en set.
-    #[inline] pub const fn tid(self) -> u8 { Self::TID.get(self.raw64()) as u8 }
+    #[inline] pub const fn tid(self) -> u8 { Self::TID_BITS.get(self.raw64()) as u8 }
     /// This value with `tid` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_tid` returns an error instead.
-    #[inline] pub const fn with_tid(self, v: u8) -> Self { self.with_raw64(Self::TID.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_tid(self, v: u8) -> Self { self.with_raw64(Self::TID_BITS.set(self.raw64(), v as u64)) }
     /// This value with `tid` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "tid")) }
+    #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "tid")) }
 }
 
 /// `C{i}_MSR_PMON_BOX_FILTER0` of instance C0.
@@ -723,38 +724,38 @@ impl Layout for CboBoxFilter1Layout {
 
 impl CboBoxFilter1 {
     /// `isoc`: bit 31 (rw, reset 0x0).
-    pub const ISOC: BitRange = BitRange::new(31, 31);
+    pub const ISOC_BITS: BitRange = BitRange::new(31, 31);
     /// `nc`: bit 30 (rw, reset 0x0).
-    pub const NC: BitRange = BitRange::new(30, 30);
+    pub const NC_BITS: BitRange = BitRange::new(30, 30);
     /// `c6`: bit 29 (rw, reset 0x0).
-    pub const C6: BitRange = BitRange::new(29, 29);
+    pub const C6_BITS: BitRange = BitRange::new(29, 29);
     /// `opc`: bits 28:20 (rw, reset 0x0).
-    pub const OPC: BitRange = BitRange::new(28, 20);
+    pub const OPC_BITS: BitRange = BitRange::new(28, 20);
     /// `nid`: bits 15:0 (rw, reset 0x0).
-    pub const NID: BitRange = BitRange::new(15, 0);
-    /// `isoc` ([`Self::ISOC`]): Match isochronous requests only.
-    #[inline] pub const fn isoc(self) -> bool { Self::ISOC.is_set(self.raw64()) }
+    pub const NID_BITS: BitRange = BitRange::new(15, 0);
+    /// `isoc` ([`Self::ISOC_BITS`]): Match isochronous requests only.
+    #[inline] pub const fn isoc(self) -> bool { Self::ISOC_BITS.is_set(self.raw64()) }
     /// This value with `isoc` set to `v`.
-    #[inline] pub const fn with_isoc(self, v: bool) -> Self { self.with_raw64(Self::ISOC.set(self.raw64(), v as u64)) }
-    /// `nc` ([`Self::NC`]): Match non-coherent requests only.
-    #[inline] pub const fn nc(self) -> bool { Self::NC.is_set(self.raw64()) }
+    #[inline] pub const fn with_isoc(self, v: bool) -> Self { self.with_raw64(Self::ISOC_BITS.set(self.raw64(), v as u64)) }
+    /// `nc` ([`Self::NC_BITS`]): Match non-coherent requests only.
+    #[inline] pub const fn nc(self) -> bool { Self::NC_BITS.is_set(self.raw64()) }
     /// This value with `nc` set to `v`.
-    #[inline] pub const fn with_nc(self, v: bool) -> Self { self.with_raw64(Self::NC.set(self.raw64(), v as u64)) }
-    /// `c6` ([`Self::C6`]): Match requests made while the core is in C6 (C6 opcode qualifier).
-    #[inline] pub const fn c6(self) -> bool { Self::C6.is_set(self.raw64()) }
+    #[inline] pub const fn with_nc(self, v: bool) -> Self { self.with_raw64(Self::NC_BITS.set(self.raw64(), v as u64)) }
+    /// `c6` ([`Self::C6_BITS`]): Match requests made while the core is in C6 (C6 opcode qualifier).
+    #[inline] pub const fn c6(self) -> bool { Self::C6_BITS.is_set(self.raw64()) }
     /// This value with `c6` set to `v`.
-    #[inline] pub const fn with_c6(self, v: bool) -> Self { self.with_raw64(Self::C6.set(self.raw64(), v as u64)) }
-    /// `opc` ([`Self::OPC`]): Request opcode to match (TOR_INSERTS, TOR_OCCUPANCY).
-    #[inline] pub const fn opc(self) -> u16 { Self::OPC.get(self.raw64()) as u16 }
+    #[inline] pub const fn with_c6(self, v: bool) -> Self { self.with_raw64(Self::C6_BITS.set(self.raw64(), v as u64)) }
+    /// `opc` ([`Self::OPC_BITS`]): Request opcode to match (TOR_INSERTS, TOR_OCCUPANCY).
+    #[inline] pub const fn opc(self) -> u16 { Self::OPC_BITS.get(self.raw64()) as u16 }
     /// This value with `opc` set to `v`. Panics if `v` does not fit in the field (a compile error
     /// in const context); `try_with_opc` returns an error instead.
-    #[inline] pub const fn with_opc(self, v: u16) -> Self { self.with_raw64(Self::OPC.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_opc(self, v: u16) -> Self { self.with_raw64(Self::OPC_BITS.set(self.raw64(), v as u64)) }
     /// This value with `opc` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_opc(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC.try_set(self.raw64(), v as u64, CboBoxFilter1Layout::NAME, "opc")) }
-    /// `nid` ([`Self::NID`]): Node id mask to match, one bit per node.
-    #[inline] pub const fn nid(self) -> u16 { Self::NID.get(self.raw64()) as u16 }
+    #[inline] pub const fn try_with_opc(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_BITS.try_set(self.raw64(), v as u64, CboBoxFilter1Layout::NAME, "opc")) }
+    /// `nid` ([`Self::NID_BITS`]): Node id mask to match, one bit per node.
+    #[inline] pub const fn nid(self) -> u16 { Self::NID_BITS.get(self.raw64()) as u16 }
     /// This value with `nid` set to `v`.
-    #[inline] pub const fn with_nid(self, v: u16) -> Self { self.with_raw64(Self::NID.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_nid(self, v: u16) -> Self { self.with_raw64(Self::NID_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `C{i}_MSR_PMON_BOX_FILTER1` of instance C0.
@@ -893,15 +894,15 @@ impl Layout for CboBoxStatusLayout {
 
 impl CboBoxStatus {
     /// `ov`: bits 3:0 (rw1c, reset 0x0).
-    pub const OV: BitRange = BitRange::new(3, 0);
-    /// `ov` ([`Self::OV`]): Overflow flags, one per counter (bit n for counter n): hardware sets a
-    /// bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
     /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
     /// const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV.try_set(self.raw64(), v as u64, CboBoxStatusLayout::NAME, "ov")) }
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, CboBoxStatusLayout::NAME, "ov")) }
 }
 
 /// `C{i}_MSR_PMON_BOX_STATUS` of instance C0.
@@ -1035,15 +1036,15 @@ impl Layout for CboCtrLayout {
 
 impl CboCtr {
     /// `event_count`: bits 47:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The accumulated 48-bit count of the event selected by
-    /// the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
+    /// selected by the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, CboCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, CboCtrLayout::NAME, "event_count")) }
 }
 
 /// `C{i}_MSR_PMON_CTR{n}` of instance C0.

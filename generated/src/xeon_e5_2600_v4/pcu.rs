@@ -66,21 +66,21 @@ impl Layout for PcuBoxCtlLayout {
 
 impl PcuBoxCtl {
     /// `frz_en`: bit 16 (wo, reset 0x0).
-    pub const FRZ_EN: BitRange = BitRange::new(16, 16);
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
     /// `frz`: bit 8 (wo, reset 0x0).
-    pub const FRZ: BitRange = BitRange::new(8, 8);
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
     /// `rst_ctrs`: bit 1 (wo, reset 0x0).
-    pub const RST_CTRS: BitRange = BitRange::new(1, 1);
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
     /// `rst_ctrl`: bit 0 (wo, reset 0x0).
-    pub const RST_CTRL: BitRange = BitRange::new(0, 0);
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
     /// This value with `frz_en` set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
     /// This value with `frz` set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst_ctrs` set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst_ctrl` set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PCU_MSR_PMON_BOX_CTL` of instance PCU.
@@ -254,64 +254,65 @@ impl Layout for PcuCtlLayout {
 
 impl PcuCtl {
     /// `occ_edge_det`: bit 31 (rw-v, reset 0x0).
-    pub const OCC_EDGE_DET: BitRange = BitRange::new(31, 31);
+    pub const OCC_EDGE_DET_BITS: BitRange = BitRange::new(31, 31);
     /// `occ_invert`: bit 30 (rw-v, reset 0x0).
-    pub const OCC_INVERT: BitRange = BitRange::new(30, 30);
+    pub const OCC_INVERT_BITS: BitRange = BitRange::new(30, 30);
     /// `thresh`: bits 28:24 (rw-v, reset 0x0).
-    pub const THRESH: BitRange = BitRange::new(28, 24);
+    pub const THRESH_BITS: BitRange = BitRange::new(28, 24);
     /// `invert`: bit 23 (rw-v, reset 0x0).
-    pub const INVERT: BitRange = BitRange::new(23, 23);
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
     /// `en`: bit 22 (rw-v, reset 0x0).
-    pub const EN: BitRange = BitRange::new(22, 22);
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
     /// `edge_det`: bit 18 (rw-v, reset 0x0).
-    pub const EDGE_DET: BitRange = BitRange::new(18, 18);
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
     /// `rst`: bit 17 (wo, reset 0x0).
-    pub const RST: BitRange = BitRange::new(17, 17);
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
     /// `occ_sel`: bits 15:14 (rw-v, reset 0x0).
-    pub const OCC_SEL: BitRange = BitRange::new(15, 14);
+    pub const OCC_SEL_BITS: BitRange = BitRange::new(15, 14);
     /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
-    pub const EV_SEL: BitRange = BitRange::new(7, 0);
-    /// `occ_edge_det` ([`Self::OCC_EDGE_DET`]): Edge detect on the occupancy counter selected by
-    /// occ_sel.
-    #[inline] pub const fn occ_edge_det(self) -> bool { Self::OCC_EDGE_DET.is_set(self.raw64()) }
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `occ_edge_det` ([`Self::OCC_EDGE_DET_BITS`]): Edge detect on the occupancy counter selected
+    /// by occ_sel.
+    #[inline] pub const fn occ_edge_det(self) -> bool { Self::OCC_EDGE_DET_BITS.is_set(self.raw64()) }
     /// This value with `occ_edge_det` set to `v`.
-    #[inline] pub const fn with_occ_edge_det(self, v: bool) -> Self { self.with_raw64(Self::OCC_EDGE_DET.set(self.raw64(), v as u64)) }
-    /// `occ_invert` ([`Self::OCC_INVERT`]): Inverts the occupancy threshold comparison.
-    #[inline] pub const fn occ_invert(self) -> PcuCtlOccInvert { PcuCtlOccInvert::from_bits(Self::OCC_INVERT.get(self.raw64()) as u8) }
+    #[inline] pub const fn with_occ_edge_det(self, v: bool) -> Self { self.with_raw64(Self::OCC_EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `occ_invert` ([`Self::OCC_INVERT_BITS`]): Inverts the occupancy threshold comparison.
+    #[inline] pub const fn occ_invert(self) -> PcuCtlOccInvert { PcuCtlOccInvert::from_bits(Self::OCC_INVERT_BITS.get(self.raw64()) as u8) }
     /// This value with `occ_invert` set to `v`.
-    #[inline] pub const fn with_occ_invert(self, v: PcuCtlOccInvert) -> Self { self.with_raw64(Self::OCC_INVERT.set(self.raw64(), v.bits() as u64)) }
-    /// `thresh` ([`Self::THRESH`]): Threshold (5 bits) for the increment or occupancy comparison.
-    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_occ_invert(self, v: PcuCtlOccInvert) -> Self { self.with_raw64(Self::OCC_INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold (5 bits) for the increment or occupancy
+    /// comparison.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
     /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
     /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH.try_set(self.raw64(), v as u64, PcuCtlLayout::NAME, "thresh")) }
-    /// `invert` ([`Self::INVERT`]): Sense of the threshold comparison.
-    #[inline] pub const fn invert(self) -> PcuCtlInvert { PcuCtlInvert::from_bits(Self::INVERT.get(self.raw64()) as u8) }
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, PcuCtlLayout::NAME, "thresh")) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison.
+    #[inline] pub const fn invert(self) -> PcuCtlInvert { PcuCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
     /// This value with `invert` set to `v`.
-    #[inline] pub const fn with_invert(self, v: PcuCtlInvert) -> Self { self.with_raw64(Self::INVERT.set(self.raw64(), v.bits() as u64)) }
-    /// `en` ([`Self::EN`]): Enables this counter.
-    #[inline] pub const fn en(self) -> bool { Self::EN.is_set(self.raw64()) }
+    #[inline] pub const fn with_invert(self, v: PcuCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
     /// This value with `en` set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN.set(self.raw64(), v as u64)) }
-    /// `edge_det` ([`Self::EDGE_DET`]): Edge detect.
-    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET.is_set(self.raw64()) }
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
     /// This value with `edge_det` set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
     /// This value with `rst` set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST.set(self.raw64(), v as u64)) }
-    /// `occ_sel` ([`Self::OCC_SEL`]): Occupancy counter to use for occupancy events.
-    #[inline] pub const fn occ_sel(self) -> u8 { Self::OCC_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `occ_sel` ([`Self::OCC_SEL_BITS`]): Occupancy counter to use for occupancy events.
+    #[inline] pub const fn occ_sel(self) -> u8 { Self::OCC_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `occ_sel` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_occ_sel` returns an error instead.
-    #[inline] pub const fn with_occ_sel(self, v: u8) -> Self { self.with_raw64(Self::OCC_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_occ_sel(self, v: u8) -> Self { self.with_raw64(Self::OCC_SEL_BITS.set(self.raw64(), v as u64)) }
     /// This value with `occ_sel` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_occ_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OCC_SEL.try_set(self.raw64(), v as u64, PcuCtlLayout::NAME, "occ_sel")) }
-    /// `ev_sel` ([`Self::EV_SEL`]): Event select.
-    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL.get(self.raw64()) as u8 }
+    #[inline] pub const fn try_with_occ_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OCC_SEL_BITS.try_set(self.raw64(), v as u64, PcuCtlLayout::NAME, "occ_sel")) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `ev_sel` set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PCU_MSR_PMON_CTL{n}` of instance PCU.
@@ -380,29 +381,29 @@ impl Layout for PcuBoxFilterLayout {
 
 impl PcuBoxFilter {
     /// `filt31_24`: bits 31:24 (rw, reset 0x0).
-    pub const FILT31_24: BitRange = BitRange::new(31, 24);
+    pub const FILT31_24_BITS: BitRange = BitRange::new(31, 24);
     /// `filt23_16`: bits 23:16 (rw, reset 0x0).
-    pub const FILT23_16: BitRange = BitRange::new(23, 16);
+    pub const FILT23_16_BITS: BitRange = BitRange::new(23, 16);
     /// `filt15_8`: bits 15:8 (rw, reset 0x0).
-    pub const FILT15_8: BitRange = BitRange::new(15, 8);
+    pub const FILT15_8_BITS: BitRange = BitRange::new(15, 8);
     /// `filt7_0`: bits 7:0 (rw, reset 0x0).
-    pub const FILT7_0: BitRange = BitRange::new(7, 0);
-    /// `filt31_24` ([`Self::FILT31_24`]): Band 3 (event 0xE) frequency, in 100 MHz units.
-    #[inline] pub const fn filt31_24(self) -> u8 { Self::FILT31_24.get(self.raw64()) as u8 }
+    pub const FILT7_0_BITS: BitRange = BitRange::new(7, 0);
+    /// `filt31_24` ([`Self::FILT31_24_BITS`]): Band 3 (event 0xE) frequency, in 100 MHz units.
+    #[inline] pub const fn filt31_24(self) -> u8 { Self::FILT31_24_BITS.get(self.raw64()) as u8 }
     /// This value with `filt31_24` set to `v`.
-    #[inline] pub const fn with_filt31_24(self, v: u8) -> Self { self.with_raw64(Self::FILT31_24.set(self.raw64(), v as u64)) }
-    /// `filt23_16` ([`Self::FILT23_16`]): Band 2 (event 0xD) frequency.
-    #[inline] pub const fn filt23_16(self) -> u8 { Self::FILT23_16.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_filt31_24(self, v: u8) -> Self { self.with_raw64(Self::FILT31_24_BITS.set(self.raw64(), v as u64)) }
+    /// `filt23_16` ([`Self::FILT23_16_BITS`]): Band 2 (event 0xD) frequency.
+    #[inline] pub const fn filt23_16(self) -> u8 { Self::FILT23_16_BITS.get(self.raw64()) as u8 }
     /// This value with `filt23_16` set to `v`.
-    #[inline] pub const fn with_filt23_16(self, v: u8) -> Self { self.with_raw64(Self::FILT23_16.set(self.raw64(), v as u64)) }
-    /// `filt15_8` ([`Self::FILT15_8`]): Band 1 (event 0xC) frequency.
-    #[inline] pub const fn filt15_8(self) -> u8 { Self::FILT15_8.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_filt23_16(self, v: u8) -> Self { self.with_raw64(Self::FILT23_16_BITS.set(self.raw64(), v as u64)) }
+    /// `filt15_8` ([`Self::FILT15_8_BITS`]): Band 1 (event 0xC) frequency.
+    #[inline] pub const fn filt15_8(self) -> u8 { Self::FILT15_8_BITS.get(self.raw64()) as u8 }
     /// This value with `filt15_8` set to `v`.
-    #[inline] pub const fn with_filt15_8(self, v: u8) -> Self { self.with_raw64(Self::FILT15_8.set(self.raw64(), v as u64)) }
-    /// `filt7_0` ([`Self::FILT7_0`]): Band 0 (event 0xB) frequency.
-    #[inline] pub const fn filt7_0(self) -> u8 { Self::FILT7_0.get(self.raw64()) as u8 }
+    #[inline] pub const fn with_filt15_8(self, v: u8) -> Self { self.with_raw64(Self::FILT15_8_BITS.set(self.raw64(), v as u64)) }
+    /// `filt7_0` ([`Self::FILT7_0_BITS`]): Band 0 (event 0xB) frequency.
+    #[inline] pub const fn filt7_0(self) -> u8 { Self::FILT7_0_BITS.get(self.raw64()) as u8 }
     /// This value with `filt7_0` set to `v`.
-    #[inline] pub const fn with_filt7_0(self, v: u8) -> Self { self.with_raw64(Self::FILT7_0.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_filt7_0(self, v: u8) -> Self { self.with_raw64(Self::FILT7_0_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PCU_MSR_PMON_BOX_FILTER` of instance PCU.
@@ -462,15 +463,15 @@ impl Layout for PcuBoxStatusLayout {
 
 impl PcuBoxStatus {
     /// `ov`: bits 3:0 (rw1c, reset 0x0).
-    pub const OV: BitRange = BitRange::new(3, 0);
-    /// `ov` ([`Self::OV`]): Overflow flags, one per counter (bit n for counter n): hardware sets a
-    /// bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { Self::OV.get(self.raw64()) as u8 }
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
     /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
     /// const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV.set(self.raw64(), v as u64)) }
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
     /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV.try_set(self.raw64(), v as u64, PcuBoxStatusLayout::NAME, "ov")) }
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, PcuBoxStatusLayout::NAME, "ov")) }
 }
 
 /// `PCU_MSR_PMON_BOX_STATUS` of instance PCU.
@@ -526,15 +527,15 @@ impl Layout for PcuCtrLayout {
 
 impl PcuCtr {
     /// `event_count`: bits 47:0 (rw-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(47, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): The accumulated 48-bit count of the event selected by
-    /// the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
+    /// selected by the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
     /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
     /// error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT.set(self.raw64(), v)) }
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT.try_set(self.raw64(), v, PcuCtrLayout::NAME, "event_count")) }
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, PcuCtrLayout::NAME, "event_count")) }
 }
 
 /// `PCU_MSR_PMON_CTR{n}` of instance PCU.
@@ -596,9 +597,9 @@ impl Layout for PcuCoreC6CtrLayout {
 
 impl PcuCoreC6Ctr {
     /// `event_count`: bits 63:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(63, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): Residency in C6, counted by hardware.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Residency in C6, counted by hardware.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `PCU_MSR_CORE_C6_CTR` of instance PCU.
@@ -658,9 +659,9 @@ impl Layout for PcuCoreC3CtrLayout {
 
 impl PcuCoreC3Ctr {
     /// `event_count`: bits 63:0 (ro-v, reset 0x0).
-    pub const EVENT_COUNT: BitRange = BitRange::new(63, 0);
-    /// `event_count` ([`Self::EVENT_COUNT`]): Residency in C3, counted by hardware.
-    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT.get(self.raw64()) }
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Residency in C3, counted by hardware.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `PCU_MSR_CORE_C3_CTR` of instance PCU.
@@ -723,10 +724,10 @@ impl Layout for PcuCapid4Layout {
 
 impl PcuCapid4 {
     /// `chop`: bits 7:6 (ro, reset 0x0).
-    pub const CHOP: BitRange = BitRange::new(7, 6);
-    /// `chop` ([`Self::CHOP`]): The die the part is cut from; 0 on the 6-8 core die, which has no
-    /// S-box (Linux drops bdx_uncore_sbox). Set by the part, not by software.
-    #[inline] pub const fn chop(self) -> u8 { Self::CHOP.get(self.raw64()) as u8 }
+    pub const CHOP_BITS: BitRange = BitRange::new(7, 6);
+    /// `chop` ([`Self::CHOP_BITS`]): The die the part is cut from; 0 on the 6-8 core die, which has
+    /// no S-box (Linux drops bdx_uncore_sbox). Set by the part, not by software.
+    #[inline] pub const fn chop(self) -> u8 { Self::CHOP_BITS.get(self.raw64()) as u8 }
 }
 
 /// `PCU_CAPID4` of instance PCU.

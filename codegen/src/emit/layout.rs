@@ -540,8 +540,8 @@ fn layout_text(reg: &Register, out: &mut String) {
     );
 }
 
-/// The typed address constants of each instance (and of all instances, where the unit has
-/// several); returns the metadata's `AddressInfo` rows.
+/// The typed addresses: a constant for the instance of a unit with one, an array in
+/// instance order for a unit with several; returns the metadata's `AddressInfo` rows.
 fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
     let Addresses::Known(addrs) = &reg.addresses else {
         return String::new();
@@ -559,17 +559,26 @@ fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
     } else {
         addr_ty
     };
-    for (ii, inst) in unit.instances.iter().enumerate() {
-        let mine: Vec<&Address> = addrs.iter().filter(|a| a.instance == ii).collect();
-        let ctors: Vec<String> = mine
-            .iter()
-            .map(|a| location_ctor(&a.location, &reg.address_name(unit, a)))
-            .collect();
-        let value = if reg.count > 1 {
-            format!("[{}]", ctors.join(", "))
-        } else {
-            ctors.concat()
-        };
+    // One instance: a constant of its own name. Several: one array in instance order (its
+    // elements name themselves: `name()`), not a constant per instance beside it.
+    let values: Vec<String> = unit
+        .instances
+        .iter()
+        .enumerate()
+        .map(|(ii, _)| {
+            let ctors: Vec<String> = addrs
+                .iter()
+                .filter(|a| a.instance == ii)
+                .map(|a| location_ctor(&a.location, &reg.address_name(unit, a)))
+                .collect();
+            if reg.count > 1 {
+                format!("[{}]", ctors.join(", "))
+            } else {
+                ctors.concat()
+            }
+        })
+        .collect();
+    if let [(inst, value)] = &*unit.instances.iter().zip(&values).collect::<Vec<_>>() {
         let _ = writeln!(
             out,
             "/// `{}` of instance {}.\npub const {}: {one_ty} = {value};",
@@ -577,20 +586,16 @@ fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
             inst.name,
             reg.instance_name(inst),
         );
-    }
-    if unit.instances.len() > 1 {
-        let items: Vec<String> = unit
-            .instances
-            .iter()
-            .map(|i| reg.instance_name(i))
-            .collect();
+    } else if !values.is_empty() {
+        let names: Vec<&str> = unit.instances.iter().map(|i| i.name.as_str()).collect();
         let _ = writeln!(
             out,
-            "/// `{}` of every instance, in instance order.\npub const {}: [{one_ty}; {}] = [{}];",
+            "/// `{}` of every instance, in instance order ({}).\npub const {}: [{one_ty}; {}] = [\n{}];",
             reg.name,
+            names.join(", "),
             reg.generic_name(),
             unit.instances.len(),
-            items.join(", ")
+            values.iter().map(|v| format!("    {v},\n")).collect::<String>()
         );
     }
     out.push('\n');
@@ -647,8 +652,9 @@ fn register_names(unit: &Unit) -> Vec<String> {
         names.push(reg.type_name.clone());
         names.push(format!("{}Layout", reg.type_name));
         if let Addresses::Known(_) = reg.addresses {
-            names.extend(unit.instances.iter().map(|i| reg.instance_name(i)));
-            if unit.instances.len() > 1 {
+            if let [one] = &*unit.instances {
+                names.push(reg.instance_name(one));
+            } else {
                 names.push(reg.generic_name());
             }
         }

@@ -130,32 +130,21 @@ impl UmcPerfCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `UMC{i}_PERF_CTL{n}` of instance UMC0.
-pub const UMC0_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010800, "UMC0_PERF_CTL0"), Msr::new(0xC0010802, "UMC0_PERF_CTL1"), Msr::new(0xC0010804, "UMC0_PERF_CTL2"), Msr::new(0xC0010806, "UMC0_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC1.
-pub const UMC1_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010808, "UMC1_PERF_CTL0"), Msr::new(0xC001080A, "UMC1_PERF_CTL1"), Msr::new(0xC001080C, "UMC1_PERF_CTL2"), Msr::new(0xC001080E, "UMC1_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC2.
-pub const UMC2_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010810, "UMC2_PERF_CTL0"), Msr::new(0xC0010812, "UMC2_PERF_CTL1"), Msr::new(0xC0010814, "UMC2_PERF_CTL2"), Msr::new(0xC0010816, "UMC2_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC3.
-pub const UMC3_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010818, "UMC3_PERF_CTL0"), Msr::new(0xC001081A, "UMC3_PERF_CTL1"), Msr::new(0xC001081C, "UMC3_PERF_CTL2"), Msr::new(0xC001081E, "UMC3_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC4.
-pub const UMC4_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010820, "UMC4_PERF_CTL0"), Msr::new(0xC0010822, "UMC4_PERF_CTL1"), Msr::new(0xC0010824, "UMC4_PERF_CTL2"), Msr::new(0xC0010826, "UMC4_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC5.
-pub const UMC5_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010828, "UMC5_PERF_CTL0"), Msr::new(0xC001082A, "UMC5_PERF_CTL1"), Msr::new(0xC001082C, "UMC5_PERF_CTL2"), Msr::new(0xC001082E, "UMC5_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC6.
-pub const UMC6_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010830, "UMC6_PERF_CTL0"), Msr::new(0xC0010832, "UMC6_PERF_CTL1"), Msr::new(0xC0010834, "UMC6_PERF_CTL2"), Msr::new(0xC0010836, "UMC6_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC7.
-pub const UMC7_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010838, "UMC7_PERF_CTL0"), Msr::new(0xC001083A, "UMC7_PERF_CTL1"), Msr::new(0xC001083C, "UMC7_PERF_CTL2"), Msr::new(0xC001083E, "UMC7_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC8.
-pub const UMC8_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010840, "UMC8_PERF_CTL0"), Msr::new(0xC0010842, "UMC8_PERF_CTL1"), Msr::new(0xC0010844, "UMC8_PERF_CTL2"), Msr::new(0xC0010846, "UMC8_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC9.
-pub const UMC9_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010848, "UMC9_PERF_CTL0"), Msr::new(0xC001084A, "UMC9_PERF_CTL1"), Msr::new(0xC001084C, "UMC9_PERF_CTL2"), Msr::new(0xC001084E, "UMC9_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC10.
-pub const UMC10_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010850, "UMC10_PERF_CTL0"), Msr::new(0xC0010852, "UMC10_PERF_CTL1"), Msr::new(0xC0010854, "UMC10_PERF_CTL2"), Msr::new(0xC0010856, "UMC10_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC11.
-pub const UMC11_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010858, "UMC11_PERF_CTL0"), Msr::new(0xC001085A, "UMC11_PERF_CTL1"), Msr::new(0xC001085C, "UMC11_PERF_CTL2"), Msr::new(0xC001085E, "UMC11_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of every instance, in instance order.
-pub const UMC_PERF_CTL: [[Msr<UmcPerfCtl>; 4]; 12] = [UMC0_PERF_CTL, UMC1_PERF_CTL, UMC2_PERF_CTL, UMC3_PERF_CTL, UMC4_PERF_CTL, UMC5_PERF_CTL, UMC6_PERF_CTL, UMC7_PERF_CTL, UMC8_PERF_CTL, UMC9_PERF_CTL, UMC10_PERF_CTL, UMC11_PERF_CTL];
+/// `UMC{i}_PERF_CTL{n}` of every instance, in instance order (UMC0, UMC1, UMC2, UMC3, UMC4, UMC5, UMC6, UMC7, UMC8, UMC9, UMC10, UMC11).
+pub const UMC_PERF_CTL: [[Msr<UmcPerfCtl>; 4]; 12] = [
+    [Msr::new(0xC0010800, "UMC0_PERF_CTL0"), Msr::new(0xC0010802, "UMC0_PERF_CTL1"), Msr::new(0xC0010804, "UMC0_PERF_CTL2"), Msr::new(0xC0010806, "UMC0_PERF_CTL3")],
+    [Msr::new(0xC0010808, "UMC1_PERF_CTL0"), Msr::new(0xC001080A, "UMC1_PERF_CTL1"), Msr::new(0xC001080C, "UMC1_PERF_CTL2"), Msr::new(0xC001080E, "UMC1_PERF_CTL3")],
+    [Msr::new(0xC0010810, "UMC2_PERF_CTL0"), Msr::new(0xC0010812, "UMC2_PERF_CTL1"), Msr::new(0xC0010814, "UMC2_PERF_CTL2"), Msr::new(0xC0010816, "UMC2_PERF_CTL3")],
+    [Msr::new(0xC0010818, "UMC3_PERF_CTL0"), Msr::new(0xC001081A, "UMC3_PERF_CTL1"), Msr::new(0xC001081C, "UMC3_PERF_CTL2"), Msr::new(0xC001081E, "UMC3_PERF_CTL3")],
+    [Msr::new(0xC0010820, "UMC4_PERF_CTL0"), Msr::new(0xC0010822, "UMC4_PERF_CTL1"), Msr::new(0xC0010824, "UMC4_PERF_CTL2"), Msr::new(0xC0010826, "UMC4_PERF_CTL3")],
+    [Msr::new(0xC0010828, "UMC5_PERF_CTL0"), Msr::new(0xC001082A, "UMC5_PERF_CTL1"), Msr::new(0xC001082C, "UMC5_PERF_CTL2"), Msr::new(0xC001082E, "UMC5_PERF_CTL3")],
+    [Msr::new(0xC0010830, "UMC6_PERF_CTL0"), Msr::new(0xC0010832, "UMC6_PERF_CTL1"), Msr::new(0xC0010834, "UMC6_PERF_CTL2"), Msr::new(0xC0010836, "UMC6_PERF_CTL3")],
+    [Msr::new(0xC0010838, "UMC7_PERF_CTL0"), Msr::new(0xC001083A, "UMC7_PERF_CTL1"), Msr::new(0xC001083C, "UMC7_PERF_CTL2"), Msr::new(0xC001083E, "UMC7_PERF_CTL3")],
+    [Msr::new(0xC0010840, "UMC8_PERF_CTL0"), Msr::new(0xC0010842, "UMC8_PERF_CTL1"), Msr::new(0xC0010844, "UMC8_PERF_CTL2"), Msr::new(0xC0010846, "UMC8_PERF_CTL3")],
+    [Msr::new(0xC0010848, "UMC9_PERF_CTL0"), Msr::new(0xC001084A, "UMC9_PERF_CTL1"), Msr::new(0xC001084C, "UMC9_PERF_CTL2"), Msr::new(0xC001084E, "UMC9_PERF_CTL3")],
+    [Msr::new(0xC0010850, "UMC10_PERF_CTL0"), Msr::new(0xC0010852, "UMC10_PERF_CTL1"), Msr::new(0xC0010854, "UMC10_PERF_CTL2"), Msr::new(0xC0010856, "UMC10_PERF_CTL3")],
+    [Msr::new(0xC0010858, "UMC11_PERF_CTL0"), Msr::new(0xC001085A, "UMC11_PERF_CTL1"), Msr::new(0xC001085C, "UMC11_PERF_CTL2"), Msr::new(0xC001085E, "UMC11_PERF_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -267,32 +256,21 @@ impl UmcPerfCtr {
     #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, UmcPerfCtrLayout::NAME, "count")) }
 }
 
-/// `UMC{i}_PERF_CTR{n}` of instance UMC0.
-pub const UMC0_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010801, "UMC0_PERF_CTR0"), Msr::new(0xC0010803, "UMC0_PERF_CTR1"), Msr::new(0xC0010805, "UMC0_PERF_CTR2"), Msr::new(0xC0010807, "UMC0_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC1.
-pub const UMC1_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010809, "UMC1_PERF_CTR0"), Msr::new(0xC001080B, "UMC1_PERF_CTR1"), Msr::new(0xC001080D, "UMC1_PERF_CTR2"), Msr::new(0xC001080F, "UMC1_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC2.
-pub const UMC2_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010811, "UMC2_PERF_CTR0"), Msr::new(0xC0010813, "UMC2_PERF_CTR1"), Msr::new(0xC0010815, "UMC2_PERF_CTR2"), Msr::new(0xC0010817, "UMC2_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC3.
-pub const UMC3_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010819, "UMC3_PERF_CTR0"), Msr::new(0xC001081B, "UMC3_PERF_CTR1"), Msr::new(0xC001081D, "UMC3_PERF_CTR2"), Msr::new(0xC001081F, "UMC3_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC4.
-pub const UMC4_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010821, "UMC4_PERF_CTR0"), Msr::new(0xC0010823, "UMC4_PERF_CTR1"), Msr::new(0xC0010825, "UMC4_PERF_CTR2"), Msr::new(0xC0010827, "UMC4_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC5.
-pub const UMC5_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010829, "UMC5_PERF_CTR0"), Msr::new(0xC001082B, "UMC5_PERF_CTR1"), Msr::new(0xC001082D, "UMC5_PERF_CTR2"), Msr::new(0xC001082F, "UMC5_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC6.
-pub const UMC6_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010831, "UMC6_PERF_CTR0"), Msr::new(0xC0010833, "UMC6_PERF_CTR1"), Msr::new(0xC0010835, "UMC6_PERF_CTR2"), Msr::new(0xC0010837, "UMC6_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC7.
-pub const UMC7_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010839, "UMC7_PERF_CTR0"), Msr::new(0xC001083B, "UMC7_PERF_CTR1"), Msr::new(0xC001083D, "UMC7_PERF_CTR2"), Msr::new(0xC001083F, "UMC7_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC8.
-pub const UMC8_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010841, "UMC8_PERF_CTR0"), Msr::new(0xC0010843, "UMC8_PERF_CTR1"), Msr::new(0xC0010845, "UMC8_PERF_CTR2"), Msr::new(0xC0010847, "UMC8_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC9.
-pub const UMC9_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010849, "UMC9_PERF_CTR0"), Msr::new(0xC001084B, "UMC9_PERF_CTR1"), Msr::new(0xC001084D, "UMC9_PERF_CTR2"), Msr::new(0xC001084F, "UMC9_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC10.
-pub const UMC10_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010851, "UMC10_PERF_CTR0"), Msr::new(0xC0010853, "UMC10_PERF_CTR1"), Msr::new(0xC0010855, "UMC10_PERF_CTR2"), Msr::new(0xC0010857, "UMC10_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC11.
-pub const UMC11_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010859, "UMC11_PERF_CTR0"), Msr::new(0xC001085B, "UMC11_PERF_CTR1"), Msr::new(0xC001085D, "UMC11_PERF_CTR2"), Msr::new(0xC001085F, "UMC11_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of every instance, in instance order.
-pub const UMC_PERF_CTR: [[Msr<UmcPerfCtr>; 4]; 12] = [UMC0_PERF_CTR, UMC1_PERF_CTR, UMC2_PERF_CTR, UMC3_PERF_CTR, UMC4_PERF_CTR, UMC5_PERF_CTR, UMC6_PERF_CTR, UMC7_PERF_CTR, UMC8_PERF_CTR, UMC9_PERF_CTR, UMC10_PERF_CTR, UMC11_PERF_CTR];
+/// `UMC{i}_PERF_CTR{n}` of every instance, in instance order (UMC0, UMC1, UMC2, UMC3, UMC4, UMC5, UMC6, UMC7, UMC8, UMC9, UMC10, UMC11).
+pub const UMC_PERF_CTR: [[Msr<UmcPerfCtr>; 4]; 12] = [
+    [Msr::new(0xC0010801, "UMC0_PERF_CTR0"), Msr::new(0xC0010803, "UMC0_PERF_CTR1"), Msr::new(0xC0010805, "UMC0_PERF_CTR2"), Msr::new(0xC0010807, "UMC0_PERF_CTR3")],
+    [Msr::new(0xC0010809, "UMC1_PERF_CTR0"), Msr::new(0xC001080B, "UMC1_PERF_CTR1"), Msr::new(0xC001080D, "UMC1_PERF_CTR2"), Msr::new(0xC001080F, "UMC1_PERF_CTR3")],
+    [Msr::new(0xC0010811, "UMC2_PERF_CTR0"), Msr::new(0xC0010813, "UMC2_PERF_CTR1"), Msr::new(0xC0010815, "UMC2_PERF_CTR2"), Msr::new(0xC0010817, "UMC2_PERF_CTR3")],
+    [Msr::new(0xC0010819, "UMC3_PERF_CTR0"), Msr::new(0xC001081B, "UMC3_PERF_CTR1"), Msr::new(0xC001081D, "UMC3_PERF_CTR2"), Msr::new(0xC001081F, "UMC3_PERF_CTR3")],
+    [Msr::new(0xC0010821, "UMC4_PERF_CTR0"), Msr::new(0xC0010823, "UMC4_PERF_CTR1"), Msr::new(0xC0010825, "UMC4_PERF_CTR2"), Msr::new(0xC0010827, "UMC4_PERF_CTR3")],
+    [Msr::new(0xC0010829, "UMC5_PERF_CTR0"), Msr::new(0xC001082B, "UMC5_PERF_CTR1"), Msr::new(0xC001082D, "UMC5_PERF_CTR2"), Msr::new(0xC001082F, "UMC5_PERF_CTR3")],
+    [Msr::new(0xC0010831, "UMC6_PERF_CTR0"), Msr::new(0xC0010833, "UMC6_PERF_CTR1"), Msr::new(0xC0010835, "UMC6_PERF_CTR2"), Msr::new(0xC0010837, "UMC6_PERF_CTR3")],
+    [Msr::new(0xC0010839, "UMC7_PERF_CTR0"), Msr::new(0xC001083B, "UMC7_PERF_CTR1"), Msr::new(0xC001083D, "UMC7_PERF_CTR2"), Msr::new(0xC001083F, "UMC7_PERF_CTR3")],
+    [Msr::new(0xC0010841, "UMC8_PERF_CTR0"), Msr::new(0xC0010843, "UMC8_PERF_CTR1"), Msr::new(0xC0010845, "UMC8_PERF_CTR2"), Msr::new(0xC0010847, "UMC8_PERF_CTR3")],
+    [Msr::new(0xC0010849, "UMC9_PERF_CTR0"), Msr::new(0xC001084B, "UMC9_PERF_CTR1"), Msr::new(0xC001084D, "UMC9_PERF_CTR2"), Msr::new(0xC001084F, "UMC9_PERF_CTR3")],
+    [Msr::new(0xC0010851, "UMC10_PERF_CTR0"), Msr::new(0xC0010853, "UMC10_PERF_CTR1"), Msr::new(0xC0010855, "UMC10_PERF_CTR2"), Msr::new(0xC0010857, "UMC10_PERF_CTR3")],
+    [Msr::new(0xC0010859, "UMC11_PERF_CTR0"), Msr::new(0xC001085B, "UMC11_PERF_CTR1"), Msr::new(0xC001085D, "UMC11_PERF_CTR2"), Msr::new(0xC001085F, "UMC11_PERF_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -17,17 +17,9 @@ use crate::support::*;
 pub use crate::sapphire_rapids::imc_free::{
     ImcFreeDclk,
     ImcFreeDclkLayout,
-    IMC_FREE0_MMIO_DCLK,
-    IMC_FREE1_MMIO_DCLK,
-    IMC_FREE2_MMIO_DCLK,
-    IMC_FREE3_MMIO_DCLK,
     IMC_FREE_MMIO_DCLK,
     ImcFreePqCycles,
     ImcFreePqCyclesLayout,
-    IMC_FREE0_MMIO_PQ_CYCLES,
-    IMC_FREE1_MMIO_PQ_CYCLES,
-    IMC_FREE2_MMIO_PQ_CYCLES,
-    IMC_FREE3_MMIO_PQ_CYCLES,
     IMC_FREE_MMIO_PQ_CYCLES,
     MMIO_WINDOW,
 };

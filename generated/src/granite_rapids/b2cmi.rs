@@ -83,32 +83,21 @@ impl B2cmiBoxCtl {
     #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of instance B2CMI0.
-pub const B2CMI0_PCI_PMON_BOX_CTL: PciRegister<B2cmiBoxCtl> = PciRegister::new(0x324A, 5, 1, 0x438, "B2CMI0_PCI_PMON_BOX_CTL");
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of instance B2CMI1.
-pub const B2CMI1_PCI_PMON_BOX_CTL: PciRegister<B2cmiBoxCtl> = PciRegister::new(0x324A, 5, 2, 0x438, "B2CMI1_PCI_PMON_BOX_CTL");
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of instance B2CMI2.
-pub const B2CMI2_PCI_PMON_BOX_CTL: PciRegister<B2cmiBoxCtl> = PciRegister::new(0x324A, 5, 3, 0x438, "B2CMI2_PCI_PMON_BOX_CTL");
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of instance B2CMI3.
-pub const B2CMI3_PCI_PMON_BOX_CTL: PciRegister<B2cmiBoxCtl> = PciRegister::new(0x324A, 5, 4, 0x438, "B2CMI3_PCI_PMON_BOX_CTL");
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of instance B2CMI4.
-pub const B2CMI4_PCI_PMON_BOX_CTL: PciRegister<B2cmiBoxCtl> = PciRegister::new(0x324A, 5, 5, 0x438, "B2CMI4_PCI_PMON_BOX_CTL");
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of instance B2CMI5.
-pub const B2CMI5_PCI_PMON_BOX_CTL: PciRegister<B2cmiBoxCtl> = PciRegister::new(0x324A, 5, 6, 0x438, "B2CMI5_PCI_PMON_BOX_CTL");
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of instance B2CMI6.
-pub const B2CMI6_PCI_PMON_BOX_CTL: PciRegister<B2cmiBoxCtl> = PciRegister::new(0x324A, 5, 7, 0x438, "B2CMI6_PCI_PMON_BOX_CTL");
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of instance B2CMI7.
-pub const B2CMI7_PCI_PMON_BOX_CTL: PciRegister<B2cmiBoxCtl> = PciRegister::new(0x324A, 6, 1, 0x438, "B2CMI7_PCI_PMON_BOX_CTL");
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of instance B2CMI8.
-pub const B2CMI8_PCI_PMON_BOX_CTL: PciRegister<B2cmiBoxCtl> = PciRegister::new(0x324A, 6, 2, 0x438, "B2CMI8_PCI_PMON_BOX_CTL");
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of instance B2CMI9.
-pub const B2CMI9_PCI_PMON_BOX_CTL: PciRegister<B2cmiBoxCtl> = PciRegister::new(0x324A, 6, 3, 0x438, "B2CMI9_PCI_PMON_BOX_CTL");
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of instance B2CMI10.
-pub const B2CMI10_PCI_PMON_BOX_CTL: PciRegister<B2cmiBoxCtl> = PciRegister::new(0x324A, 6, 4, 0x438, "B2CMI10_PCI_PMON_BOX_CTL");
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of instance B2CMI11.
-pub const B2CMI11_PCI_PMON_BOX_CTL: PciRegister<B2cmiBoxCtl> = PciRegister::new(0x324A, 6, 5, 0x438, "B2CMI11_PCI_PMON_BOX_CTL");
-/// `B2CMI{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const B2CMI_PCI_PMON_BOX_CTL: [PciRegister<B2cmiBoxCtl>; 12] = [B2CMI0_PCI_PMON_BOX_CTL, B2CMI1_PCI_PMON_BOX_CTL, B2CMI2_PCI_PMON_BOX_CTL, B2CMI3_PCI_PMON_BOX_CTL, B2CMI4_PCI_PMON_BOX_CTL, B2CMI5_PCI_PMON_BOX_CTL, B2CMI6_PCI_PMON_BOX_CTL, B2CMI7_PCI_PMON_BOX_CTL, B2CMI8_PCI_PMON_BOX_CTL, B2CMI9_PCI_PMON_BOX_CTL, B2CMI10_PCI_PMON_BOX_CTL, B2CMI11_PCI_PMON_BOX_CTL];
+/// `B2CMI{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (B2CMI0, B2CMI1, B2CMI2, B2CMI3, B2CMI4, B2CMI5, B2CMI6, B2CMI7, B2CMI8, B2CMI9, B2CMI10, B2CMI11).
+pub const B2CMI_PCI_PMON_BOX_CTL: [PciRegister<B2cmiBoxCtl>; 12] = [
+    PciRegister::new(0x324A, 5, 1, 0x438, "B2CMI0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 5, 2, 0x438, "B2CMI1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 5, 3, 0x438, "B2CMI2_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 5, 4, 0x438, "B2CMI3_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 5, 5, 0x438, "B2CMI4_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 5, 6, 0x438, "B2CMI5_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 5, 7, 0x438, "B2CMI6_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 6, 1, 0x438, "B2CMI7_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 6, 2, 0x438, "B2CMI8_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 6, 3, 0x438, "B2CMI9_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 6, 4, 0x438, "B2CMI10_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 6, 5, 0x438, "B2CMI11_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static B2CMI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -281,32 +270,21 @@ impl B2cmiCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of instance B2CMI0.
-pub const B2CMI0_PCI_PMON_CTL: [PciRegister<B2cmiCtl>; 4] = [PciRegister::new(0x324A, 5, 1, 0x468, "B2CMI0_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 1, 0x470, "B2CMI0_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 1, 0x478, "B2CMI0_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 1, 0x480, "B2CMI0_PCI_PMON_CTL3")];
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of instance B2CMI1.
-pub const B2CMI1_PCI_PMON_CTL: [PciRegister<B2cmiCtl>; 4] = [PciRegister::new(0x324A, 5, 2, 0x468, "B2CMI1_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 2, 0x470, "B2CMI1_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 2, 0x478, "B2CMI1_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 2, 0x480, "B2CMI1_PCI_PMON_CTL3")];
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of instance B2CMI2.
-pub const B2CMI2_PCI_PMON_CTL: [PciRegister<B2cmiCtl>; 4] = [PciRegister::new(0x324A, 5, 3, 0x468, "B2CMI2_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 3, 0x470, "B2CMI2_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 3, 0x478, "B2CMI2_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 3, 0x480, "B2CMI2_PCI_PMON_CTL3")];
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of instance B2CMI3.
-pub const B2CMI3_PCI_PMON_CTL: [PciRegister<B2cmiCtl>; 4] = [PciRegister::new(0x324A, 5, 4, 0x468, "B2CMI3_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 4, 0x470, "B2CMI3_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 4, 0x478, "B2CMI3_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 4, 0x480, "B2CMI3_PCI_PMON_CTL3")];
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of instance B2CMI4.
-pub const B2CMI4_PCI_PMON_CTL: [PciRegister<B2cmiCtl>; 4] = [PciRegister::new(0x324A, 5, 5, 0x468, "B2CMI4_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 5, 0x470, "B2CMI4_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 5, 0x478, "B2CMI4_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 5, 0x480, "B2CMI4_PCI_PMON_CTL3")];
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of instance B2CMI5.
-pub const B2CMI5_PCI_PMON_CTL: [PciRegister<B2cmiCtl>; 4] = [PciRegister::new(0x324A, 5, 6, 0x468, "B2CMI5_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 6, 0x470, "B2CMI5_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 6, 0x478, "B2CMI5_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 6, 0x480, "B2CMI5_PCI_PMON_CTL3")];
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of instance B2CMI6.
-pub const B2CMI6_PCI_PMON_CTL: [PciRegister<B2cmiCtl>; 4] = [PciRegister::new(0x324A, 5, 7, 0x468, "B2CMI6_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 7, 0x470, "B2CMI6_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 7, 0x478, "B2CMI6_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 7, 0x480, "B2CMI6_PCI_PMON_CTL3")];
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of instance B2CMI7.
-pub const B2CMI7_PCI_PMON_CTL: [PciRegister<B2cmiCtl>; 4] = [PciRegister::new(0x324A, 6, 1, 0x468, "B2CMI7_PCI_PMON_CTL0"), PciRegister::new(0x324A, 6, 1, 0x470, "B2CMI7_PCI_PMON_CTL1"), PciRegister::new(0x324A, 6, 1, 0x478, "B2CMI7_PCI_PMON_CTL2"), PciRegister::new(0x324A, 6, 1, 0x480, "B2CMI7_PCI_PMON_CTL3")];
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of instance B2CMI8.
-pub const B2CMI8_PCI_PMON_CTL: [PciRegister<B2cmiCtl>; 4] = [PciRegister::new(0x324A, 6, 2, 0x468, "B2CMI8_PCI_PMON_CTL0"), PciRegister::new(0x324A, 6, 2, 0x470, "B2CMI8_PCI_PMON_CTL1"), PciRegister::new(0x324A, 6, 2, 0x478, "B2CMI8_PCI_PMON_CTL2"), PciRegister::new(0x324A, 6, 2, 0x480, "B2CMI8_PCI_PMON_CTL3")];
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of instance B2CMI9.
-pub const B2CMI9_PCI_PMON_CTL: [PciRegister<B2cmiCtl>; 4] = [PciRegister::new(0x324A, 6, 3, 0x468, "B2CMI9_PCI_PMON_CTL0"), PciRegister::new(0x324A, 6, 3, 0x470, "B2CMI9_PCI_PMON_CTL1"), PciRegister::new(0x324A, 6, 3, 0x478, "B2CMI9_PCI_PMON_CTL2"), PciRegister::new(0x324A, 6, 3, 0x480, "B2CMI9_PCI_PMON_CTL3")];
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of instance B2CMI10.
-pub const B2CMI10_PCI_PMON_CTL: [PciRegister<B2cmiCtl>; 4] = [PciRegister::new(0x324A, 6, 4, 0x468, "B2CMI10_PCI_PMON_CTL0"), PciRegister::new(0x324A, 6, 4, 0x470, "B2CMI10_PCI_PMON_CTL1"), PciRegister::new(0x324A, 6, 4, 0x478, "B2CMI10_PCI_PMON_CTL2"), PciRegister::new(0x324A, 6, 4, 0x480, "B2CMI10_PCI_PMON_CTL3")];
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of instance B2CMI11.
-pub const B2CMI11_PCI_PMON_CTL: [PciRegister<B2cmiCtl>; 4] = [PciRegister::new(0x324A, 6, 5, 0x468, "B2CMI11_PCI_PMON_CTL0"), PciRegister::new(0x324A, 6, 5, 0x470, "B2CMI11_PCI_PMON_CTL1"), PciRegister::new(0x324A, 6, 5, 0x478, "B2CMI11_PCI_PMON_CTL2"), PciRegister::new(0x324A, 6, 5, 0x480, "B2CMI11_PCI_PMON_CTL3")];
-/// `B2CMI{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const B2CMI_PCI_PMON_CTL: [[PciRegister<B2cmiCtl>; 4]; 12] = [B2CMI0_PCI_PMON_CTL, B2CMI1_PCI_PMON_CTL, B2CMI2_PCI_PMON_CTL, B2CMI3_PCI_PMON_CTL, B2CMI4_PCI_PMON_CTL, B2CMI5_PCI_PMON_CTL, B2CMI6_PCI_PMON_CTL, B2CMI7_PCI_PMON_CTL, B2CMI8_PCI_PMON_CTL, B2CMI9_PCI_PMON_CTL, B2CMI10_PCI_PMON_CTL, B2CMI11_PCI_PMON_CTL];
+/// `B2CMI{i}_PCI_PMON_CTL{n}` of every instance, in instance order (B2CMI0, B2CMI1, B2CMI2, B2CMI3, B2CMI4, B2CMI5, B2CMI6, B2CMI7, B2CMI8, B2CMI9, B2CMI10, B2CMI11).
+pub const B2CMI_PCI_PMON_CTL: [[PciRegister<B2cmiCtl>; 4]; 12] = [
+    [PciRegister::new(0x324A, 5, 1, 0x468, "B2CMI0_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 1, 0x470, "B2CMI0_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 1, 0x478, "B2CMI0_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 1, 0x480, "B2CMI0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 5, 2, 0x468, "B2CMI1_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 2, 0x470, "B2CMI1_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 2, 0x478, "B2CMI1_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 2, 0x480, "B2CMI1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 5, 3, 0x468, "B2CMI2_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 3, 0x470, "B2CMI2_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 3, 0x478, "B2CMI2_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 3, 0x480, "B2CMI2_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 5, 4, 0x468, "B2CMI3_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 4, 0x470, "B2CMI3_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 4, 0x478, "B2CMI3_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 4, 0x480, "B2CMI3_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 5, 5, 0x468, "B2CMI4_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 5, 0x470, "B2CMI4_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 5, 0x478, "B2CMI4_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 5, 0x480, "B2CMI4_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 5, 6, 0x468, "B2CMI5_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 6, 0x470, "B2CMI5_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 6, 0x478, "B2CMI5_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 6, 0x480, "B2CMI5_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 5, 7, 0x468, "B2CMI6_PCI_PMON_CTL0"), PciRegister::new(0x324A, 5, 7, 0x470, "B2CMI6_PCI_PMON_CTL1"), PciRegister::new(0x324A, 5, 7, 0x478, "B2CMI6_PCI_PMON_CTL2"), PciRegister::new(0x324A, 5, 7, 0x480, "B2CMI6_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 6, 1, 0x468, "B2CMI7_PCI_PMON_CTL0"), PciRegister::new(0x324A, 6, 1, 0x470, "B2CMI7_PCI_PMON_CTL1"), PciRegister::new(0x324A, 6, 1, 0x478, "B2CMI7_PCI_PMON_CTL2"), PciRegister::new(0x324A, 6, 1, 0x480, "B2CMI7_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 6, 2, 0x468, "B2CMI8_PCI_PMON_CTL0"), PciRegister::new(0x324A, 6, 2, 0x470, "B2CMI8_PCI_PMON_CTL1"), PciRegister::new(0x324A, 6, 2, 0x478, "B2CMI8_PCI_PMON_CTL2"), PciRegister::new(0x324A, 6, 2, 0x480, "B2CMI8_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 6, 3, 0x468, "B2CMI9_PCI_PMON_CTL0"), PciRegister::new(0x324A, 6, 3, 0x470, "B2CMI9_PCI_PMON_CTL1"), PciRegister::new(0x324A, 6, 3, 0x478, "B2CMI9_PCI_PMON_CTL2"), PciRegister::new(0x324A, 6, 3, 0x480, "B2CMI9_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 6, 4, 0x468, "B2CMI10_PCI_PMON_CTL0"), PciRegister::new(0x324A, 6, 4, 0x470, "B2CMI10_PCI_PMON_CTL1"), PciRegister::new(0x324A, 6, 4, 0x478, "B2CMI10_PCI_PMON_CTL2"), PciRegister::new(0x324A, 6, 4, 0x480, "B2CMI10_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 6, 5, 0x468, "B2CMI11_PCI_PMON_CTL0"), PciRegister::new(0x324A, 6, 5, 0x470, "B2CMI11_PCI_PMON_CTL1"), PciRegister::new(0x324A, 6, 5, 0x478, "B2CMI11_PCI_PMON_CTL2"), PciRegister::new(0x324A, 6, 5, 0x480, "B2CMI11_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static B2CMI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -433,32 +411,21 @@ impl B2cmiCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, B2cmiCtrLayout::NAME, "event_count")) }
 }
 
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of instance B2CMI0.
-pub const B2CMI0_PCI_PMON_CTR: [PciRegister<B2cmiCtr>; 4] = [PciRegister::new(0x324A, 5, 1, 0x440, "B2CMI0_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 1, 0x448, "B2CMI0_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 1, 0x450, "B2CMI0_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 1, 0x458, "B2CMI0_PCI_PMON_CTR3")];
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of instance B2CMI1.
-pub const B2CMI1_PCI_PMON_CTR: [PciRegister<B2cmiCtr>; 4] = [PciRegister::new(0x324A, 5, 2, 0x440, "B2CMI1_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 2, 0x448, "B2CMI1_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 2, 0x450, "B2CMI1_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 2, 0x458, "B2CMI1_PCI_PMON_CTR3")];
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of instance B2CMI2.
-pub const B2CMI2_PCI_PMON_CTR: [PciRegister<B2cmiCtr>; 4] = [PciRegister::new(0x324A, 5, 3, 0x440, "B2CMI2_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 3, 0x448, "B2CMI2_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 3, 0x450, "B2CMI2_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 3, 0x458, "B2CMI2_PCI_PMON_CTR3")];
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of instance B2CMI3.
-pub const B2CMI3_PCI_PMON_CTR: [PciRegister<B2cmiCtr>; 4] = [PciRegister::new(0x324A, 5, 4, 0x440, "B2CMI3_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 4, 0x448, "B2CMI3_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 4, 0x450, "B2CMI3_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 4, 0x458, "B2CMI3_PCI_PMON_CTR3")];
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of instance B2CMI4.
-pub const B2CMI4_PCI_PMON_CTR: [PciRegister<B2cmiCtr>; 4] = [PciRegister::new(0x324A, 5, 5, 0x440, "B2CMI4_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 5, 0x448, "B2CMI4_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 5, 0x450, "B2CMI4_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 5, 0x458, "B2CMI4_PCI_PMON_CTR3")];
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of instance B2CMI5.
-pub const B2CMI5_PCI_PMON_CTR: [PciRegister<B2cmiCtr>; 4] = [PciRegister::new(0x324A, 5, 6, 0x440, "B2CMI5_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 6, 0x448, "B2CMI5_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 6, 0x450, "B2CMI5_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 6, 0x458, "B2CMI5_PCI_PMON_CTR3")];
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of instance B2CMI6.
-pub const B2CMI6_PCI_PMON_CTR: [PciRegister<B2cmiCtr>; 4] = [PciRegister::new(0x324A, 5, 7, 0x440, "B2CMI6_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 7, 0x448, "B2CMI6_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 7, 0x450, "B2CMI6_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 7, 0x458, "B2CMI6_PCI_PMON_CTR3")];
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of instance B2CMI7.
-pub const B2CMI7_PCI_PMON_CTR: [PciRegister<B2cmiCtr>; 4] = [PciRegister::new(0x324A, 6, 1, 0x440, "B2CMI7_PCI_PMON_CTR0"), PciRegister::new(0x324A, 6, 1, 0x448, "B2CMI7_PCI_PMON_CTR1"), PciRegister::new(0x324A, 6, 1, 0x450, "B2CMI7_PCI_PMON_CTR2"), PciRegister::new(0x324A, 6, 1, 0x458, "B2CMI7_PCI_PMON_CTR3")];
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of instance B2CMI8.
-pub const B2CMI8_PCI_PMON_CTR: [PciRegister<B2cmiCtr>; 4] = [PciRegister::new(0x324A, 6, 2, 0x440, "B2CMI8_PCI_PMON_CTR0"), PciRegister::new(0x324A, 6, 2, 0x448, "B2CMI8_PCI_PMON_CTR1"), PciRegister::new(0x324A, 6, 2, 0x450, "B2CMI8_PCI_PMON_CTR2"), PciRegister::new(0x324A, 6, 2, 0x458, "B2CMI8_PCI_PMON_CTR3")];
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of instance B2CMI9.
-pub const B2CMI9_PCI_PMON_CTR: [PciRegister<B2cmiCtr>; 4] = [PciRegister::new(0x324A, 6, 3, 0x440, "B2CMI9_PCI_PMON_CTR0"), PciRegister::new(0x324A, 6, 3, 0x448, "B2CMI9_PCI_PMON_CTR1"), PciRegister::new(0x324A, 6, 3, 0x450, "B2CMI9_PCI_PMON_CTR2"), PciRegister::new(0x324A, 6, 3, 0x458, "B2CMI9_PCI_PMON_CTR3")];
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of instance B2CMI10.
-pub const B2CMI10_PCI_PMON_CTR: [PciRegister<B2cmiCtr>; 4] = [PciRegister::new(0x324A, 6, 4, 0x440, "B2CMI10_PCI_PMON_CTR0"), PciRegister::new(0x324A, 6, 4, 0x448, "B2CMI10_PCI_PMON_CTR1"), PciRegister::new(0x324A, 6, 4, 0x450, "B2CMI10_PCI_PMON_CTR2"), PciRegister::new(0x324A, 6, 4, 0x458, "B2CMI10_PCI_PMON_CTR3")];
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of instance B2CMI11.
-pub const B2CMI11_PCI_PMON_CTR: [PciRegister<B2cmiCtr>; 4] = [PciRegister::new(0x324A, 6, 5, 0x440, "B2CMI11_PCI_PMON_CTR0"), PciRegister::new(0x324A, 6, 5, 0x448, "B2CMI11_PCI_PMON_CTR1"), PciRegister::new(0x324A, 6, 5, 0x450, "B2CMI11_PCI_PMON_CTR2"), PciRegister::new(0x324A, 6, 5, 0x458, "B2CMI11_PCI_PMON_CTR3")];
-/// `B2CMI{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const B2CMI_PCI_PMON_CTR: [[PciRegister<B2cmiCtr>; 4]; 12] = [B2CMI0_PCI_PMON_CTR, B2CMI1_PCI_PMON_CTR, B2CMI2_PCI_PMON_CTR, B2CMI3_PCI_PMON_CTR, B2CMI4_PCI_PMON_CTR, B2CMI5_PCI_PMON_CTR, B2CMI6_PCI_PMON_CTR, B2CMI7_PCI_PMON_CTR, B2CMI8_PCI_PMON_CTR, B2CMI9_PCI_PMON_CTR, B2CMI10_PCI_PMON_CTR, B2CMI11_PCI_PMON_CTR];
+/// `B2CMI{i}_PCI_PMON_CTR{n}` of every instance, in instance order (B2CMI0, B2CMI1, B2CMI2, B2CMI3, B2CMI4, B2CMI5, B2CMI6, B2CMI7, B2CMI8, B2CMI9, B2CMI10, B2CMI11).
+pub const B2CMI_PCI_PMON_CTR: [[PciRegister<B2cmiCtr>; 4]; 12] = [
+    [PciRegister::new(0x324A, 5, 1, 0x440, "B2CMI0_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 1, 0x448, "B2CMI0_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 1, 0x450, "B2CMI0_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 1, 0x458, "B2CMI0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 5, 2, 0x440, "B2CMI1_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 2, 0x448, "B2CMI1_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 2, 0x450, "B2CMI1_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 2, 0x458, "B2CMI1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 5, 3, 0x440, "B2CMI2_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 3, 0x448, "B2CMI2_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 3, 0x450, "B2CMI2_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 3, 0x458, "B2CMI2_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 5, 4, 0x440, "B2CMI3_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 4, 0x448, "B2CMI3_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 4, 0x450, "B2CMI3_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 4, 0x458, "B2CMI3_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 5, 5, 0x440, "B2CMI4_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 5, 0x448, "B2CMI4_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 5, 0x450, "B2CMI4_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 5, 0x458, "B2CMI4_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 5, 6, 0x440, "B2CMI5_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 6, 0x448, "B2CMI5_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 6, 0x450, "B2CMI5_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 6, 0x458, "B2CMI5_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 5, 7, 0x440, "B2CMI6_PCI_PMON_CTR0"), PciRegister::new(0x324A, 5, 7, 0x448, "B2CMI6_PCI_PMON_CTR1"), PciRegister::new(0x324A, 5, 7, 0x450, "B2CMI6_PCI_PMON_CTR2"), PciRegister::new(0x324A, 5, 7, 0x458, "B2CMI6_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 6, 1, 0x440, "B2CMI7_PCI_PMON_CTR0"), PciRegister::new(0x324A, 6, 1, 0x448, "B2CMI7_PCI_PMON_CTR1"), PciRegister::new(0x324A, 6, 1, 0x450, "B2CMI7_PCI_PMON_CTR2"), PciRegister::new(0x324A, 6, 1, 0x458, "B2CMI7_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 6, 2, 0x440, "B2CMI8_PCI_PMON_CTR0"), PciRegister::new(0x324A, 6, 2, 0x448, "B2CMI8_PCI_PMON_CTR1"), PciRegister::new(0x324A, 6, 2, 0x450, "B2CMI8_PCI_PMON_CTR2"), PciRegister::new(0x324A, 6, 2, 0x458, "B2CMI8_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 6, 3, 0x440, "B2CMI9_PCI_PMON_CTR0"), PciRegister::new(0x324A, 6, 3, 0x448, "B2CMI9_PCI_PMON_CTR1"), PciRegister::new(0x324A, 6, 3, 0x450, "B2CMI9_PCI_PMON_CTR2"), PciRegister::new(0x324A, 6, 3, 0x458, "B2CMI9_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 6, 4, 0x440, "B2CMI10_PCI_PMON_CTR0"), PciRegister::new(0x324A, 6, 4, 0x448, "B2CMI10_PCI_PMON_CTR1"), PciRegister::new(0x324A, 6, 4, 0x450, "B2CMI10_PCI_PMON_CTR2"), PciRegister::new(0x324A, 6, 4, 0x458, "B2CMI10_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 6, 5, 0x440, "B2CMI11_PCI_PMON_CTR0"), PciRegister::new(0x324A, 6, 5, 0x448, "B2CMI11_PCI_PMON_CTR1"), PciRegister::new(0x324A, 6, 5, 0x450, "B2CMI11_PCI_PMON_CTR2"), PciRegister::new(0x324A, 6, 5, 0x458, "B2CMI11_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static B2CMI_CTR_INFO: RegisterInfo = RegisterInfo {

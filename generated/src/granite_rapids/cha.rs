@@ -91,260 +91,135 @@ impl ChaBoxCtl {
     #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2000, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2010, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2020, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2030, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2040, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2050, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2060, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2070, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA8.
-pub const C8_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2080, "C8_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA9.
-pub const C9_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2090, "C9_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA10.
-pub const C10_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20A0, "C10_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA11.
-pub const C11_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20B0, "C11_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA12.
-pub const C12_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20C0, "C12_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA13.
-pub const C13_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20D0, "C13_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA14.
-pub const C14_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20E0, "C14_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA15.
-pub const C15_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20F0, "C15_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA16.
-pub const C16_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2100, "C16_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA17.
-pub const C17_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2110, "C17_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA18.
-pub const C18_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2120, "C18_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA19.
-pub const C19_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2130, "C19_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA20.
-pub const C20_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2140, "C20_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA21.
-pub const C21_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2150, "C21_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA22.
-pub const C22_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2160, "C22_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA23.
-pub const C23_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2170, "C23_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA24.
-pub const C24_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2180, "C24_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA25.
-pub const C25_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2190, "C25_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA26.
-pub const C26_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21A0, "C26_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA27.
-pub const C27_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21B0, "C27_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA28.
-pub const C28_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21C0, "C28_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA29.
-pub const C29_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21D0, "C29_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA30.
-pub const C30_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21E0, "C30_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA31.
-pub const C31_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21F0, "C31_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA32.
-pub const C32_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2200, "C32_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA33.
-pub const C33_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2210, "C33_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA34.
-pub const C34_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2220, "C34_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA35.
-pub const C35_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2230, "C35_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA36.
-pub const C36_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2240, "C36_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA37.
-pub const C37_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2250, "C37_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA38.
-pub const C38_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2260, "C38_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA39.
-pub const C39_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2270, "C39_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA40.
-pub const C40_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2280, "C40_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA41.
-pub const C41_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2290, "C41_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA42.
-pub const C42_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22A0, "C42_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA43.
-pub const C43_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22B0, "C43_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA44.
-pub const C44_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22C0, "C44_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA45.
-pub const C45_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22D0, "C45_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA46.
-pub const C46_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22E0, "C46_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA47.
-pub const C47_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22F0, "C47_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA48.
-pub const C48_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2300, "C48_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA49.
-pub const C49_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2310, "C49_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA50.
-pub const C50_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2320, "C50_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA51.
-pub const C51_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2330, "C51_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA52.
-pub const C52_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2340, "C52_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA53.
-pub const C53_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2350, "C53_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA54.
-pub const C54_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2360, "C54_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA55.
-pub const C55_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2370, "C55_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA56.
-pub const C56_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2380, "C56_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA57.
-pub const C57_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2390, "C57_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA58.
-pub const C58_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x23A0, "C58_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA59.
-pub const C59_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x23B0, "C59_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA60.
-pub const C60_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x23C0, "C60_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA61.
-pub const C61_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x23D0, "C61_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA62.
-pub const C62_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x23E0, "C62_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA63.
-pub const C63_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x23F0, "C63_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA64.
-pub const C64_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2400, "C64_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA65.
-pub const C65_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2410, "C65_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA66.
-pub const C66_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2420, "C66_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA67.
-pub const C67_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2430, "C67_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA68.
-pub const C68_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2440, "C68_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA69.
-pub const C69_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2450, "C69_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA70.
-pub const C70_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2460, "C70_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA71.
-pub const C71_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2470, "C71_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA72.
-pub const C72_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2480, "C72_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA73.
-pub const C73_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2490, "C73_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA74.
-pub const C74_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x24A0, "C74_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA75.
-pub const C75_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x24B0, "C75_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA76.
-pub const C76_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x24C0, "C76_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA77.
-pub const C77_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x24D0, "C77_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA78.
-pub const C78_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x24E0, "C78_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA79.
-pub const C79_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x24F0, "C79_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA80.
-pub const C80_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2500, "C80_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA81.
-pub const C81_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2510, "C81_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA82.
-pub const C82_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2520, "C82_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA83.
-pub const C83_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2530, "C83_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA84.
-pub const C84_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2540, "C84_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA85.
-pub const C85_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2550, "C85_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA86.
-pub const C86_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2560, "C86_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA87.
-pub const C87_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2570, "C87_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA88.
-pub const C88_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2580, "C88_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA89.
-pub const C89_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2590, "C89_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA90.
-pub const C90_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x25A0, "C90_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA91.
-pub const C91_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x25B0, "C91_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA92.
-pub const C92_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x25C0, "C92_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA93.
-pub const C93_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x25D0, "C93_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA94.
-pub const C94_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x25E0, "C94_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA95.
-pub const C95_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x25F0, "C95_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA96.
-pub const C96_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2600, "C96_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA97.
-pub const C97_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2610, "C97_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA98.
-pub const C98_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2620, "C98_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA99.
-pub const C99_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2630, "C99_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA100.
-pub const C100_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2640, "C100_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA101.
-pub const C101_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2650, "C101_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA102.
-pub const C102_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2660, "C102_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA103.
-pub const C103_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2670, "C103_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA104.
-pub const C104_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2680, "C104_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA105.
-pub const C105_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2690, "C105_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA106.
-pub const C106_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x26A0, "C106_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA107.
-pub const C107_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x26B0, "C107_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA108.
-pub const C108_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x26C0, "C108_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA109.
-pub const C109_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x26D0, "C109_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA110.
-pub const C110_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x26E0, "C110_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA111.
-pub const C111_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x26F0, "C111_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA112.
-pub const C112_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2700, "C112_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA113.
-pub const C113_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2710, "C113_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA114.
-pub const C114_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2720, "C114_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA115.
-pub const C115_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2730, "C115_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA116.
-pub const C116_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2740, "C116_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA117.
-pub const C117_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2750, "C117_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA118.
-pub const C118_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2760, "C118_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA119.
-pub const C119_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2770, "C119_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA120.
-pub const C120_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2780, "C120_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA121.
-pub const C121_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2790, "C121_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA122.
-pub const C122_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x27A0, "C122_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA123.
-pub const C123_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x27B0, "C123_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA124.
-pub const C124_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x27C0, "C124_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA125.
-pub const C125_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x27D0, "C125_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 126] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL, C8_MSR_PMON_BOX_CTL, C9_MSR_PMON_BOX_CTL, C10_MSR_PMON_BOX_CTL, C11_MSR_PMON_BOX_CTL, C12_MSR_PMON_BOX_CTL, C13_MSR_PMON_BOX_CTL, C14_MSR_PMON_BOX_CTL, C15_MSR_PMON_BOX_CTL, C16_MSR_PMON_BOX_CTL, C17_MSR_PMON_BOX_CTL, C18_MSR_PMON_BOX_CTL, C19_MSR_PMON_BOX_CTL, C20_MSR_PMON_BOX_CTL, C21_MSR_PMON_BOX_CTL, C22_MSR_PMON_BOX_CTL, C23_MSR_PMON_BOX_CTL, C24_MSR_PMON_BOX_CTL, C25_MSR_PMON_BOX_CTL, C26_MSR_PMON_BOX_CTL, C27_MSR_PMON_BOX_CTL, C28_MSR_PMON_BOX_CTL, C29_MSR_PMON_BOX_CTL, C30_MSR_PMON_BOX_CTL, C31_MSR_PMON_BOX_CTL, C32_MSR_PMON_BOX_CTL, C33_MSR_PMON_BOX_CTL, C34_MSR_PMON_BOX_CTL, C35_MSR_PMON_BOX_CTL, C36_MSR_PMON_BOX_CTL, C37_MSR_PMON_BOX_CTL, C38_MSR_PMON_BOX_CTL, C39_MSR_PMON_BOX_CTL, C40_MSR_PMON_BOX_CTL, C41_MSR_PMON_BOX_CTL, C42_MSR_PMON_BOX_CTL, C43_MSR_PMON_BOX_CTL, C44_MSR_PMON_BOX_CTL, C45_MSR_PMON_BOX_CTL, C46_MSR_PMON_BOX_CTL, C47_MSR_PMON_BOX_CTL, C48_MSR_PMON_BOX_CTL, C49_MSR_PMON_BOX_CTL, C50_MSR_PMON_BOX_CTL, C51_MSR_PMON_BOX_CTL, C52_MSR_PMON_BOX_CTL, C53_MSR_PMON_BOX_CTL, C54_MSR_PMON_BOX_CTL, C55_MSR_PMON_BOX_CTL, C56_MSR_PMON_BOX_CTL, C57_MSR_PMON_BOX_CTL, C58_MSR_PMON_BOX_CTL, C59_MSR_PMON_BOX_CTL, C60_MSR_PMON_BOX_CTL, C61_MSR_PMON_BOX_CTL, C62_MSR_PMON_BOX_CTL, C63_MSR_PMON_BOX_CTL, C64_MSR_PMON_BOX_CTL, C65_MSR_PMON_BOX_CTL, C66_MSR_PMON_BOX_CTL, C67_MSR_PMON_BOX_CTL, C68_MSR_PMON_BOX_CTL, C69_MSR_PMON_BOX_CTL, C70_MSR_PMON_BOX_CTL, C71_MSR_PMON_BOX_CTL, C72_MSR_PMON_BOX_CTL, C73_MSR_PMON_BOX_CTL, C74_MSR_PMON_BOX_CTL, C75_MSR_PMON_BOX_CTL, C76_MSR_PMON_BOX_CTL, C77_MSR_PMON_BOX_CTL, C78_MSR_PMON_BOX_CTL, C79_MSR_PMON_BOX_CTL, C80_MSR_PMON_BOX_CTL, C81_MSR_PMON_BOX_CTL, C82_MSR_PMON_BOX_CTL, C83_MSR_PMON_BOX_CTL, C84_MSR_PMON_BOX_CTL, C85_MSR_PMON_BOX_CTL, C86_MSR_PMON_BOX_CTL, C87_MSR_PMON_BOX_CTL, C88_MSR_PMON_BOX_CTL, C89_MSR_PMON_BOX_CTL, C90_MSR_PMON_BOX_CTL, C91_MSR_PMON_BOX_CTL, C92_MSR_PMON_BOX_CTL, C93_MSR_PMON_BOX_CTL, C94_MSR_PMON_BOX_CTL, C95_MSR_PMON_BOX_CTL, C96_MSR_PMON_BOX_CTL, C97_MSR_PMON_BOX_CTL, C98_MSR_PMON_BOX_CTL, C99_MSR_PMON_BOX_CTL, C100_MSR_PMON_BOX_CTL, C101_MSR_PMON_BOX_CTL, C102_MSR_PMON_BOX_CTL, C103_MSR_PMON_BOX_CTL, C104_MSR_PMON_BOX_CTL, C105_MSR_PMON_BOX_CTL, C106_MSR_PMON_BOX_CTL, C107_MSR_PMON_BOX_CTL, C108_MSR_PMON_BOX_CTL, C109_MSR_PMON_BOX_CTL, C110_MSR_PMON_BOX_CTL, C111_MSR_PMON_BOX_CTL, C112_MSR_PMON_BOX_CTL, C113_MSR_PMON_BOX_CTL, C114_MSR_PMON_BOX_CTL, C115_MSR_PMON_BOX_CTL, C116_MSR_PMON_BOX_CTL, C117_MSR_PMON_BOX_CTL, C118_MSR_PMON_BOX_CTL, C119_MSR_PMON_BOX_CTL, C120_MSR_PMON_BOX_CTL, C121_MSR_PMON_BOX_CTL, C122_MSR_PMON_BOX_CTL, C123_MSR_PMON_BOX_CTL, C124_MSR_PMON_BOX_CTL, C125_MSR_PMON_BOX_CTL];
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39, CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52, CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59, CHA60, CHA61, CHA62, CHA63, CHA64, CHA65, CHA66, CHA67, CHA68, CHA69, CHA70, CHA71, CHA72, CHA73, CHA74, CHA75, CHA76, CHA77, CHA78, CHA79, CHA80, CHA81, CHA82, CHA83, CHA84, CHA85, CHA86, CHA87, CHA88, CHA89, CHA90, CHA91, CHA92, CHA93, CHA94, CHA95, CHA96, CHA97, CHA98, CHA99, CHA100, CHA101, CHA102, CHA103, CHA104, CHA105, CHA106, CHA107, CHA108, CHA109, CHA110, CHA111, CHA112, CHA113, CHA114, CHA115, CHA116, CHA117, CHA118, CHA119, CHA120, CHA121, CHA122, CHA123, CHA124, CHA125).
+pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 126] = [
+    Msr::new(0x2000, "C0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2010, "C1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2020, "C2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2030, "C3_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2040, "C4_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2050, "C5_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2060, "C6_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2070, "C7_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2080, "C8_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2090, "C9_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20A0, "C10_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20B0, "C11_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20C0, "C12_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20D0, "C13_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20E0, "C14_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20F0, "C15_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2100, "C16_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2110, "C17_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2120, "C18_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2130, "C19_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2140, "C20_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2150, "C21_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2160, "C22_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2170, "C23_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2180, "C24_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2190, "C25_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21A0, "C26_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21B0, "C27_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21C0, "C28_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21D0, "C29_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21E0, "C30_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21F0, "C31_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2200, "C32_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2210, "C33_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2220, "C34_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2230, "C35_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2240, "C36_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2250, "C37_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2260, "C38_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2270, "C39_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2280, "C40_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2290, "C41_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22A0, "C42_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22B0, "C43_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22C0, "C44_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22D0, "C45_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22E0, "C46_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22F0, "C47_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2300, "C48_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2310, "C49_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2320, "C50_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2330, "C51_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2340, "C52_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2350, "C53_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2360, "C54_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2370, "C55_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2380, "C56_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2390, "C57_MSR_PMON_BOX_CTL"),
+    Msr::new(0x23A0, "C58_MSR_PMON_BOX_CTL"),
+    Msr::new(0x23B0, "C59_MSR_PMON_BOX_CTL"),
+    Msr::new(0x23C0, "C60_MSR_PMON_BOX_CTL"),
+    Msr::new(0x23D0, "C61_MSR_PMON_BOX_CTL"),
+    Msr::new(0x23E0, "C62_MSR_PMON_BOX_CTL"),
+    Msr::new(0x23F0, "C63_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2400, "C64_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2410, "C65_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2420, "C66_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2430, "C67_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2440, "C68_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2450, "C69_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2460, "C70_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2470, "C71_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2480, "C72_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2490, "C73_MSR_PMON_BOX_CTL"),
+    Msr::new(0x24A0, "C74_MSR_PMON_BOX_CTL"),
+    Msr::new(0x24B0, "C75_MSR_PMON_BOX_CTL"),
+    Msr::new(0x24C0, "C76_MSR_PMON_BOX_CTL"),
+    Msr::new(0x24D0, "C77_MSR_PMON_BOX_CTL"),
+    Msr::new(0x24E0, "C78_MSR_PMON_BOX_CTL"),
+    Msr::new(0x24F0, "C79_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2500, "C80_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2510, "C81_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2520, "C82_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2530, "C83_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2540, "C84_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2550, "C85_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2560, "C86_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2570, "C87_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2580, "C88_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2590, "C89_MSR_PMON_BOX_CTL"),
+    Msr::new(0x25A0, "C90_MSR_PMON_BOX_CTL"),
+    Msr::new(0x25B0, "C91_MSR_PMON_BOX_CTL"),
+    Msr::new(0x25C0, "C92_MSR_PMON_BOX_CTL"),
+    Msr::new(0x25D0, "C93_MSR_PMON_BOX_CTL"),
+    Msr::new(0x25E0, "C94_MSR_PMON_BOX_CTL"),
+    Msr::new(0x25F0, "C95_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2600, "C96_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2610, "C97_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2620, "C98_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2630, "C99_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2640, "C100_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2650, "C101_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2660, "C102_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2670, "C103_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2680, "C104_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2690, "C105_MSR_PMON_BOX_CTL"),
+    Msr::new(0x26A0, "C106_MSR_PMON_BOX_CTL"),
+    Msr::new(0x26B0, "C107_MSR_PMON_BOX_CTL"),
+    Msr::new(0x26C0, "C108_MSR_PMON_BOX_CTL"),
+    Msr::new(0x26D0, "C109_MSR_PMON_BOX_CTL"),
+    Msr::new(0x26E0, "C110_MSR_PMON_BOX_CTL"),
+    Msr::new(0x26F0, "C111_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2700, "C112_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2710, "C113_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2720, "C114_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2730, "C115_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2740, "C116_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2750, "C117_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2760, "C118_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2770, "C119_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2780, "C120_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2790, "C121_MSR_PMON_BOX_CTL"),
+    Msr::new(0x27A0, "C122_MSR_PMON_BOX_CTL"),
+    Msr::new(0x27B0, "C123_MSR_PMON_BOX_CTL"),
+    Msr::new(0x27C0, "C124_MSR_PMON_BOX_CTL"),
+    Msr::new(0x27D0, "C125_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -639,260 +514,135 @@ impl ChaCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2002, "C0_MSR_PMON_CTL0"), Msr::new(0x2003, "C0_MSR_PMON_CTL1"), Msr::new(0x2004, "C0_MSR_PMON_CTL2"), Msr::new(0x2005, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2012, "C1_MSR_PMON_CTL0"), Msr::new(0x2013, "C1_MSR_PMON_CTL1"), Msr::new(0x2014, "C1_MSR_PMON_CTL2"), Msr::new(0x2015, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2022, "C2_MSR_PMON_CTL0"), Msr::new(0x2023, "C2_MSR_PMON_CTL1"), Msr::new(0x2024, "C2_MSR_PMON_CTL2"), Msr::new(0x2025, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2032, "C3_MSR_PMON_CTL0"), Msr::new(0x2033, "C3_MSR_PMON_CTL1"), Msr::new(0x2034, "C3_MSR_PMON_CTL2"), Msr::new(0x2035, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2042, "C4_MSR_PMON_CTL0"), Msr::new(0x2043, "C4_MSR_PMON_CTL1"), Msr::new(0x2044, "C4_MSR_PMON_CTL2"), Msr::new(0x2045, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2052, "C5_MSR_PMON_CTL0"), Msr::new(0x2053, "C5_MSR_PMON_CTL1"), Msr::new(0x2054, "C5_MSR_PMON_CTL2"), Msr::new(0x2055, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2062, "C6_MSR_PMON_CTL0"), Msr::new(0x2063, "C6_MSR_PMON_CTL1"), Msr::new(0x2064, "C6_MSR_PMON_CTL2"), Msr::new(0x2065, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2072, "C7_MSR_PMON_CTL0"), Msr::new(0x2073, "C7_MSR_PMON_CTL1"), Msr::new(0x2074, "C7_MSR_PMON_CTL2"), Msr::new(0x2075, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2082, "C8_MSR_PMON_CTL0"), Msr::new(0x2083, "C8_MSR_PMON_CTL1"), Msr::new(0x2084, "C8_MSR_PMON_CTL2"), Msr::new(0x2085, "C8_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2092, "C9_MSR_PMON_CTL0"), Msr::new(0x2093, "C9_MSR_PMON_CTL1"), Msr::new(0x2094, "C9_MSR_PMON_CTL2"), Msr::new(0x2095, "C9_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20A2, "C10_MSR_PMON_CTL0"), Msr::new(0x20A3, "C10_MSR_PMON_CTL1"), Msr::new(0x20A4, "C10_MSR_PMON_CTL2"), Msr::new(0x20A5, "C10_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20B2, "C11_MSR_PMON_CTL0"), Msr::new(0x20B3, "C11_MSR_PMON_CTL1"), Msr::new(0x20B4, "C11_MSR_PMON_CTL2"), Msr::new(0x20B5, "C11_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20C2, "C12_MSR_PMON_CTL0"), Msr::new(0x20C3, "C12_MSR_PMON_CTL1"), Msr::new(0x20C4, "C12_MSR_PMON_CTL2"), Msr::new(0x20C5, "C12_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20D2, "C13_MSR_PMON_CTL0"), Msr::new(0x20D3, "C13_MSR_PMON_CTL1"), Msr::new(0x20D4, "C13_MSR_PMON_CTL2"), Msr::new(0x20D5, "C13_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20E2, "C14_MSR_PMON_CTL0"), Msr::new(0x20E3, "C14_MSR_PMON_CTL1"), Msr::new(0x20E4, "C14_MSR_PMON_CTL2"), Msr::new(0x20E5, "C14_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20F2, "C15_MSR_PMON_CTL0"), Msr::new(0x20F3, "C15_MSR_PMON_CTL1"), Msr::new(0x20F4, "C15_MSR_PMON_CTL2"), Msr::new(0x20F5, "C15_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2102, "C16_MSR_PMON_CTL0"), Msr::new(0x2103, "C16_MSR_PMON_CTL1"), Msr::new(0x2104, "C16_MSR_PMON_CTL2"), Msr::new(0x2105, "C16_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2112, "C17_MSR_PMON_CTL0"), Msr::new(0x2113, "C17_MSR_PMON_CTL1"), Msr::new(0x2114, "C17_MSR_PMON_CTL2"), Msr::new(0x2115, "C17_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2122, "C18_MSR_PMON_CTL0"), Msr::new(0x2123, "C18_MSR_PMON_CTL1"), Msr::new(0x2124, "C18_MSR_PMON_CTL2"), Msr::new(0x2125, "C18_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2132, "C19_MSR_PMON_CTL0"), Msr::new(0x2133, "C19_MSR_PMON_CTL1"), Msr::new(0x2134, "C19_MSR_PMON_CTL2"), Msr::new(0x2135, "C19_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2142, "C20_MSR_PMON_CTL0"), Msr::new(0x2143, "C20_MSR_PMON_CTL1"), Msr::new(0x2144, "C20_MSR_PMON_CTL2"), Msr::new(0x2145, "C20_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2152, "C21_MSR_PMON_CTL0"), Msr::new(0x2153, "C21_MSR_PMON_CTL1"), Msr::new(0x2154, "C21_MSR_PMON_CTL2"), Msr::new(0x2155, "C21_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2162, "C22_MSR_PMON_CTL0"), Msr::new(0x2163, "C22_MSR_PMON_CTL1"), Msr::new(0x2164, "C22_MSR_PMON_CTL2"), Msr::new(0x2165, "C22_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2172, "C23_MSR_PMON_CTL0"), Msr::new(0x2173, "C23_MSR_PMON_CTL1"), Msr::new(0x2174, "C23_MSR_PMON_CTL2"), Msr::new(0x2175, "C23_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2182, "C24_MSR_PMON_CTL0"), Msr::new(0x2183, "C24_MSR_PMON_CTL1"), Msr::new(0x2184, "C24_MSR_PMON_CTL2"), Msr::new(0x2185, "C24_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2192, "C25_MSR_PMON_CTL0"), Msr::new(0x2193, "C25_MSR_PMON_CTL1"), Msr::new(0x2194, "C25_MSR_PMON_CTL2"), Msr::new(0x2195, "C25_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21A2, "C26_MSR_PMON_CTL0"), Msr::new(0x21A3, "C26_MSR_PMON_CTL1"), Msr::new(0x21A4, "C26_MSR_PMON_CTL2"), Msr::new(0x21A5, "C26_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21B2, "C27_MSR_PMON_CTL0"), Msr::new(0x21B3, "C27_MSR_PMON_CTL1"), Msr::new(0x21B4, "C27_MSR_PMON_CTL2"), Msr::new(0x21B5, "C27_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA28.
-pub const C28_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21C2, "C28_MSR_PMON_CTL0"), Msr::new(0x21C3, "C28_MSR_PMON_CTL1"), Msr::new(0x21C4, "C28_MSR_PMON_CTL2"), Msr::new(0x21C5, "C28_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA29.
-pub const C29_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21D2, "C29_MSR_PMON_CTL0"), Msr::new(0x21D3, "C29_MSR_PMON_CTL1"), Msr::new(0x21D4, "C29_MSR_PMON_CTL2"), Msr::new(0x21D5, "C29_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA30.
-pub const C30_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21E2, "C30_MSR_PMON_CTL0"), Msr::new(0x21E3, "C30_MSR_PMON_CTL1"), Msr::new(0x21E4, "C30_MSR_PMON_CTL2"), Msr::new(0x21E5, "C30_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA31.
-pub const C31_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21F2, "C31_MSR_PMON_CTL0"), Msr::new(0x21F3, "C31_MSR_PMON_CTL1"), Msr::new(0x21F4, "C31_MSR_PMON_CTL2"), Msr::new(0x21F5, "C31_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA32.
-pub const C32_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2202, "C32_MSR_PMON_CTL0"), Msr::new(0x2203, "C32_MSR_PMON_CTL1"), Msr::new(0x2204, "C32_MSR_PMON_CTL2"), Msr::new(0x2205, "C32_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA33.
-pub const C33_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2212, "C33_MSR_PMON_CTL0"), Msr::new(0x2213, "C33_MSR_PMON_CTL1"), Msr::new(0x2214, "C33_MSR_PMON_CTL2"), Msr::new(0x2215, "C33_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA34.
-pub const C34_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2222, "C34_MSR_PMON_CTL0"), Msr::new(0x2223, "C34_MSR_PMON_CTL1"), Msr::new(0x2224, "C34_MSR_PMON_CTL2"), Msr::new(0x2225, "C34_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA35.
-pub const C35_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2232, "C35_MSR_PMON_CTL0"), Msr::new(0x2233, "C35_MSR_PMON_CTL1"), Msr::new(0x2234, "C35_MSR_PMON_CTL2"), Msr::new(0x2235, "C35_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA36.
-pub const C36_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2242, "C36_MSR_PMON_CTL0"), Msr::new(0x2243, "C36_MSR_PMON_CTL1"), Msr::new(0x2244, "C36_MSR_PMON_CTL2"), Msr::new(0x2245, "C36_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA37.
-pub const C37_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2252, "C37_MSR_PMON_CTL0"), Msr::new(0x2253, "C37_MSR_PMON_CTL1"), Msr::new(0x2254, "C37_MSR_PMON_CTL2"), Msr::new(0x2255, "C37_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA38.
-pub const C38_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2262, "C38_MSR_PMON_CTL0"), Msr::new(0x2263, "C38_MSR_PMON_CTL1"), Msr::new(0x2264, "C38_MSR_PMON_CTL2"), Msr::new(0x2265, "C38_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA39.
-pub const C39_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2272, "C39_MSR_PMON_CTL0"), Msr::new(0x2273, "C39_MSR_PMON_CTL1"), Msr::new(0x2274, "C39_MSR_PMON_CTL2"), Msr::new(0x2275, "C39_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA40.
-pub const C40_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2282, "C40_MSR_PMON_CTL0"), Msr::new(0x2283, "C40_MSR_PMON_CTL1"), Msr::new(0x2284, "C40_MSR_PMON_CTL2"), Msr::new(0x2285, "C40_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA41.
-pub const C41_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2292, "C41_MSR_PMON_CTL0"), Msr::new(0x2293, "C41_MSR_PMON_CTL1"), Msr::new(0x2294, "C41_MSR_PMON_CTL2"), Msr::new(0x2295, "C41_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA42.
-pub const C42_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22A2, "C42_MSR_PMON_CTL0"), Msr::new(0x22A3, "C42_MSR_PMON_CTL1"), Msr::new(0x22A4, "C42_MSR_PMON_CTL2"), Msr::new(0x22A5, "C42_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA43.
-pub const C43_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22B2, "C43_MSR_PMON_CTL0"), Msr::new(0x22B3, "C43_MSR_PMON_CTL1"), Msr::new(0x22B4, "C43_MSR_PMON_CTL2"), Msr::new(0x22B5, "C43_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA44.
-pub const C44_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22C2, "C44_MSR_PMON_CTL0"), Msr::new(0x22C3, "C44_MSR_PMON_CTL1"), Msr::new(0x22C4, "C44_MSR_PMON_CTL2"), Msr::new(0x22C5, "C44_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA45.
-pub const C45_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22D2, "C45_MSR_PMON_CTL0"), Msr::new(0x22D3, "C45_MSR_PMON_CTL1"), Msr::new(0x22D4, "C45_MSR_PMON_CTL2"), Msr::new(0x22D5, "C45_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA46.
-pub const C46_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22E2, "C46_MSR_PMON_CTL0"), Msr::new(0x22E3, "C46_MSR_PMON_CTL1"), Msr::new(0x22E4, "C46_MSR_PMON_CTL2"), Msr::new(0x22E5, "C46_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA47.
-pub const C47_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22F2, "C47_MSR_PMON_CTL0"), Msr::new(0x22F3, "C47_MSR_PMON_CTL1"), Msr::new(0x22F4, "C47_MSR_PMON_CTL2"), Msr::new(0x22F5, "C47_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA48.
-pub const C48_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2302, "C48_MSR_PMON_CTL0"), Msr::new(0x2303, "C48_MSR_PMON_CTL1"), Msr::new(0x2304, "C48_MSR_PMON_CTL2"), Msr::new(0x2305, "C48_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA49.
-pub const C49_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2312, "C49_MSR_PMON_CTL0"), Msr::new(0x2313, "C49_MSR_PMON_CTL1"), Msr::new(0x2314, "C49_MSR_PMON_CTL2"), Msr::new(0x2315, "C49_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA50.
-pub const C50_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2322, "C50_MSR_PMON_CTL0"), Msr::new(0x2323, "C50_MSR_PMON_CTL1"), Msr::new(0x2324, "C50_MSR_PMON_CTL2"), Msr::new(0x2325, "C50_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA51.
-pub const C51_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2332, "C51_MSR_PMON_CTL0"), Msr::new(0x2333, "C51_MSR_PMON_CTL1"), Msr::new(0x2334, "C51_MSR_PMON_CTL2"), Msr::new(0x2335, "C51_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA52.
-pub const C52_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2342, "C52_MSR_PMON_CTL0"), Msr::new(0x2343, "C52_MSR_PMON_CTL1"), Msr::new(0x2344, "C52_MSR_PMON_CTL2"), Msr::new(0x2345, "C52_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA53.
-pub const C53_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2352, "C53_MSR_PMON_CTL0"), Msr::new(0x2353, "C53_MSR_PMON_CTL1"), Msr::new(0x2354, "C53_MSR_PMON_CTL2"), Msr::new(0x2355, "C53_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA54.
-pub const C54_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2362, "C54_MSR_PMON_CTL0"), Msr::new(0x2363, "C54_MSR_PMON_CTL1"), Msr::new(0x2364, "C54_MSR_PMON_CTL2"), Msr::new(0x2365, "C54_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA55.
-pub const C55_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2372, "C55_MSR_PMON_CTL0"), Msr::new(0x2373, "C55_MSR_PMON_CTL1"), Msr::new(0x2374, "C55_MSR_PMON_CTL2"), Msr::new(0x2375, "C55_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA56.
-pub const C56_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2382, "C56_MSR_PMON_CTL0"), Msr::new(0x2383, "C56_MSR_PMON_CTL1"), Msr::new(0x2384, "C56_MSR_PMON_CTL2"), Msr::new(0x2385, "C56_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA57.
-pub const C57_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2392, "C57_MSR_PMON_CTL0"), Msr::new(0x2393, "C57_MSR_PMON_CTL1"), Msr::new(0x2394, "C57_MSR_PMON_CTL2"), Msr::new(0x2395, "C57_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA58.
-pub const C58_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x23A2, "C58_MSR_PMON_CTL0"), Msr::new(0x23A3, "C58_MSR_PMON_CTL1"), Msr::new(0x23A4, "C58_MSR_PMON_CTL2"), Msr::new(0x23A5, "C58_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA59.
-pub const C59_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x23B2, "C59_MSR_PMON_CTL0"), Msr::new(0x23B3, "C59_MSR_PMON_CTL1"), Msr::new(0x23B4, "C59_MSR_PMON_CTL2"), Msr::new(0x23B5, "C59_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA60.
-pub const C60_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x23C2, "C60_MSR_PMON_CTL0"), Msr::new(0x23C3, "C60_MSR_PMON_CTL1"), Msr::new(0x23C4, "C60_MSR_PMON_CTL2"), Msr::new(0x23C5, "C60_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA61.
-pub const C61_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x23D2, "C61_MSR_PMON_CTL0"), Msr::new(0x23D3, "C61_MSR_PMON_CTL1"), Msr::new(0x23D4, "C61_MSR_PMON_CTL2"), Msr::new(0x23D5, "C61_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA62.
-pub const C62_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x23E2, "C62_MSR_PMON_CTL0"), Msr::new(0x23E3, "C62_MSR_PMON_CTL1"), Msr::new(0x23E4, "C62_MSR_PMON_CTL2"), Msr::new(0x23E5, "C62_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA63.
-pub const C63_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x23F2, "C63_MSR_PMON_CTL0"), Msr::new(0x23F3, "C63_MSR_PMON_CTL1"), Msr::new(0x23F4, "C63_MSR_PMON_CTL2"), Msr::new(0x23F5, "C63_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA64.
-pub const C64_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2402, "C64_MSR_PMON_CTL0"), Msr::new(0x2403, "C64_MSR_PMON_CTL1"), Msr::new(0x2404, "C64_MSR_PMON_CTL2"), Msr::new(0x2405, "C64_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA65.
-pub const C65_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2412, "C65_MSR_PMON_CTL0"), Msr::new(0x2413, "C65_MSR_PMON_CTL1"), Msr::new(0x2414, "C65_MSR_PMON_CTL2"), Msr::new(0x2415, "C65_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA66.
-pub const C66_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2422, "C66_MSR_PMON_CTL0"), Msr::new(0x2423, "C66_MSR_PMON_CTL1"), Msr::new(0x2424, "C66_MSR_PMON_CTL2"), Msr::new(0x2425, "C66_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA67.
-pub const C67_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2432, "C67_MSR_PMON_CTL0"), Msr::new(0x2433, "C67_MSR_PMON_CTL1"), Msr::new(0x2434, "C67_MSR_PMON_CTL2"), Msr::new(0x2435, "C67_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA68.
-pub const C68_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2442, "C68_MSR_PMON_CTL0"), Msr::new(0x2443, "C68_MSR_PMON_CTL1"), Msr::new(0x2444, "C68_MSR_PMON_CTL2"), Msr::new(0x2445, "C68_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA69.
-pub const C69_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2452, "C69_MSR_PMON_CTL0"), Msr::new(0x2453, "C69_MSR_PMON_CTL1"), Msr::new(0x2454, "C69_MSR_PMON_CTL2"), Msr::new(0x2455, "C69_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA70.
-pub const C70_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2462, "C70_MSR_PMON_CTL0"), Msr::new(0x2463, "C70_MSR_PMON_CTL1"), Msr::new(0x2464, "C70_MSR_PMON_CTL2"), Msr::new(0x2465, "C70_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA71.
-pub const C71_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2472, "C71_MSR_PMON_CTL0"), Msr::new(0x2473, "C71_MSR_PMON_CTL1"), Msr::new(0x2474, "C71_MSR_PMON_CTL2"), Msr::new(0x2475, "C71_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA72.
-pub const C72_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2482, "C72_MSR_PMON_CTL0"), Msr::new(0x2483, "C72_MSR_PMON_CTL1"), Msr::new(0x2484, "C72_MSR_PMON_CTL2"), Msr::new(0x2485, "C72_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA73.
-pub const C73_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2492, "C73_MSR_PMON_CTL0"), Msr::new(0x2493, "C73_MSR_PMON_CTL1"), Msr::new(0x2494, "C73_MSR_PMON_CTL2"), Msr::new(0x2495, "C73_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA74.
-pub const C74_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x24A2, "C74_MSR_PMON_CTL0"), Msr::new(0x24A3, "C74_MSR_PMON_CTL1"), Msr::new(0x24A4, "C74_MSR_PMON_CTL2"), Msr::new(0x24A5, "C74_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA75.
-pub const C75_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x24B2, "C75_MSR_PMON_CTL0"), Msr::new(0x24B3, "C75_MSR_PMON_CTL1"), Msr::new(0x24B4, "C75_MSR_PMON_CTL2"), Msr::new(0x24B5, "C75_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA76.
-pub const C76_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x24C2, "C76_MSR_PMON_CTL0"), Msr::new(0x24C3, "C76_MSR_PMON_CTL1"), Msr::new(0x24C4, "C76_MSR_PMON_CTL2"), Msr::new(0x24C5, "C76_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA77.
-pub const C77_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x24D2, "C77_MSR_PMON_CTL0"), Msr::new(0x24D3, "C77_MSR_PMON_CTL1"), Msr::new(0x24D4, "C77_MSR_PMON_CTL2"), Msr::new(0x24D5, "C77_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA78.
-pub const C78_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x24E2, "C78_MSR_PMON_CTL0"), Msr::new(0x24E3, "C78_MSR_PMON_CTL1"), Msr::new(0x24E4, "C78_MSR_PMON_CTL2"), Msr::new(0x24E5, "C78_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA79.
-pub const C79_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x24F2, "C79_MSR_PMON_CTL0"), Msr::new(0x24F3, "C79_MSR_PMON_CTL1"), Msr::new(0x24F4, "C79_MSR_PMON_CTL2"), Msr::new(0x24F5, "C79_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA80.
-pub const C80_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2502, "C80_MSR_PMON_CTL0"), Msr::new(0x2503, "C80_MSR_PMON_CTL1"), Msr::new(0x2504, "C80_MSR_PMON_CTL2"), Msr::new(0x2505, "C80_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA81.
-pub const C81_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2512, "C81_MSR_PMON_CTL0"), Msr::new(0x2513, "C81_MSR_PMON_CTL1"), Msr::new(0x2514, "C81_MSR_PMON_CTL2"), Msr::new(0x2515, "C81_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA82.
-pub const C82_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2522, "C82_MSR_PMON_CTL0"), Msr::new(0x2523, "C82_MSR_PMON_CTL1"), Msr::new(0x2524, "C82_MSR_PMON_CTL2"), Msr::new(0x2525, "C82_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA83.
-pub const C83_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2532, "C83_MSR_PMON_CTL0"), Msr::new(0x2533, "C83_MSR_PMON_CTL1"), Msr::new(0x2534, "C83_MSR_PMON_CTL2"), Msr::new(0x2535, "C83_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA84.
-pub const C84_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2542, "C84_MSR_PMON_CTL0"), Msr::new(0x2543, "C84_MSR_PMON_CTL1"), Msr::new(0x2544, "C84_MSR_PMON_CTL2"), Msr::new(0x2545, "C84_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA85.
-pub const C85_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2552, "C85_MSR_PMON_CTL0"), Msr::new(0x2553, "C85_MSR_PMON_CTL1"), Msr::new(0x2554, "C85_MSR_PMON_CTL2"), Msr::new(0x2555, "C85_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA86.
-pub const C86_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2562, "C86_MSR_PMON_CTL0"), Msr::new(0x2563, "C86_MSR_PMON_CTL1"), Msr::new(0x2564, "C86_MSR_PMON_CTL2"), Msr::new(0x2565, "C86_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA87.
-pub const C87_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2572, "C87_MSR_PMON_CTL0"), Msr::new(0x2573, "C87_MSR_PMON_CTL1"), Msr::new(0x2574, "C87_MSR_PMON_CTL2"), Msr::new(0x2575, "C87_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA88.
-pub const C88_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2582, "C88_MSR_PMON_CTL0"), Msr::new(0x2583, "C88_MSR_PMON_CTL1"), Msr::new(0x2584, "C88_MSR_PMON_CTL2"), Msr::new(0x2585, "C88_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA89.
-pub const C89_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2592, "C89_MSR_PMON_CTL0"), Msr::new(0x2593, "C89_MSR_PMON_CTL1"), Msr::new(0x2594, "C89_MSR_PMON_CTL2"), Msr::new(0x2595, "C89_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA90.
-pub const C90_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x25A2, "C90_MSR_PMON_CTL0"), Msr::new(0x25A3, "C90_MSR_PMON_CTL1"), Msr::new(0x25A4, "C90_MSR_PMON_CTL2"), Msr::new(0x25A5, "C90_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA91.
-pub const C91_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x25B2, "C91_MSR_PMON_CTL0"), Msr::new(0x25B3, "C91_MSR_PMON_CTL1"), Msr::new(0x25B4, "C91_MSR_PMON_CTL2"), Msr::new(0x25B5, "C91_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA92.
-pub const C92_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x25C2, "C92_MSR_PMON_CTL0"), Msr::new(0x25C3, "C92_MSR_PMON_CTL1"), Msr::new(0x25C4, "C92_MSR_PMON_CTL2"), Msr::new(0x25C5, "C92_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA93.
-pub const C93_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x25D2, "C93_MSR_PMON_CTL0"), Msr::new(0x25D3, "C93_MSR_PMON_CTL1"), Msr::new(0x25D4, "C93_MSR_PMON_CTL2"), Msr::new(0x25D5, "C93_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA94.
-pub const C94_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x25E2, "C94_MSR_PMON_CTL0"), Msr::new(0x25E3, "C94_MSR_PMON_CTL1"), Msr::new(0x25E4, "C94_MSR_PMON_CTL2"), Msr::new(0x25E5, "C94_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA95.
-pub const C95_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x25F2, "C95_MSR_PMON_CTL0"), Msr::new(0x25F3, "C95_MSR_PMON_CTL1"), Msr::new(0x25F4, "C95_MSR_PMON_CTL2"), Msr::new(0x25F5, "C95_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA96.
-pub const C96_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2602, "C96_MSR_PMON_CTL0"), Msr::new(0x2603, "C96_MSR_PMON_CTL1"), Msr::new(0x2604, "C96_MSR_PMON_CTL2"), Msr::new(0x2605, "C96_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA97.
-pub const C97_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2612, "C97_MSR_PMON_CTL0"), Msr::new(0x2613, "C97_MSR_PMON_CTL1"), Msr::new(0x2614, "C97_MSR_PMON_CTL2"), Msr::new(0x2615, "C97_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA98.
-pub const C98_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2622, "C98_MSR_PMON_CTL0"), Msr::new(0x2623, "C98_MSR_PMON_CTL1"), Msr::new(0x2624, "C98_MSR_PMON_CTL2"), Msr::new(0x2625, "C98_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA99.
-pub const C99_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2632, "C99_MSR_PMON_CTL0"), Msr::new(0x2633, "C99_MSR_PMON_CTL1"), Msr::new(0x2634, "C99_MSR_PMON_CTL2"), Msr::new(0x2635, "C99_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA100.
-pub const C100_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2642, "C100_MSR_PMON_CTL0"), Msr::new(0x2643, "C100_MSR_PMON_CTL1"), Msr::new(0x2644, "C100_MSR_PMON_CTL2"), Msr::new(0x2645, "C100_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA101.
-pub const C101_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2652, "C101_MSR_PMON_CTL0"), Msr::new(0x2653, "C101_MSR_PMON_CTL1"), Msr::new(0x2654, "C101_MSR_PMON_CTL2"), Msr::new(0x2655, "C101_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA102.
-pub const C102_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2662, "C102_MSR_PMON_CTL0"), Msr::new(0x2663, "C102_MSR_PMON_CTL1"), Msr::new(0x2664, "C102_MSR_PMON_CTL2"), Msr::new(0x2665, "C102_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA103.
-pub const C103_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2672, "C103_MSR_PMON_CTL0"), Msr::new(0x2673, "C103_MSR_PMON_CTL1"), Msr::new(0x2674, "C103_MSR_PMON_CTL2"), Msr::new(0x2675, "C103_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA104.
-pub const C104_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2682, "C104_MSR_PMON_CTL0"), Msr::new(0x2683, "C104_MSR_PMON_CTL1"), Msr::new(0x2684, "C104_MSR_PMON_CTL2"), Msr::new(0x2685, "C104_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA105.
-pub const C105_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2692, "C105_MSR_PMON_CTL0"), Msr::new(0x2693, "C105_MSR_PMON_CTL1"), Msr::new(0x2694, "C105_MSR_PMON_CTL2"), Msr::new(0x2695, "C105_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA106.
-pub const C106_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x26A2, "C106_MSR_PMON_CTL0"), Msr::new(0x26A3, "C106_MSR_PMON_CTL1"), Msr::new(0x26A4, "C106_MSR_PMON_CTL2"), Msr::new(0x26A5, "C106_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA107.
-pub const C107_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x26B2, "C107_MSR_PMON_CTL0"), Msr::new(0x26B3, "C107_MSR_PMON_CTL1"), Msr::new(0x26B4, "C107_MSR_PMON_CTL2"), Msr::new(0x26B5, "C107_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA108.
-pub const C108_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x26C2, "C108_MSR_PMON_CTL0"), Msr::new(0x26C3, "C108_MSR_PMON_CTL1"), Msr::new(0x26C4, "C108_MSR_PMON_CTL2"), Msr::new(0x26C5, "C108_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA109.
-pub const C109_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x26D2, "C109_MSR_PMON_CTL0"), Msr::new(0x26D3, "C109_MSR_PMON_CTL1"), Msr::new(0x26D4, "C109_MSR_PMON_CTL2"), Msr::new(0x26D5, "C109_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA110.
-pub const C110_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x26E2, "C110_MSR_PMON_CTL0"), Msr::new(0x26E3, "C110_MSR_PMON_CTL1"), Msr::new(0x26E4, "C110_MSR_PMON_CTL2"), Msr::new(0x26E5, "C110_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA111.
-pub const C111_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x26F2, "C111_MSR_PMON_CTL0"), Msr::new(0x26F3, "C111_MSR_PMON_CTL1"), Msr::new(0x26F4, "C111_MSR_PMON_CTL2"), Msr::new(0x26F5, "C111_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA112.
-pub const C112_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2702, "C112_MSR_PMON_CTL0"), Msr::new(0x2703, "C112_MSR_PMON_CTL1"), Msr::new(0x2704, "C112_MSR_PMON_CTL2"), Msr::new(0x2705, "C112_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA113.
-pub const C113_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2712, "C113_MSR_PMON_CTL0"), Msr::new(0x2713, "C113_MSR_PMON_CTL1"), Msr::new(0x2714, "C113_MSR_PMON_CTL2"), Msr::new(0x2715, "C113_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA114.
-pub const C114_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2722, "C114_MSR_PMON_CTL0"), Msr::new(0x2723, "C114_MSR_PMON_CTL1"), Msr::new(0x2724, "C114_MSR_PMON_CTL2"), Msr::new(0x2725, "C114_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA115.
-pub const C115_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2732, "C115_MSR_PMON_CTL0"), Msr::new(0x2733, "C115_MSR_PMON_CTL1"), Msr::new(0x2734, "C115_MSR_PMON_CTL2"), Msr::new(0x2735, "C115_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA116.
-pub const C116_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2742, "C116_MSR_PMON_CTL0"), Msr::new(0x2743, "C116_MSR_PMON_CTL1"), Msr::new(0x2744, "C116_MSR_PMON_CTL2"), Msr::new(0x2745, "C116_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA117.
-pub const C117_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2752, "C117_MSR_PMON_CTL0"), Msr::new(0x2753, "C117_MSR_PMON_CTL1"), Msr::new(0x2754, "C117_MSR_PMON_CTL2"), Msr::new(0x2755, "C117_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA118.
-pub const C118_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2762, "C118_MSR_PMON_CTL0"), Msr::new(0x2763, "C118_MSR_PMON_CTL1"), Msr::new(0x2764, "C118_MSR_PMON_CTL2"), Msr::new(0x2765, "C118_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA119.
-pub const C119_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2772, "C119_MSR_PMON_CTL0"), Msr::new(0x2773, "C119_MSR_PMON_CTL1"), Msr::new(0x2774, "C119_MSR_PMON_CTL2"), Msr::new(0x2775, "C119_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA120.
-pub const C120_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2782, "C120_MSR_PMON_CTL0"), Msr::new(0x2783, "C120_MSR_PMON_CTL1"), Msr::new(0x2784, "C120_MSR_PMON_CTL2"), Msr::new(0x2785, "C120_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA121.
-pub const C121_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2792, "C121_MSR_PMON_CTL0"), Msr::new(0x2793, "C121_MSR_PMON_CTL1"), Msr::new(0x2794, "C121_MSR_PMON_CTL2"), Msr::new(0x2795, "C121_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA122.
-pub const C122_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x27A2, "C122_MSR_PMON_CTL0"), Msr::new(0x27A3, "C122_MSR_PMON_CTL1"), Msr::new(0x27A4, "C122_MSR_PMON_CTL2"), Msr::new(0x27A5, "C122_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA123.
-pub const C123_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x27B2, "C123_MSR_PMON_CTL0"), Msr::new(0x27B3, "C123_MSR_PMON_CTL1"), Msr::new(0x27B4, "C123_MSR_PMON_CTL2"), Msr::new(0x27B5, "C123_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA124.
-pub const C124_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x27C2, "C124_MSR_PMON_CTL0"), Msr::new(0x27C3, "C124_MSR_PMON_CTL1"), Msr::new(0x27C4, "C124_MSR_PMON_CTL2"), Msr::new(0x27C5, "C124_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA125.
-pub const C125_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x27D2, "C125_MSR_PMON_CTL0"), Msr::new(0x27D3, "C125_MSR_PMON_CTL1"), Msr::new(0x27D4, "C125_MSR_PMON_CTL2"), Msr::new(0x27D5, "C125_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 126] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL, C8_MSR_PMON_CTL, C9_MSR_PMON_CTL, C10_MSR_PMON_CTL, C11_MSR_PMON_CTL, C12_MSR_PMON_CTL, C13_MSR_PMON_CTL, C14_MSR_PMON_CTL, C15_MSR_PMON_CTL, C16_MSR_PMON_CTL, C17_MSR_PMON_CTL, C18_MSR_PMON_CTL, C19_MSR_PMON_CTL, C20_MSR_PMON_CTL, C21_MSR_PMON_CTL, C22_MSR_PMON_CTL, C23_MSR_PMON_CTL, C24_MSR_PMON_CTL, C25_MSR_PMON_CTL, C26_MSR_PMON_CTL, C27_MSR_PMON_CTL, C28_MSR_PMON_CTL, C29_MSR_PMON_CTL, C30_MSR_PMON_CTL, C31_MSR_PMON_CTL, C32_MSR_PMON_CTL, C33_MSR_PMON_CTL, C34_MSR_PMON_CTL, C35_MSR_PMON_CTL, C36_MSR_PMON_CTL, C37_MSR_PMON_CTL, C38_MSR_PMON_CTL, C39_MSR_PMON_CTL, C40_MSR_PMON_CTL, C41_MSR_PMON_CTL, C42_MSR_PMON_CTL, C43_MSR_PMON_CTL, C44_MSR_PMON_CTL, C45_MSR_PMON_CTL, C46_MSR_PMON_CTL, C47_MSR_PMON_CTL, C48_MSR_PMON_CTL, C49_MSR_PMON_CTL, C50_MSR_PMON_CTL, C51_MSR_PMON_CTL, C52_MSR_PMON_CTL, C53_MSR_PMON_CTL, C54_MSR_PMON_CTL, C55_MSR_PMON_CTL, C56_MSR_PMON_CTL, C57_MSR_PMON_CTL, C58_MSR_PMON_CTL, C59_MSR_PMON_CTL, C60_MSR_PMON_CTL, C61_MSR_PMON_CTL, C62_MSR_PMON_CTL, C63_MSR_PMON_CTL, C64_MSR_PMON_CTL, C65_MSR_PMON_CTL, C66_MSR_PMON_CTL, C67_MSR_PMON_CTL, C68_MSR_PMON_CTL, C69_MSR_PMON_CTL, C70_MSR_PMON_CTL, C71_MSR_PMON_CTL, C72_MSR_PMON_CTL, C73_MSR_PMON_CTL, C74_MSR_PMON_CTL, C75_MSR_PMON_CTL, C76_MSR_PMON_CTL, C77_MSR_PMON_CTL, C78_MSR_PMON_CTL, C79_MSR_PMON_CTL, C80_MSR_PMON_CTL, C81_MSR_PMON_CTL, C82_MSR_PMON_CTL, C83_MSR_PMON_CTL, C84_MSR_PMON_CTL, C85_MSR_PMON_CTL, C86_MSR_PMON_CTL, C87_MSR_PMON_CTL, C88_MSR_PMON_CTL, C89_MSR_PMON_CTL, C90_MSR_PMON_CTL, C91_MSR_PMON_CTL, C92_MSR_PMON_CTL, C93_MSR_PMON_CTL, C94_MSR_PMON_CTL, C95_MSR_PMON_CTL, C96_MSR_PMON_CTL, C97_MSR_PMON_CTL, C98_MSR_PMON_CTL, C99_MSR_PMON_CTL, C100_MSR_PMON_CTL, C101_MSR_PMON_CTL, C102_MSR_PMON_CTL, C103_MSR_PMON_CTL, C104_MSR_PMON_CTL, C105_MSR_PMON_CTL, C106_MSR_PMON_CTL, C107_MSR_PMON_CTL, C108_MSR_PMON_CTL, C109_MSR_PMON_CTL, C110_MSR_PMON_CTL, C111_MSR_PMON_CTL, C112_MSR_PMON_CTL, C113_MSR_PMON_CTL, C114_MSR_PMON_CTL, C115_MSR_PMON_CTL, C116_MSR_PMON_CTL, C117_MSR_PMON_CTL, C118_MSR_PMON_CTL, C119_MSR_PMON_CTL, C120_MSR_PMON_CTL, C121_MSR_PMON_CTL, C122_MSR_PMON_CTL, C123_MSR_PMON_CTL, C124_MSR_PMON_CTL, C125_MSR_PMON_CTL];
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39, CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52, CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59, CHA60, CHA61, CHA62, CHA63, CHA64, CHA65, CHA66, CHA67, CHA68, CHA69, CHA70, CHA71, CHA72, CHA73, CHA74, CHA75, CHA76, CHA77, CHA78, CHA79, CHA80, CHA81, CHA82, CHA83, CHA84, CHA85, CHA86, CHA87, CHA88, CHA89, CHA90, CHA91, CHA92, CHA93, CHA94, CHA95, CHA96, CHA97, CHA98, CHA99, CHA100, CHA101, CHA102, CHA103, CHA104, CHA105, CHA106, CHA107, CHA108, CHA109, CHA110, CHA111, CHA112, CHA113, CHA114, CHA115, CHA116, CHA117, CHA118, CHA119, CHA120, CHA121, CHA122, CHA123, CHA124, CHA125).
+pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 126] = [
+    [Msr::new(0x2002, "C0_MSR_PMON_CTL0"), Msr::new(0x2003, "C0_MSR_PMON_CTL1"), Msr::new(0x2004, "C0_MSR_PMON_CTL2"), Msr::new(0x2005, "C0_MSR_PMON_CTL3")],
+    [Msr::new(0x2012, "C1_MSR_PMON_CTL0"), Msr::new(0x2013, "C1_MSR_PMON_CTL1"), Msr::new(0x2014, "C1_MSR_PMON_CTL2"), Msr::new(0x2015, "C1_MSR_PMON_CTL3")],
+    [Msr::new(0x2022, "C2_MSR_PMON_CTL0"), Msr::new(0x2023, "C2_MSR_PMON_CTL1"), Msr::new(0x2024, "C2_MSR_PMON_CTL2"), Msr::new(0x2025, "C2_MSR_PMON_CTL3")],
+    [Msr::new(0x2032, "C3_MSR_PMON_CTL0"), Msr::new(0x2033, "C3_MSR_PMON_CTL1"), Msr::new(0x2034, "C3_MSR_PMON_CTL2"), Msr::new(0x2035, "C3_MSR_PMON_CTL3")],
+    [Msr::new(0x2042, "C4_MSR_PMON_CTL0"), Msr::new(0x2043, "C4_MSR_PMON_CTL1"), Msr::new(0x2044, "C4_MSR_PMON_CTL2"), Msr::new(0x2045, "C4_MSR_PMON_CTL3")],
+    [Msr::new(0x2052, "C5_MSR_PMON_CTL0"), Msr::new(0x2053, "C5_MSR_PMON_CTL1"), Msr::new(0x2054, "C5_MSR_PMON_CTL2"), Msr::new(0x2055, "C5_MSR_PMON_CTL3")],
+    [Msr::new(0x2062, "C6_MSR_PMON_CTL0"), Msr::new(0x2063, "C6_MSR_PMON_CTL1"), Msr::new(0x2064, "C6_MSR_PMON_CTL2"), Msr::new(0x2065, "C6_MSR_PMON_CTL3")],
+    [Msr::new(0x2072, "C7_MSR_PMON_CTL0"), Msr::new(0x2073, "C7_MSR_PMON_CTL1"), Msr::new(0x2074, "C7_MSR_PMON_CTL2"), Msr::new(0x2075, "C7_MSR_PMON_CTL3")],
+    [Msr::new(0x2082, "C8_MSR_PMON_CTL0"), Msr::new(0x2083, "C8_MSR_PMON_CTL1"), Msr::new(0x2084, "C8_MSR_PMON_CTL2"), Msr::new(0x2085, "C8_MSR_PMON_CTL3")],
+    [Msr::new(0x2092, "C9_MSR_PMON_CTL0"), Msr::new(0x2093, "C9_MSR_PMON_CTL1"), Msr::new(0x2094, "C9_MSR_PMON_CTL2"), Msr::new(0x2095, "C9_MSR_PMON_CTL3")],
+    [Msr::new(0x20A2, "C10_MSR_PMON_CTL0"), Msr::new(0x20A3, "C10_MSR_PMON_CTL1"), Msr::new(0x20A4, "C10_MSR_PMON_CTL2"), Msr::new(0x20A5, "C10_MSR_PMON_CTL3")],
+    [Msr::new(0x20B2, "C11_MSR_PMON_CTL0"), Msr::new(0x20B3, "C11_MSR_PMON_CTL1"), Msr::new(0x20B4, "C11_MSR_PMON_CTL2"), Msr::new(0x20B5, "C11_MSR_PMON_CTL3")],
+    [Msr::new(0x20C2, "C12_MSR_PMON_CTL0"), Msr::new(0x20C3, "C12_MSR_PMON_CTL1"), Msr::new(0x20C4, "C12_MSR_PMON_CTL2"), Msr::new(0x20C5, "C12_MSR_PMON_CTL3")],
+    [Msr::new(0x20D2, "C13_MSR_PMON_CTL0"), Msr::new(0x20D3, "C13_MSR_PMON_CTL1"), Msr::new(0x20D4, "C13_MSR_PMON_CTL2"), Msr::new(0x20D5, "C13_MSR_PMON_CTL3")],
+    [Msr::new(0x20E2, "C14_MSR_PMON_CTL0"), Msr::new(0x20E3, "C14_MSR_PMON_CTL1"), Msr::new(0x20E4, "C14_MSR_PMON_CTL2"), Msr::new(0x20E5, "C14_MSR_PMON_CTL3")],
+    [Msr::new(0x20F2, "C15_MSR_PMON_CTL0"), Msr::new(0x20F3, "C15_MSR_PMON_CTL1"), Msr::new(0x20F4, "C15_MSR_PMON_CTL2"), Msr::new(0x20F5, "C15_MSR_PMON_CTL3")],
+    [Msr::new(0x2102, "C16_MSR_PMON_CTL0"), Msr::new(0x2103, "C16_MSR_PMON_CTL1"), Msr::new(0x2104, "C16_MSR_PMON_CTL2"), Msr::new(0x2105, "C16_MSR_PMON_CTL3")],
+    [Msr::new(0x2112, "C17_MSR_PMON_CTL0"), Msr::new(0x2113, "C17_MSR_PMON_CTL1"), Msr::new(0x2114, "C17_MSR_PMON_CTL2"), Msr::new(0x2115, "C17_MSR_PMON_CTL3")],
+    [Msr::new(0x2122, "C18_MSR_PMON_CTL0"), Msr::new(0x2123, "C18_MSR_PMON_CTL1"), Msr::new(0x2124, "C18_MSR_PMON_CTL2"), Msr::new(0x2125, "C18_MSR_PMON_CTL3")],
+    [Msr::new(0x2132, "C19_MSR_PMON_CTL0"), Msr::new(0x2133, "C19_MSR_PMON_CTL1"), Msr::new(0x2134, "C19_MSR_PMON_CTL2"), Msr::new(0x2135, "C19_MSR_PMON_CTL3")],
+    [Msr::new(0x2142, "C20_MSR_PMON_CTL0"), Msr::new(0x2143, "C20_MSR_PMON_CTL1"), Msr::new(0x2144, "C20_MSR_PMON_CTL2"), Msr::new(0x2145, "C20_MSR_PMON_CTL3")],
+    [Msr::new(0x2152, "C21_MSR_PMON_CTL0"), Msr::new(0x2153, "C21_MSR_PMON_CTL1"), Msr::new(0x2154, "C21_MSR_PMON_CTL2"), Msr::new(0x2155, "C21_MSR_PMON_CTL3")],
+    [Msr::new(0x2162, "C22_MSR_PMON_CTL0"), Msr::new(0x2163, "C22_MSR_PMON_CTL1"), Msr::new(0x2164, "C22_MSR_PMON_CTL2"), Msr::new(0x2165, "C22_MSR_PMON_CTL3")],
+    [Msr::new(0x2172, "C23_MSR_PMON_CTL0"), Msr::new(0x2173, "C23_MSR_PMON_CTL1"), Msr::new(0x2174, "C23_MSR_PMON_CTL2"), Msr::new(0x2175, "C23_MSR_PMON_CTL3")],
+    [Msr::new(0x2182, "C24_MSR_PMON_CTL0"), Msr::new(0x2183, "C24_MSR_PMON_CTL1"), Msr::new(0x2184, "C24_MSR_PMON_CTL2"), Msr::new(0x2185, "C24_MSR_PMON_CTL3")],
+    [Msr::new(0x2192, "C25_MSR_PMON_CTL0"), Msr::new(0x2193, "C25_MSR_PMON_CTL1"), Msr::new(0x2194, "C25_MSR_PMON_CTL2"), Msr::new(0x2195, "C25_MSR_PMON_CTL3")],
+    [Msr::new(0x21A2, "C26_MSR_PMON_CTL0"), Msr::new(0x21A3, "C26_MSR_PMON_CTL1"), Msr::new(0x21A4, "C26_MSR_PMON_CTL2"), Msr::new(0x21A5, "C26_MSR_PMON_CTL3")],
+    [Msr::new(0x21B2, "C27_MSR_PMON_CTL0"), Msr::new(0x21B3, "C27_MSR_PMON_CTL1"), Msr::new(0x21B4, "C27_MSR_PMON_CTL2"), Msr::new(0x21B5, "C27_MSR_PMON_CTL3")],
+    [Msr::new(0x21C2, "C28_MSR_PMON_CTL0"), Msr::new(0x21C3, "C28_MSR_PMON_CTL1"), Msr::new(0x21C4, "C28_MSR_PMON_CTL2"), Msr::new(0x21C5, "C28_MSR_PMON_CTL3")],
+    [Msr::new(0x21D2, "C29_MSR_PMON_CTL0"), Msr::new(0x21D3, "C29_MSR_PMON_CTL1"), Msr::new(0x21D4, "C29_MSR_PMON_CTL2"), Msr::new(0x21D5, "C29_MSR_PMON_CTL3")],
+    [Msr::new(0x21E2, "C30_MSR_PMON_CTL0"), Msr::new(0x21E3, "C30_MSR_PMON_CTL1"), Msr::new(0x21E4, "C30_MSR_PMON_CTL2"), Msr::new(0x21E5, "C30_MSR_PMON_CTL3")],
+    [Msr::new(0x21F2, "C31_MSR_PMON_CTL0"), Msr::new(0x21F3, "C31_MSR_PMON_CTL1"), Msr::new(0x21F4, "C31_MSR_PMON_CTL2"), Msr::new(0x21F5, "C31_MSR_PMON_CTL3")],
+    [Msr::new(0x2202, "C32_MSR_PMON_CTL0"), Msr::new(0x2203, "C32_MSR_PMON_CTL1"), Msr::new(0x2204, "C32_MSR_PMON_CTL2"), Msr::new(0x2205, "C32_MSR_PMON_CTL3")],
+    [Msr::new(0x2212, "C33_MSR_PMON_CTL0"), Msr::new(0x2213, "C33_MSR_PMON_CTL1"), Msr::new(0x2214, "C33_MSR_PMON_CTL2"), Msr::new(0x2215, "C33_MSR_PMON_CTL3")],
+    [Msr::new(0x2222, "C34_MSR_PMON_CTL0"), Msr::new(0x2223, "C34_MSR_PMON_CTL1"), Msr::new(0x2224, "C34_MSR_PMON_CTL2"), Msr::new(0x2225, "C34_MSR_PMON_CTL3")],
+    [Msr::new(0x2232, "C35_MSR_PMON_CTL0"), Msr::new(0x2233, "C35_MSR_PMON_CTL1"), Msr::new(0x2234, "C35_MSR_PMON_CTL2"), Msr::new(0x2235, "C35_MSR_PMON_CTL3")],
+    [Msr::new(0x2242, "C36_MSR_PMON_CTL0"), Msr::new(0x2243, "C36_MSR_PMON_CTL1"), Msr::new(0x2244, "C36_MSR_PMON_CTL2"), Msr::new(0x2245, "C36_MSR_PMON_CTL3")],
+    [Msr::new(0x2252, "C37_MSR_PMON_CTL0"), Msr::new(0x2253, "C37_MSR_PMON_CTL1"), Msr::new(0x2254, "C37_MSR_PMON_CTL2"), Msr::new(0x2255, "C37_MSR_PMON_CTL3")],
+    [Msr::new(0x2262, "C38_MSR_PMON_CTL0"), Msr::new(0x2263, "C38_MSR_PMON_CTL1"), Msr::new(0x2264, "C38_MSR_PMON_CTL2"), Msr::new(0x2265, "C38_MSR_PMON_CTL3")],
+    [Msr::new(0x2272, "C39_MSR_PMON_CTL0"), Msr::new(0x2273, "C39_MSR_PMON_CTL1"), Msr::new(0x2274, "C39_MSR_PMON_CTL2"), Msr::new(0x2275, "C39_MSR_PMON_CTL3")],
+    [Msr::new(0x2282, "C40_MSR_PMON_CTL0"), Msr::new(0x2283, "C40_MSR_PMON_CTL1"), Msr::new(0x2284, "C40_MSR_PMON_CTL2"), Msr::new(0x2285, "C40_MSR_PMON_CTL3")],
+    [Msr::new(0x2292, "C41_MSR_PMON_CTL0"), Msr::new(0x2293, "C41_MSR_PMON_CTL1"), Msr::new(0x2294, "C41_MSR_PMON_CTL2"), Msr::new(0x2295, "C41_MSR_PMON_CTL3")],
+    [Msr::new(0x22A2, "C42_MSR_PMON_CTL0"), Msr::new(0x22A3, "C42_MSR_PMON_CTL1"), Msr::new(0x22A4, "C42_MSR_PMON_CTL2"), Msr::new(0x22A5, "C42_MSR_PMON_CTL3")],
+    [Msr::new(0x22B2, "C43_MSR_PMON_CTL0"), Msr::new(0x22B3, "C43_MSR_PMON_CTL1"), Msr::new(0x22B4, "C43_MSR_PMON_CTL2"), Msr::new(0x22B5, "C43_MSR_PMON_CTL3")],
+    [Msr::new(0x22C2, "C44_MSR_PMON_CTL0"), Msr::new(0x22C3, "C44_MSR_PMON_CTL1"), Msr::new(0x22C4, "C44_MSR_PMON_CTL2"), Msr::new(0x22C5, "C44_MSR_PMON_CTL3")],
+    [Msr::new(0x22D2, "C45_MSR_PMON_CTL0"), Msr::new(0x22D3, "C45_MSR_PMON_CTL1"), Msr::new(0x22D4, "C45_MSR_PMON_CTL2"), Msr::new(0x22D5, "C45_MSR_PMON_CTL3")],
+    [Msr::new(0x22E2, "C46_MSR_PMON_CTL0"), Msr::new(0x22E3, "C46_MSR_PMON_CTL1"), Msr::new(0x22E4, "C46_MSR_PMON_CTL2"), Msr::new(0x22E5, "C46_MSR_PMON_CTL3")],
+    [Msr::new(0x22F2, "C47_MSR_PMON_CTL0"), Msr::new(0x22F3, "C47_MSR_PMON_CTL1"), Msr::new(0x22F4, "C47_MSR_PMON_CTL2"), Msr::new(0x22F5, "C47_MSR_PMON_CTL3")],
+    [Msr::new(0x2302, "C48_MSR_PMON_CTL0"), Msr::new(0x2303, "C48_MSR_PMON_CTL1"), Msr::new(0x2304, "C48_MSR_PMON_CTL2"), Msr::new(0x2305, "C48_MSR_PMON_CTL3")],
+    [Msr::new(0x2312, "C49_MSR_PMON_CTL0"), Msr::new(0x2313, "C49_MSR_PMON_CTL1"), Msr::new(0x2314, "C49_MSR_PMON_CTL2"), Msr::new(0x2315, "C49_MSR_PMON_CTL3")],
+    [Msr::new(0x2322, "C50_MSR_PMON_CTL0"), Msr::new(0x2323, "C50_MSR_PMON_CTL1"), Msr::new(0x2324, "C50_MSR_PMON_CTL2"), Msr::new(0x2325, "C50_MSR_PMON_CTL3")],
+    [Msr::new(0x2332, "C51_MSR_PMON_CTL0"), Msr::new(0x2333, "C51_MSR_PMON_CTL1"), Msr::new(0x2334, "C51_MSR_PMON_CTL2"), Msr::new(0x2335, "C51_MSR_PMON_CTL3")],
+    [Msr::new(0x2342, "C52_MSR_PMON_CTL0"), Msr::new(0x2343, "C52_MSR_PMON_CTL1"), Msr::new(0x2344, "C52_MSR_PMON_CTL2"), Msr::new(0x2345, "C52_MSR_PMON_CTL3")],
+    [Msr::new(0x2352, "C53_MSR_PMON_CTL0"), Msr::new(0x2353, "C53_MSR_PMON_CTL1"), Msr::new(0x2354, "C53_MSR_PMON_CTL2"), Msr::new(0x2355, "C53_MSR_PMON_CTL3")],
+    [Msr::new(0x2362, "C54_MSR_PMON_CTL0"), Msr::new(0x2363, "C54_MSR_PMON_CTL1"), Msr::new(0x2364, "C54_MSR_PMON_CTL2"), Msr::new(0x2365, "C54_MSR_PMON_CTL3")],
+    [Msr::new(0x2372, "C55_MSR_PMON_CTL0"), Msr::new(0x2373, "C55_MSR_PMON_CTL1"), Msr::new(0x2374, "C55_MSR_PMON_CTL2"), Msr::new(0x2375, "C55_MSR_PMON_CTL3")],
+    [Msr::new(0x2382, "C56_MSR_PMON_CTL0"), Msr::new(0x2383, "C56_MSR_PMON_CTL1"), Msr::new(0x2384, "C56_MSR_PMON_CTL2"), Msr::new(0x2385, "C56_MSR_PMON_CTL3")],
+    [Msr::new(0x2392, "C57_MSR_PMON_CTL0"), Msr::new(0x2393, "C57_MSR_PMON_CTL1"), Msr::new(0x2394, "C57_MSR_PMON_CTL2"), Msr::new(0x2395, "C57_MSR_PMON_CTL3")],
+    [Msr::new(0x23A2, "C58_MSR_PMON_CTL0"), Msr::new(0x23A3, "C58_MSR_PMON_CTL1"), Msr::new(0x23A4, "C58_MSR_PMON_CTL2"), Msr::new(0x23A5, "C58_MSR_PMON_CTL3")],
+    [Msr::new(0x23B2, "C59_MSR_PMON_CTL0"), Msr::new(0x23B3, "C59_MSR_PMON_CTL1"), Msr::new(0x23B4, "C59_MSR_PMON_CTL2"), Msr::new(0x23B5, "C59_MSR_PMON_CTL3")],
+    [Msr::new(0x23C2, "C60_MSR_PMON_CTL0"), Msr::new(0x23C3, "C60_MSR_PMON_CTL1"), Msr::new(0x23C4, "C60_MSR_PMON_CTL2"), Msr::new(0x23C5, "C60_MSR_PMON_CTL3")],
+    [Msr::new(0x23D2, "C61_MSR_PMON_CTL0"), Msr::new(0x23D3, "C61_MSR_PMON_CTL1"), Msr::new(0x23D4, "C61_MSR_PMON_CTL2"), Msr::new(0x23D5, "C61_MSR_PMON_CTL3")],
+    [Msr::new(0x23E2, "C62_MSR_PMON_CTL0"), Msr::new(0x23E3, "C62_MSR_PMON_CTL1"), Msr::new(0x23E4, "C62_MSR_PMON_CTL2"), Msr::new(0x23E5, "C62_MSR_PMON_CTL3")],
+    [Msr::new(0x23F2, "C63_MSR_PMON_CTL0"), Msr::new(0x23F3, "C63_MSR_PMON_CTL1"), Msr::new(0x23F4, "C63_MSR_PMON_CTL2"), Msr::new(0x23F5, "C63_MSR_PMON_CTL3")],
+    [Msr::new(0x2402, "C64_MSR_PMON_CTL0"), Msr::new(0x2403, "C64_MSR_PMON_CTL1"), Msr::new(0x2404, "C64_MSR_PMON_CTL2"), Msr::new(0x2405, "C64_MSR_PMON_CTL3")],
+    [Msr::new(0x2412, "C65_MSR_PMON_CTL0"), Msr::new(0x2413, "C65_MSR_PMON_CTL1"), Msr::new(0x2414, "C65_MSR_PMON_CTL2"), Msr::new(0x2415, "C65_MSR_PMON_CTL3")],
+    [Msr::new(0x2422, "C66_MSR_PMON_CTL0"), Msr::new(0x2423, "C66_MSR_PMON_CTL1"), Msr::new(0x2424, "C66_MSR_PMON_CTL2"), Msr::new(0x2425, "C66_MSR_PMON_CTL3")],
+    [Msr::new(0x2432, "C67_MSR_PMON_CTL0"), Msr::new(0x2433, "C67_MSR_PMON_CTL1"), Msr::new(0x2434, "C67_MSR_PMON_CTL2"), Msr::new(0x2435, "C67_MSR_PMON_CTL3")],
+    [Msr::new(0x2442, "C68_MSR_PMON_CTL0"), Msr::new(0x2443, "C68_MSR_PMON_CTL1"), Msr::new(0x2444, "C68_MSR_PMON_CTL2"), Msr::new(0x2445, "C68_MSR_PMON_CTL3")],
+    [Msr::new(0x2452, "C69_MSR_PMON_CTL0"), Msr::new(0x2453, "C69_MSR_PMON_CTL1"), Msr::new(0x2454, "C69_MSR_PMON_CTL2"), Msr::new(0x2455, "C69_MSR_PMON_CTL3")],
+    [Msr::new(0x2462, "C70_MSR_PMON_CTL0"), Msr::new(0x2463, "C70_MSR_PMON_CTL1"), Msr::new(0x2464, "C70_MSR_PMON_CTL2"), Msr::new(0x2465, "C70_MSR_PMON_CTL3")],
+    [Msr::new(0x2472, "C71_MSR_PMON_CTL0"), Msr::new(0x2473, "C71_MSR_PMON_CTL1"), Msr::new(0x2474, "C71_MSR_PMON_CTL2"), Msr::new(0x2475, "C71_MSR_PMON_CTL3")],
+    [Msr::new(0x2482, "C72_MSR_PMON_CTL0"), Msr::new(0x2483, "C72_MSR_PMON_CTL1"), Msr::new(0x2484, "C72_MSR_PMON_CTL2"), Msr::new(0x2485, "C72_MSR_PMON_CTL3")],
+    [Msr::new(0x2492, "C73_MSR_PMON_CTL0"), Msr::new(0x2493, "C73_MSR_PMON_CTL1"), Msr::new(0x2494, "C73_MSR_PMON_CTL2"), Msr::new(0x2495, "C73_MSR_PMON_CTL3")],
+    [Msr::new(0x24A2, "C74_MSR_PMON_CTL0"), Msr::new(0x24A3, "C74_MSR_PMON_CTL1"), Msr::new(0x24A4, "C74_MSR_PMON_CTL2"), Msr::new(0x24A5, "C74_MSR_PMON_CTL3")],
+    [Msr::new(0x24B2, "C75_MSR_PMON_CTL0"), Msr::new(0x24B3, "C75_MSR_PMON_CTL1"), Msr::new(0x24B4, "C75_MSR_PMON_CTL2"), Msr::new(0x24B5, "C75_MSR_PMON_CTL3")],
+    [Msr::new(0x24C2, "C76_MSR_PMON_CTL0"), Msr::new(0x24C3, "C76_MSR_PMON_CTL1"), Msr::new(0x24C4, "C76_MSR_PMON_CTL2"), Msr::new(0x24C5, "C76_MSR_PMON_CTL3")],
+    [Msr::new(0x24D2, "C77_MSR_PMON_CTL0"), Msr::new(0x24D3, "C77_MSR_PMON_CTL1"), Msr::new(0x24D4, "C77_MSR_PMON_CTL2"), Msr::new(0x24D5, "C77_MSR_PMON_CTL3")],
+    [Msr::new(0x24E2, "C78_MSR_PMON_CTL0"), Msr::new(0x24E3, "C78_MSR_PMON_CTL1"), Msr::new(0x24E4, "C78_MSR_PMON_CTL2"), Msr::new(0x24E5, "C78_MSR_PMON_CTL3")],
+    [Msr::new(0x24F2, "C79_MSR_PMON_CTL0"), Msr::new(0x24F3, "C79_MSR_PMON_CTL1"), Msr::new(0x24F4, "C79_MSR_PMON_CTL2"), Msr::new(0x24F5, "C79_MSR_PMON_CTL3")],
+    [Msr::new(0x2502, "C80_MSR_PMON_CTL0"), Msr::new(0x2503, "C80_MSR_PMON_CTL1"), Msr::new(0x2504, "C80_MSR_PMON_CTL2"), Msr::new(0x2505, "C80_MSR_PMON_CTL3")],
+    [Msr::new(0x2512, "C81_MSR_PMON_CTL0"), Msr::new(0x2513, "C81_MSR_PMON_CTL1"), Msr::new(0x2514, "C81_MSR_PMON_CTL2"), Msr::new(0x2515, "C81_MSR_PMON_CTL3")],
+    [Msr::new(0x2522, "C82_MSR_PMON_CTL0"), Msr::new(0x2523, "C82_MSR_PMON_CTL1"), Msr::new(0x2524, "C82_MSR_PMON_CTL2"), Msr::new(0x2525, "C82_MSR_PMON_CTL3")],
+    [Msr::new(0x2532, "C83_MSR_PMON_CTL0"), Msr::new(0x2533, "C83_MSR_PMON_CTL1"), Msr::new(0x2534, "C83_MSR_PMON_CTL2"), Msr::new(0x2535, "C83_MSR_PMON_CTL3")],
+    [Msr::new(0x2542, "C84_MSR_PMON_CTL0"), Msr::new(0x2543, "C84_MSR_PMON_CTL1"), Msr::new(0x2544, "C84_MSR_PMON_CTL2"), Msr::new(0x2545, "C84_MSR_PMON_CTL3")],
+    [Msr::new(0x2552, "C85_MSR_PMON_CTL0"), Msr::new(0x2553, "C85_MSR_PMON_CTL1"), Msr::new(0x2554, "C85_MSR_PMON_CTL2"), Msr::new(0x2555, "C85_MSR_PMON_CTL3")],
+    [Msr::new(0x2562, "C86_MSR_PMON_CTL0"), Msr::new(0x2563, "C86_MSR_PMON_CTL1"), Msr::new(0x2564, "C86_MSR_PMON_CTL2"), Msr::new(0x2565, "C86_MSR_PMON_CTL3")],
+    [Msr::new(0x2572, "C87_MSR_PMON_CTL0"), Msr::new(0x2573, "C87_MSR_PMON_CTL1"), Msr::new(0x2574, "C87_MSR_PMON_CTL2"), Msr::new(0x2575, "C87_MSR_PMON_CTL3")],
+    [Msr::new(0x2582, "C88_MSR_PMON_CTL0"), Msr::new(0x2583, "C88_MSR_PMON_CTL1"), Msr::new(0x2584, "C88_MSR_PMON_CTL2"), Msr::new(0x2585, "C88_MSR_PMON_CTL3")],
+    [Msr::new(0x2592, "C89_MSR_PMON_CTL0"), Msr::new(0x2593, "C89_MSR_PMON_CTL1"), Msr::new(0x2594, "C89_MSR_PMON_CTL2"), Msr::new(0x2595, "C89_MSR_PMON_CTL3")],
+    [Msr::new(0x25A2, "C90_MSR_PMON_CTL0"), Msr::new(0x25A3, "C90_MSR_PMON_CTL1"), Msr::new(0x25A4, "C90_MSR_PMON_CTL2"), Msr::new(0x25A5, "C90_MSR_PMON_CTL3")],
+    [Msr::new(0x25B2, "C91_MSR_PMON_CTL0"), Msr::new(0x25B3, "C91_MSR_PMON_CTL1"), Msr::new(0x25B4, "C91_MSR_PMON_CTL2"), Msr::new(0x25B5, "C91_MSR_PMON_CTL3")],
+    [Msr::new(0x25C2, "C92_MSR_PMON_CTL0"), Msr::new(0x25C3, "C92_MSR_PMON_CTL1"), Msr::new(0x25C4, "C92_MSR_PMON_CTL2"), Msr::new(0x25C5, "C92_MSR_PMON_CTL3")],
+    [Msr::new(0x25D2, "C93_MSR_PMON_CTL0"), Msr::new(0x25D3, "C93_MSR_PMON_CTL1"), Msr::new(0x25D4, "C93_MSR_PMON_CTL2"), Msr::new(0x25D5, "C93_MSR_PMON_CTL3")],
+    [Msr::new(0x25E2, "C94_MSR_PMON_CTL0"), Msr::new(0x25E3, "C94_MSR_PMON_CTL1"), Msr::new(0x25E4, "C94_MSR_PMON_CTL2"), Msr::new(0x25E5, "C94_MSR_PMON_CTL3")],
+    [Msr::new(0x25F2, "C95_MSR_PMON_CTL0"), Msr::new(0x25F3, "C95_MSR_PMON_CTL1"), Msr::new(0x25F4, "C95_MSR_PMON_CTL2"), Msr::new(0x25F5, "C95_MSR_PMON_CTL3")],
+    [Msr::new(0x2602, "C96_MSR_PMON_CTL0"), Msr::new(0x2603, "C96_MSR_PMON_CTL1"), Msr::new(0x2604, "C96_MSR_PMON_CTL2"), Msr::new(0x2605, "C96_MSR_PMON_CTL3")],
+    [Msr::new(0x2612, "C97_MSR_PMON_CTL0"), Msr::new(0x2613, "C97_MSR_PMON_CTL1"), Msr::new(0x2614, "C97_MSR_PMON_CTL2"), Msr::new(0x2615, "C97_MSR_PMON_CTL3")],
+    [Msr::new(0x2622, "C98_MSR_PMON_CTL0"), Msr::new(0x2623, "C98_MSR_PMON_CTL1"), Msr::new(0x2624, "C98_MSR_PMON_CTL2"), Msr::new(0x2625, "C98_MSR_PMON_CTL3")],
+    [Msr::new(0x2632, "C99_MSR_PMON_CTL0"), Msr::new(0x2633, "C99_MSR_PMON_CTL1"), Msr::new(0x2634, "C99_MSR_PMON_CTL2"), Msr::new(0x2635, "C99_MSR_PMON_CTL3")],
+    [Msr::new(0x2642, "C100_MSR_PMON_CTL0"), Msr::new(0x2643, "C100_MSR_PMON_CTL1"), Msr::new(0x2644, "C100_MSR_PMON_CTL2"), Msr::new(0x2645, "C100_MSR_PMON_CTL3")],
+    [Msr::new(0x2652, "C101_MSR_PMON_CTL0"), Msr::new(0x2653, "C101_MSR_PMON_CTL1"), Msr::new(0x2654, "C101_MSR_PMON_CTL2"), Msr::new(0x2655, "C101_MSR_PMON_CTL3")],
+    [Msr::new(0x2662, "C102_MSR_PMON_CTL0"), Msr::new(0x2663, "C102_MSR_PMON_CTL1"), Msr::new(0x2664, "C102_MSR_PMON_CTL2"), Msr::new(0x2665, "C102_MSR_PMON_CTL3")],
+    [Msr::new(0x2672, "C103_MSR_PMON_CTL0"), Msr::new(0x2673, "C103_MSR_PMON_CTL1"), Msr::new(0x2674, "C103_MSR_PMON_CTL2"), Msr::new(0x2675, "C103_MSR_PMON_CTL3")],
+    [Msr::new(0x2682, "C104_MSR_PMON_CTL0"), Msr::new(0x2683, "C104_MSR_PMON_CTL1"), Msr::new(0x2684, "C104_MSR_PMON_CTL2"), Msr::new(0x2685, "C104_MSR_PMON_CTL3")],
+    [Msr::new(0x2692, "C105_MSR_PMON_CTL0"), Msr::new(0x2693, "C105_MSR_PMON_CTL1"), Msr::new(0x2694, "C105_MSR_PMON_CTL2"), Msr::new(0x2695, "C105_MSR_PMON_CTL3")],
+    [Msr::new(0x26A2, "C106_MSR_PMON_CTL0"), Msr::new(0x26A3, "C106_MSR_PMON_CTL1"), Msr::new(0x26A4, "C106_MSR_PMON_CTL2"), Msr::new(0x26A5, "C106_MSR_PMON_CTL3")],
+    [Msr::new(0x26B2, "C107_MSR_PMON_CTL0"), Msr::new(0x26B3, "C107_MSR_PMON_CTL1"), Msr::new(0x26B4, "C107_MSR_PMON_CTL2"), Msr::new(0x26B5, "C107_MSR_PMON_CTL3")],
+    [Msr::new(0x26C2, "C108_MSR_PMON_CTL0"), Msr::new(0x26C3, "C108_MSR_PMON_CTL1"), Msr::new(0x26C4, "C108_MSR_PMON_CTL2"), Msr::new(0x26C5, "C108_MSR_PMON_CTL3")],
+    [Msr::new(0x26D2, "C109_MSR_PMON_CTL0"), Msr::new(0x26D3, "C109_MSR_PMON_CTL1"), Msr::new(0x26D4, "C109_MSR_PMON_CTL2"), Msr::new(0x26D5, "C109_MSR_PMON_CTL3")],
+    [Msr::new(0x26E2, "C110_MSR_PMON_CTL0"), Msr::new(0x26E3, "C110_MSR_PMON_CTL1"), Msr::new(0x26E4, "C110_MSR_PMON_CTL2"), Msr::new(0x26E5, "C110_MSR_PMON_CTL3")],
+    [Msr::new(0x26F2, "C111_MSR_PMON_CTL0"), Msr::new(0x26F3, "C111_MSR_PMON_CTL1"), Msr::new(0x26F4, "C111_MSR_PMON_CTL2"), Msr::new(0x26F5, "C111_MSR_PMON_CTL3")],
+    [Msr::new(0x2702, "C112_MSR_PMON_CTL0"), Msr::new(0x2703, "C112_MSR_PMON_CTL1"), Msr::new(0x2704, "C112_MSR_PMON_CTL2"), Msr::new(0x2705, "C112_MSR_PMON_CTL3")],
+    [Msr::new(0x2712, "C113_MSR_PMON_CTL0"), Msr::new(0x2713, "C113_MSR_PMON_CTL1"), Msr::new(0x2714, "C113_MSR_PMON_CTL2"), Msr::new(0x2715, "C113_MSR_PMON_CTL3")],
+    [Msr::new(0x2722, "C114_MSR_PMON_CTL0"), Msr::new(0x2723, "C114_MSR_PMON_CTL1"), Msr::new(0x2724, "C114_MSR_PMON_CTL2"), Msr::new(0x2725, "C114_MSR_PMON_CTL3")],
+    [Msr::new(0x2732, "C115_MSR_PMON_CTL0"), Msr::new(0x2733, "C115_MSR_PMON_CTL1"), Msr::new(0x2734, "C115_MSR_PMON_CTL2"), Msr::new(0x2735, "C115_MSR_PMON_CTL3")],
+    [Msr::new(0x2742, "C116_MSR_PMON_CTL0"), Msr::new(0x2743, "C116_MSR_PMON_CTL1"), Msr::new(0x2744, "C116_MSR_PMON_CTL2"), Msr::new(0x2745, "C116_MSR_PMON_CTL3")],
+    [Msr::new(0x2752, "C117_MSR_PMON_CTL0"), Msr::new(0x2753, "C117_MSR_PMON_CTL1"), Msr::new(0x2754, "C117_MSR_PMON_CTL2"), Msr::new(0x2755, "C117_MSR_PMON_CTL3")],
+    [Msr::new(0x2762, "C118_MSR_PMON_CTL0"), Msr::new(0x2763, "C118_MSR_PMON_CTL1"), Msr::new(0x2764, "C118_MSR_PMON_CTL2"), Msr::new(0x2765, "C118_MSR_PMON_CTL3")],
+    [Msr::new(0x2772, "C119_MSR_PMON_CTL0"), Msr::new(0x2773, "C119_MSR_PMON_CTL1"), Msr::new(0x2774, "C119_MSR_PMON_CTL2"), Msr::new(0x2775, "C119_MSR_PMON_CTL3")],
+    [Msr::new(0x2782, "C120_MSR_PMON_CTL0"), Msr::new(0x2783, "C120_MSR_PMON_CTL1"), Msr::new(0x2784, "C120_MSR_PMON_CTL2"), Msr::new(0x2785, "C120_MSR_PMON_CTL3")],
+    [Msr::new(0x2792, "C121_MSR_PMON_CTL0"), Msr::new(0x2793, "C121_MSR_PMON_CTL1"), Msr::new(0x2794, "C121_MSR_PMON_CTL2"), Msr::new(0x2795, "C121_MSR_PMON_CTL3")],
+    [Msr::new(0x27A2, "C122_MSR_PMON_CTL0"), Msr::new(0x27A3, "C122_MSR_PMON_CTL1"), Msr::new(0x27A4, "C122_MSR_PMON_CTL2"), Msr::new(0x27A5, "C122_MSR_PMON_CTL3")],
+    [Msr::new(0x27B2, "C123_MSR_PMON_CTL0"), Msr::new(0x27B3, "C123_MSR_PMON_CTL1"), Msr::new(0x27B4, "C123_MSR_PMON_CTL2"), Msr::new(0x27B5, "C123_MSR_PMON_CTL3")],
+    [Msr::new(0x27C2, "C124_MSR_PMON_CTL0"), Msr::new(0x27C3, "C124_MSR_PMON_CTL1"), Msr::new(0x27C4, "C124_MSR_PMON_CTL2"), Msr::new(0x27C5, "C124_MSR_PMON_CTL3")],
+    [Msr::new(0x27D2, "C125_MSR_PMON_CTL0"), Msr::new(0x27D3, "C125_MSR_PMON_CTL1"), Msr::new(0x27D4, "C125_MSR_PMON_CTL2"), Msr::new(0x27D5, "C125_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -1465,260 +1215,135 @@ impl ChaCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ChaCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2008, "C0_MSR_PMON_CTR0"), Msr::new(0x2009, "C0_MSR_PMON_CTR1"), Msr::new(0x200A, "C0_MSR_PMON_CTR2"), Msr::new(0x200B, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2018, "C1_MSR_PMON_CTR0"), Msr::new(0x2019, "C1_MSR_PMON_CTR1"), Msr::new(0x201A, "C1_MSR_PMON_CTR2"), Msr::new(0x201B, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2028, "C2_MSR_PMON_CTR0"), Msr::new(0x2029, "C2_MSR_PMON_CTR1"), Msr::new(0x202A, "C2_MSR_PMON_CTR2"), Msr::new(0x202B, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2038, "C3_MSR_PMON_CTR0"), Msr::new(0x2039, "C3_MSR_PMON_CTR1"), Msr::new(0x203A, "C3_MSR_PMON_CTR2"), Msr::new(0x203B, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2048, "C4_MSR_PMON_CTR0"), Msr::new(0x2049, "C4_MSR_PMON_CTR1"), Msr::new(0x204A, "C4_MSR_PMON_CTR2"), Msr::new(0x204B, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2058, "C5_MSR_PMON_CTR0"), Msr::new(0x2059, "C5_MSR_PMON_CTR1"), Msr::new(0x205A, "C5_MSR_PMON_CTR2"), Msr::new(0x205B, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2068, "C6_MSR_PMON_CTR0"), Msr::new(0x2069, "C6_MSR_PMON_CTR1"), Msr::new(0x206A, "C6_MSR_PMON_CTR2"), Msr::new(0x206B, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2078, "C7_MSR_PMON_CTR0"), Msr::new(0x2079, "C7_MSR_PMON_CTR1"), Msr::new(0x207A, "C7_MSR_PMON_CTR2"), Msr::new(0x207B, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2088, "C8_MSR_PMON_CTR0"), Msr::new(0x2089, "C8_MSR_PMON_CTR1"), Msr::new(0x208A, "C8_MSR_PMON_CTR2"), Msr::new(0x208B, "C8_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2098, "C9_MSR_PMON_CTR0"), Msr::new(0x2099, "C9_MSR_PMON_CTR1"), Msr::new(0x209A, "C9_MSR_PMON_CTR2"), Msr::new(0x209B, "C9_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20A8, "C10_MSR_PMON_CTR0"), Msr::new(0x20A9, "C10_MSR_PMON_CTR1"), Msr::new(0x20AA, "C10_MSR_PMON_CTR2"), Msr::new(0x20AB, "C10_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20B8, "C11_MSR_PMON_CTR0"), Msr::new(0x20B9, "C11_MSR_PMON_CTR1"), Msr::new(0x20BA, "C11_MSR_PMON_CTR2"), Msr::new(0x20BB, "C11_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20C8, "C12_MSR_PMON_CTR0"), Msr::new(0x20C9, "C12_MSR_PMON_CTR1"), Msr::new(0x20CA, "C12_MSR_PMON_CTR2"), Msr::new(0x20CB, "C12_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20D8, "C13_MSR_PMON_CTR0"), Msr::new(0x20D9, "C13_MSR_PMON_CTR1"), Msr::new(0x20DA, "C13_MSR_PMON_CTR2"), Msr::new(0x20DB, "C13_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20E8, "C14_MSR_PMON_CTR0"), Msr::new(0x20E9, "C14_MSR_PMON_CTR1"), Msr::new(0x20EA, "C14_MSR_PMON_CTR2"), Msr::new(0x20EB, "C14_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20F8, "C15_MSR_PMON_CTR0"), Msr::new(0x20F9, "C15_MSR_PMON_CTR1"), Msr::new(0x20FA, "C15_MSR_PMON_CTR2"), Msr::new(0x20FB, "C15_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2108, "C16_MSR_PMON_CTR0"), Msr::new(0x2109, "C16_MSR_PMON_CTR1"), Msr::new(0x210A, "C16_MSR_PMON_CTR2"), Msr::new(0x210B, "C16_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2118, "C17_MSR_PMON_CTR0"), Msr::new(0x2119, "C17_MSR_PMON_CTR1"), Msr::new(0x211A, "C17_MSR_PMON_CTR2"), Msr::new(0x211B, "C17_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2128, "C18_MSR_PMON_CTR0"), Msr::new(0x2129, "C18_MSR_PMON_CTR1"), Msr::new(0x212A, "C18_MSR_PMON_CTR2"), Msr::new(0x212B, "C18_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2138, "C19_MSR_PMON_CTR0"), Msr::new(0x2139, "C19_MSR_PMON_CTR1"), Msr::new(0x213A, "C19_MSR_PMON_CTR2"), Msr::new(0x213B, "C19_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2148, "C20_MSR_PMON_CTR0"), Msr::new(0x2149, "C20_MSR_PMON_CTR1"), Msr::new(0x214A, "C20_MSR_PMON_CTR2"), Msr::new(0x214B, "C20_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2158, "C21_MSR_PMON_CTR0"), Msr::new(0x2159, "C21_MSR_PMON_CTR1"), Msr::new(0x215A, "C21_MSR_PMON_CTR2"), Msr::new(0x215B, "C21_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2168, "C22_MSR_PMON_CTR0"), Msr::new(0x2169, "C22_MSR_PMON_CTR1"), Msr::new(0x216A, "C22_MSR_PMON_CTR2"), Msr::new(0x216B, "C22_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2178, "C23_MSR_PMON_CTR0"), Msr::new(0x2179, "C23_MSR_PMON_CTR1"), Msr::new(0x217A, "C23_MSR_PMON_CTR2"), Msr::new(0x217B, "C23_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2188, "C24_MSR_PMON_CTR0"), Msr::new(0x2189, "C24_MSR_PMON_CTR1"), Msr::new(0x218A, "C24_MSR_PMON_CTR2"), Msr::new(0x218B, "C24_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2198, "C25_MSR_PMON_CTR0"), Msr::new(0x2199, "C25_MSR_PMON_CTR1"), Msr::new(0x219A, "C25_MSR_PMON_CTR2"), Msr::new(0x219B, "C25_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21A8, "C26_MSR_PMON_CTR0"), Msr::new(0x21A9, "C26_MSR_PMON_CTR1"), Msr::new(0x21AA, "C26_MSR_PMON_CTR2"), Msr::new(0x21AB, "C26_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21B8, "C27_MSR_PMON_CTR0"), Msr::new(0x21B9, "C27_MSR_PMON_CTR1"), Msr::new(0x21BA, "C27_MSR_PMON_CTR2"), Msr::new(0x21BB, "C27_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA28.
-pub const C28_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21C8, "C28_MSR_PMON_CTR0"), Msr::new(0x21C9, "C28_MSR_PMON_CTR1"), Msr::new(0x21CA, "C28_MSR_PMON_CTR2"), Msr::new(0x21CB, "C28_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA29.
-pub const C29_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21D8, "C29_MSR_PMON_CTR0"), Msr::new(0x21D9, "C29_MSR_PMON_CTR1"), Msr::new(0x21DA, "C29_MSR_PMON_CTR2"), Msr::new(0x21DB, "C29_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA30.
-pub const C30_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21E8, "C30_MSR_PMON_CTR0"), Msr::new(0x21E9, "C30_MSR_PMON_CTR1"), Msr::new(0x21EA, "C30_MSR_PMON_CTR2"), Msr::new(0x21EB, "C30_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA31.
-pub const C31_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21F8, "C31_MSR_PMON_CTR0"), Msr::new(0x21F9, "C31_MSR_PMON_CTR1"), Msr::new(0x21FA, "C31_MSR_PMON_CTR2"), Msr::new(0x21FB, "C31_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA32.
-pub const C32_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2208, "C32_MSR_PMON_CTR0"), Msr::new(0x2209, "C32_MSR_PMON_CTR1"), Msr::new(0x220A, "C32_MSR_PMON_CTR2"), Msr::new(0x220B, "C32_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA33.
-pub const C33_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2218, "C33_MSR_PMON_CTR0"), Msr::new(0x2219, "C33_MSR_PMON_CTR1"), Msr::new(0x221A, "C33_MSR_PMON_CTR2"), Msr::new(0x221B, "C33_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA34.
-pub const C34_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2228, "C34_MSR_PMON_CTR0"), Msr::new(0x2229, "C34_MSR_PMON_CTR1"), Msr::new(0x222A, "C34_MSR_PMON_CTR2"), Msr::new(0x222B, "C34_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA35.
-pub const C35_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2238, "C35_MSR_PMON_CTR0"), Msr::new(0x2239, "C35_MSR_PMON_CTR1"), Msr::new(0x223A, "C35_MSR_PMON_CTR2"), Msr::new(0x223B, "C35_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA36.
-pub const C36_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2248, "C36_MSR_PMON_CTR0"), Msr::new(0x2249, "C36_MSR_PMON_CTR1"), Msr::new(0x224A, "C36_MSR_PMON_CTR2"), Msr::new(0x224B, "C36_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA37.
-pub const C37_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2258, "C37_MSR_PMON_CTR0"), Msr::new(0x2259, "C37_MSR_PMON_CTR1"), Msr::new(0x225A, "C37_MSR_PMON_CTR2"), Msr::new(0x225B, "C37_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA38.
-pub const C38_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2268, "C38_MSR_PMON_CTR0"), Msr::new(0x2269, "C38_MSR_PMON_CTR1"), Msr::new(0x226A, "C38_MSR_PMON_CTR2"), Msr::new(0x226B, "C38_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA39.
-pub const C39_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2278, "C39_MSR_PMON_CTR0"), Msr::new(0x2279, "C39_MSR_PMON_CTR1"), Msr::new(0x227A, "C39_MSR_PMON_CTR2"), Msr::new(0x227B, "C39_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA40.
-pub const C40_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2288, "C40_MSR_PMON_CTR0"), Msr::new(0x2289, "C40_MSR_PMON_CTR1"), Msr::new(0x228A, "C40_MSR_PMON_CTR2"), Msr::new(0x228B, "C40_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA41.
-pub const C41_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2298, "C41_MSR_PMON_CTR0"), Msr::new(0x2299, "C41_MSR_PMON_CTR1"), Msr::new(0x229A, "C41_MSR_PMON_CTR2"), Msr::new(0x229B, "C41_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA42.
-pub const C42_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22A8, "C42_MSR_PMON_CTR0"), Msr::new(0x22A9, "C42_MSR_PMON_CTR1"), Msr::new(0x22AA, "C42_MSR_PMON_CTR2"), Msr::new(0x22AB, "C42_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA43.
-pub const C43_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22B8, "C43_MSR_PMON_CTR0"), Msr::new(0x22B9, "C43_MSR_PMON_CTR1"), Msr::new(0x22BA, "C43_MSR_PMON_CTR2"), Msr::new(0x22BB, "C43_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA44.
-pub const C44_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22C8, "C44_MSR_PMON_CTR0"), Msr::new(0x22C9, "C44_MSR_PMON_CTR1"), Msr::new(0x22CA, "C44_MSR_PMON_CTR2"), Msr::new(0x22CB, "C44_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA45.
-pub const C45_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22D8, "C45_MSR_PMON_CTR0"), Msr::new(0x22D9, "C45_MSR_PMON_CTR1"), Msr::new(0x22DA, "C45_MSR_PMON_CTR2"), Msr::new(0x22DB, "C45_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA46.
-pub const C46_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22E8, "C46_MSR_PMON_CTR0"), Msr::new(0x22E9, "C46_MSR_PMON_CTR1"), Msr::new(0x22EA, "C46_MSR_PMON_CTR2"), Msr::new(0x22EB, "C46_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA47.
-pub const C47_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22F8, "C47_MSR_PMON_CTR0"), Msr::new(0x22F9, "C47_MSR_PMON_CTR1"), Msr::new(0x22FA, "C47_MSR_PMON_CTR2"), Msr::new(0x22FB, "C47_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA48.
-pub const C48_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2308, "C48_MSR_PMON_CTR0"), Msr::new(0x2309, "C48_MSR_PMON_CTR1"), Msr::new(0x230A, "C48_MSR_PMON_CTR2"), Msr::new(0x230B, "C48_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA49.
-pub const C49_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2318, "C49_MSR_PMON_CTR0"), Msr::new(0x2319, "C49_MSR_PMON_CTR1"), Msr::new(0x231A, "C49_MSR_PMON_CTR2"), Msr::new(0x231B, "C49_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA50.
-pub const C50_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2328, "C50_MSR_PMON_CTR0"), Msr::new(0x2329, "C50_MSR_PMON_CTR1"), Msr::new(0x232A, "C50_MSR_PMON_CTR2"), Msr::new(0x232B, "C50_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA51.
-pub const C51_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2338, "C51_MSR_PMON_CTR0"), Msr::new(0x2339, "C51_MSR_PMON_CTR1"), Msr::new(0x233A, "C51_MSR_PMON_CTR2"), Msr::new(0x233B, "C51_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA52.
-pub const C52_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2348, "C52_MSR_PMON_CTR0"), Msr::new(0x2349, "C52_MSR_PMON_CTR1"), Msr::new(0x234A, "C52_MSR_PMON_CTR2"), Msr::new(0x234B, "C52_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA53.
-pub const C53_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2358, "C53_MSR_PMON_CTR0"), Msr::new(0x2359, "C53_MSR_PMON_CTR1"), Msr::new(0x235A, "C53_MSR_PMON_CTR2"), Msr::new(0x235B, "C53_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA54.
-pub const C54_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2368, "C54_MSR_PMON_CTR0"), Msr::new(0x2369, "C54_MSR_PMON_CTR1"), Msr::new(0x236A, "C54_MSR_PMON_CTR2"), Msr::new(0x236B, "C54_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA55.
-pub const C55_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2378, "C55_MSR_PMON_CTR0"), Msr::new(0x2379, "C55_MSR_PMON_CTR1"), Msr::new(0x237A, "C55_MSR_PMON_CTR2"), Msr::new(0x237B, "C55_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA56.
-pub const C56_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2388, "C56_MSR_PMON_CTR0"), Msr::new(0x2389, "C56_MSR_PMON_CTR1"), Msr::new(0x238A, "C56_MSR_PMON_CTR2"), Msr::new(0x238B, "C56_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA57.
-pub const C57_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2398, "C57_MSR_PMON_CTR0"), Msr::new(0x2399, "C57_MSR_PMON_CTR1"), Msr::new(0x239A, "C57_MSR_PMON_CTR2"), Msr::new(0x239B, "C57_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA58.
-pub const C58_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x23A8, "C58_MSR_PMON_CTR0"), Msr::new(0x23A9, "C58_MSR_PMON_CTR1"), Msr::new(0x23AA, "C58_MSR_PMON_CTR2"), Msr::new(0x23AB, "C58_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA59.
-pub const C59_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x23B8, "C59_MSR_PMON_CTR0"), Msr::new(0x23B9, "C59_MSR_PMON_CTR1"), Msr::new(0x23BA, "C59_MSR_PMON_CTR2"), Msr::new(0x23BB, "C59_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA60.
-pub const C60_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x23C8, "C60_MSR_PMON_CTR0"), Msr::new(0x23C9, "C60_MSR_PMON_CTR1"), Msr::new(0x23CA, "C60_MSR_PMON_CTR2"), Msr::new(0x23CB, "C60_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA61.
-pub const C61_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x23D8, "C61_MSR_PMON_CTR0"), Msr::new(0x23D9, "C61_MSR_PMON_CTR1"), Msr::new(0x23DA, "C61_MSR_PMON_CTR2"), Msr::new(0x23DB, "C61_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA62.
-pub const C62_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x23E8, "C62_MSR_PMON_CTR0"), Msr::new(0x23E9, "C62_MSR_PMON_CTR1"), Msr::new(0x23EA, "C62_MSR_PMON_CTR2"), Msr::new(0x23EB, "C62_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA63.
-pub const C63_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x23F8, "C63_MSR_PMON_CTR0"), Msr::new(0x23F9, "C63_MSR_PMON_CTR1"), Msr::new(0x23FA, "C63_MSR_PMON_CTR2"), Msr::new(0x23FB, "C63_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA64.
-pub const C64_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2408, "C64_MSR_PMON_CTR0"), Msr::new(0x2409, "C64_MSR_PMON_CTR1"), Msr::new(0x240A, "C64_MSR_PMON_CTR2"), Msr::new(0x240B, "C64_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA65.
-pub const C65_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2418, "C65_MSR_PMON_CTR0"), Msr::new(0x2419, "C65_MSR_PMON_CTR1"), Msr::new(0x241A, "C65_MSR_PMON_CTR2"), Msr::new(0x241B, "C65_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA66.
-pub const C66_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2428, "C66_MSR_PMON_CTR0"), Msr::new(0x2429, "C66_MSR_PMON_CTR1"), Msr::new(0x242A, "C66_MSR_PMON_CTR2"), Msr::new(0x242B, "C66_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA67.
-pub const C67_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2438, "C67_MSR_PMON_CTR0"), Msr::new(0x2439, "C67_MSR_PMON_CTR1"), Msr::new(0x243A, "C67_MSR_PMON_CTR2"), Msr::new(0x243B, "C67_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA68.
-pub const C68_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2448, "C68_MSR_PMON_CTR0"), Msr::new(0x2449, "C68_MSR_PMON_CTR1"), Msr::new(0x244A, "C68_MSR_PMON_CTR2"), Msr::new(0x244B, "C68_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA69.
-pub const C69_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2458, "C69_MSR_PMON_CTR0"), Msr::new(0x2459, "C69_MSR_PMON_CTR1"), Msr::new(0x245A, "C69_MSR_PMON_CTR2"), Msr::new(0x245B, "C69_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA70.
-pub const C70_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2468, "C70_MSR_PMON_CTR0"), Msr::new(0x2469, "C70_MSR_PMON_CTR1"), Msr::new(0x246A, "C70_MSR_PMON_CTR2"), Msr::new(0x246B, "C70_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA71.
-pub const C71_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2478, "C71_MSR_PMON_CTR0"), Msr::new(0x2479, "C71_MSR_PMON_CTR1"), Msr::new(0x247A, "C71_MSR_PMON_CTR2"), Msr::new(0x247B, "C71_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA72.
-pub const C72_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2488, "C72_MSR_PMON_CTR0"), Msr::new(0x2489, "C72_MSR_PMON_CTR1"), Msr::new(0x248A, "C72_MSR_PMON_CTR2"), Msr::new(0x248B, "C72_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA73.
-pub const C73_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2498, "C73_MSR_PMON_CTR0"), Msr::new(0x2499, "C73_MSR_PMON_CTR1"), Msr::new(0x249A, "C73_MSR_PMON_CTR2"), Msr::new(0x249B, "C73_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA74.
-pub const C74_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x24A8, "C74_MSR_PMON_CTR0"), Msr::new(0x24A9, "C74_MSR_PMON_CTR1"), Msr::new(0x24AA, "C74_MSR_PMON_CTR2"), Msr::new(0x24AB, "C74_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA75.
-pub const C75_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x24B8, "C75_MSR_PMON_CTR0"), Msr::new(0x24B9, "C75_MSR_PMON_CTR1"), Msr::new(0x24BA, "C75_MSR_PMON_CTR2"), Msr::new(0x24BB, "C75_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA76.
-pub const C76_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x24C8, "C76_MSR_PMON_CTR0"), Msr::new(0x24C9, "C76_MSR_PMON_CTR1"), Msr::new(0x24CA, "C76_MSR_PMON_CTR2"), Msr::new(0x24CB, "C76_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA77.
-pub const C77_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x24D8, "C77_MSR_PMON_CTR0"), Msr::new(0x24D9, "C77_MSR_PMON_CTR1"), Msr::new(0x24DA, "C77_MSR_PMON_CTR2"), Msr::new(0x24DB, "C77_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA78.
-pub const C78_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x24E8, "C78_MSR_PMON_CTR0"), Msr::new(0x24E9, "C78_MSR_PMON_CTR1"), Msr::new(0x24EA, "C78_MSR_PMON_CTR2"), Msr::new(0x24EB, "C78_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA79.
-pub const C79_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x24F8, "C79_MSR_PMON_CTR0"), Msr::new(0x24F9, "C79_MSR_PMON_CTR1"), Msr::new(0x24FA, "C79_MSR_PMON_CTR2"), Msr::new(0x24FB, "C79_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA80.
-pub const C80_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2508, "C80_MSR_PMON_CTR0"), Msr::new(0x2509, "C80_MSR_PMON_CTR1"), Msr::new(0x250A, "C80_MSR_PMON_CTR2"), Msr::new(0x250B, "C80_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA81.
-pub const C81_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2518, "C81_MSR_PMON_CTR0"), Msr::new(0x2519, "C81_MSR_PMON_CTR1"), Msr::new(0x251A, "C81_MSR_PMON_CTR2"), Msr::new(0x251B, "C81_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA82.
-pub const C82_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2528, "C82_MSR_PMON_CTR0"), Msr::new(0x2529, "C82_MSR_PMON_CTR1"), Msr::new(0x252A, "C82_MSR_PMON_CTR2"), Msr::new(0x252B, "C82_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA83.
-pub const C83_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2538, "C83_MSR_PMON_CTR0"), Msr::new(0x2539, "C83_MSR_PMON_CTR1"), Msr::new(0x253A, "C83_MSR_PMON_CTR2"), Msr::new(0x253B, "C83_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA84.
-pub const C84_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2548, "C84_MSR_PMON_CTR0"), Msr::new(0x2549, "C84_MSR_PMON_CTR1"), Msr::new(0x254A, "C84_MSR_PMON_CTR2"), Msr::new(0x254B, "C84_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA85.
-pub const C85_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2558, "C85_MSR_PMON_CTR0"), Msr::new(0x2559, "C85_MSR_PMON_CTR1"), Msr::new(0x255A, "C85_MSR_PMON_CTR2"), Msr::new(0x255B, "C85_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA86.
-pub const C86_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2568, "C86_MSR_PMON_CTR0"), Msr::new(0x2569, "C86_MSR_PMON_CTR1"), Msr::new(0x256A, "C86_MSR_PMON_CTR2"), Msr::new(0x256B, "C86_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA87.
-pub const C87_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2578, "C87_MSR_PMON_CTR0"), Msr::new(0x2579, "C87_MSR_PMON_CTR1"), Msr::new(0x257A, "C87_MSR_PMON_CTR2"), Msr::new(0x257B, "C87_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA88.
-pub const C88_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2588, "C88_MSR_PMON_CTR0"), Msr::new(0x2589, "C88_MSR_PMON_CTR1"), Msr::new(0x258A, "C88_MSR_PMON_CTR2"), Msr::new(0x258B, "C88_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA89.
-pub const C89_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2598, "C89_MSR_PMON_CTR0"), Msr::new(0x2599, "C89_MSR_PMON_CTR1"), Msr::new(0x259A, "C89_MSR_PMON_CTR2"), Msr::new(0x259B, "C89_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA90.
-pub const C90_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x25A8, "C90_MSR_PMON_CTR0"), Msr::new(0x25A9, "C90_MSR_PMON_CTR1"), Msr::new(0x25AA, "C90_MSR_PMON_CTR2"), Msr::new(0x25AB, "C90_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA91.
-pub const C91_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x25B8, "C91_MSR_PMON_CTR0"), Msr::new(0x25B9, "C91_MSR_PMON_CTR1"), Msr::new(0x25BA, "C91_MSR_PMON_CTR2"), Msr::new(0x25BB, "C91_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA92.
-pub const C92_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x25C8, "C92_MSR_PMON_CTR0"), Msr::new(0x25C9, "C92_MSR_PMON_CTR1"), Msr::new(0x25CA, "C92_MSR_PMON_CTR2"), Msr::new(0x25CB, "C92_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA93.
-pub const C93_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x25D8, "C93_MSR_PMON_CTR0"), Msr::new(0x25D9, "C93_MSR_PMON_CTR1"), Msr::new(0x25DA, "C93_MSR_PMON_CTR2"), Msr::new(0x25DB, "C93_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA94.
-pub const C94_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x25E8, "C94_MSR_PMON_CTR0"), Msr::new(0x25E9, "C94_MSR_PMON_CTR1"), Msr::new(0x25EA, "C94_MSR_PMON_CTR2"), Msr::new(0x25EB, "C94_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA95.
-pub const C95_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x25F8, "C95_MSR_PMON_CTR0"), Msr::new(0x25F9, "C95_MSR_PMON_CTR1"), Msr::new(0x25FA, "C95_MSR_PMON_CTR2"), Msr::new(0x25FB, "C95_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA96.
-pub const C96_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2608, "C96_MSR_PMON_CTR0"), Msr::new(0x2609, "C96_MSR_PMON_CTR1"), Msr::new(0x260A, "C96_MSR_PMON_CTR2"), Msr::new(0x260B, "C96_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA97.
-pub const C97_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2618, "C97_MSR_PMON_CTR0"), Msr::new(0x2619, "C97_MSR_PMON_CTR1"), Msr::new(0x261A, "C97_MSR_PMON_CTR2"), Msr::new(0x261B, "C97_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA98.
-pub const C98_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2628, "C98_MSR_PMON_CTR0"), Msr::new(0x2629, "C98_MSR_PMON_CTR1"), Msr::new(0x262A, "C98_MSR_PMON_CTR2"), Msr::new(0x262B, "C98_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA99.
-pub const C99_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2638, "C99_MSR_PMON_CTR0"), Msr::new(0x2639, "C99_MSR_PMON_CTR1"), Msr::new(0x263A, "C99_MSR_PMON_CTR2"), Msr::new(0x263B, "C99_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA100.
-pub const C100_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2648, "C100_MSR_PMON_CTR0"), Msr::new(0x2649, "C100_MSR_PMON_CTR1"), Msr::new(0x264A, "C100_MSR_PMON_CTR2"), Msr::new(0x264B, "C100_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA101.
-pub const C101_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2658, "C101_MSR_PMON_CTR0"), Msr::new(0x2659, "C101_MSR_PMON_CTR1"), Msr::new(0x265A, "C101_MSR_PMON_CTR2"), Msr::new(0x265B, "C101_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA102.
-pub const C102_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2668, "C102_MSR_PMON_CTR0"), Msr::new(0x2669, "C102_MSR_PMON_CTR1"), Msr::new(0x266A, "C102_MSR_PMON_CTR2"), Msr::new(0x266B, "C102_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA103.
-pub const C103_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2678, "C103_MSR_PMON_CTR0"), Msr::new(0x2679, "C103_MSR_PMON_CTR1"), Msr::new(0x267A, "C103_MSR_PMON_CTR2"), Msr::new(0x267B, "C103_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA104.
-pub const C104_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2688, "C104_MSR_PMON_CTR0"), Msr::new(0x2689, "C104_MSR_PMON_CTR1"), Msr::new(0x268A, "C104_MSR_PMON_CTR2"), Msr::new(0x268B, "C104_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA105.
-pub const C105_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2698, "C105_MSR_PMON_CTR0"), Msr::new(0x2699, "C105_MSR_PMON_CTR1"), Msr::new(0x269A, "C105_MSR_PMON_CTR2"), Msr::new(0x269B, "C105_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA106.
-pub const C106_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x26A8, "C106_MSR_PMON_CTR0"), Msr::new(0x26A9, "C106_MSR_PMON_CTR1"), Msr::new(0x26AA, "C106_MSR_PMON_CTR2"), Msr::new(0x26AB, "C106_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA107.
-pub const C107_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x26B8, "C107_MSR_PMON_CTR0"), Msr::new(0x26B9, "C107_MSR_PMON_CTR1"), Msr::new(0x26BA, "C107_MSR_PMON_CTR2"), Msr::new(0x26BB, "C107_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA108.
-pub const C108_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x26C8, "C108_MSR_PMON_CTR0"), Msr::new(0x26C9, "C108_MSR_PMON_CTR1"), Msr::new(0x26CA, "C108_MSR_PMON_CTR2"), Msr::new(0x26CB, "C108_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA109.
-pub const C109_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x26D8, "C109_MSR_PMON_CTR0"), Msr::new(0x26D9, "C109_MSR_PMON_CTR1"), Msr::new(0x26DA, "C109_MSR_PMON_CTR2"), Msr::new(0x26DB, "C109_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA110.
-pub const C110_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x26E8, "C110_MSR_PMON_CTR0"), Msr::new(0x26E9, "C110_MSR_PMON_CTR1"), Msr::new(0x26EA, "C110_MSR_PMON_CTR2"), Msr::new(0x26EB, "C110_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA111.
-pub const C111_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x26F8, "C111_MSR_PMON_CTR0"), Msr::new(0x26F9, "C111_MSR_PMON_CTR1"), Msr::new(0x26FA, "C111_MSR_PMON_CTR2"), Msr::new(0x26FB, "C111_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA112.
-pub const C112_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2708, "C112_MSR_PMON_CTR0"), Msr::new(0x2709, "C112_MSR_PMON_CTR1"), Msr::new(0x270A, "C112_MSR_PMON_CTR2"), Msr::new(0x270B, "C112_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA113.
-pub const C113_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2718, "C113_MSR_PMON_CTR0"), Msr::new(0x2719, "C113_MSR_PMON_CTR1"), Msr::new(0x271A, "C113_MSR_PMON_CTR2"), Msr::new(0x271B, "C113_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA114.
-pub const C114_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2728, "C114_MSR_PMON_CTR0"), Msr::new(0x2729, "C114_MSR_PMON_CTR1"), Msr::new(0x272A, "C114_MSR_PMON_CTR2"), Msr::new(0x272B, "C114_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA115.
-pub const C115_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2738, "C115_MSR_PMON_CTR0"), Msr::new(0x2739, "C115_MSR_PMON_CTR1"), Msr::new(0x273A, "C115_MSR_PMON_CTR2"), Msr::new(0x273B, "C115_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA116.
-pub const C116_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2748, "C116_MSR_PMON_CTR0"), Msr::new(0x2749, "C116_MSR_PMON_CTR1"), Msr::new(0x274A, "C116_MSR_PMON_CTR2"), Msr::new(0x274B, "C116_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA117.
-pub const C117_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2758, "C117_MSR_PMON_CTR0"), Msr::new(0x2759, "C117_MSR_PMON_CTR1"), Msr::new(0x275A, "C117_MSR_PMON_CTR2"), Msr::new(0x275B, "C117_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA118.
-pub const C118_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2768, "C118_MSR_PMON_CTR0"), Msr::new(0x2769, "C118_MSR_PMON_CTR1"), Msr::new(0x276A, "C118_MSR_PMON_CTR2"), Msr::new(0x276B, "C118_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA119.
-pub const C119_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2778, "C119_MSR_PMON_CTR0"), Msr::new(0x2779, "C119_MSR_PMON_CTR1"), Msr::new(0x277A, "C119_MSR_PMON_CTR2"), Msr::new(0x277B, "C119_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA120.
-pub const C120_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2788, "C120_MSR_PMON_CTR0"), Msr::new(0x2789, "C120_MSR_PMON_CTR1"), Msr::new(0x278A, "C120_MSR_PMON_CTR2"), Msr::new(0x278B, "C120_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA121.
-pub const C121_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2798, "C121_MSR_PMON_CTR0"), Msr::new(0x2799, "C121_MSR_PMON_CTR1"), Msr::new(0x279A, "C121_MSR_PMON_CTR2"), Msr::new(0x279B, "C121_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA122.
-pub const C122_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x27A8, "C122_MSR_PMON_CTR0"), Msr::new(0x27A9, "C122_MSR_PMON_CTR1"), Msr::new(0x27AA, "C122_MSR_PMON_CTR2"), Msr::new(0x27AB, "C122_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA123.
-pub const C123_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x27B8, "C123_MSR_PMON_CTR0"), Msr::new(0x27B9, "C123_MSR_PMON_CTR1"), Msr::new(0x27BA, "C123_MSR_PMON_CTR2"), Msr::new(0x27BB, "C123_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA124.
-pub const C124_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x27C8, "C124_MSR_PMON_CTR0"), Msr::new(0x27C9, "C124_MSR_PMON_CTR1"), Msr::new(0x27CA, "C124_MSR_PMON_CTR2"), Msr::new(0x27CB, "C124_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA125.
-pub const C125_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x27D8, "C125_MSR_PMON_CTR0"), Msr::new(0x27D9, "C125_MSR_PMON_CTR1"), Msr::new(0x27DA, "C125_MSR_PMON_CTR2"), Msr::new(0x27DB, "C125_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 126] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR, C8_MSR_PMON_CTR, C9_MSR_PMON_CTR, C10_MSR_PMON_CTR, C11_MSR_PMON_CTR, C12_MSR_PMON_CTR, C13_MSR_PMON_CTR, C14_MSR_PMON_CTR, C15_MSR_PMON_CTR, C16_MSR_PMON_CTR, C17_MSR_PMON_CTR, C18_MSR_PMON_CTR, C19_MSR_PMON_CTR, C20_MSR_PMON_CTR, C21_MSR_PMON_CTR, C22_MSR_PMON_CTR, C23_MSR_PMON_CTR, C24_MSR_PMON_CTR, C25_MSR_PMON_CTR, C26_MSR_PMON_CTR, C27_MSR_PMON_CTR, C28_MSR_PMON_CTR, C29_MSR_PMON_CTR, C30_MSR_PMON_CTR, C31_MSR_PMON_CTR, C32_MSR_PMON_CTR, C33_MSR_PMON_CTR, C34_MSR_PMON_CTR, C35_MSR_PMON_CTR, C36_MSR_PMON_CTR, C37_MSR_PMON_CTR, C38_MSR_PMON_CTR, C39_MSR_PMON_CTR, C40_MSR_PMON_CTR, C41_MSR_PMON_CTR, C42_MSR_PMON_CTR, C43_MSR_PMON_CTR, C44_MSR_PMON_CTR, C45_MSR_PMON_CTR, C46_MSR_PMON_CTR, C47_MSR_PMON_CTR, C48_MSR_PMON_CTR, C49_MSR_PMON_CTR, C50_MSR_PMON_CTR, C51_MSR_PMON_CTR, C52_MSR_PMON_CTR, C53_MSR_PMON_CTR, C54_MSR_PMON_CTR, C55_MSR_PMON_CTR, C56_MSR_PMON_CTR, C57_MSR_PMON_CTR, C58_MSR_PMON_CTR, C59_MSR_PMON_CTR, C60_MSR_PMON_CTR, C61_MSR_PMON_CTR, C62_MSR_PMON_CTR, C63_MSR_PMON_CTR, C64_MSR_PMON_CTR, C65_MSR_PMON_CTR, C66_MSR_PMON_CTR, C67_MSR_PMON_CTR, C68_MSR_PMON_CTR, C69_MSR_PMON_CTR, C70_MSR_PMON_CTR, C71_MSR_PMON_CTR, C72_MSR_PMON_CTR, C73_MSR_PMON_CTR, C74_MSR_PMON_CTR, C75_MSR_PMON_CTR, C76_MSR_PMON_CTR, C77_MSR_PMON_CTR, C78_MSR_PMON_CTR, C79_MSR_PMON_CTR, C80_MSR_PMON_CTR, C81_MSR_PMON_CTR, C82_MSR_PMON_CTR, C83_MSR_PMON_CTR, C84_MSR_PMON_CTR, C85_MSR_PMON_CTR, C86_MSR_PMON_CTR, C87_MSR_PMON_CTR, C88_MSR_PMON_CTR, C89_MSR_PMON_CTR, C90_MSR_PMON_CTR, C91_MSR_PMON_CTR, C92_MSR_PMON_CTR, C93_MSR_PMON_CTR, C94_MSR_PMON_CTR, C95_MSR_PMON_CTR, C96_MSR_PMON_CTR, C97_MSR_PMON_CTR, C98_MSR_PMON_CTR, C99_MSR_PMON_CTR, C100_MSR_PMON_CTR, C101_MSR_PMON_CTR, C102_MSR_PMON_CTR, C103_MSR_PMON_CTR, C104_MSR_PMON_CTR, C105_MSR_PMON_CTR, C106_MSR_PMON_CTR, C107_MSR_PMON_CTR, C108_MSR_PMON_CTR, C109_MSR_PMON_CTR, C110_MSR_PMON_CTR, C111_MSR_PMON_CTR, C112_MSR_PMON_CTR, C113_MSR_PMON_CTR, C114_MSR_PMON_CTR, C115_MSR_PMON_CTR, C116_MSR_PMON_CTR, C117_MSR_PMON_CTR, C118_MSR_PMON_CTR, C119_MSR_PMON_CTR, C120_MSR_PMON_CTR, C121_MSR_PMON_CTR, C122_MSR_PMON_CTR, C123_MSR_PMON_CTR, C124_MSR_PMON_CTR, C125_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39, CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52, CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59, CHA60, CHA61, CHA62, CHA63, CHA64, CHA65, CHA66, CHA67, CHA68, CHA69, CHA70, CHA71, CHA72, CHA73, CHA74, CHA75, CHA76, CHA77, CHA78, CHA79, CHA80, CHA81, CHA82, CHA83, CHA84, CHA85, CHA86, CHA87, CHA88, CHA89, CHA90, CHA91, CHA92, CHA93, CHA94, CHA95, CHA96, CHA97, CHA98, CHA99, CHA100, CHA101, CHA102, CHA103, CHA104, CHA105, CHA106, CHA107, CHA108, CHA109, CHA110, CHA111, CHA112, CHA113, CHA114, CHA115, CHA116, CHA117, CHA118, CHA119, CHA120, CHA121, CHA122, CHA123, CHA124, CHA125).
+pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 126] = [
+    [Msr::new(0x2008, "C0_MSR_PMON_CTR0"), Msr::new(0x2009, "C0_MSR_PMON_CTR1"), Msr::new(0x200A, "C0_MSR_PMON_CTR2"), Msr::new(0x200B, "C0_MSR_PMON_CTR3")],
+    [Msr::new(0x2018, "C1_MSR_PMON_CTR0"), Msr::new(0x2019, "C1_MSR_PMON_CTR1"), Msr::new(0x201A, "C1_MSR_PMON_CTR2"), Msr::new(0x201B, "C1_MSR_PMON_CTR3")],
+    [Msr::new(0x2028, "C2_MSR_PMON_CTR0"), Msr::new(0x2029, "C2_MSR_PMON_CTR1"), Msr::new(0x202A, "C2_MSR_PMON_CTR2"), Msr::new(0x202B, "C2_MSR_PMON_CTR3")],
+    [Msr::new(0x2038, "C3_MSR_PMON_CTR0"), Msr::new(0x2039, "C3_MSR_PMON_CTR1"), Msr::new(0x203A, "C3_MSR_PMON_CTR2"), Msr::new(0x203B, "C3_MSR_PMON_CTR3")],
+    [Msr::new(0x2048, "C4_MSR_PMON_CTR0"), Msr::new(0x2049, "C4_MSR_PMON_CTR1"), Msr::new(0x204A, "C4_MSR_PMON_CTR2"), Msr::new(0x204B, "C4_MSR_PMON_CTR3")],
+    [Msr::new(0x2058, "C5_MSR_PMON_CTR0"), Msr::new(0x2059, "C5_MSR_PMON_CTR1"), Msr::new(0x205A, "C5_MSR_PMON_CTR2"), Msr::new(0x205B, "C5_MSR_PMON_CTR3")],
+    [Msr::new(0x2068, "C6_MSR_PMON_CTR0"), Msr::new(0x2069, "C6_MSR_PMON_CTR1"), Msr::new(0x206A, "C6_MSR_PMON_CTR2"), Msr::new(0x206B, "C6_MSR_PMON_CTR3")],
+    [Msr::new(0x2078, "C7_MSR_PMON_CTR0"), Msr::new(0x2079, "C7_MSR_PMON_CTR1"), Msr::new(0x207A, "C7_MSR_PMON_CTR2"), Msr::new(0x207B, "C7_MSR_PMON_CTR3")],
+    [Msr::new(0x2088, "C8_MSR_PMON_CTR0"), Msr::new(0x2089, "C8_MSR_PMON_CTR1"), Msr::new(0x208A, "C8_MSR_PMON_CTR2"), Msr::new(0x208B, "C8_MSR_PMON_CTR3")],
+    [Msr::new(0x2098, "C9_MSR_PMON_CTR0"), Msr::new(0x2099, "C9_MSR_PMON_CTR1"), Msr::new(0x209A, "C9_MSR_PMON_CTR2"), Msr::new(0x209B, "C9_MSR_PMON_CTR3")],
+    [Msr::new(0x20A8, "C10_MSR_PMON_CTR0"), Msr::new(0x20A9, "C10_MSR_PMON_CTR1"), Msr::new(0x20AA, "C10_MSR_PMON_CTR2"), Msr::new(0x20AB, "C10_MSR_PMON_CTR3")],
+    [Msr::new(0x20B8, "C11_MSR_PMON_CTR0"), Msr::new(0x20B9, "C11_MSR_PMON_CTR1"), Msr::new(0x20BA, "C11_MSR_PMON_CTR2"), Msr::new(0x20BB, "C11_MSR_PMON_CTR3")],
+    [Msr::new(0x20C8, "C12_MSR_PMON_CTR0"), Msr::new(0x20C9, "C12_MSR_PMON_CTR1"), Msr::new(0x20CA, "C12_MSR_PMON_CTR2"), Msr::new(0x20CB, "C12_MSR_PMON_CTR3")],
+    [Msr::new(0x20D8, "C13_MSR_PMON_CTR0"), Msr::new(0x20D9, "C13_MSR_PMON_CTR1"), Msr::new(0x20DA, "C13_MSR_PMON_CTR2"), Msr::new(0x20DB, "C13_MSR_PMON_CTR3")],
+    [Msr::new(0x20E8, "C14_MSR_PMON_CTR0"), Msr::new(0x20E9, "C14_MSR_PMON_CTR1"), Msr::new(0x20EA, "C14_MSR_PMON_CTR2"), Msr::new(0x20EB, "C14_MSR_PMON_CTR3")],
+    [Msr::new(0x20F8, "C15_MSR_PMON_CTR0"), Msr::new(0x20F9, "C15_MSR_PMON_CTR1"), Msr::new(0x20FA, "C15_MSR_PMON_CTR2"), Msr::new(0x20FB, "C15_MSR_PMON_CTR3")],
+    [Msr::new(0x2108, "C16_MSR_PMON_CTR0"), Msr::new(0x2109, "C16_MSR_PMON_CTR1"), Msr::new(0x210A, "C16_MSR_PMON_CTR2"), Msr::new(0x210B, "C16_MSR_PMON_CTR3")],
+    [Msr::new(0x2118, "C17_MSR_PMON_CTR0"), Msr::new(0x2119, "C17_MSR_PMON_CTR1"), Msr::new(0x211A, "C17_MSR_PMON_CTR2"), Msr::new(0x211B, "C17_MSR_PMON_CTR3")],
+    [Msr::new(0x2128, "C18_MSR_PMON_CTR0"), Msr::new(0x2129, "C18_MSR_PMON_CTR1"), Msr::new(0x212A, "C18_MSR_PMON_CTR2"), Msr::new(0x212B, "C18_MSR_PMON_CTR3")],
+    [Msr::new(0x2138, "C19_MSR_PMON_CTR0"), Msr::new(0x2139, "C19_MSR_PMON_CTR1"), Msr::new(0x213A, "C19_MSR_PMON_CTR2"), Msr::new(0x213B, "C19_MSR_PMON_CTR3")],
+    [Msr::new(0x2148, "C20_MSR_PMON_CTR0"), Msr::new(0x2149, "C20_MSR_PMON_CTR1"), Msr::new(0x214A, "C20_MSR_PMON_CTR2"), Msr::new(0x214B, "C20_MSR_PMON_CTR3")],
+    [Msr::new(0x2158, "C21_MSR_PMON_CTR0"), Msr::new(0x2159, "C21_MSR_PMON_CTR1"), Msr::new(0x215A, "C21_MSR_PMON_CTR2"), Msr::new(0x215B, "C21_MSR_PMON_CTR3")],
+    [Msr::new(0x2168, "C22_MSR_PMON_CTR0"), Msr::new(0x2169, "C22_MSR_PMON_CTR1"), Msr::new(0x216A, "C22_MSR_PMON_CTR2"), Msr::new(0x216B, "C22_MSR_PMON_CTR3")],
+    [Msr::new(0x2178, "C23_MSR_PMON_CTR0"), Msr::new(0x2179, "C23_MSR_PMON_CTR1"), Msr::new(0x217A, "C23_MSR_PMON_CTR2"), Msr::new(0x217B, "C23_MSR_PMON_CTR3")],
+    [Msr::new(0x2188, "C24_MSR_PMON_CTR0"), Msr::new(0x2189, "C24_MSR_PMON_CTR1"), Msr::new(0x218A, "C24_MSR_PMON_CTR2"), Msr::new(0x218B, "C24_MSR_PMON_CTR3")],
+    [Msr::new(0x2198, "C25_MSR_PMON_CTR0"), Msr::new(0x2199, "C25_MSR_PMON_CTR1"), Msr::new(0x219A, "C25_MSR_PMON_CTR2"), Msr::new(0x219B, "C25_MSR_PMON_CTR3")],
+    [Msr::new(0x21A8, "C26_MSR_PMON_CTR0"), Msr::new(0x21A9, "C26_MSR_PMON_CTR1"), Msr::new(0x21AA, "C26_MSR_PMON_CTR2"), Msr::new(0x21AB, "C26_MSR_PMON_CTR3")],
+    [Msr::new(0x21B8, "C27_MSR_PMON_CTR0"), Msr::new(0x21B9, "C27_MSR_PMON_CTR1"), Msr::new(0x21BA, "C27_MSR_PMON_CTR2"), Msr::new(0x21BB, "C27_MSR_PMON_CTR3")],
+    [Msr::new(0x21C8, "C28_MSR_PMON_CTR0"), Msr::new(0x21C9, "C28_MSR_PMON_CTR1"), Msr::new(0x21CA, "C28_MSR_PMON_CTR2"), Msr::new(0x21CB, "C28_MSR_PMON_CTR3")],
+    [Msr::new(0x21D8, "C29_MSR_PMON_CTR0"), Msr::new(0x21D9, "C29_MSR_PMON_CTR1"), Msr::new(0x21DA, "C29_MSR_PMON_CTR2"), Msr::new(0x21DB, "C29_MSR_PMON_CTR3")],
+    [Msr::new(0x21E8, "C30_MSR_PMON_CTR0"), Msr::new(0x21E9, "C30_MSR_PMON_CTR1"), Msr::new(0x21EA, "C30_MSR_PMON_CTR2"), Msr::new(0x21EB, "C30_MSR_PMON_CTR3")],
+    [Msr::new(0x21F8, "C31_MSR_PMON_CTR0"), Msr::new(0x21F9, "C31_MSR_PMON_CTR1"), Msr::new(0x21FA, "C31_MSR_PMON_CTR2"), Msr::new(0x21FB, "C31_MSR_PMON_CTR3")],
+    [Msr::new(0x2208, "C32_MSR_PMON_CTR0"), Msr::new(0x2209, "C32_MSR_PMON_CTR1"), Msr::new(0x220A, "C32_MSR_PMON_CTR2"), Msr::new(0x220B, "C32_MSR_PMON_CTR3")],
+    [Msr::new(0x2218, "C33_MSR_PMON_CTR0"), Msr::new(0x2219, "C33_MSR_PMON_CTR1"), Msr::new(0x221A, "C33_MSR_PMON_CTR2"), Msr::new(0x221B, "C33_MSR_PMON_CTR3")],
+    [Msr::new(0x2228, "C34_MSR_PMON_CTR0"), Msr::new(0x2229, "C34_MSR_PMON_CTR1"), Msr::new(0x222A, "C34_MSR_PMON_CTR2"), Msr::new(0x222B, "C34_MSR_PMON_CTR3")],
+    [Msr::new(0x2238, "C35_MSR_PMON_CTR0"), Msr::new(0x2239, "C35_MSR_PMON_CTR1"), Msr::new(0x223A, "C35_MSR_PMON_CTR2"), Msr::new(0x223B, "C35_MSR_PMON_CTR3")],
+    [Msr::new(0x2248, "C36_MSR_PMON_CTR0"), Msr::new(0x2249, "C36_MSR_PMON_CTR1"), Msr::new(0x224A, "C36_MSR_PMON_CTR2"), Msr::new(0x224B, "C36_MSR_PMON_CTR3")],
+    [Msr::new(0x2258, "C37_MSR_PMON_CTR0"), Msr::new(0x2259, "C37_MSR_PMON_CTR1"), Msr::new(0x225A, "C37_MSR_PMON_CTR2"), Msr::new(0x225B, "C37_MSR_PMON_CTR3")],
+    [Msr::new(0x2268, "C38_MSR_PMON_CTR0"), Msr::new(0x2269, "C38_MSR_PMON_CTR1"), Msr::new(0x226A, "C38_MSR_PMON_CTR2"), Msr::new(0x226B, "C38_MSR_PMON_CTR3")],
+    [Msr::new(0x2278, "C39_MSR_PMON_CTR0"), Msr::new(0x2279, "C39_MSR_PMON_CTR1"), Msr::new(0x227A, "C39_MSR_PMON_CTR2"), Msr::new(0x227B, "C39_MSR_PMON_CTR3")],
+    [Msr::new(0x2288, "C40_MSR_PMON_CTR0"), Msr::new(0x2289, "C40_MSR_PMON_CTR1"), Msr::new(0x228A, "C40_MSR_PMON_CTR2"), Msr::new(0x228B, "C40_MSR_PMON_CTR3")],
+    [Msr::new(0x2298, "C41_MSR_PMON_CTR0"), Msr::new(0x2299, "C41_MSR_PMON_CTR1"), Msr::new(0x229A, "C41_MSR_PMON_CTR2"), Msr::new(0x229B, "C41_MSR_PMON_CTR3")],
+    [Msr::new(0x22A8, "C42_MSR_PMON_CTR0"), Msr::new(0x22A9, "C42_MSR_PMON_CTR1"), Msr::new(0x22AA, "C42_MSR_PMON_CTR2"), Msr::new(0x22AB, "C42_MSR_PMON_CTR3")],
+    [Msr::new(0x22B8, "C43_MSR_PMON_CTR0"), Msr::new(0x22B9, "C43_MSR_PMON_CTR1"), Msr::new(0x22BA, "C43_MSR_PMON_CTR2"), Msr::new(0x22BB, "C43_MSR_PMON_CTR3")],
+    [Msr::new(0x22C8, "C44_MSR_PMON_CTR0"), Msr::new(0x22C9, "C44_MSR_PMON_CTR1"), Msr::new(0x22CA, "C44_MSR_PMON_CTR2"), Msr::new(0x22CB, "C44_MSR_PMON_CTR3")],
+    [Msr::new(0x22D8, "C45_MSR_PMON_CTR0"), Msr::new(0x22D9, "C45_MSR_PMON_CTR1"), Msr::new(0x22DA, "C45_MSR_PMON_CTR2"), Msr::new(0x22DB, "C45_MSR_PMON_CTR3")],
+    [Msr::new(0x22E8, "C46_MSR_PMON_CTR0"), Msr::new(0x22E9, "C46_MSR_PMON_CTR1"), Msr::new(0x22EA, "C46_MSR_PMON_CTR2"), Msr::new(0x22EB, "C46_MSR_PMON_CTR3")],
+    [Msr::new(0x22F8, "C47_MSR_PMON_CTR0"), Msr::new(0x22F9, "C47_MSR_PMON_CTR1"), Msr::new(0x22FA, "C47_MSR_PMON_CTR2"), Msr::new(0x22FB, "C47_MSR_PMON_CTR3")],
+    [Msr::new(0x2308, "C48_MSR_PMON_CTR0"), Msr::new(0x2309, "C48_MSR_PMON_CTR1"), Msr::new(0x230A, "C48_MSR_PMON_CTR2"), Msr::new(0x230B, "C48_MSR_PMON_CTR3")],
+    [Msr::new(0x2318, "C49_MSR_PMON_CTR0"), Msr::new(0x2319, "C49_MSR_PMON_CTR1"), Msr::new(0x231A, "C49_MSR_PMON_CTR2"), Msr::new(0x231B, "C49_MSR_PMON_CTR3")],
+    [Msr::new(0x2328, "C50_MSR_PMON_CTR0"), Msr::new(0x2329, "C50_MSR_PMON_CTR1"), Msr::new(0x232A, "C50_MSR_PMON_CTR2"), Msr::new(0x232B, "C50_MSR_PMON_CTR3")],
+    [Msr::new(0x2338, "C51_MSR_PMON_CTR0"), Msr::new(0x2339, "C51_MSR_PMON_CTR1"), Msr::new(0x233A, "C51_MSR_PMON_CTR2"), Msr::new(0x233B, "C51_MSR_PMON_CTR3")],
+    [Msr::new(0x2348, "C52_MSR_PMON_CTR0"), Msr::new(0x2349, "C52_MSR_PMON_CTR1"), Msr::new(0x234A, "C52_MSR_PMON_CTR2"), Msr::new(0x234B, "C52_MSR_PMON_CTR3")],
+    [Msr::new(0x2358, "C53_MSR_PMON_CTR0"), Msr::new(0x2359, "C53_MSR_PMON_CTR1"), Msr::new(0x235A, "C53_MSR_PMON_CTR2"), Msr::new(0x235B, "C53_MSR_PMON_CTR3")],
+    [Msr::new(0x2368, "C54_MSR_PMON_CTR0"), Msr::new(0x2369, "C54_MSR_PMON_CTR1"), Msr::new(0x236A, "C54_MSR_PMON_CTR2"), Msr::new(0x236B, "C54_MSR_PMON_CTR3")],
+    [Msr::new(0x2378, "C55_MSR_PMON_CTR0"), Msr::new(0x2379, "C55_MSR_PMON_CTR1"), Msr::new(0x237A, "C55_MSR_PMON_CTR2"), Msr::new(0x237B, "C55_MSR_PMON_CTR3")],
+    [Msr::new(0x2388, "C56_MSR_PMON_CTR0"), Msr::new(0x2389, "C56_MSR_PMON_CTR1"), Msr::new(0x238A, "C56_MSR_PMON_CTR2"), Msr::new(0x238B, "C56_MSR_PMON_CTR3")],
+    [Msr::new(0x2398, "C57_MSR_PMON_CTR0"), Msr::new(0x2399, "C57_MSR_PMON_CTR1"), Msr::new(0x239A, "C57_MSR_PMON_CTR2"), Msr::new(0x239B, "C57_MSR_PMON_CTR3")],
+    [Msr::new(0x23A8, "C58_MSR_PMON_CTR0"), Msr::new(0x23A9, "C58_MSR_PMON_CTR1"), Msr::new(0x23AA, "C58_MSR_PMON_CTR2"), Msr::new(0x23AB, "C58_MSR_PMON_CTR3")],
+    [Msr::new(0x23B8, "C59_MSR_PMON_CTR0"), Msr::new(0x23B9, "C59_MSR_PMON_CTR1"), Msr::new(0x23BA, "C59_MSR_PMON_CTR2"), Msr::new(0x23BB, "C59_MSR_PMON_CTR3")],
+    [Msr::new(0x23C8, "C60_MSR_PMON_CTR0"), Msr::new(0x23C9, "C60_MSR_PMON_CTR1"), Msr::new(0x23CA, "C60_MSR_PMON_CTR2"), Msr::new(0x23CB, "C60_MSR_PMON_CTR3")],
+    [Msr::new(0x23D8, "C61_MSR_PMON_CTR0"), Msr::new(0x23D9, "C61_MSR_PMON_CTR1"), Msr::new(0x23DA, "C61_MSR_PMON_CTR2"), Msr::new(0x23DB, "C61_MSR_PMON_CTR3")],
+    [Msr::new(0x23E8, "C62_MSR_PMON_CTR0"), Msr::new(0x23E9, "C62_MSR_PMON_CTR1"), Msr::new(0x23EA, "C62_MSR_PMON_CTR2"), Msr::new(0x23EB, "C62_MSR_PMON_CTR3")],
+    [Msr::new(0x23F8, "C63_MSR_PMON_CTR0"), Msr::new(0x23F9, "C63_MSR_PMON_CTR1"), Msr::new(0x23FA, "C63_MSR_PMON_CTR2"), Msr::new(0x23FB, "C63_MSR_PMON_CTR3")],
+    [Msr::new(0x2408, "C64_MSR_PMON_CTR0"), Msr::new(0x2409, "C64_MSR_PMON_CTR1"), Msr::new(0x240A, "C64_MSR_PMON_CTR2"), Msr::new(0x240B, "C64_MSR_PMON_CTR3")],
+    [Msr::new(0x2418, "C65_MSR_PMON_CTR0"), Msr::new(0x2419, "C65_MSR_PMON_CTR1"), Msr::new(0x241A, "C65_MSR_PMON_CTR2"), Msr::new(0x241B, "C65_MSR_PMON_CTR3")],
+    [Msr::new(0x2428, "C66_MSR_PMON_CTR0"), Msr::new(0x2429, "C66_MSR_PMON_CTR1"), Msr::new(0x242A, "C66_MSR_PMON_CTR2"), Msr::new(0x242B, "C66_MSR_PMON_CTR3")],
+    [Msr::new(0x2438, "C67_MSR_PMON_CTR0"), Msr::new(0x2439, "C67_MSR_PMON_CTR1"), Msr::new(0x243A, "C67_MSR_PMON_CTR2"), Msr::new(0x243B, "C67_MSR_PMON_CTR3")],
+    [Msr::new(0x2448, "C68_MSR_PMON_CTR0"), Msr::new(0x2449, "C68_MSR_PMON_CTR1"), Msr::new(0x244A, "C68_MSR_PMON_CTR2"), Msr::new(0x244B, "C68_MSR_PMON_CTR3")],
+    [Msr::new(0x2458, "C69_MSR_PMON_CTR0"), Msr::new(0x2459, "C69_MSR_PMON_CTR1"), Msr::new(0x245A, "C69_MSR_PMON_CTR2"), Msr::new(0x245B, "C69_MSR_PMON_CTR3")],
+    [Msr::new(0x2468, "C70_MSR_PMON_CTR0"), Msr::new(0x2469, "C70_MSR_PMON_CTR1"), Msr::new(0x246A, "C70_MSR_PMON_CTR2"), Msr::new(0x246B, "C70_MSR_PMON_CTR3")],
+    [Msr::new(0x2478, "C71_MSR_PMON_CTR0"), Msr::new(0x2479, "C71_MSR_PMON_CTR1"), Msr::new(0x247A, "C71_MSR_PMON_CTR2"), Msr::new(0x247B, "C71_MSR_PMON_CTR3")],
+    [Msr::new(0x2488, "C72_MSR_PMON_CTR0"), Msr::new(0x2489, "C72_MSR_PMON_CTR1"), Msr::new(0x248A, "C72_MSR_PMON_CTR2"), Msr::new(0x248B, "C72_MSR_PMON_CTR3")],
+    [Msr::new(0x2498, "C73_MSR_PMON_CTR0"), Msr::new(0x2499, "C73_MSR_PMON_CTR1"), Msr::new(0x249A, "C73_MSR_PMON_CTR2"), Msr::new(0x249B, "C73_MSR_PMON_CTR3")],
+    [Msr::new(0x24A8, "C74_MSR_PMON_CTR0"), Msr::new(0x24A9, "C74_MSR_PMON_CTR1"), Msr::new(0x24AA, "C74_MSR_PMON_CTR2"), Msr::new(0x24AB, "C74_MSR_PMON_CTR3")],
+    [Msr::new(0x24B8, "C75_MSR_PMON_CTR0"), Msr::new(0x24B9, "C75_MSR_PMON_CTR1"), Msr::new(0x24BA, "C75_MSR_PMON_CTR2"), Msr::new(0x24BB, "C75_MSR_PMON_CTR3")],
+    [Msr::new(0x24C8, "C76_MSR_PMON_CTR0"), Msr::new(0x24C9, "C76_MSR_PMON_CTR1"), Msr::new(0x24CA, "C76_MSR_PMON_CTR2"), Msr::new(0x24CB, "C76_MSR_PMON_CTR3")],
+    [Msr::new(0x24D8, "C77_MSR_PMON_CTR0"), Msr::new(0x24D9, "C77_MSR_PMON_CTR1"), Msr::new(0x24DA, "C77_MSR_PMON_CTR2"), Msr::new(0x24DB, "C77_MSR_PMON_CTR3")],
+    [Msr::new(0x24E8, "C78_MSR_PMON_CTR0"), Msr::new(0x24E9, "C78_MSR_PMON_CTR1"), Msr::new(0x24EA, "C78_MSR_PMON_CTR2"), Msr::new(0x24EB, "C78_MSR_PMON_CTR3")],
+    [Msr::new(0x24F8, "C79_MSR_PMON_CTR0"), Msr::new(0x24F9, "C79_MSR_PMON_CTR1"), Msr::new(0x24FA, "C79_MSR_PMON_CTR2"), Msr::new(0x24FB, "C79_MSR_PMON_CTR3")],
+    [Msr::new(0x2508, "C80_MSR_PMON_CTR0"), Msr::new(0x2509, "C80_MSR_PMON_CTR1"), Msr::new(0x250A, "C80_MSR_PMON_CTR2"), Msr::new(0x250B, "C80_MSR_PMON_CTR3")],
+    [Msr::new(0x2518, "C81_MSR_PMON_CTR0"), Msr::new(0x2519, "C81_MSR_PMON_CTR1"), Msr::new(0x251A, "C81_MSR_PMON_CTR2"), Msr::new(0x251B, "C81_MSR_PMON_CTR3")],
+    [Msr::new(0x2528, "C82_MSR_PMON_CTR0"), Msr::new(0x2529, "C82_MSR_PMON_CTR1"), Msr::new(0x252A, "C82_MSR_PMON_CTR2"), Msr::new(0x252B, "C82_MSR_PMON_CTR3")],
+    [Msr::new(0x2538, "C83_MSR_PMON_CTR0"), Msr::new(0x2539, "C83_MSR_PMON_CTR1"), Msr::new(0x253A, "C83_MSR_PMON_CTR2"), Msr::new(0x253B, "C83_MSR_PMON_CTR3")],
+    [Msr::new(0x2548, "C84_MSR_PMON_CTR0"), Msr::new(0x2549, "C84_MSR_PMON_CTR1"), Msr::new(0x254A, "C84_MSR_PMON_CTR2"), Msr::new(0x254B, "C84_MSR_PMON_CTR3")],
+    [Msr::new(0x2558, "C85_MSR_PMON_CTR0"), Msr::new(0x2559, "C85_MSR_PMON_CTR1"), Msr::new(0x255A, "C85_MSR_PMON_CTR2"), Msr::new(0x255B, "C85_MSR_PMON_CTR3")],
+    [Msr::new(0x2568, "C86_MSR_PMON_CTR0"), Msr::new(0x2569, "C86_MSR_PMON_CTR1"), Msr::new(0x256A, "C86_MSR_PMON_CTR2"), Msr::new(0x256B, "C86_MSR_PMON_CTR3")],
+    [Msr::new(0x2578, "C87_MSR_PMON_CTR0"), Msr::new(0x2579, "C87_MSR_PMON_CTR1"), Msr::new(0x257A, "C87_MSR_PMON_CTR2"), Msr::new(0x257B, "C87_MSR_PMON_CTR3")],
+    [Msr::new(0x2588, "C88_MSR_PMON_CTR0"), Msr::new(0x2589, "C88_MSR_PMON_CTR1"), Msr::new(0x258A, "C88_MSR_PMON_CTR2"), Msr::new(0x258B, "C88_MSR_PMON_CTR3")],
+    [Msr::new(0x2598, "C89_MSR_PMON_CTR0"), Msr::new(0x2599, "C89_MSR_PMON_CTR1"), Msr::new(0x259A, "C89_MSR_PMON_CTR2"), Msr::new(0x259B, "C89_MSR_PMON_CTR3")],
+    [Msr::new(0x25A8, "C90_MSR_PMON_CTR0"), Msr::new(0x25A9, "C90_MSR_PMON_CTR1"), Msr::new(0x25AA, "C90_MSR_PMON_CTR2"), Msr::new(0x25AB, "C90_MSR_PMON_CTR3")],
+    [Msr::new(0x25B8, "C91_MSR_PMON_CTR0"), Msr::new(0x25B9, "C91_MSR_PMON_CTR1"), Msr::new(0x25BA, "C91_MSR_PMON_CTR2"), Msr::new(0x25BB, "C91_MSR_PMON_CTR3")],
+    [Msr::new(0x25C8, "C92_MSR_PMON_CTR0"), Msr::new(0x25C9, "C92_MSR_PMON_CTR1"), Msr::new(0x25CA, "C92_MSR_PMON_CTR2"), Msr::new(0x25CB, "C92_MSR_PMON_CTR3")],
+    [Msr::new(0x25D8, "C93_MSR_PMON_CTR0"), Msr::new(0x25D9, "C93_MSR_PMON_CTR1"), Msr::new(0x25DA, "C93_MSR_PMON_CTR2"), Msr::new(0x25DB, "C93_MSR_PMON_CTR3")],
+    [Msr::new(0x25E8, "C94_MSR_PMON_CTR0"), Msr::new(0x25E9, "C94_MSR_PMON_CTR1"), Msr::new(0x25EA, "C94_MSR_PMON_CTR2"), Msr::new(0x25EB, "C94_MSR_PMON_CTR3")],
+    [Msr::new(0x25F8, "C95_MSR_PMON_CTR0"), Msr::new(0x25F9, "C95_MSR_PMON_CTR1"), Msr::new(0x25FA, "C95_MSR_PMON_CTR2"), Msr::new(0x25FB, "C95_MSR_PMON_CTR3")],
+    [Msr::new(0x2608, "C96_MSR_PMON_CTR0"), Msr::new(0x2609, "C96_MSR_PMON_CTR1"), Msr::new(0x260A, "C96_MSR_PMON_CTR2"), Msr::new(0x260B, "C96_MSR_PMON_CTR3")],
+    [Msr::new(0x2618, "C97_MSR_PMON_CTR0"), Msr::new(0x2619, "C97_MSR_PMON_CTR1"), Msr::new(0x261A, "C97_MSR_PMON_CTR2"), Msr::new(0x261B, "C97_MSR_PMON_CTR3")],
+    [Msr::new(0x2628, "C98_MSR_PMON_CTR0"), Msr::new(0x2629, "C98_MSR_PMON_CTR1"), Msr::new(0x262A, "C98_MSR_PMON_CTR2"), Msr::new(0x262B, "C98_MSR_PMON_CTR3")],
+    [Msr::new(0x2638, "C99_MSR_PMON_CTR0"), Msr::new(0x2639, "C99_MSR_PMON_CTR1"), Msr::new(0x263A, "C99_MSR_PMON_CTR2"), Msr::new(0x263B, "C99_MSR_PMON_CTR3")],
+    [Msr::new(0x2648, "C100_MSR_PMON_CTR0"), Msr::new(0x2649, "C100_MSR_PMON_CTR1"), Msr::new(0x264A, "C100_MSR_PMON_CTR2"), Msr::new(0x264B, "C100_MSR_PMON_CTR3")],
+    [Msr::new(0x2658, "C101_MSR_PMON_CTR0"), Msr::new(0x2659, "C101_MSR_PMON_CTR1"), Msr::new(0x265A, "C101_MSR_PMON_CTR2"), Msr::new(0x265B, "C101_MSR_PMON_CTR3")],
+    [Msr::new(0x2668, "C102_MSR_PMON_CTR0"), Msr::new(0x2669, "C102_MSR_PMON_CTR1"), Msr::new(0x266A, "C102_MSR_PMON_CTR2"), Msr::new(0x266B, "C102_MSR_PMON_CTR3")],
+    [Msr::new(0x2678, "C103_MSR_PMON_CTR0"), Msr::new(0x2679, "C103_MSR_PMON_CTR1"), Msr::new(0x267A, "C103_MSR_PMON_CTR2"), Msr::new(0x267B, "C103_MSR_PMON_CTR3")],
+    [Msr::new(0x2688, "C104_MSR_PMON_CTR0"), Msr::new(0x2689, "C104_MSR_PMON_CTR1"), Msr::new(0x268A, "C104_MSR_PMON_CTR2"), Msr::new(0x268B, "C104_MSR_PMON_CTR3")],
+    [Msr::new(0x2698, "C105_MSR_PMON_CTR0"), Msr::new(0x2699, "C105_MSR_PMON_CTR1"), Msr::new(0x269A, "C105_MSR_PMON_CTR2"), Msr::new(0x269B, "C105_MSR_PMON_CTR3")],
+    [Msr::new(0x26A8, "C106_MSR_PMON_CTR0"), Msr::new(0x26A9, "C106_MSR_PMON_CTR1"), Msr::new(0x26AA, "C106_MSR_PMON_CTR2"), Msr::new(0x26AB, "C106_MSR_PMON_CTR3")],
+    [Msr::new(0x26B8, "C107_MSR_PMON_CTR0"), Msr::new(0x26B9, "C107_MSR_PMON_CTR1"), Msr::new(0x26BA, "C107_MSR_PMON_CTR2"), Msr::new(0x26BB, "C107_MSR_PMON_CTR3")],
+    [Msr::new(0x26C8, "C108_MSR_PMON_CTR0"), Msr::new(0x26C9, "C108_MSR_PMON_CTR1"), Msr::new(0x26CA, "C108_MSR_PMON_CTR2"), Msr::new(0x26CB, "C108_MSR_PMON_CTR3")],
+    [Msr::new(0x26D8, "C109_MSR_PMON_CTR0"), Msr::new(0x26D9, "C109_MSR_PMON_CTR1"), Msr::new(0x26DA, "C109_MSR_PMON_CTR2"), Msr::new(0x26DB, "C109_MSR_PMON_CTR3")],
+    [Msr::new(0x26E8, "C110_MSR_PMON_CTR0"), Msr::new(0x26E9, "C110_MSR_PMON_CTR1"), Msr::new(0x26EA, "C110_MSR_PMON_CTR2"), Msr::new(0x26EB, "C110_MSR_PMON_CTR3")],
+    [Msr::new(0x26F8, "C111_MSR_PMON_CTR0"), Msr::new(0x26F9, "C111_MSR_PMON_CTR1"), Msr::new(0x26FA, "C111_MSR_PMON_CTR2"), Msr::new(0x26FB, "C111_MSR_PMON_CTR3")],
+    [Msr::new(0x2708, "C112_MSR_PMON_CTR0"), Msr::new(0x2709, "C112_MSR_PMON_CTR1"), Msr::new(0x270A, "C112_MSR_PMON_CTR2"), Msr::new(0x270B, "C112_MSR_PMON_CTR3")],
+    [Msr::new(0x2718, "C113_MSR_PMON_CTR0"), Msr::new(0x2719, "C113_MSR_PMON_CTR1"), Msr::new(0x271A, "C113_MSR_PMON_CTR2"), Msr::new(0x271B, "C113_MSR_PMON_CTR3")],
+    [Msr::new(0x2728, "C114_MSR_PMON_CTR0"), Msr::new(0x2729, "C114_MSR_PMON_CTR1"), Msr::new(0x272A, "C114_MSR_PMON_CTR2"), Msr::new(0x272B, "C114_MSR_PMON_CTR3")],
+    [Msr::new(0x2738, "C115_MSR_PMON_CTR0"), Msr::new(0x2739, "C115_MSR_PMON_CTR1"), Msr::new(0x273A, "C115_MSR_PMON_CTR2"), Msr::new(0x273B, "C115_MSR_PMON_CTR3")],
+    [Msr::new(0x2748, "C116_MSR_PMON_CTR0"), Msr::new(0x2749, "C116_MSR_PMON_CTR1"), Msr::new(0x274A, "C116_MSR_PMON_CTR2"), Msr::new(0x274B, "C116_MSR_PMON_CTR3")],
+    [Msr::new(0x2758, "C117_MSR_PMON_CTR0"), Msr::new(0x2759, "C117_MSR_PMON_CTR1"), Msr::new(0x275A, "C117_MSR_PMON_CTR2"), Msr::new(0x275B, "C117_MSR_PMON_CTR3")],
+    [Msr::new(0x2768, "C118_MSR_PMON_CTR0"), Msr::new(0x2769, "C118_MSR_PMON_CTR1"), Msr::new(0x276A, "C118_MSR_PMON_CTR2"), Msr::new(0x276B, "C118_MSR_PMON_CTR3")],
+    [Msr::new(0x2778, "C119_MSR_PMON_CTR0"), Msr::new(0x2779, "C119_MSR_PMON_CTR1"), Msr::new(0x277A, "C119_MSR_PMON_CTR2"), Msr::new(0x277B, "C119_MSR_PMON_CTR3")],
+    [Msr::new(0x2788, "C120_MSR_PMON_CTR0"), Msr::new(0x2789, "C120_MSR_PMON_CTR1"), Msr::new(0x278A, "C120_MSR_PMON_CTR2"), Msr::new(0x278B, "C120_MSR_PMON_CTR3")],
+    [Msr::new(0x2798, "C121_MSR_PMON_CTR0"), Msr::new(0x2799, "C121_MSR_PMON_CTR1"), Msr::new(0x279A, "C121_MSR_PMON_CTR2"), Msr::new(0x279B, "C121_MSR_PMON_CTR3")],
+    [Msr::new(0x27A8, "C122_MSR_PMON_CTR0"), Msr::new(0x27A9, "C122_MSR_PMON_CTR1"), Msr::new(0x27AA, "C122_MSR_PMON_CTR2"), Msr::new(0x27AB, "C122_MSR_PMON_CTR3")],
+    [Msr::new(0x27B8, "C123_MSR_PMON_CTR0"), Msr::new(0x27B9, "C123_MSR_PMON_CTR1"), Msr::new(0x27BA, "C123_MSR_PMON_CTR2"), Msr::new(0x27BB, "C123_MSR_PMON_CTR3")],
+    [Msr::new(0x27C8, "C124_MSR_PMON_CTR0"), Msr::new(0x27C9, "C124_MSR_PMON_CTR1"), Msr::new(0x27CA, "C124_MSR_PMON_CTR2"), Msr::new(0x27CB, "C124_MSR_PMON_CTR3")],
+    [Msr::new(0x27D8, "C125_MSR_PMON_CTR0"), Msr::new(0x27D9, "C125_MSR_PMON_CTR1"), Msr::new(0x27DA, "C125_MSR_PMON_CTR2"), Msr::new(0x27DB, "C125_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -2288,260 +1913,135 @@ impl ChaBoxFilter0 {
     #[inline] pub const fn try_with_tid(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, ChaBoxFilter0Layout::NAME, "tid")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA0.
-pub const C0_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x200E, "C0_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA1.
-pub const C1_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x201E, "C1_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA2.
-pub const C2_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x202E, "C2_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA3.
-pub const C3_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x203E, "C3_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA4.
-pub const C4_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x204E, "C4_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA5.
-pub const C5_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x205E, "C5_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA6.
-pub const C6_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x206E, "C6_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA7.
-pub const C7_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x207E, "C7_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA8.
-pub const C8_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x208E, "C8_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA9.
-pub const C9_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x209E, "C9_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA10.
-pub const C10_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20AE, "C10_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA11.
-pub const C11_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20BE, "C11_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA12.
-pub const C12_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20CE, "C12_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA13.
-pub const C13_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20DE, "C13_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA14.
-pub const C14_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20EE, "C14_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA15.
-pub const C15_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20FE, "C15_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA16.
-pub const C16_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x210E, "C16_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA17.
-pub const C17_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x211E, "C17_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA18.
-pub const C18_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x212E, "C18_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA19.
-pub const C19_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x213E, "C19_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA20.
-pub const C20_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x214E, "C20_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA21.
-pub const C21_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x215E, "C21_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA22.
-pub const C22_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x216E, "C22_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA23.
-pub const C23_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x217E, "C23_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA24.
-pub const C24_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x218E, "C24_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA25.
-pub const C25_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x219E, "C25_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA26.
-pub const C26_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21AE, "C26_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA27.
-pub const C27_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21BE, "C27_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA28.
-pub const C28_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21CE, "C28_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA29.
-pub const C29_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21DE, "C29_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA30.
-pub const C30_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21EE, "C30_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA31.
-pub const C31_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21FE, "C31_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA32.
-pub const C32_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x220E, "C32_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA33.
-pub const C33_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x221E, "C33_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA34.
-pub const C34_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x222E, "C34_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA35.
-pub const C35_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x223E, "C35_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA36.
-pub const C36_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x224E, "C36_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA37.
-pub const C37_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x225E, "C37_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA38.
-pub const C38_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x226E, "C38_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA39.
-pub const C39_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x227E, "C39_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA40.
-pub const C40_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x228E, "C40_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA41.
-pub const C41_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x229E, "C41_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA42.
-pub const C42_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22AE, "C42_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA43.
-pub const C43_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22BE, "C43_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA44.
-pub const C44_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22CE, "C44_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA45.
-pub const C45_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22DE, "C45_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA46.
-pub const C46_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22EE, "C46_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA47.
-pub const C47_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22FE, "C47_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA48.
-pub const C48_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x230E, "C48_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA49.
-pub const C49_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x231E, "C49_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA50.
-pub const C50_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x232E, "C50_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA51.
-pub const C51_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x233E, "C51_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA52.
-pub const C52_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x234E, "C52_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA53.
-pub const C53_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x235E, "C53_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA54.
-pub const C54_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x236E, "C54_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA55.
-pub const C55_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x237E, "C55_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA56.
-pub const C56_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x238E, "C56_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA57.
-pub const C57_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x239E, "C57_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA58.
-pub const C58_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x23AE, "C58_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA59.
-pub const C59_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x23BE, "C59_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA60.
-pub const C60_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x23CE, "C60_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA61.
-pub const C61_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x23DE, "C61_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA62.
-pub const C62_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x23EE, "C62_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA63.
-pub const C63_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x23FE, "C63_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA64.
-pub const C64_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x240E, "C64_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA65.
-pub const C65_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x241E, "C65_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA66.
-pub const C66_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x242E, "C66_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA67.
-pub const C67_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x243E, "C67_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA68.
-pub const C68_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x244E, "C68_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA69.
-pub const C69_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x245E, "C69_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA70.
-pub const C70_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x246E, "C70_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA71.
-pub const C71_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x247E, "C71_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA72.
-pub const C72_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x248E, "C72_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA73.
-pub const C73_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x249E, "C73_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA74.
-pub const C74_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x24AE, "C74_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA75.
-pub const C75_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x24BE, "C75_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA76.
-pub const C76_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x24CE, "C76_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA77.
-pub const C77_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x24DE, "C77_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA78.
-pub const C78_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x24EE, "C78_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA79.
-pub const C79_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x24FE, "C79_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA80.
-pub const C80_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x250E, "C80_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA81.
-pub const C81_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x251E, "C81_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA82.
-pub const C82_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x252E, "C82_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA83.
-pub const C83_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x253E, "C83_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA84.
-pub const C84_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x254E, "C84_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA85.
-pub const C85_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x255E, "C85_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA86.
-pub const C86_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x256E, "C86_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA87.
-pub const C87_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x257E, "C87_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA88.
-pub const C88_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x258E, "C88_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA89.
-pub const C89_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x259E, "C89_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA90.
-pub const C90_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x25AE, "C90_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA91.
-pub const C91_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x25BE, "C91_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA92.
-pub const C92_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x25CE, "C92_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA93.
-pub const C93_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x25DE, "C93_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA94.
-pub const C94_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x25EE, "C94_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA95.
-pub const C95_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x25FE, "C95_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA96.
-pub const C96_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x260E, "C96_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA97.
-pub const C97_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x261E, "C97_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA98.
-pub const C98_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x262E, "C98_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA99.
-pub const C99_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x263E, "C99_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA100.
-pub const C100_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x264E, "C100_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA101.
-pub const C101_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x265E, "C101_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA102.
-pub const C102_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x266E, "C102_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA103.
-pub const C103_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x267E, "C103_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA104.
-pub const C104_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x268E, "C104_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA105.
-pub const C105_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x269E, "C105_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA106.
-pub const C106_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x26AE, "C106_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA107.
-pub const C107_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x26BE, "C107_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA108.
-pub const C108_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x26CE, "C108_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA109.
-pub const C109_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x26DE, "C109_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA110.
-pub const C110_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x26EE, "C110_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA111.
-pub const C111_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x26FE, "C111_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA112.
-pub const C112_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x270E, "C112_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA113.
-pub const C113_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x271E, "C113_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA114.
-pub const C114_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x272E, "C114_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA115.
-pub const C115_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x273E, "C115_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA116.
-pub const C116_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x274E, "C116_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA117.
-pub const C117_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x275E, "C117_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA118.
-pub const C118_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x276E, "C118_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA119.
-pub const C119_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x277E, "C119_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA120.
-pub const C120_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x278E, "C120_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA121.
-pub const C121_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x279E, "C121_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA122.
-pub const C122_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x27AE, "C122_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA123.
-pub const C123_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x27BE, "C123_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA124.
-pub const C124_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x27CE, "C124_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA125.
-pub const C125_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x27DE, "C125_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 126] = [C0_MSR_PMON_BOX_FILTER0, C1_MSR_PMON_BOX_FILTER0, C2_MSR_PMON_BOX_FILTER0, C3_MSR_PMON_BOX_FILTER0, C4_MSR_PMON_BOX_FILTER0, C5_MSR_PMON_BOX_FILTER0, C6_MSR_PMON_BOX_FILTER0, C7_MSR_PMON_BOX_FILTER0, C8_MSR_PMON_BOX_FILTER0, C9_MSR_PMON_BOX_FILTER0, C10_MSR_PMON_BOX_FILTER0, C11_MSR_PMON_BOX_FILTER0, C12_MSR_PMON_BOX_FILTER0, C13_MSR_PMON_BOX_FILTER0, C14_MSR_PMON_BOX_FILTER0, C15_MSR_PMON_BOX_FILTER0, C16_MSR_PMON_BOX_FILTER0, C17_MSR_PMON_BOX_FILTER0, C18_MSR_PMON_BOX_FILTER0, C19_MSR_PMON_BOX_FILTER0, C20_MSR_PMON_BOX_FILTER0, C21_MSR_PMON_BOX_FILTER0, C22_MSR_PMON_BOX_FILTER0, C23_MSR_PMON_BOX_FILTER0, C24_MSR_PMON_BOX_FILTER0, C25_MSR_PMON_BOX_FILTER0, C26_MSR_PMON_BOX_FILTER0, C27_MSR_PMON_BOX_FILTER0, C28_MSR_PMON_BOX_FILTER0, C29_MSR_PMON_BOX_FILTER0, C30_MSR_PMON_BOX_FILTER0, C31_MSR_PMON_BOX_FILTER0, C32_MSR_PMON_BOX_FILTER0, C33_MSR_PMON_BOX_FILTER0, C34_MSR_PMON_BOX_FILTER0, C35_MSR_PMON_BOX_FILTER0, C36_MSR_PMON_BOX_FILTER0, C37_MSR_PMON_BOX_FILTER0, C38_MSR_PMON_BOX_FILTER0, C39_MSR_PMON_BOX_FILTER0, C40_MSR_PMON_BOX_FILTER0, C41_MSR_PMON_BOX_FILTER0, C42_MSR_PMON_BOX_FILTER0, C43_MSR_PMON_BOX_FILTER0, C44_MSR_PMON_BOX_FILTER0, C45_MSR_PMON_BOX_FILTER0, C46_MSR_PMON_BOX_FILTER0, C47_MSR_PMON_BOX_FILTER0, C48_MSR_PMON_BOX_FILTER0, C49_MSR_PMON_BOX_FILTER0, C50_MSR_PMON_BOX_FILTER0, C51_MSR_PMON_BOX_FILTER0, C52_MSR_PMON_BOX_FILTER0, C53_MSR_PMON_BOX_FILTER0, C54_MSR_PMON_BOX_FILTER0, C55_MSR_PMON_BOX_FILTER0, C56_MSR_PMON_BOX_FILTER0, C57_MSR_PMON_BOX_FILTER0, C58_MSR_PMON_BOX_FILTER0, C59_MSR_PMON_BOX_FILTER0, C60_MSR_PMON_BOX_FILTER0, C61_MSR_PMON_BOX_FILTER0, C62_MSR_PMON_BOX_FILTER0, C63_MSR_PMON_BOX_FILTER0, C64_MSR_PMON_BOX_FILTER0, C65_MSR_PMON_BOX_FILTER0, C66_MSR_PMON_BOX_FILTER0, C67_MSR_PMON_BOX_FILTER0, C68_MSR_PMON_BOX_FILTER0, C69_MSR_PMON_BOX_FILTER0, C70_MSR_PMON_BOX_FILTER0, C71_MSR_PMON_BOX_FILTER0, C72_MSR_PMON_BOX_FILTER0, C73_MSR_PMON_BOX_FILTER0, C74_MSR_PMON_BOX_FILTER0, C75_MSR_PMON_BOX_FILTER0, C76_MSR_PMON_BOX_FILTER0, C77_MSR_PMON_BOX_FILTER0, C78_MSR_PMON_BOX_FILTER0, C79_MSR_PMON_BOX_FILTER0, C80_MSR_PMON_BOX_FILTER0, C81_MSR_PMON_BOX_FILTER0, C82_MSR_PMON_BOX_FILTER0, C83_MSR_PMON_BOX_FILTER0, C84_MSR_PMON_BOX_FILTER0, C85_MSR_PMON_BOX_FILTER0, C86_MSR_PMON_BOX_FILTER0, C87_MSR_PMON_BOX_FILTER0, C88_MSR_PMON_BOX_FILTER0, C89_MSR_PMON_BOX_FILTER0, C90_MSR_PMON_BOX_FILTER0, C91_MSR_PMON_BOX_FILTER0, C92_MSR_PMON_BOX_FILTER0, C93_MSR_PMON_BOX_FILTER0, C94_MSR_PMON_BOX_FILTER0, C95_MSR_PMON_BOX_FILTER0, C96_MSR_PMON_BOX_FILTER0, C97_MSR_PMON_BOX_FILTER0, C98_MSR_PMON_BOX_FILTER0, C99_MSR_PMON_BOX_FILTER0, C100_MSR_PMON_BOX_FILTER0, C101_MSR_PMON_BOX_FILTER0, C102_MSR_PMON_BOX_FILTER0, C103_MSR_PMON_BOX_FILTER0, C104_MSR_PMON_BOX_FILTER0, C105_MSR_PMON_BOX_FILTER0, C106_MSR_PMON_BOX_FILTER0, C107_MSR_PMON_BOX_FILTER0, C108_MSR_PMON_BOX_FILTER0, C109_MSR_PMON_BOX_FILTER0, C110_MSR_PMON_BOX_FILTER0, C111_MSR_PMON_BOX_FILTER0, C112_MSR_PMON_BOX_FILTER0, C113_MSR_PMON_BOX_FILTER0, C114_MSR_PMON_BOX_FILTER0, C115_MSR_PMON_BOX_FILTER0, C116_MSR_PMON_BOX_FILTER0, C117_MSR_PMON_BOX_FILTER0, C118_MSR_PMON_BOX_FILTER0, C119_MSR_PMON_BOX_FILTER0, C120_MSR_PMON_BOX_FILTER0, C121_MSR_PMON_BOX_FILTER0, C122_MSR_PMON_BOX_FILTER0, C123_MSR_PMON_BOX_FILTER0, C124_MSR_PMON_BOX_FILTER0, C125_MSR_PMON_BOX_FILTER0];
+/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39, CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52, CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59, CHA60, CHA61, CHA62, CHA63, CHA64, CHA65, CHA66, CHA67, CHA68, CHA69, CHA70, CHA71, CHA72, CHA73, CHA74, CHA75, CHA76, CHA77, CHA78, CHA79, CHA80, CHA81, CHA82, CHA83, CHA84, CHA85, CHA86, CHA87, CHA88, CHA89, CHA90, CHA91, CHA92, CHA93, CHA94, CHA95, CHA96, CHA97, CHA98, CHA99, CHA100, CHA101, CHA102, CHA103, CHA104, CHA105, CHA106, CHA107, CHA108, CHA109, CHA110, CHA111, CHA112, CHA113, CHA114, CHA115, CHA116, CHA117, CHA118, CHA119, CHA120, CHA121, CHA122, CHA123, CHA124, CHA125).
+pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 126] = [
+    Msr::new(0x200E, "C0_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x201E, "C1_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x202E, "C2_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x203E, "C3_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x204E, "C4_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x205E, "C5_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x206E, "C6_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x207E, "C7_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x208E, "C8_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x209E, "C9_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20AE, "C10_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20BE, "C11_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20CE, "C12_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20DE, "C13_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20EE, "C14_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20FE, "C15_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x210E, "C16_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x211E, "C17_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x212E, "C18_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x213E, "C19_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x214E, "C20_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x215E, "C21_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x216E, "C22_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x217E, "C23_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x218E, "C24_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x219E, "C25_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21AE, "C26_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21BE, "C27_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21CE, "C28_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21DE, "C29_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21EE, "C30_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21FE, "C31_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x220E, "C32_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x221E, "C33_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x222E, "C34_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x223E, "C35_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x224E, "C36_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x225E, "C37_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x226E, "C38_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x227E, "C39_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x228E, "C40_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x229E, "C41_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22AE, "C42_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22BE, "C43_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22CE, "C44_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22DE, "C45_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22EE, "C46_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22FE, "C47_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x230E, "C48_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x231E, "C49_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x232E, "C50_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x233E, "C51_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x234E, "C52_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x235E, "C53_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x236E, "C54_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x237E, "C55_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x238E, "C56_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x239E, "C57_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x23AE, "C58_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x23BE, "C59_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x23CE, "C60_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x23DE, "C61_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x23EE, "C62_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x23FE, "C63_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x240E, "C64_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x241E, "C65_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x242E, "C66_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x243E, "C67_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x244E, "C68_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x245E, "C69_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x246E, "C70_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x247E, "C71_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x248E, "C72_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x249E, "C73_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x24AE, "C74_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x24BE, "C75_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x24CE, "C76_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x24DE, "C77_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x24EE, "C78_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x24FE, "C79_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x250E, "C80_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x251E, "C81_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x252E, "C82_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x253E, "C83_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x254E, "C84_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x255E, "C85_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x256E, "C86_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x257E, "C87_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x258E, "C88_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x259E, "C89_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x25AE, "C90_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x25BE, "C91_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x25CE, "C92_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x25DE, "C93_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x25EE, "C94_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x25FE, "C95_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x260E, "C96_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x261E, "C97_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x262E, "C98_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x263E, "C99_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x264E, "C100_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x265E, "C101_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x266E, "C102_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x267E, "C103_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x268E, "C104_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x269E, "C105_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x26AE, "C106_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x26BE, "C107_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x26CE, "C108_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x26DE, "C109_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x26EE, "C110_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x26FE, "C111_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x270E, "C112_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x271E, "C113_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x272E, "C114_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x273E, "C115_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x274E, "C116_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x275E, "C117_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x276E, "C118_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x277E, "C119_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x278E, "C120_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x279E, "C121_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x27AE, "C122_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x27BE, "C123_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x27CE, "C124_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x27DE, "C125_MSR_PMON_BOX_FILTER0"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {

@@ -82,40 +82,25 @@ impl IioBoxCtl {
     #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO0.
-pub const IIO0_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2900, "IIO0_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO1.
-pub const IIO1_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2910, "IIO1_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO2.
-pub const IIO2_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2920, "IIO2_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO3.
-pub const IIO3_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2930, "IIO3_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO4.
-pub const IIO4_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2940, "IIO4_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO5.
-pub const IIO5_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2950, "IIO5_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO6.
-pub const IIO6_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2960, "IIO6_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO7.
-pub const IIO7_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2970, "IIO7_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO8.
-pub const IIO8_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2980, "IIO8_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO9.
-pub const IIO9_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2990, "IIO9_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO10.
-pub const IIO10_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x29A0, "IIO10_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO11.
-pub const IIO11_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x29B0, "IIO11_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO12.
-pub const IIO12_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x29C0, "IIO12_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO13.
-pub const IIO13_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x29D0, "IIO13_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO14.
-pub const IIO14_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x29E0, "IIO14_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO15.
-pub const IIO15_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x29F0, "IIO15_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 16] = [IIO0_MSR_PMON_BOX_CTL, IIO1_MSR_PMON_BOX_CTL, IIO2_MSR_PMON_BOX_CTL, IIO3_MSR_PMON_BOX_CTL, IIO4_MSR_PMON_BOX_CTL, IIO5_MSR_PMON_BOX_CTL, IIO6_MSR_PMON_BOX_CTL, IIO7_MSR_PMON_BOX_CTL, IIO8_MSR_PMON_BOX_CTL, IIO9_MSR_PMON_BOX_CTL, IIO10_MSR_PMON_BOX_CTL, IIO11_MSR_PMON_BOX_CTL, IIO12_MSR_PMON_BOX_CTL, IIO13_MSR_PMON_BOX_CTL, IIO14_MSR_PMON_BOX_CTL, IIO15_MSR_PMON_BOX_CTL];
+/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11, IIO12, IIO13, IIO14, IIO15).
+pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 16] = [
+    Msr::new(0x2900, "IIO0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2910, "IIO1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2920, "IIO2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2930, "IIO3_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2940, "IIO4_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2950, "IIO5_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2960, "IIO6_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2970, "IIO7_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2980, "IIO8_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2990, "IIO9_MSR_PMON_BOX_CTL"),
+    Msr::new(0x29A0, "IIO10_MSR_PMON_BOX_CTL"),
+    Msr::new(0x29B0, "IIO11_MSR_PMON_BOX_CTL"),
+    Msr::new(0x29C0, "IIO12_MSR_PMON_BOX_CTL"),
+    Msr::new(0x29D0, "IIO13_MSR_PMON_BOX_CTL"),
+    Msr::new(0x29E0, "IIO14_MSR_PMON_BOX_CTL"),
+    Msr::new(0x29F0, "IIO15_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -309,40 +294,25 @@ impl IioCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2902, "IIO0_MSR_PMON_CTL0"), Msr::new(0x2903, "IIO0_MSR_PMON_CTL1"), Msr::new(0x2904, "IIO0_MSR_PMON_CTL2"), Msr::new(0x2905, "IIO0_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2912, "IIO1_MSR_PMON_CTL0"), Msr::new(0x2913, "IIO1_MSR_PMON_CTL1"), Msr::new(0x2914, "IIO1_MSR_PMON_CTL2"), Msr::new(0x2915, "IIO1_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2922, "IIO2_MSR_PMON_CTL0"), Msr::new(0x2923, "IIO2_MSR_PMON_CTL1"), Msr::new(0x2924, "IIO2_MSR_PMON_CTL2"), Msr::new(0x2925, "IIO2_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2932, "IIO3_MSR_PMON_CTL0"), Msr::new(0x2933, "IIO3_MSR_PMON_CTL1"), Msr::new(0x2934, "IIO3_MSR_PMON_CTL2"), Msr::new(0x2935, "IIO3_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2942, "IIO4_MSR_PMON_CTL0"), Msr::new(0x2943, "IIO4_MSR_PMON_CTL1"), Msr::new(0x2944, "IIO4_MSR_PMON_CTL2"), Msr::new(0x2945, "IIO4_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2952, "IIO5_MSR_PMON_CTL0"), Msr::new(0x2953, "IIO5_MSR_PMON_CTL1"), Msr::new(0x2954, "IIO5_MSR_PMON_CTL2"), Msr::new(0x2955, "IIO5_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO6.
-pub const IIO6_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2962, "IIO6_MSR_PMON_CTL0"), Msr::new(0x2963, "IIO6_MSR_PMON_CTL1"), Msr::new(0x2964, "IIO6_MSR_PMON_CTL2"), Msr::new(0x2965, "IIO6_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO7.
-pub const IIO7_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2972, "IIO7_MSR_PMON_CTL0"), Msr::new(0x2973, "IIO7_MSR_PMON_CTL1"), Msr::new(0x2974, "IIO7_MSR_PMON_CTL2"), Msr::new(0x2975, "IIO7_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO8.
-pub const IIO8_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2982, "IIO8_MSR_PMON_CTL0"), Msr::new(0x2983, "IIO8_MSR_PMON_CTL1"), Msr::new(0x2984, "IIO8_MSR_PMON_CTL2"), Msr::new(0x2985, "IIO8_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO9.
-pub const IIO9_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2992, "IIO9_MSR_PMON_CTL0"), Msr::new(0x2993, "IIO9_MSR_PMON_CTL1"), Msr::new(0x2994, "IIO9_MSR_PMON_CTL2"), Msr::new(0x2995, "IIO9_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO10.
-pub const IIO10_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x29A2, "IIO10_MSR_PMON_CTL0"), Msr::new(0x29A3, "IIO10_MSR_PMON_CTL1"), Msr::new(0x29A4, "IIO10_MSR_PMON_CTL2"), Msr::new(0x29A5, "IIO10_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO11.
-pub const IIO11_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x29B2, "IIO11_MSR_PMON_CTL0"), Msr::new(0x29B3, "IIO11_MSR_PMON_CTL1"), Msr::new(0x29B4, "IIO11_MSR_PMON_CTL2"), Msr::new(0x29B5, "IIO11_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO12.
-pub const IIO12_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x29C2, "IIO12_MSR_PMON_CTL0"), Msr::new(0x29C3, "IIO12_MSR_PMON_CTL1"), Msr::new(0x29C4, "IIO12_MSR_PMON_CTL2"), Msr::new(0x29C5, "IIO12_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO13.
-pub const IIO13_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x29D2, "IIO13_MSR_PMON_CTL0"), Msr::new(0x29D3, "IIO13_MSR_PMON_CTL1"), Msr::new(0x29D4, "IIO13_MSR_PMON_CTL2"), Msr::new(0x29D5, "IIO13_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO14.
-pub const IIO14_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x29E2, "IIO14_MSR_PMON_CTL0"), Msr::new(0x29E3, "IIO14_MSR_PMON_CTL1"), Msr::new(0x29E4, "IIO14_MSR_PMON_CTL2"), Msr::new(0x29E5, "IIO14_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO15.
-pub const IIO15_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x29F2, "IIO15_MSR_PMON_CTL0"), Msr::new(0x29F3, "IIO15_MSR_PMON_CTL1"), Msr::new(0x29F4, "IIO15_MSR_PMON_CTL2"), Msr::new(0x29F5, "IIO15_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 16] = [IIO0_MSR_PMON_CTL, IIO1_MSR_PMON_CTL, IIO2_MSR_PMON_CTL, IIO3_MSR_PMON_CTL, IIO4_MSR_PMON_CTL, IIO5_MSR_PMON_CTL, IIO6_MSR_PMON_CTL, IIO7_MSR_PMON_CTL, IIO8_MSR_PMON_CTL, IIO9_MSR_PMON_CTL, IIO10_MSR_PMON_CTL, IIO11_MSR_PMON_CTL, IIO12_MSR_PMON_CTL, IIO13_MSR_PMON_CTL, IIO14_MSR_PMON_CTL, IIO15_MSR_PMON_CTL];
+/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11, IIO12, IIO13, IIO14, IIO15).
+pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 16] = [
+    [Msr::new(0x2902, "IIO0_MSR_PMON_CTL0"), Msr::new(0x2903, "IIO0_MSR_PMON_CTL1"), Msr::new(0x2904, "IIO0_MSR_PMON_CTL2"), Msr::new(0x2905, "IIO0_MSR_PMON_CTL3")],
+    [Msr::new(0x2912, "IIO1_MSR_PMON_CTL0"), Msr::new(0x2913, "IIO1_MSR_PMON_CTL1"), Msr::new(0x2914, "IIO1_MSR_PMON_CTL2"), Msr::new(0x2915, "IIO1_MSR_PMON_CTL3")],
+    [Msr::new(0x2922, "IIO2_MSR_PMON_CTL0"), Msr::new(0x2923, "IIO2_MSR_PMON_CTL1"), Msr::new(0x2924, "IIO2_MSR_PMON_CTL2"), Msr::new(0x2925, "IIO2_MSR_PMON_CTL3")],
+    [Msr::new(0x2932, "IIO3_MSR_PMON_CTL0"), Msr::new(0x2933, "IIO3_MSR_PMON_CTL1"), Msr::new(0x2934, "IIO3_MSR_PMON_CTL2"), Msr::new(0x2935, "IIO3_MSR_PMON_CTL3")],
+    [Msr::new(0x2942, "IIO4_MSR_PMON_CTL0"), Msr::new(0x2943, "IIO4_MSR_PMON_CTL1"), Msr::new(0x2944, "IIO4_MSR_PMON_CTL2"), Msr::new(0x2945, "IIO4_MSR_PMON_CTL3")],
+    [Msr::new(0x2952, "IIO5_MSR_PMON_CTL0"), Msr::new(0x2953, "IIO5_MSR_PMON_CTL1"), Msr::new(0x2954, "IIO5_MSR_PMON_CTL2"), Msr::new(0x2955, "IIO5_MSR_PMON_CTL3")],
+    [Msr::new(0x2962, "IIO6_MSR_PMON_CTL0"), Msr::new(0x2963, "IIO6_MSR_PMON_CTL1"), Msr::new(0x2964, "IIO6_MSR_PMON_CTL2"), Msr::new(0x2965, "IIO6_MSR_PMON_CTL3")],
+    [Msr::new(0x2972, "IIO7_MSR_PMON_CTL0"), Msr::new(0x2973, "IIO7_MSR_PMON_CTL1"), Msr::new(0x2974, "IIO7_MSR_PMON_CTL2"), Msr::new(0x2975, "IIO7_MSR_PMON_CTL3")],
+    [Msr::new(0x2982, "IIO8_MSR_PMON_CTL0"), Msr::new(0x2983, "IIO8_MSR_PMON_CTL1"), Msr::new(0x2984, "IIO8_MSR_PMON_CTL2"), Msr::new(0x2985, "IIO8_MSR_PMON_CTL3")],
+    [Msr::new(0x2992, "IIO9_MSR_PMON_CTL0"), Msr::new(0x2993, "IIO9_MSR_PMON_CTL1"), Msr::new(0x2994, "IIO9_MSR_PMON_CTL2"), Msr::new(0x2995, "IIO9_MSR_PMON_CTL3")],
+    [Msr::new(0x29A2, "IIO10_MSR_PMON_CTL0"), Msr::new(0x29A3, "IIO10_MSR_PMON_CTL1"), Msr::new(0x29A4, "IIO10_MSR_PMON_CTL2"), Msr::new(0x29A5, "IIO10_MSR_PMON_CTL3")],
+    [Msr::new(0x29B2, "IIO11_MSR_PMON_CTL0"), Msr::new(0x29B3, "IIO11_MSR_PMON_CTL1"), Msr::new(0x29B4, "IIO11_MSR_PMON_CTL2"), Msr::new(0x29B5, "IIO11_MSR_PMON_CTL3")],
+    [Msr::new(0x29C2, "IIO12_MSR_PMON_CTL0"), Msr::new(0x29C3, "IIO12_MSR_PMON_CTL1"), Msr::new(0x29C4, "IIO12_MSR_PMON_CTL2"), Msr::new(0x29C5, "IIO12_MSR_PMON_CTL3")],
+    [Msr::new(0x29D2, "IIO13_MSR_PMON_CTL0"), Msr::new(0x29D3, "IIO13_MSR_PMON_CTL1"), Msr::new(0x29D4, "IIO13_MSR_PMON_CTL2"), Msr::new(0x29D5, "IIO13_MSR_PMON_CTL3")],
+    [Msr::new(0x29E2, "IIO14_MSR_PMON_CTL0"), Msr::new(0x29E3, "IIO14_MSR_PMON_CTL1"), Msr::new(0x29E4, "IIO14_MSR_PMON_CTL2"), Msr::new(0x29E5, "IIO14_MSR_PMON_CTL3")],
+    [Msr::new(0x29F2, "IIO15_MSR_PMON_CTL0"), Msr::new(0x29F3, "IIO15_MSR_PMON_CTL1"), Msr::new(0x29F4, "IIO15_MSR_PMON_CTL2"), Msr::new(0x29F5, "IIO15_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -474,40 +444,25 @@ impl IioCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IioCtrLayout::NAME, "event_count")) }
 }
 
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2908, "IIO0_MSR_PMON_CTR0"), Msr::new(0x2909, "IIO0_MSR_PMON_CTR1"), Msr::new(0x290A, "IIO0_MSR_PMON_CTR2"), Msr::new(0x290B, "IIO0_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2918, "IIO1_MSR_PMON_CTR0"), Msr::new(0x2919, "IIO1_MSR_PMON_CTR1"), Msr::new(0x291A, "IIO1_MSR_PMON_CTR2"), Msr::new(0x291B, "IIO1_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2928, "IIO2_MSR_PMON_CTR0"), Msr::new(0x2929, "IIO2_MSR_PMON_CTR1"), Msr::new(0x292A, "IIO2_MSR_PMON_CTR2"), Msr::new(0x292B, "IIO2_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2938, "IIO3_MSR_PMON_CTR0"), Msr::new(0x2939, "IIO3_MSR_PMON_CTR1"), Msr::new(0x293A, "IIO3_MSR_PMON_CTR2"), Msr::new(0x293B, "IIO3_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2948, "IIO4_MSR_PMON_CTR0"), Msr::new(0x2949, "IIO4_MSR_PMON_CTR1"), Msr::new(0x294A, "IIO4_MSR_PMON_CTR2"), Msr::new(0x294B, "IIO4_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2958, "IIO5_MSR_PMON_CTR0"), Msr::new(0x2959, "IIO5_MSR_PMON_CTR1"), Msr::new(0x295A, "IIO5_MSR_PMON_CTR2"), Msr::new(0x295B, "IIO5_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO6.
-pub const IIO6_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2968, "IIO6_MSR_PMON_CTR0"), Msr::new(0x2969, "IIO6_MSR_PMON_CTR1"), Msr::new(0x296A, "IIO6_MSR_PMON_CTR2"), Msr::new(0x296B, "IIO6_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO7.
-pub const IIO7_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2978, "IIO7_MSR_PMON_CTR0"), Msr::new(0x2979, "IIO7_MSR_PMON_CTR1"), Msr::new(0x297A, "IIO7_MSR_PMON_CTR2"), Msr::new(0x297B, "IIO7_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO8.
-pub const IIO8_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2988, "IIO8_MSR_PMON_CTR0"), Msr::new(0x2989, "IIO8_MSR_PMON_CTR1"), Msr::new(0x298A, "IIO8_MSR_PMON_CTR2"), Msr::new(0x298B, "IIO8_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO9.
-pub const IIO9_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2998, "IIO9_MSR_PMON_CTR0"), Msr::new(0x2999, "IIO9_MSR_PMON_CTR1"), Msr::new(0x299A, "IIO9_MSR_PMON_CTR2"), Msr::new(0x299B, "IIO9_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO10.
-pub const IIO10_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x29A8, "IIO10_MSR_PMON_CTR0"), Msr::new(0x29A9, "IIO10_MSR_PMON_CTR1"), Msr::new(0x29AA, "IIO10_MSR_PMON_CTR2"), Msr::new(0x29AB, "IIO10_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO11.
-pub const IIO11_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x29B8, "IIO11_MSR_PMON_CTR0"), Msr::new(0x29B9, "IIO11_MSR_PMON_CTR1"), Msr::new(0x29BA, "IIO11_MSR_PMON_CTR2"), Msr::new(0x29BB, "IIO11_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO12.
-pub const IIO12_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x29C8, "IIO12_MSR_PMON_CTR0"), Msr::new(0x29C9, "IIO12_MSR_PMON_CTR1"), Msr::new(0x29CA, "IIO12_MSR_PMON_CTR2"), Msr::new(0x29CB, "IIO12_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO13.
-pub const IIO13_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x29D8, "IIO13_MSR_PMON_CTR0"), Msr::new(0x29D9, "IIO13_MSR_PMON_CTR1"), Msr::new(0x29DA, "IIO13_MSR_PMON_CTR2"), Msr::new(0x29DB, "IIO13_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO14.
-pub const IIO14_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x29E8, "IIO14_MSR_PMON_CTR0"), Msr::new(0x29E9, "IIO14_MSR_PMON_CTR1"), Msr::new(0x29EA, "IIO14_MSR_PMON_CTR2"), Msr::new(0x29EB, "IIO14_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO15.
-pub const IIO15_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x29F8, "IIO15_MSR_PMON_CTR0"), Msr::new(0x29F9, "IIO15_MSR_PMON_CTR1"), Msr::new(0x29FA, "IIO15_MSR_PMON_CTR2"), Msr::new(0x29FB, "IIO15_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 16] = [IIO0_MSR_PMON_CTR, IIO1_MSR_PMON_CTR, IIO2_MSR_PMON_CTR, IIO3_MSR_PMON_CTR, IIO4_MSR_PMON_CTR, IIO5_MSR_PMON_CTR, IIO6_MSR_PMON_CTR, IIO7_MSR_PMON_CTR, IIO8_MSR_PMON_CTR, IIO9_MSR_PMON_CTR, IIO10_MSR_PMON_CTR, IIO11_MSR_PMON_CTR, IIO12_MSR_PMON_CTR, IIO13_MSR_PMON_CTR, IIO14_MSR_PMON_CTR, IIO15_MSR_PMON_CTR];
+/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11, IIO12, IIO13, IIO14, IIO15).
+pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 16] = [
+    [Msr::new(0x2908, "IIO0_MSR_PMON_CTR0"), Msr::new(0x2909, "IIO0_MSR_PMON_CTR1"), Msr::new(0x290A, "IIO0_MSR_PMON_CTR2"), Msr::new(0x290B, "IIO0_MSR_PMON_CTR3")],
+    [Msr::new(0x2918, "IIO1_MSR_PMON_CTR0"), Msr::new(0x2919, "IIO1_MSR_PMON_CTR1"), Msr::new(0x291A, "IIO1_MSR_PMON_CTR2"), Msr::new(0x291B, "IIO1_MSR_PMON_CTR3")],
+    [Msr::new(0x2928, "IIO2_MSR_PMON_CTR0"), Msr::new(0x2929, "IIO2_MSR_PMON_CTR1"), Msr::new(0x292A, "IIO2_MSR_PMON_CTR2"), Msr::new(0x292B, "IIO2_MSR_PMON_CTR3")],
+    [Msr::new(0x2938, "IIO3_MSR_PMON_CTR0"), Msr::new(0x2939, "IIO3_MSR_PMON_CTR1"), Msr::new(0x293A, "IIO3_MSR_PMON_CTR2"), Msr::new(0x293B, "IIO3_MSR_PMON_CTR3")],
+    [Msr::new(0x2948, "IIO4_MSR_PMON_CTR0"), Msr::new(0x2949, "IIO4_MSR_PMON_CTR1"), Msr::new(0x294A, "IIO4_MSR_PMON_CTR2"), Msr::new(0x294B, "IIO4_MSR_PMON_CTR3")],
+    [Msr::new(0x2958, "IIO5_MSR_PMON_CTR0"), Msr::new(0x2959, "IIO5_MSR_PMON_CTR1"), Msr::new(0x295A, "IIO5_MSR_PMON_CTR2"), Msr::new(0x295B, "IIO5_MSR_PMON_CTR3")],
+    [Msr::new(0x2968, "IIO6_MSR_PMON_CTR0"), Msr::new(0x2969, "IIO6_MSR_PMON_CTR1"), Msr::new(0x296A, "IIO6_MSR_PMON_CTR2"), Msr::new(0x296B, "IIO6_MSR_PMON_CTR3")],
+    [Msr::new(0x2978, "IIO7_MSR_PMON_CTR0"), Msr::new(0x2979, "IIO7_MSR_PMON_CTR1"), Msr::new(0x297A, "IIO7_MSR_PMON_CTR2"), Msr::new(0x297B, "IIO7_MSR_PMON_CTR3")],
+    [Msr::new(0x2988, "IIO8_MSR_PMON_CTR0"), Msr::new(0x2989, "IIO8_MSR_PMON_CTR1"), Msr::new(0x298A, "IIO8_MSR_PMON_CTR2"), Msr::new(0x298B, "IIO8_MSR_PMON_CTR3")],
+    [Msr::new(0x2998, "IIO9_MSR_PMON_CTR0"), Msr::new(0x2999, "IIO9_MSR_PMON_CTR1"), Msr::new(0x299A, "IIO9_MSR_PMON_CTR2"), Msr::new(0x299B, "IIO9_MSR_PMON_CTR3")],
+    [Msr::new(0x29A8, "IIO10_MSR_PMON_CTR0"), Msr::new(0x29A9, "IIO10_MSR_PMON_CTR1"), Msr::new(0x29AA, "IIO10_MSR_PMON_CTR2"), Msr::new(0x29AB, "IIO10_MSR_PMON_CTR3")],
+    [Msr::new(0x29B8, "IIO11_MSR_PMON_CTR0"), Msr::new(0x29B9, "IIO11_MSR_PMON_CTR1"), Msr::new(0x29BA, "IIO11_MSR_PMON_CTR2"), Msr::new(0x29BB, "IIO11_MSR_PMON_CTR3")],
+    [Msr::new(0x29C8, "IIO12_MSR_PMON_CTR0"), Msr::new(0x29C9, "IIO12_MSR_PMON_CTR1"), Msr::new(0x29CA, "IIO12_MSR_PMON_CTR2"), Msr::new(0x29CB, "IIO12_MSR_PMON_CTR3")],
+    [Msr::new(0x29D8, "IIO13_MSR_PMON_CTR0"), Msr::new(0x29D9, "IIO13_MSR_PMON_CTR1"), Msr::new(0x29DA, "IIO13_MSR_PMON_CTR2"), Msr::new(0x29DB, "IIO13_MSR_PMON_CTR3")],
+    [Msr::new(0x29E8, "IIO14_MSR_PMON_CTR0"), Msr::new(0x29E9, "IIO14_MSR_PMON_CTR1"), Msr::new(0x29EA, "IIO14_MSR_PMON_CTR2"), Msr::new(0x29EB, "IIO14_MSR_PMON_CTR3")],
+    [Msr::new(0x29F8, "IIO15_MSR_PMON_CTR0"), Msr::new(0x29F9, "IIO15_MSR_PMON_CTR1"), Msr::new(0x29FA, "IIO15_MSR_PMON_CTR2"), Msr::new(0x29FB, "IIO15_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -81,40 +81,25 @@ impl IrpBoxCtl {
     #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP0.
-pub const IRP0_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A00, "IRP0_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP1.
-pub const IRP1_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A10, "IRP1_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP2.
-pub const IRP2_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A20, "IRP2_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP3.
-pub const IRP3_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A30, "IRP3_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP4.
-pub const IRP4_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A40, "IRP4_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP5.
-pub const IRP5_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A50, "IRP5_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP6.
-pub const IRP6_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A60, "IRP6_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP7.
-pub const IRP7_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A70, "IRP7_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP8.
-pub const IRP8_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A80, "IRP8_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP9.
-pub const IRP9_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A90, "IRP9_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP10.
-pub const IRP10_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2AA0, "IRP10_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP11.
-pub const IRP11_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2AB0, "IRP11_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP12.
-pub const IRP12_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2AC0, "IRP12_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP13.
-pub const IRP13_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2AD0, "IRP13_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP14.
-pub const IRP14_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2AE0, "IRP14_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP15.
-pub const IRP15_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2AF0, "IRP15_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 16] = [IRP0_MSR_PMON_BOX_CTL, IRP1_MSR_PMON_BOX_CTL, IRP2_MSR_PMON_BOX_CTL, IRP3_MSR_PMON_BOX_CTL, IRP4_MSR_PMON_BOX_CTL, IRP5_MSR_PMON_BOX_CTL, IRP6_MSR_PMON_BOX_CTL, IRP7_MSR_PMON_BOX_CTL, IRP8_MSR_PMON_BOX_CTL, IRP9_MSR_PMON_BOX_CTL, IRP10_MSR_PMON_BOX_CTL, IRP11_MSR_PMON_BOX_CTL, IRP12_MSR_PMON_BOX_CTL, IRP13_MSR_PMON_BOX_CTL, IRP14_MSR_PMON_BOX_CTL, IRP15_MSR_PMON_BOX_CTL];
+/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11, IRP12, IRP13, IRP14, IRP15).
+pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 16] = [
+    Msr::new(0x2A00, "IRP0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A10, "IRP1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A20, "IRP2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A30, "IRP3_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A40, "IRP4_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A50, "IRP5_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A60, "IRP6_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A70, "IRP7_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A80, "IRP8_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A90, "IRP9_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2AA0, "IRP10_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2AB0, "IRP11_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2AC0, "IRP12_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2AD0, "IRP13_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2AE0, "IRP14_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2AF0, "IRP15_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -293,40 +278,25 @@ impl IrpCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A02, "IRP0_MSR_PMON_CTL0"), Msr::new(0x2A03, "IRP0_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A12, "IRP1_MSR_PMON_CTL0"), Msr::new(0x2A13, "IRP1_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A22, "IRP2_MSR_PMON_CTL0"), Msr::new(0x2A23, "IRP2_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A32, "IRP3_MSR_PMON_CTL0"), Msr::new(0x2A33, "IRP3_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A42, "IRP4_MSR_PMON_CTL0"), Msr::new(0x2A43, "IRP4_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A52, "IRP5_MSR_PMON_CTL0"), Msr::new(0x2A53, "IRP5_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP6.
-pub const IRP6_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A62, "IRP6_MSR_PMON_CTL0"), Msr::new(0x2A63, "IRP6_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP7.
-pub const IRP7_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A72, "IRP7_MSR_PMON_CTL0"), Msr::new(0x2A73, "IRP7_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP8.
-pub const IRP8_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A82, "IRP8_MSR_PMON_CTL0"), Msr::new(0x2A83, "IRP8_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP9.
-pub const IRP9_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A92, "IRP9_MSR_PMON_CTL0"), Msr::new(0x2A93, "IRP9_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP10.
-pub const IRP10_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2AA2, "IRP10_MSR_PMON_CTL0"), Msr::new(0x2AA3, "IRP10_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP11.
-pub const IRP11_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2AB2, "IRP11_MSR_PMON_CTL0"), Msr::new(0x2AB3, "IRP11_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP12.
-pub const IRP12_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2AC2, "IRP12_MSR_PMON_CTL0"), Msr::new(0x2AC3, "IRP12_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP13.
-pub const IRP13_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2AD2, "IRP13_MSR_PMON_CTL0"), Msr::new(0x2AD3, "IRP13_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP14.
-pub const IRP14_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2AE2, "IRP14_MSR_PMON_CTL0"), Msr::new(0x2AE3, "IRP14_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP15.
-pub const IRP15_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2AF2, "IRP15_MSR_PMON_CTL0"), Msr::new(0x2AF3, "IRP15_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 16] = [IRP0_MSR_PMON_CTL, IRP1_MSR_PMON_CTL, IRP2_MSR_PMON_CTL, IRP3_MSR_PMON_CTL, IRP4_MSR_PMON_CTL, IRP5_MSR_PMON_CTL, IRP6_MSR_PMON_CTL, IRP7_MSR_PMON_CTL, IRP8_MSR_PMON_CTL, IRP9_MSR_PMON_CTL, IRP10_MSR_PMON_CTL, IRP11_MSR_PMON_CTL, IRP12_MSR_PMON_CTL, IRP13_MSR_PMON_CTL, IRP14_MSR_PMON_CTL, IRP15_MSR_PMON_CTL];
+/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11, IRP12, IRP13, IRP14, IRP15).
+pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 16] = [
+    [Msr::new(0x2A02, "IRP0_MSR_PMON_CTL0"), Msr::new(0x2A03, "IRP0_MSR_PMON_CTL1")],
+    [Msr::new(0x2A12, "IRP1_MSR_PMON_CTL0"), Msr::new(0x2A13, "IRP1_MSR_PMON_CTL1")],
+    [Msr::new(0x2A22, "IRP2_MSR_PMON_CTL0"), Msr::new(0x2A23, "IRP2_MSR_PMON_CTL1")],
+    [Msr::new(0x2A32, "IRP3_MSR_PMON_CTL0"), Msr::new(0x2A33, "IRP3_MSR_PMON_CTL1")],
+    [Msr::new(0x2A42, "IRP4_MSR_PMON_CTL0"), Msr::new(0x2A43, "IRP4_MSR_PMON_CTL1")],
+    [Msr::new(0x2A52, "IRP5_MSR_PMON_CTL0"), Msr::new(0x2A53, "IRP5_MSR_PMON_CTL1")],
+    [Msr::new(0x2A62, "IRP6_MSR_PMON_CTL0"), Msr::new(0x2A63, "IRP6_MSR_PMON_CTL1")],
+    [Msr::new(0x2A72, "IRP7_MSR_PMON_CTL0"), Msr::new(0x2A73, "IRP7_MSR_PMON_CTL1")],
+    [Msr::new(0x2A82, "IRP8_MSR_PMON_CTL0"), Msr::new(0x2A83, "IRP8_MSR_PMON_CTL1")],
+    [Msr::new(0x2A92, "IRP9_MSR_PMON_CTL0"), Msr::new(0x2A93, "IRP9_MSR_PMON_CTL1")],
+    [Msr::new(0x2AA2, "IRP10_MSR_PMON_CTL0"), Msr::new(0x2AA3, "IRP10_MSR_PMON_CTL1")],
+    [Msr::new(0x2AB2, "IRP11_MSR_PMON_CTL0"), Msr::new(0x2AB3, "IRP11_MSR_PMON_CTL1")],
+    [Msr::new(0x2AC2, "IRP12_MSR_PMON_CTL0"), Msr::new(0x2AC3, "IRP12_MSR_PMON_CTL1")],
+    [Msr::new(0x2AD2, "IRP13_MSR_PMON_CTL0"), Msr::new(0x2AD3, "IRP13_MSR_PMON_CTL1")],
+    [Msr::new(0x2AE2, "IRP14_MSR_PMON_CTL0"), Msr::new(0x2AE3, "IRP14_MSR_PMON_CTL1")],
+    [Msr::new(0x2AF2, "IRP15_MSR_PMON_CTL0"), Msr::new(0x2AF3, "IRP15_MSR_PMON_CTL1")],
+];
 
 #[cfg(feature = "metadata")]
 static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -427,40 +397,25 @@ impl IrpCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IrpCtrLayout::NAME, "event_count")) }
 }
 
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A08, "IRP0_MSR_PMON_CTR0"), Msr::new(0x2A09, "IRP0_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A18, "IRP1_MSR_PMON_CTR0"), Msr::new(0x2A19, "IRP1_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A28, "IRP2_MSR_PMON_CTR0"), Msr::new(0x2A29, "IRP2_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A38, "IRP3_MSR_PMON_CTR0"), Msr::new(0x2A39, "IRP3_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A48, "IRP4_MSR_PMON_CTR0"), Msr::new(0x2A49, "IRP4_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A58, "IRP5_MSR_PMON_CTR0"), Msr::new(0x2A59, "IRP5_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP6.
-pub const IRP6_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A68, "IRP6_MSR_PMON_CTR0"), Msr::new(0x2A69, "IRP6_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP7.
-pub const IRP7_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A78, "IRP7_MSR_PMON_CTR0"), Msr::new(0x2A79, "IRP7_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP8.
-pub const IRP8_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A88, "IRP8_MSR_PMON_CTR0"), Msr::new(0x2A89, "IRP8_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP9.
-pub const IRP9_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A98, "IRP9_MSR_PMON_CTR0"), Msr::new(0x2A99, "IRP9_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP10.
-pub const IRP10_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2AA8, "IRP10_MSR_PMON_CTR0"), Msr::new(0x2AA9, "IRP10_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP11.
-pub const IRP11_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2AB8, "IRP11_MSR_PMON_CTR0"), Msr::new(0x2AB9, "IRP11_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP12.
-pub const IRP12_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2AC8, "IRP12_MSR_PMON_CTR0"), Msr::new(0x2AC9, "IRP12_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP13.
-pub const IRP13_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2AD8, "IRP13_MSR_PMON_CTR0"), Msr::new(0x2AD9, "IRP13_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP14.
-pub const IRP14_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2AE8, "IRP14_MSR_PMON_CTR0"), Msr::new(0x2AE9, "IRP14_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP15.
-pub const IRP15_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2AF8, "IRP15_MSR_PMON_CTR0"), Msr::new(0x2AF9, "IRP15_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 16] = [IRP0_MSR_PMON_CTR, IRP1_MSR_PMON_CTR, IRP2_MSR_PMON_CTR, IRP3_MSR_PMON_CTR, IRP4_MSR_PMON_CTR, IRP5_MSR_PMON_CTR, IRP6_MSR_PMON_CTR, IRP7_MSR_PMON_CTR, IRP8_MSR_PMON_CTR, IRP9_MSR_PMON_CTR, IRP10_MSR_PMON_CTR, IRP11_MSR_PMON_CTR, IRP12_MSR_PMON_CTR, IRP13_MSR_PMON_CTR, IRP14_MSR_PMON_CTR, IRP15_MSR_PMON_CTR];
+/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11, IRP12, IRP13, IRP14, IRP15).
+pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 16] = [
+    [Msr::new(0x2A08, "IRP0_MSR_PMON_CTR0"), Msr::new(0x2A09, "IRP0_MSR_PMON_CTR1")],
+    [Msr::new(0x2A18, "IRP1_MSR_PMON_CTR0"), Msr::new(0x2A19, "IRP1_MSR_PMON_CTR1")],
+    [Msr::new(0x2A28, "IRP2_MSR_PMON_CTR0"), Msr::new(0x2A29, "IRP2_MSR_PMON_CTR1")],
+    [Msr::new(0x2A38, "IRP3_MSR_PMON_CTR0"), Msr::new(0x2A39, "IRP3_MSR_PMON_CTR1")],
+    [Msr::new(0x2A48, "IRP4_MSR_PMON_CTR0"), Msr::new(0x2A49, "IRP4_MSR_PMON_CTR1")],
+    [Msr::new(0x2A58, "IRP5_MSR_PMON_CTR0"), Msr::new(0x2A59, "IRP5_MSR_PMON_CTR1")],
+    [Msr::new(0x2A68, "IRP6_MSR_PMON_CTR0"), Msr::new(0x2A69, "IRP6_MSR_PMON_CTR1")],
+    [Msr::new(0x2A78, "IRP7_MSR_PMON_CTR0"), Msr::new(0x2A79, "IRP7_MSR_PMON_CTR1")],
+    [Msr::new(0x2A88, "IRP8_MSR_PMON_CTR0"), Msr::new(0x2A89, "IRP8_MSR_PMON_CTR1")],
+    [Msr::new(0x2A98, "IRP9_MSR_PMON_CTR0"), Msr::new(0x2A99, "IRP9_MSR_PMON_CTR1")],
+    [Msr::new(0x2AA8, "IRP10_MSR_PMON_CTR0"), Msr::new(0x2AA9, "IRP10_MSR_PMON_CTR1")],
+    [Msr::new(0x2AB8, "IRP11_MSR_PMON_CTR0"), Msr::new(0x2AB9, "IRP11_MSR_PMON_CTR1")],
+    [Msr::new(0x2AC8, "IRP12_MSR_PMON_CTR0"), Msr::new(0x2AC9, "IRP12_MSR_PMON_CTR1")],
+    [Msr::new(0x2AD8, "IRP13_MSR_PMON_CTR0"), Msr::new(0x2AD9, "IRP13_MSR_PMON_CTR1")],
+    [Msr::new(0x2AE8, "IRP14_MSR_PMON_CTR0"), Msr::new(0x2AE9, "IRP14_MSR_PMON_CTR1")],
+    [Msr::new(0x2AF8, "IRP15_MSR_PMON_CTR0"), Msr::new(0x2AF9, "IRP15_MSR_PMON_CTR1")],
+];
 
 #[cfg(feature = "metadata")]
 static IRP_CTR_INFO: RegisterInfo = RegisterInfo {

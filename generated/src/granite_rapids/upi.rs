@@ -81,20 +81,15 @@ impl UpiBoxCtl {
     #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI0.
-pub const U_L0_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x3241, 16, 1, 0x318, "U_L0_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI1.
-pub const U_L1_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x3241, 17, 1, 0x318, "U_L1_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI2.
-pub const U_L2_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x3241, 18, 1, 0x318, "U_L2_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI3.
-pub const U_L3_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x3241, 19, 1, 0x318, "U_L3_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI4.
-pub const U_L4_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x3241, 20, 1, 0x318, "U_L4_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI5.
-pub const U_L5_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x3241, 21, 1, 0x318, "U_L5_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const U_L_PCI_PMON_BOX_CTL: [PciRegister<UpiBoxCtl>; 6] = [U_L0_PCI_PMON_BOX_CTL, U_L1_PCI_PMON_BOX_CTL, U_L2_PCI_PMON_BOX_CTL, U_L3_PCI_PMON_BOX_CTL, U_L4_PCI_PMON_BOX_CTL, U_L5_PCI_PMON_BOX_CTL];
+/// `U_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (UPI0, UPI1, UPI2, UPI3, UPI4, UPI5).
+pub const U_L_PCI_PMON_BOX_CTL: [PciRegister<UpiBoxCtl>; 6] = [
+    PciRegister::new(0x3241, 16, 1, 0x318, "U_L0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3241, 17, 1, 0x318, "U_L1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3241, 18, 1, 0x318, "U_L2_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3241, 19, 1, 0x318, "U_L3_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3241, 20, 1, 0x318, "U_L4_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3241, 21, 1, 0x318, "U_L5_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -263,20 +258,15 @@ impl UpiCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI0.
-pub const U_L0_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x3241, 16, 1, 0x350, "U_L0_PCI_PMON_CTL0"), PciRegister::new(0x3241, 16, 1, 0x358, "U_L0_PCI_PMON_CTL1"), PciRegister::new(0x3241, 16, 1, 0x360, "U_L0_PCI_PMON_CTL2"), PciRegister::new(0x3241, 16, 1, 0x368, "U_L0_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI1.
-pub const U_L1_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x3241, 17, 1, 0x350, "U_L1_PCI_PMON_CTL0"), PciRegister::new(0x3241, 17, 1, 0x358, "U_L1_PCI_PMON_CTL1"), PciRegister::new(0x3241, 17, 1, 0x360, "U_L1_PCI_PMON_CTL2"), PciRegister::new(0x3241, 17, 1, 0x368, "U_L1_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI2.
-pub const U_L2_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x3241, 18, 1, 0x350, "U_L2_PCI_PMON_CTL0"), PciRegister::new(0x3241, 18, 1, 0x358, "U_L2_PCI_PMON_CTL1"), PciRegister::new(0x3241, 18, 1, 0x360, "U_L2_PCI_PMON_CTL2"), PciRegister::new(0x3241, 18, 1, 0x368, "U_L2_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI3.
-pub const U_L3_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x3241, 19, 1, 0x350, "U_L3_PCI_PMON_CTL0"), PciRegister::new(0x3241, 19, 1, 0x358, "U_L3_PCI_PMON_CTL1"), PciRegister::new(0x3241, 19, 1, 0x360, "U_L3_PCI_PMON_CTL2"), PciRegister::new(0x3241, 19, 1, 0x368, "U_L3_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI4.
-pub const U_L4_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x3241, 20, 1, 0x350, "U_L4_PCI_PMON_CTL0"), PciRegister::new(0x3241, 20, 1, 0x358, "U_L4_PCI_PMON_CTL1"), PciRegister::new(0x3241, 20, 1, 0x360, "U_L4_PCI_PMON_CTL2"), PciRegister::new(0x3241, 20, 1, 0x368, "U_L4_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI5.
-pub const U_L5_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x3241, 21, 1, 0x350, "U_L5_PCI_PMON_CTL0"), PciRegister::new(0x3241, 21, 1, 0x358, "U_L5_PCI_PMON_CTL1"), PciRegister::new(0x3241, 21, 1, 0x360, "U_L5_PCI_PMON_CTL2"), PciRegister::new(0x3241, 21, 1, 0x368, "U_L5_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const U_L_PCI_PMON_CTL: [[PciRegister<UpiCtl>; 4]; 6] = [U_L0_PCI_PMON_CTL, U_L1_PCI_PMON_CTL, U_L2_PCI_PMON_CTL, U_L3_PCI_PMON_CTL, U_L4_PCI_PMON_CTL, U_L5_PCI_PMON_CTL];
+/// `U_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order (UPI0, UPI1, UPI2, UPI3, UPI4, UPI5).
+pub const U_L_PCI_PMON_CTL: [[PciRegister<UpiCtl>; 4]; 6] = [
+    [PciRegister::new(0x3241, 16, 1, 0x350, "U_L0_PCI_PMON_CTL0"), PciRegister::new(0x3241, 16, 1, 0x358, "U_L0_PCI_PMON_CTL1"), PciRegister::new(0x3241, 16, 1, 0x360, "U_L0_PCI_PMON_CTL2"), PciRegister::new(0x3241, 16, 1, 0x368, "U_L0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3241, 17, 1, 0x350, "U_L1_PCI_PMON_CTL0"), PciRegister::new(0x3241, 17, 1, 0x358, "U_L1_PCI_PMON_CTL1"), PciRegister::new(0x3241, 17, 1, 0x360, "U_L1_PCI_PMON_CTL2"), PciRegister::new(0x3241, 17, 1, 0x368, "U_L1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3241, 18, 1, 0x350, "U_L2_PCI_PMON_CTL0"), PciRegister::new(0x3241, 18, 1, 0x358, "U_L2_PCI_PMON_CTL1"), PciRegister::new(0x3241, 18, 1, 0x360, "U_L2_PCI_PMON_CTL2"), PciRegister::new(0x3241, 18, 1, 0x368, "U_L2_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3241, 19, 1, 0x350, "U_L3_PCI_PMON_CTL0"), PciRegister::new(0x3241, 19, 1, 0x358, "U_L3_PCI_PMON_CTL1"), PciRegister::new(0x3241, 19, 1, 0x360, "U_L3_PCI_PMON_CTL2"), PciRegister::new(0x3241, 19, 1, 0x368, "U_L3_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3241, 20, 1, 0x350, "U_L4_PCI_PMON_CTL0"), PciRegister::new(0x3241, 20, 1, 0x358, "U_L4_PCI_PMON_CTL1"), PciRegister::new(0x3241, 20, 1, 0x360, "U_L4_PCI_PMON_CTL2"), PciRegister::new(0x3241, 20, 1, 0x368, "U_L4_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3241, 21, 1, 0x350, "U_L5_PCI_PMON_CTL0"), PciRegister::new(0x3241, 21, 1, 0x358, "U_L5_PCI_PMON_CTL1"), PciRegister::new(0x3241, 21, 1, 0x360, "U_L5_PCI_PMON_CTL2"), PciRegister::new(0x3241, 21, 1, 0x368, "U_L5_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -376,20 +366,15 @@ impl UpiCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UpiCtrLayout::NAME, "event_count")) }
 }
 
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI0.
-pub const U_L0_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x3241, 16, 1, 0x320, "U_L0_PCI_PMON_CTR0"), PciRegister::new(0x3241, 16, 1, 0x328, "U_L0_PCI_PMON_CTR1"), PciRegister::new(0x3241, 16, 1, 0x330, "U_L0_PCI_PMON_CTR2"), PciRegister::new(0x3241, 16, 1, 0x338, "U_L0_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI1.
-pub const U_L1_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x3241, 17, 1, 0x320, "U_L1_PCI_PMON_CTR0"), PciRegister::new(0x3241, 17, 1, 0x328, "U_L1_PCI_PMON_CTR1"), PciRegister::new(0x3241, 17, 1, 0x330, "U_L1_PCI_PMON_CTR2"), PciRegister::new(0x3241, 17, 1, 0x338, "U_L1_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI2.
-pub const U_L2_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x3241, 18, 1, 0x320, "U_L2_PCI_PMON_CTR0"), PciRegister::new(0x3241, 18, 1, 0x328, "U_L2_PCI_PMON_CTR1"), PciRegister::new(0x3241, 18, 1, 0x330, "U_L2_PCI_PMON_CTR2"), PciRegister::new(0x3241, 18, 1, 0x338, "U_L2_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI3.
-pub const U_L3_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x3241, 19, 1, 0x320, "U_L3_PCI_PMON_CTR0"), PciRegister::new(0x3241, 19, 1, 0x328, "U_L3_PCI_PMON_CTR1"), PciRegister::new(0x3241, 19, 1, 0x330, "U_L3_PCI_PMON_CTR2"), PciRegister::new(0x3241, 19, 1, 0x338, "U_L3_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI4.
-pub const U_L4_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x3241, 20, 1, 0x320, "U_L4_PCI_PMON_CTR0"), PciRegister::new(0x3241, 20, 1, 0x328, "U_L4_PCI_PMON_CTR1"), PciRegister::new(0x3241, 20, 1, 0x330, "U_L4_PCI_PMON_CTR2"), PciRegister::new(0x3241, 20, 1, 0x338, "U_L4_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI5.
-pub const U_L5_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x3241, 21, 1, 0x320, "U_L5_PCI_PMON_CTR0"), PciRegister::new(0x3241, 21, 1, 0x328, "U_L5_PCI_PMON_CTR1"), PciRegister::new(0x3241, 21, 1, 0x330, "U_L5_PCI_PMON_CTR2"), PciRegister::new(0x3241, 21, 1, 0x338, "U_L5_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const U_L_PCI_PMON_CTR: [[PciRegister<UpiCtr>; 4]; 6] = [U_L0_PCI_PMON_CTR, U_L1_PCI_PMON_CTR, U_L2_PCI_PMON_CTR, U_L3_PCI_PMON_CTR, U_L4_PCI_PMON_CTR, U_L5_PCI_PMON_CTR];
+/// `U_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order (UPI0, UPI1, UPI2, UPI3, UPI4, UPI5).
+pub const U_L_PCI_PMON_CTR: [[PciRegister<UpiCtr>; 4]; 6] = [
+    [PciRegister::new(0x3241, 16, 1, 0x320, "U_L0_PCI_PMON_CTR0"), PciRegister::new(0x3241, 16, 1, 0x328, "U_L0_PCI_PMON_CTR1"), PciRegister::new(0x3241, 16, 1, 0x330, "U_L0_PCI_PMON_CTR2"), PciRegister::new(0x3241, 16, 1, 0x338, "U_L0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3241, 17, 1, 0x320, "U_L1_PCI_PMON_CTR0"), PciRegister::new(0x3241, 17, 1, 0x328, "U_L1_PCI_PMON_CTR1"), PciRegister::new(0x3241, 17, 1, 0x330, "U_L1_PCI_PMON_CTR2"), PciRegister::new(0x3241, 17, 1, 0x338, "U_L1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3241, 18, 1, 0x320, "U_L2_PCI_PMON_CTR0"), PciRegister::new(0x3241, 18, 1, 0x328, "U_L2_PCI_PMON_CTR1"), PciRegister::new(0x3241, 18, 1, 0x330, "U_L2_PCI_PMON_CTR2"), PciRegister::new(0x3241, 18, 1, 0x338, "U_L2_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3241, 19, 1, 0x320, "U_L3_PCI_PMON_CTR0"), PciRegister::new(0x3241, 19, 1, 0x328, "U_L3_PCI_PMON_CTR1"), PciRegister::new(0x3241, 19, 1, 0x330, "U_L3_PCI_PMON_CTR2"), PciRegister::new(0x3241, 19, 1, 0x338, "U_L3_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3241, 20, 1, 0x320, "U_L4_PCI_PMON_CTR0"), PciRegister::new(0x3241, 20, 1, 0x328, "U_L4_PCI_PMON_CTR1"), PciRegister::new(0x3241, 20, 1, 0x330, "U_L4_PCI_PMON_CTR2"), PciRegister::new(0x3241, 20, 1, 0x338, "U_L4_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3241, 21, 1, 0x320, "U_L5_PCI_PMON_CTR0"), PciRegister::new(0x3241, 21, 1, 0x328, "U_L5_PCI_PMON_CTR1"), PciRegister::new(0x3241, 21, 1, 0x330, "U_L5_PCI_PMON_CTR2"), PciRegister::new(0x3241, 21, 1, 0x338, "U_L5_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static UPI_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -108,88 +108,49 @@ impl ChaBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE00, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE0E, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE1C, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE2A, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE38, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE46, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE54, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE62, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA8.
-pub const C8_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE70, "C8_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA9.
-pub const C9_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE7E, "C9_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA10.
-pub const C10_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE8C, "C10_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA11.
-pub const C11_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE9A, "C11_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA12.
-pub const C12_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEA8, "C12_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA13.
-pub const C13_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEB6, "C13_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA14.
-pub const C14_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEC4, "C14_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA15.
-pub const C15_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xED2, "C15_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA16.
-pub const C16_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEE0, "C16_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA17.
-pub const C17_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEEE, "C17_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA18.
-pub const C18_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF0A, "C18_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA19.
-pub const C19_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF18, "C19_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA20.
-pub const C20_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF26, "C20_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA21.
-pub const C21_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF34, "C21_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA22.
-pub const C22_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF42, "C22_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA23.
-pub const C23_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF50, "C23_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA24.
-pub const C24_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF5E, "C24_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA25.
-pub const C25_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF6C, "C25_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA26.
-pub const C26_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF7A, "C26_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA27.
-pub const C27_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF88, "C27_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA28.
-pub const C28_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF96, "C28_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA29.
-pub const C29_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFA4, "C29_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA30.
-pub const C30_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFB2, "C30_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA31.
-pub const C31_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFC0, "C31_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA32.
-pub const C32_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFCE, "C32_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA33.
-pub const C33_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFDC, "C33_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA34.
-pub const C34_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xB60, "C34_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA35.
-pub const C35_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xB6E, "C35_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA36.
-pub const C36_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xB7C, "C36_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA37.
-pub const C37_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xB8A, "C37_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA38.
-pub const C38_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xB98, "C38_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA39.
-pub const C39_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xBA6, "C39_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 40] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL, C8_MSR_PMON_BOX_CTL, C9_MSR_PMON_BOX_CTL, C10_MSR_PMON_BOX_CTL, C11_MSR_PMON_BOX_CTL, C12_MSR_PMON_BOX_CTL, C13_MSR_PMON_BOX_CTL, C14_MSR_PMON_BOX_CTL, C15_MSR_PMON_BOX_CTL, C16_MSR_PMON_BOX_CTL, C17_MSR_PMON_BOX_CTL, C18_MSR_PMON_BOX_CTL, C19_MSR_PMON_BOX_CTL, C20_MSR_PMON_BOX_CTL, C21_MSR_PMON_BOX_CTL, C22_MSR_PMON_BOX_CTL, C23_MSR_PMON_BOX_CTL, C24_MSR_PMON_BOX_CTL, C25_MSR_PMON_BOX_CTL, C26_MSR_PMON_BOX_CTL, C27_MSR_PMON_BOX_CTL, C28_MSR_PMON_BOX_CTL, C29_MSR_PMON_BOX_CTL, C30_MSR_PMON_BOX_CTL, C31_MSR_PMON_BOX_CTL, C32_MSR_PMON_BOX_CTL, C33_MSR_PMON_BOX_CTL, C34_MSR_PMON_BOX_CTL, C35_MSR_PMON_BOX_CTL, C36_MSR_PMON_BOX_CTL, C37_MSR_PMON_BOX_CTL, C38_MSR_PMON_BOX_CTL, C39_MSR_PMON_BOX_CTL];
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39).
+pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 40] = [
+    Msr::new(0xE00, "C0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE0E, "C1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE1C, "C2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE2A, "C3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE38, "C4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE46, "C5_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE54, "C6_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE62, "C7_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE70, "C8_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE7E, "C9_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE8C, "C10_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE9A, "C11_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEA8, "C12_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEB6, "C13_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEC4, "C14_MSR_PMON_BOX_CTL"),
+    Msr::new(0xED2, "C15_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEE0, "C16_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEEE, "C17_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF0A, "C18_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF18, "C19_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF26, "C20_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF34, "C21_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF42, "C22_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF50, "C23_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF5E, "C24_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF6C, "C25_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF7A, "C26_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF88, "C27_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF96, "C28_MSR_PMON_BOX_CTL"),
+    Msr::new(0xFA4, "C29_MSR_PMON_BOX_CTL"),
+    Msr::new(0xFB2, "C30_MSR_PMON_BOX_CTL"),
+    Msr::new(0xFC0, "C31_MSR_PMON_BOX_CTL"),
+    Msr::new(0xFCE, "C32_MSR_PMON_BOX_CTL"),
+    Msr::new(0xFDC, "C33_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB60, "C34_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB6E, "C35_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB7C, "C36_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB8A, "C37_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB98, "C38_MSR_PMON_BOX_CTL"),
+    Msr::new(0xBA6, "C39_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -406,88 +367,49 @@ impl ChaCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE01, "C0_MSR_PMON_CTL0"), Msr::new(0xE02, "C0_MSR_PMON_CTL1"), Msr::new(0xE03, "C0_MSR_PMON_CTL2"), Msr::new(0xE04, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE0F, "C1_MSR_PMON_CTL0"), Msr::new(0xE10, "C1_MSR_PMON_CTL1"), Msr::new(0xE11, "C1_MSR_PMON_CTL2"), Msr::new(0xE12, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE1D, "C2_MSR_PMON_CTL0"), Msr::new(0xE1E, "C2_MSR_PMON_CTL1"), Msr::new(0xE1F, "C2_MSR_PMON_CTL2"), Msr::new(0xE20, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE2B, "C3_MSR_PMON_CTL0"), Msr::new(0xE2C, "C3_MSR_PMON_CTL1"), Msr::new(0xE2D, "C3_MSR_PMON_CTL2"), Msr::new(0xE2E, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE39, "C4_MSR_PMON_CTL0"), Msr::new(0xE3A, "C4_MSR_PMON_CTL1"), Msr::new(0xE3B, "C4_MSR_PMON_CTL2"), Msr::new(0xE3C, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE47, "C5_MSR_PMON_CTL0"), Msr::new(0xE48, "C5_MSR_PMON_CTL1"), Msr::new(0xE49, "C5_MSR_PMON_CTL2"), Msr::new(0xE4A, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE55, "C6_MSR_PMON_CTL0"), Msr::new(0xE56, "C6_MSR_PMON_CTL1"), Msr::new(0xE57, "C6_MSR_PMON_CTL2"), Msr::new(0xE58, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE63, "C7_MSR_PMON_CTL0"), Msr::new(0xE64, "C7_MSR_PMON_CTL1"), Msr::new(0xE65, "C7_MSR_PMON_CTL2"), Msr::new(0xE66, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE71, "C8_MSR_PMON_CTL0"), Msr::new(0xE72, "C8_MSR_PMON_CTL1"), Msr::new(0xE73, "C8_MSR_PMON_CTL2"), Msr::new(0xE74, "C8_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE7F, "C9_MSR_PMON_CTL0"), Msr::new(0xE80, "C9_MSR_PMON_CTL1"), Msr::new(0xE81, "C9_MSR_PMON_CTL2"), Msr::new(0xE82, "C9_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE8D, "C10_MSR_PMON_CTL0"), Msr::new(0xE8E, "C10_MSR_PMON_CTL1"), Msr::new(0xE8F, "C10_MSR_PMON_CTL2"), Msr::new(0xE90, "C10_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE9B, "C11_MSR_PMON_CTL0"), Msr::new(0xE9C, "C11_MSR_PMON_CTL1"), Msr::new(0xE9D, "C11_MSR_PMON_CTL2"), Msr::new(0xE9E, "C11_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEA9, "C12_MSR_PMON_CTL0"), Msr::new(0xEAA, "C12_MSR_PMON_CTL1"), Msr::new(0xEAB, "C12_MSR_PMON_CTL2"), Msr::new(0xEAC, "C12_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEB7, "C13_MSR_PMON_CTL0"), Msr::new(0xEB8, "C13_MSR_PMON_CTL1"), Msr::new(0xEB9, "C13_MSR_PMON_CTL2"), Msr::new(0xEBA, "C13_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEC5, "C14_MSR_PMON_CTL0"), Msr::new(0xEC6, "C14_MSR_PMON_CTL1"), Msr::new(0xEC7, "C14_MSR_PMON_CTL2"), Msr::new(0xEC8, "C14_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xED3, "C15_MSR_PMON_CTL0"), Msr::new(0xED4, "C15_MSR_PMON_CTL1"), Msr::new(0xED5, "C15_MSR_PMON_CTL2"), Msr::new(0xED6, "C15_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEE1, "C16_MSR_PMON_CTL0"), Msr::new(0xEE2, "C16_MSR_PMON_CTL1"), Msr::new(0xEE3, "C16_MSR_PMON_CTL2"), Msr::new(0xEE4, "C16_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEEF, "C17_MSR_PMON_CTL0"), Msr::new(0xEF0, "C17_MSR_PMON_CTL1"), Msr::new(0xEF1, "C17_MSR_PMON_CTL2"), Msr::new(0xEF2, "C17_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF0B, "C18_MSR_PMON_CTL0"), Msr::new(0xF0C, "C18_MSR_PMON_CTL1"), Msr::new(0xF0D, "C18_MSR_PMON_CTL2"), Msr::new(0xF0E, "C18_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF19, "C19_MSR_PMON_CTL0"), Msr::new(0xF1A, "C19_MSR_PMON_CTL1"), Msr::new(0xF1B, "C19_MSR_PMON_CTL2"), Msr::new(0xF1C, "C19_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF27, "C20_MSR_PMON_CTL0"), Msr::new(0xF28, "C20_MSR_PMON_CTL1"), Msr::new(0xF29, "C20_MSR_PMON_CTL2"), Msr::new(0xF2A, "C20_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF35, "C21_MSR_PMON_CTL0"), Msr::new(0xF36, "C21_MSR_PMON_CTL1"), Msr::new(0xF37, "C21_MSR_PMON_CTL2"), Msr::new(0xF38, "C21_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF43, "C22_MSR_PMON_CTL0"), Msr::new(0xF44, "C22_MSR_PMON_CTL1"), Msr::new(0xF45, "C22_MSR_PMON_CTL2"), Msr::new(0xF46, "C22_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF51, "C23_MSR_PMON_CTL0"), Msr::new(0xF52, "C23_MSR_PMON_CTL1"), Msr::new(0xF53, "C23_MSR_PMON_CTL2"), Msr::new(0xF54, "C23_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF5F, "C24_MSR_PMON_CTL0"), Msr::new(0xF60, "C24_MSR_PMON_CTL1"), Msr::new(0xF61, "C24_MSR_PMON_CTL2"), Msr::new(0xF62, "C24_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF6D, "C25_MSR_PMON_CTL0"), Msr::new(0xF6E, "C25_MSR_PMON_CTL1"), Msr::new(0xF6F, "C25_MSR_PMON_CTL2"), Msr::new(0xF70, "C25_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF7B, "C26_MSR_PMON_CTL0"), Msr::new(0xF7C, "C26_MSR_PMON_CTL1"), Msr::new(0xF7D, "C26_MSR_PMON_CTL2"), Msr::new(0xF7E, "C26_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF89, "C27_MSR_PMON_CTL0"), Msr::new(0xF8A, "C27_MSR_PMON_CTL1"), Msr::new(0xF8B, "C27_MSR_PMON_CTL2"), Msr::new(0xF8C, "C27_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA28.
-pub const C28_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF97, "C28_MSR_PMON_CTL0"), Msr::new(0xF98, "C28_MSR_PMON_CTL1"), Msr::new(0xF99, "C28_MSR_PMON_CTL2"), Msr::new(0xF9A, "C28_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA29.
-pub const C29_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFA5, "C29_MSR_PMON_CTL0"), Msr::new(0xFA6, "C29_MSR_PMON_CTL1"), Msr::new(0xFA7, "C29_MSR_PMON_CTL2"), Msr::new(0xFA8, "C29_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA30.
-pub const C30_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFB3, "C30_MSR_PMON_CTL0"), Msr::new(0xFB4, "C30_MSR_PMON_CTL1"), Msr::new(0xFB5, "C30_MSR_PMON_CTL2"), Msr::new(0xFB6, "C30_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA31.
-pub const C31_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFC1, "C31_MSR_PMON_CTL0"), Msr::new(0xFC2, "C31_MSR_PMON_CTL1"), Msr::new(0xFC3, "C31_MSR_PMON_CTL2"), Msr::new(0xFC4, "C31_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA32.
-pub const C32_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFCF, "C32_MSR_PMON_CTL0"), Msr::new(0xFD0, "C32_MSR_PMON_CTL1"), Msr::new(0xFD1, "C32_MSR_PMON_CTL2"), Msr::new(0xFD2, "C32_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA33.
-pub const C33_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFDD, "C33_MSR_PMON_CTL0"), Msr::new(0xFDE, "C33_MSR_PMON_CTL1"), Msr::new(0xFDF, "C33_MSR_PMON_CTL2"), Msr::new(0xFE0, "C33_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA34.
-pub const C34_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xB61, "C34_MSR_PMON_CTL0"), Msr::new(0xB62, "C34_MSR_PMON_CTL1"), Msr::new(0xB63, "C34_MSR_PMON_CTL2"), Msr::new(0xB64, "C34_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA35.
-pub const C35_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xB6F, "C35_MSR_PMON_CTL0"), Msr::new(0xB70, "C35_MSR_PMON_CTL1"), Msr::new(0xB71, "C35_MSR_PMON_CTL2"), Msr::new(0xB72, "C35_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA36.
-pub const C36_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xB7D, "C36_MSR_PMON_CTL0"), Msr::new(0xB7E, "C36_MSR_PMON_CTL1"), Msr::new(0xB7F, "C36_MSR_PMON_CTL2"), Msr::new(0xB80, "C36_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA37.
-pub const C37_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xB8B, "C37_MSR_PMON_CTL0"), Msr::new(0xB8C, "C37_MSR_PMON_CTL1"), Msr::new(0xB8D, "C37_MSR_PMON_CTL2"), Msr::new(0xB8E, "C37_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA38.
-pub const C38_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xB99, "C38_MSR_PMON_CTL0"), Msr::new(0xB9A, "C38_MSR_PMON_CTL1"), Msr::new(0xB9B, "C38_MSR_PMON_CTL2"), Msr::new(0xB9C, "C38_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA39.
-pub const C39_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xBA7, "C39_MSR_PMON_CTL0"), Msr::new(0xBA8, "C39_MSR_PMON_CTL1"), Msr::new(0xBA9, "C39_MSR_PMON_CTL2"), Msr::new(0xBAA, "C39_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 40] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL, C8_MSR_PMON_CTL, C9_MSR_PMON_CTL, C10_MSR_PMON_CTL, C11_MSR_PMON_CTL, C12_MSR_PMON_CTL, C13_MSR_PMON_CTL, C14_MSR_PMON_CTL, C15_MSR_PMON_CTL, C16_MSR_PMON_CTL, C17_MSR_PMON_CTL, C18_MSR_PMON_CTL, C19_MSR_PMON_CTL, C20_MSR_PMON_CTL, C21_MSR_PMON_CTL, C22_MSR_PMON_CTL, C23_MSR_PMON_CTL, C24_MSR_PMON_CTL, C25_MSR_PMON_CTL, C26_MSR_PMON_CTL, C27_MSR_PMON_CTL, C28_MSR_PMON_CTL, C29_MSR_PMON_CTL, C30_MSR_PMON_CTL, C31_MSR_PMON_CTL, C32_MSR_PMON_CTL, C33_MSR_PMON_CTL, C34_MSR_PMON_CTL, C35_MSR_PMON_CTL, C36_MSR_PMON_CTL, C37_MSR_PMON_CTL, C38_MSR_PMON_CTL, C39_MSR_PMON_CTL];
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39).
+pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 40] = [
+    [Msr::new(0xE01, "C0_MSR_PMON_CTL0"), Msr::new(0xE02, "C0_MSR_PMON_CTL1"), Msr::new(0xE03, "C0_MSR_PMON_CTL2"), Msr::new(0xE04, "C0_MSR_PMON_CTL3")],
+    [Msr::new(0xE0F, "C1_MSR_PMON_CTL0"), Msr::new(0xE10, "C1_MSR_PMON_CTL1"), Msr::new(0xE11, "C1_MSR_PMON_CTL2"), Msr::new(0xE12, "C1_MSR_PMON_CTL3")],
+    [Msr::new(0xE1D, "C2_MSR_PMON_CTL0"), Msr::new(0xE1E, "C2_MSR_PMON_CTL1"), Msr::new(0xE1F, "C2_MSR_PMON_CTL2"), Msr::new(0xE20, "C2_MSR_PMON_CTL3")],
+    [Msr::new(0xE2B, "C3_MSR_PMON_CTL0"), Msr::new(0xE2C, "C3_MSR_PMON_CTL1"), Msr::new(0xE2D, "C3_MSR_PMON_CTL2"), Msr::new(0xE2E, "C3_MSR_PMON_CTL3")],
+    [Msr::new(0xE39, "C4_MSR_PMON_CTL0"), Msr::new(0xE3A, "C4_MSR_PMON_CTL1"), Msr::new(0xE3B, "C4_MSR_PMON_CTL2"), Msr::new(0xE3C, "C4_MSR_PMON_CTL3")],
+    [Msr::new(0xE47, "C5_MSR_PMON_CTL0"), Msr::new(0xE48, "C5_MSR_PMON_CTL1"), Msr::new(0xE49, "C5_MSR_PMON_CTL2"), Msr::new(0xE4A, "C5_MSR_PMON_CTL3")],
+    [Msr::new(0xE55, "C6_MSR_PMON_CTL0"), Msr::new(0xE56, "C6_MSR_PMON_CTL1"), Msr::new(0xE57, "C6_MSR_PMON_CTL2"), Msr::new(0xE58, "C6_MSR_PMON_CTL3")],
+    [Msr::new(0xE63, "C7_MSR_PMON_CTL0"), Msr::new(0xE64, "C7_MSR_PMON_CTL1"), Msr::new(0xE65, "C7_MSR_PMON_CTL2"), Msr::new(0xE66, "C7_MSR_PMON_CTL3")],
+    [Msr::new(0xE71, "C8_MSR_PMON_CTL0"), Msr::new(0xE72, "C8_MSR_PMON_CTL1"), Msr::new(0xE73, "C8_MSR_PMON_CTL2"), Msr::new(0xE74, "C8_MSR_PMON_CTL3")],
+    [Msr::new(0xE7F, "C9_MSR_PMON_CTL0"), Msr::new(0xE80, "C9_MSR_PMON_CTL1"), Msr::new(0xE81, "C9_MSR_PMON_CTL2"), Msr::new(0xE82, "C9_MSR_PMON_CTL3")],
+    [Msr::new(0xE8D, "C10_MSR_PMON_CTL0"), Msr::new(0xE8E, "C10_MSR_PMON_CTL1"), Msr::new(0xE8F, "C10_MSR_PMON_CTL2"), Msr::new(0xE90, "C10_MSR_PMON_CTL3")],
+    [Msr::new(0xE9B, "C11_MSR_PMON_CTL0"), Msr::new(0xE9C, "C11_MSR_PMON_CTL1"), Msr::new(0xE9D, "C11_MSR_PMON_CTL2"), Msr::new(0xE9E, "C11_MSR_PMON_CTL3")],
+    [Msr::new(0xEA9, "C12_MSR_PMON_CTL0"), Msr::new(0xEAA, "C12_MSR_PMON_CTL1"), Msr::new(0xEAB, "C12_MSR_PMON_CTL2"), Msr::new(0xEAC, "C12_MSR_PMON_CTL3")],
+    [Msr::new(0xEB7, "C13_MSR_PMON_CTL0"), Msr::new(0xEB8, "C13_MSR_PMON_CTL1"), Msr::new(0xEB9, "C13_MSR_PMON_CTL2"), Msr::new(0xEBA, "C13_MSR_PMON_CTL3")],
+    [Msr::new(0xEC5, "C14_MSR_PMON_CTL0"), Msr::new(0xEC6, "C14_MSR_PMON_CTL1"), Msr::new(0xEC7, "C14_MSR_PMON_CTL2"), Msr::new(0xEC8, "C14_MSR_PMON_CTL3")],
+    [Msr::new(0xED3, "C15_MSR_PMON_CTL0"), Msr::new(0xED4, "C15_MSR_PMON_CTL1"), Msr::new(0xED5, "C15_MSR_PMON_CTL2"), Msr::new(0xED6, "C15_MSR_PMON_CTL3")],
+    [Msr::new(0xEE1, "C16_MSR_PMON_CTL0"), Msr::new(0xEE2, "C16_MSR_PMON_CTL1"), Msr::new(0xEE3, "C16_MSR_PMON_CTL2"), Msr::new(0xEE4, "C16_MSR_PMON_CTL3")],
+    [Msr::new(0xEEF, "C17_MSR_PMON_CTL0"), Msr::new(0xEF0, "C17_MSR_PMON_CTL1"), Msr::new(0xEF1, "C17_MSR_PMON_CTL2"), Msr::new(0xEF2, "C17_MSR_PMON_CTL3")],
+    [Msr::new(0xF0B, "C18_MSR_PMON_CTL0"), Msr::new(0xF0C, "C18_MSR_PMON_CTL1"), Msr::new(0xF0D, "C18_MSR_PMON_CTL2"), Msr::new(0xF0E, "C18_MSR_PMON_CTL3")],
+    [Msr::new(0xF19, "C19_MSR_PMON_CTL0"), Msr::new(0xF1A, "C19_MSR_PMON_CTL1"), Msr::new(0xF1B, "C19_MSR_PMON_CTL2"), Msr::new(0xF1C, "C19_MSR_PMON_CTL3")],
+    [Msr::new(0xF27, "C20_MSR_PMON_CTL0"), Msr::new(0xF28, "C20_MSR_PMON_CTL1"), Msr::new(0xF29, "C20_MSR_PMON_CTL2"), Msr::new(0xF2A, "C20_MSR_PMON_CTL3")],
+    [Msr::new(0xF35, "C21_MSR_PMON_CTL0"), Msr::new(0xF36, "C21_MSR_PMON_CTL1"), Msr::new(0xF37, "C21_MSR_PMON_CTL2"), Msr::new(0xF38, "C21_MSR_PMON_CTL3")],
+    [Msr::new(0xF43, "C22_MSR_PMON_CTL0"), Msr::new(0xF44, "C22_MSR_PMON_CTL1"), Msr::new(0xF45, "C22_MSR_PMON_CTL2"), Msr::new(0xF46, "C22_MSR_PMON_CTL3")],
+    [Msr::new(0xF51, "C23_MSR_PMON_CTL0"), Msr::new(0xF52, "C23_MSR_PMON_CTL1"), Msr::new(0xF53, "C23_MSR_PMON_CTL2"), Msr::new(0xF54, "C23_MSR_PMON_CTL3")],
+    [Msr::new(0xF5F, "C24_MSR_PMON_CTL0"), Msr::new(0xF60, "C24_MSR_PMON_CTL1"), Msr::new(0xF61, "C24_MSR_PMON_CTL2"), Msr::new(0xF62, "C24_MSR_PMON_CTL3")],
+    [Msr::new(0xF6D, "C25_MSR_PMON_CTL0"), Msr::new(0xF6E, "C25_MSR_PMON_CTL1"), Msr::new(0xF6F, "C25_MSR_PMON_CTL2"), Msr::new(0xF70, "C25_MSR_PMON_CTL3")],
+    [Msr::new(0xF7B, "C26_MSR_PMON_CTL0"), Msr::new(0xF7C, "C26_MSR_PMON_CTL1"), Msr::new(0xF7D, "C26_MSR_PMON_CTL2"), Msr::new(0xF7E, "C26_MSR_PMON_CTL3")],
+    [Msr::new(0xF89, "C27_MSR_PMON_CTL0"), Msr::new(0xF8A, "C27_MSR_PMON_CTL1"), Msr::new(0xF8B, "C27_MSR_PMON_CTL2"), Msr::new(0xF8C, "C27_MSR_PMON_CTL3")],
+    [Msr::new(0xF97, "C28_MSR_PMON_CTL0"), Msr::new(0xF98, "C28_MSR_PMON_CTL1"), Msr::new(0xF99, "C28_MSR_PMON_CTL2"), Msr::new(0xF9A, "C28_MSR_PMON_CTL3")],
+    [Msr::new(0xFA5, "C29_MSR_PMON_CTL0"), Msr::new(0xFA6, "C29_MSR_PMON_CTL1"), Msr::new(0xFA7, "C29_MSR_PMON_CTL2"), Msr::new(0xFA8, "C29_MSR_PMON_CTL3")],
+    [Msr::new(0xFB3, "C30_MSR_PMON_CTL0"), Msr::new(0xFB4, "C30_MSR_PMON_CTL1"), Msr::new(0xFB5, "C30_MSR_PMON_CTL2"), Msr::new(0xFB6, "C30_MSR_PMON_CTL3")],
+    [Msr::new(0xFC1, "C31_MSR_PMON_CTL0"), Msr::new(0xFC2, "C31_MSR_PMON_CTL1"), Msr::new(0xFC3, "C31_MSR_PMON_CTL2"), Msr::new(0xFC4, "C31_MSR_PMON_CTL3")],
+    [Msr::new(0xFCF, "C32_MSR_PMON_CTL0"), Msr::new(0xFD0, "C32_MSR_PMON_CTL1"), Msr::new(0xFD1, "C32_MSR_PMON_CTL2"), Msr::new(0xFD2, "C32_MSR_PMON_CTL3")],
+    [Msr::new(0xFDD, "C33_MSR_PMON_CTL0"), Msr::new(0xFDE, "C33_MSR_PMON_CTL1"), Msr::new(0xFDF, "C33_MSR_PMON_CTL2"), Msr::new(0xFE0, "C33_MSR_PMON_CTL3")],
+    [Msr::new(0xB61, "C34_MSR_PMON_CTL0"), Msr::new(0xB62, "C34_MSR_PMON_CTL1"), Msr::new(0xB63, "C34_MSR_PMON_CTL2"), Msr::new(0xB64, "C34_MSR_PMON_CTL3")],
+    [Msr::new(0xB6F, "C35_MSR_PMON_CTL0"), Msr::new(0xB70, "C35_MSR_PMON_CTL1"), Msr::new(0xB71, "C35_MSR_PMON_CTL2"), Msr::new(0xB72, "C35_MSR_PMON_CTL3")],
+    [Msr::new(0xB7D, "C36_MSR_PMON_CTL0"), Msr::new(0xB7E, "C36_MSR_PMON_CTL1"), Msr::new(0xB7F, "C36_MSR_PMON_CTL2"), Msr::new(0xB80, "C36_MSR_PMON_CTL3")],
+    [Msr::new(0xB8B, "C37_MSR_PMON_CTL0"), Msr::new(0xB8C, "C37_MSR_PMON_CTL1"), Msr::new(0xB8D, "C37_MSR_PMON_CTL2"), Msr::new(0xB8E, "C37_MSR_PMON_CTL3")],
+    [Msr::new(0xB99, "C38_MSR_PMON_CTL0"), Msr::new(0xB9A, "C38_MSR_PMON_CTL1"), Msr::new(0xB9B, "C38_MSR_PMON_CTL2"), Msr::new(0xB9C, "C38_MSR_PMON_CTL3")],
+    [Msr::new(0xBA7, "C39_MSR_PMON_CTL0"), Msr::new(0xBA8, "C39_MSR_PMON_CTL1"), Msr::new(0xBA9, "C39_MSR_PMON_CTL2"), Msr::new(0xBAA, "C39_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -719,88 +641,49 @@ impl ChaBoxFilter0 {
     #[inline] pub const fn try_with_tid(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, ChaBoxFilter0Layout::NAME, "tid")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA0.
-pub const C0_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE05, "C0_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA1.
-pub const C1_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE13, "C1_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA2.
-pub const C2_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE21, "C2_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA3.
-pub const C3_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE2F, "C3_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA4.
-pub const C4_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE3D, "C4_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA5.
-pub const C5_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE4B, "C5_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA6.
-pub const C6_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE59, "C6_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA7.
-pub const C7_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE67, "C7_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA8.
-pub const C8_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE75, "C8_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA9.
-pub const C9_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE83, "C9_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA10.
-pub const C10_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE91, "C10_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA11.
-pub const C11_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE9F, "C11_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA12.
-pub const C12_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEAD, "C12_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA13.
-pub const C13_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEBB, "C13_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA14.
-pub const C14_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEC9, "C14_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA15.
-pub const C15_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xED7, "C15_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA16.
-pub const C16_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEE5, "C16_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA17.
-pub const C17_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEF3, "C17_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA18.
-pub const C18_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF0F, "C18_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA19.
-pub const C19_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF1D, "C19_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA20.
-pub const C20_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF2B, "C20_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA21.
-pub const C21_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF39, "C21_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA22.
-pub const C22_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF47, "C22_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA23.
-pub const C23_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF55, "C23_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA24.
-pub const C24_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF63, "C24_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA25.
-pub const C25_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF71, "C25_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA26.
-pub const C26_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF7F, "C26_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA27.
-pub const C27_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF8D, "C27_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA28.
-pub const C28_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF9B, "C28_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA29.
-pub const C29_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFA9, "C29_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA30.
-pub const C30_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFB7, "C30_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA31.
-pub const C31_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFC5, "C31_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA32.
-pub const C32_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFD3, "C32_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA33.
-pub const C33_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFE1, "C33_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA34.
-pub const C34_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xB65, "C34_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA35.
-pub const C35_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xB73, "C35_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA36.
-pub const C36_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xB81, "C36_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA37.
-pub const C37_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xB8F, "C37_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA38.
-pub const C38_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xB9D, "C38_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA39.
-pub const C39_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xBAB, "C39_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 40] = [C0_MSR_PMON_BOX_FILTER0, C1_MSR_PMON_BOX_FILTER0, C2_MSR_PMON_BOX_FILTER0, C3_MSR_PMON_BOX_FILTER0, C4_MSR_PMON_BOX_FILTER0, C5_MSR_PMON_BOX_FILTER0, C6_MSR_PMON_BOX_FILTER0, C7_MSR_PMON_BOX_FILTER0, C8_MSR_PMON_BOX_FILTER0, C9_MSR_PMON_BOX_FILTER0, C10_MSR_PMON_BOX_FILTER0, C11_MSR_PMON_BOX_FILTER0, C12_MSR_PMON_BOX_FILTER0, C13_MSR_PMON_BOX_FILTER0, C14_MSR_PMON_BOX_FILTER0, C15_MSR_PMON_BOX_FILTER0, C16_MSR_PMON_BOX_FILTER0, C17_MSR_PMON_BOX_FILTER0, C18_MSR_PMON_BOX_FILTER0, C19_MSR_PMON_BOX_FILTER0, C20_MSR_PMON_BOX_FILTER0, C21_MSR_PMON_BOX_FILTER0, C22_MSR_PMON_BOX_FILTER0, C23_MSR_PMON_BOX_FILTER0, C24_MSR_PMON_BOX_FILTER0, C25_MSR_PMON_BOX_FILTER0, C26_MSR_PMON_BOX_FILTER0, C27_MSR_PMON_BOX_FILTER0, C28_MSR_PMON_BOX_FILTER0, C29_MSR_PMON_BOX_FILTER0, C30_MSR_PMON_BOX_FILTER0, C31_MSR_PMON_BOX_FILTER0, C32_MSR_PMON_BOX_FILTER0, C33_MSR_PMON_BOX_FILTER0, C34_MSR_PMON_BOX_FILTER0, C35_MSR_PMON_BOX_FILTER0, C36_MSR_PMON_BOX_FILTER0, C37_MSR_PMON_BOX_FILTER0, C38_MSR_PMON_BOX_FILTER0, C39_MSR_PMON_BOX_FILTER0];
+/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39).
+pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 40] = [
+    Msr::new(0xE05, "C0_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE13, "C1_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE21, "C2_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE2F, "C3_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE3D, "C4_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE4B, "C5_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE59, "C6_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE67, "C7_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE75, "C8_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE83, "C9_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE91, "C10_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE9F, "C11_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEAD, "C12_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEBB, "C13_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEC9, "C14_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xED7, "C15_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEE5, "C16_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEF3, "C17_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF0F, "C18_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF1D, "C19_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF2B, "C20_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF39, "C21_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF47, "C22_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF55, "C23_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF63, "C24_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF71, "C25_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF7F, "C26_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF8D, "C27_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF9B, "C28_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xFA9, "C29_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xFB7, "C30_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xFC5, "C31_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xFD3, "C32_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xFE1, "C33_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xB65, "C34_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xB73, "C35_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xB81, "C36_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xB8F, "C37_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xB9D, "C38_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xBAB, "C39_MSR_PMON_BOX_FILTER0"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
@@ -907,88 +790,49 @@ impl ChaBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, ChaBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA0.
-pub const C0_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE07, "C0_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA1.
-pub const C1_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE15, "C1_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA2.
-pub const C2_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE23, "C2_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA3.
-pub const C3_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE31, "C3_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA4.
-pub const C4_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE3F, "C4_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA5.
-pub const C5_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE4D, "C5_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA6.
-pub const C6_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE5B, "C6_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA7.
-pub const C7_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE69, "C7_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA8.
-pub const C8_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE77, "C8_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA9.
-pub const C9_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE85, "C9_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA10.
-pub const C10_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE93, "C10_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA11.
-pub const C11_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEA1, "C11_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA12.
-pub const C12_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEAF, "C12_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA13.
-pub const C13_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEBD, "C13_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA14.
-pub const C14_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xECB, "C14_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA15.
-pub const C15_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xED9, "C15_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA16.
-pub const C16_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEE7, "C16_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA17.
-pub const C17_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEF5, "C17_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA18.
-pub const C18_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF11, "C18_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA19.
-pub const C19_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF1F, "C19_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA20.
-pub const C20_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF2D, "C20_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA21.
-pub const C21_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF3B, "C21_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA22.
-pub const C22_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF49, "C22_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA23.
-pub const C23_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF57, "C23_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA24.
-pub const C24_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF65, "C24_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA25.
-pub const C25_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF73, "C25_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA26.
-pub const C26_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF81, "C26_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA27.
-pub const C27_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF8F, "C27_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA28.
-pub const C28_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF9D, "C28_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA29.
-pub const C29_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFAB, "C29_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA30.
-pub const C30_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFB9, "C30_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA31.
-pub const C31_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFC7, "C31_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA32.
-pub const C32_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFD5, "C32_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA33.
-pub const C33_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFE3, "C33_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA34.
-pub const C34_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xB67, "C34_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA35.
-pub const C35_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xB75, "C35_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA36.
-pub const C36_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xB83, "C36_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA37.
-pub const C37_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xB91, "C37_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA38.
-pub const C38_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xB9F, "C38_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA39.
-pub const C39_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xBAD, "C39_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_STATUS: [Msr<ChaBoxStatus>; 40] = [C0_MSR_PMON_BOX_STATUS, C1_MSR_PMON_BOX_STATUS, C2_MSR_PMON_BOX_STATUS, C3_MSR_PMON_BOX_STATUS, C4_MSR_PMON_BOX_STATUS, C5_MSR_PMON_BOX_STATUS, C6_MSR_PMON_BOX_STATUS, C7_MSR_PMON_BOX_STATUS, C8_MSR_PMON_BOX_STATUS, C9_MSR_PMON_BOX_STATUS, C10_MSR_PMON_BOX_STATUS, C11_MSR_PMON_BOX_STATUS, C12_MSR_PMON_BOX_STATUS, C13_MSR_PMON_BOX_STATUS, C14_MSR_PMON_BOX_STATUS, C15_MSR_PMON_BOX_STATUS, C16_MSR_PMON_BOX_STATUS, C17_MSR_PMON_BOX_STATUS, C18_MSR_PMON_BOX_STATUS, C19_MSR_PMON_BOX_STATUS, C20_MSR_PMON_BOX_STATUS, C21_MSR_PMON_BOX_STATUS, C22_MSR_PMON_BOX_STATUS, C23_MSR_PMON_BOX_STATUS, C24_MSR_PMON_BOX_STATUS, C25_MSR_PMON_BOX_STATUS, C26_MSR_PMON_BOX_STATUS, C27_MSR_PMON_BOX_STATUS, C28_MSR_PMON_BOX_STATUS, C29_MSR_PMON_BOX_STATUS, C30_MSR_PMON_BOX_STATUS, C31_MSR_PMON_BOX_STATUS, C32_MSR_PMON_BOX_STATUS, C33_MSR_PMON_BOX_STATUS, C34_MSR_PMON_BOX_STATUS, C35_MSR_PMON_BOX_STATUS, C36_MSR_PMON_BOX_STATUS, C37_MSR_PMON_BOX_STATUS, C38_MSR_PMON_BOX_STATUS, C39_MSR_PMON_BOX_STATUS];
+/// `C{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39).
+pub const C_MSR_PMON_BOX_STATUS: [Msr<ChaBoxStatus>; 40] = [
+    Msr::new(0xE07, "C0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE15, "C1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE23, "C2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE31, "C3_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE3F, "C4_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE4D, "C5_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE5B, "C6_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE69, "C7_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE77, "C8_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE85, "C9_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE93, "C10_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEA1, "C11_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEAF, "C12_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEBD, "C13_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xECB, "C14_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xED9, "C15_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEE7, "C16_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEF5, "C17_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF11, "C18_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF1F, "C19_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF2D, "C20_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF3B, "C21_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF49, "C22_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF57, "C23_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF65, "C24_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF73, "C25_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF81, "C26_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF8F, "C27_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF9D, "C28_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xFAB, "C29_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xFB9, "C30_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xFC7, "C31_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xFD5, "C32_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xFE3, "C33_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB67, "C34_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB75, "C35_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB83, "C36_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB91, "C37_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB9F, "C38_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xBAD, "C39_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -1091,88 +935,49 @@ impl ChaCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ChaCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE08, "C0_MSR_PMON_CTR0"), Msr::new(0xE09, "C0_MSR_PMON_CTR1"), Msr::new(0xE0A, "C0_MSR_PMON_CTR2"), Msr::new(0xE0B, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE16, "C1_MSR_PMON_CTR0"), Msr::new(0xE17, "C1_MSR_PMON_CTR1"), Msr::new(0xE18, "C1_MSR_PMON_CTR2"), Msr::new(0xE19, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE24, "C2_MSR_PMON_CTR0"), Msr::new(0xE25, "C2_MSR_PMON_CTR1"), Msr::new(0xE26, "C2_MSR_PMON_CTR2"), Msr::new(0xE27, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE32, "C3_MSR_PMON_CTR0"), Msr::new(0xE33, "C3_MSR_PMON_CTR1"), Msr::new(0xE34, "C3_MSR_PMON_CTR2"), Msr::new(0xE35, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE40, "C4_MSR_PMON_CTR0"), Msr::new(0xE41, "C4_MSR_PMON_CTR1"), Msr::new(0xE42, "C4_MSR_PMON_CTR2"), Msr::new(0xE43, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE4E, "C5_MSR_PMON_CTR0"), Msr::new(0xE4F, "C5_MSR_PMON_CTR1"), Msr::new(0xE50, "C5_MSR_PMON_CTR2"), Msr::new(0xE51, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE5C, "C6_MSR_PMON_CTR0"), Msr::new(0xE5D, "C6_MSR_PMON_CTR1"), Msr::new(0xE5E, "C6_MSR_PMON_CTR2"), Msr::new(0xE5F, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE6A, "C7_MSR_PMON_CTR0"), Msr::new(0xE6B, "C7_MSR_PMON_CTR1"), Msr::new(0xE6C, "C7_MSR_PMON_CTR2"), Msr::new(0xE6D, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE78, "C8_MSR_PMON_CTR0"), Msr::new(0xE79, "C8_MSR_PMON_CTR1"), Msr::new(0xE7A, "C8_MSR_PMON_CTR2"), Msr::new(0xE7B, "C8_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE86, "C9_MSR_PMON_CTR0"), Msr::new(0xE87, "C9_MSR_PMON_CTR1"), Msr::new(0xE88, "C9_MSR_PMON_CTR2"), Msr::new(0xE89, "C9_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE94, "C10_MSR_PMON_CTR0"), Msr::new(0xE95, "C10_MSR_PMON_CTR1"), Msr::new(0xE96, "C10_MSR_PMON_CTR2"), Msr::new(0xE97, "C10_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEA2, "C11_MSR_PMON_CTR0"), Msr::new(0xEA3, "C11_MSR_PMON_CTR1"), Msr::new(0xEA4, "C11_MSR_PMON_CTR2"), Msr::new(0xEA5, "C11_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEB0, "C12_MSR_PMON_CTR0"), Msr::new(0xEB1, "C12_MSR_PMON_CTR1"), Msr::new(0xEB2, "C12_MSR_PMON_CTR2"), Msr::new(0xEB3, "C12_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEBE, "C13_MSR_PMON_CTR0"), Msr::new(0xEBF, "C13_MSR_PMON_CTR1"), Msr::new(0xEC0, "C13_MSR_PMON_CTR2"), Msr::new(0xEC1, "C13_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xECC, "C14_MSR_PMON_CTR0"), Msr::new(0xECD, "C14_MSR_PMON_CTR1"), Msr::new(0xECE, "C14_MSR_PMON_CTR2"), Msr::new(0xECF, "C14_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEDA, "C15_MSR_PMON_CTR0"), Msr::new(0xEDB, "C15_MSR_PMON_CTR1"), Msr::new(0xEDC, "C15_MSR_PMON_CTR2"), Msr::new(0xEDD, "C15_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEE8, "C16_MSR_PMON_CTR0"), Msr::new(0xEE9, "C16_MSR_PMON_CTR1"), Msr::new(0xEEA, "C16_MSR_PMON_CTR2"), Msr::new(0xEEB, "C16_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEF6, "C17_MSR_PMON_CTR0"), Msr::new(0xEF7, "C17_MSR_PMON_CTR1"), Msr::new(0xEF8, "C17_MSR_PMON_CTR2"), Msr::new(0xEF9, "C17_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF12, "C18_MSR_PMON_CTR0"), Msr::new(0xF13, "C18_MSR_PMON_CTR1"), Msr::new(0xF14, "C18_MSR_PMON_CTR2"), Msr::new(0xF15, "C18_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF20, "C19_MSR_PMON_CTR0"), Msr::new(0xF21, "C19_MSR_PMON_CTR1"), Msr::new(0xF22, "C19_MSR_PMON_CTR2"), Msr::new(0xF23, "C19_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF2E, "C20_MSR_PMON_CTR0"), Msr::new(0xF2F, "C20_MSR_PMON_CTR1"), Msr::new(0xF30, "C20_MSR_PMON_CTR2"), Msr::new(0xF31, "C20_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF3C, "C21_MSR_PMON_CTR0"), Msr::new(0xF3D, "C21_MSR_PMON_CTR1"), Msr::new(0xF3E, "C21_MSR_PMON_CTR2"), Msr::new(0xF3F, "C21_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF4A, "C22_MSR_PMON_CTR0"), Msr::new(0xF4B, "C22_MSR_PMON_CTR1"), Msr::new(0xF4C, "C22_MSR_PMON_CTR2"), Msr::new(0xF4D, "C22_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF58, "C23_MSR_PMON_CTR0"), Msr::new(0xF59, "C23_MSR_PMON_CTR1"), Msr::new(0xF5A, "C23_MSR_PMON_CTR2"), Msr::new(0xF5B, "C23_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF66, "C24_MSR_PMON_CTR0"), Msr::new(0xF67, "C24_MSR_PMON_CTR1"), Msr::new(0xF68, "C24_MSR_PMON_CTR2"), Msr::new(0xF69, "C24_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF74, "C25_MSR_PMON_CTR0"), Msr::new(0xF75, "C25_MSR_PMON_CTR1"), Msr::new(0xF76, "C25_MSR_PMON_CTR2"), Msr::new(0xF77, "C25_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF82, "C26_MSR_PMON_CTR0"), Msr::new(0xF83, "C26_MSR_PMON_CTR1"), Msr::new(0xF84, "C26_MSR_PMON_CTR2"), Msr::new(0xF85, "C26_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF90, "C27_MSR_PMON_CTR0"), Msr::new(0xF91, "C27_MSR_PMON_CTR1"), Msr::new(0xF92, "C27_MSR_PMON_CTR2"), Msr::new(0xF93, "C27_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA28.
-pub const C28_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF9E, "C28_MSR_PMON_CTR0"), Msr::new(0xF9F, "C28_MSR_PMON_CTR1"), Msr::new(0xFA0, "C28_MSR_PMON_CTR2"), Msr::new(0xFA1, "C28_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA29.
-pub const C29_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFAC, "C29_MSR_PMON_CTR0"), Msr::new(0xFAD, "C29_MSR_PMON_CTR1"), Msr::new(0xFAE, "C29_MSR_PMON_CTR2"), Msr::new(0xFAF, "C29_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA30.
-pub const C30_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFBA, "C30_MSR_PMON_CTR0"), Msr::new(0xFBB, "C30_MSR_PMON_CTR1"), Msr::new(0xFBC, "C30_MSR_PMON_CTR2"), Msr::new(0xFBD, "C30_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA31.
-pub const C31_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFC8, "C31_MSR_PMON_CTR0"), Msr::new(0xFC9, "C31_MSR_PMON_CTR1"), Msr::new(0xFCA, "C31_MSR_PMON_CTR2"), Msr::new(0xFCB, "C31_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA32.
-pub const C32_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFD6, "C32_MSR_PMON_CTR0"), Msr::new(0xFD7, "C32_MSR_PMON_CTR1"), Msr::new(0xFD8, "C32_MSR_PMON_CTR2"), Msr::new(0xFD9, "C32_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA33.
-pub const C33_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFE4, "C33_MSR_PMON_CTR0"), Msr::new(0xFE5, "C33_MSR_PMON_CTR1"), Msr::new(0xFE6, "C33_MSR_PMON_CTR2"), Msr::new(0xFE7, "C33_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA34.
-pub const C34_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xB68, "C34_MSR_PMON_CTR0"), Msr::new(0xB69, "C34_MSR_PMON_CTR1"), Msr::new(0xB6A, "C34_MSR_PMON_CTR2"), Msr::new(0xB6B, "C34_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA35.
-pub const C35_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xB76, "C35_MSR_PMON_CTR0"), Msr::new(0xB77, "C35_MSR_PMON_CTR1"), Msr::new(0xB78, "C35_MSR_PMON_CTR2"), Msr::new(0xB79, "C35_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA36.
-pub const C36_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xB84, "C36_MSR_PMON_CTR0"), Msr::new(0xB85, "C36_MSR_PMON_CTR1"), Msr::new(0xB86, "C36_MSR_PMON_CTR2"), Msr::new(0xB87, "C36_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA37.
-pub const C37_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xB92, "C37_MSR_PMON_CTR0"), Msr::new(0xB93, "C37_MSR_PMON_CTR1"), Msr::new(0xB94, "C37_MSR_PMON_CTR2"), Msr::new(0xB95, "C37_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA38.
-pub const C38_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xBA0, "C38_MSR_PMON_CTR0"), Msr::new(0xBA1, "C38_MSR_PMON_CTR1"), Msr::new(0xBA2, "C38_MSR_PMON_CTR2"), Msr::new(0xBA3, "C38_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA39.
-pub const C39_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xBAE, "C39_MSR_PMON_CTR0"), Msr::new(0xBAF, "C39_MSR_PMON_CTR1"), Msr::new(0xBB0, "C39_MSR_PMON_CTR2"), Msr::new(0xBB1, "C39_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 40] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR, C8_MSR_PMON_CTR, C9_MSR_PMON_CTR, C10_MSR_PMON_CTR, C11_MSR_PMON_CTR, C12_MSR_PMON_CTR, C13_MSR_PMON_CTR, C14_MSR_PMON_CTR, C15_MSR_PMON_CTR, C16_MSR_PMON_CTR, C17_MSR_PMON_CTR, C18_MSR_PMON_CTR, C19_MSR_PMON_CTR, C20_MSR_PMON_CTR, C21_MSR_PMON_CTR, C22_MSR_PMON_CTR, C23_MSR_PMON_CTR, C24_MSR_PMON_CTR, C25_MSR_PMON_CTR, C26_MSR_PMON_CTR, C27_MSR_PMON_CTR, C28_MSR_PMON_CTR, C29_MSR_PMON_CTR, C30_MSR_PMON_CTR, C31_MSR_PMON_CTR, C32_MSR_PMON_CTR, C33_MSR_PMON_CTR, C34_MSR_PMON_CTR, C35_MSR_PMON_CTR, C36_MSR_PMON_CTR, C37_MSR_PMON_CTR, C38_MSR_PMON_CTR, C39_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39).
+pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 40] = [
+    [Msr::new(0xE08, "C0_MSR_PMON_CTR0"), Msr::new(0xE09, "C0_MSR_PMON_CTR1"), Msr::new(0xE0A, "C0_MSR_PMON_CTR2"), Msr::new(0xE0B, "C0_MSR_PMON_CTR3")],
+    [Msr::new(0xE16, "C1_MSR_PMON_CTR0"), Msr::new(0xE17, "C1_MSR_PMON_CTR1"), Msr::new(0xE18, "C1_MSR_PMON_CTR2"), Msr::new(0xE19, "C1_MSR_PMON_CTR3")],
+    [Msr::new(0xE24, "C2_MSR_PMON_CTR0"), Msr::new(0xE25, "C2_MSR_PMON_CTR1"), Msr::new(0xE26, "C2_MSR_PMON_CTR2"), Msr::new(0xE27, "C2_MSR_PMON_CTR3")],
+    [Msr::new(0xE32, "C3_MSR_PMON_CTR0"), Msr::new(0xE33, "C3_MSR_PMON_CTR1"), Msr::new(0xE34, "C3_MSR_PMON_CTR2"), Msr::new(0xE35, "C3_MSR_PMON_CTR3")],
+    [Msr::new(0xE40, "C4_MSR_PMON_CTR0"), Msr::new(0xE41, "C4_MSR_PMON_CTR1"), Msr::new(0xE42, "C4_MSR_PMON_CTR2"), Msr::new(0xE43, "C4_MSR_PMON_CTR3")],
+    [Msr::new(0xE4E, "C5_MSR_PMON_CTR0"), Msr::new(0xE4F, "C5_MSR_PMON_CTR1"), Msr::new(0xE50, "C5_MSR_PMON_CTR2"), Msr::new(0xE51, "C5_MSR_PMON_CTR3")],
+    [Msr::new(0xE5C, "C6_MSR_PMON_CTR0"), Msr::new(0xE5D, "C6_MSR_PMON_CTR1"), Msr::new(0xE5E, "C6_MSR_PMON_CTR2"), Msr::new(0xE5F, "C6_MSR_PMON_CTR3")],
+    [Msr::new(0xE6A, "C7_MSR_PMON_CTR0"), Msr::new(0xE6B, "C7_MSR_PMON_CTR1"), Msr::new(0xE6C, "C7_MSR_PMON_CTR2"), Msr::new(0xE6D, "C7_MSR_PMON_CTR3")],
+    [Msr::new(0xE78, "C8_MSR_PMON_CTR0"), Msr::new(0xE79, "C8_MSR_PMON_CTR1"), Msr::new(0xE7A, "C8_MSR_PMON_CTR2"), Msr::new(0xE7B, "C8_MSR_PMON_CTR3")],
+    [Msr::new(0xE86, "C9_MSR_PMON_CTR0"), Msr::new(0xE87, "C9_MSR_PMON_CTR1"), Msr::new(0xE88, "C9_MSR_PMON_CTR2"), Msr::new(0xE89, "C9_MSR_PMON_CTR3")],
+    [Msr::new(0xE94, "C10_MSR_PMON_CTR0"), Msr::new(0xE95, "C10_MSR_PMON_CTR1"), Msr::new(0xE96, "C10_MSR_PMON_CTR2"), Msr::new(0xE97, "C10_MSR_PMON_CTR3")],
+    [Msr::new(0xEA2, "C11_MSR_PMON_CTR0"), Msr::new(0xEA3, "C11_MSR_PMON_CTR1"), Msr::new(0xEA4, "C11_MSR_PMON_CTR2"), Msr::new(0xEA5, "C11_MSR_PMON_CTR3")],
+    [Msr::new(0xEB0, "C12_MSR_PMON_CTR0"), Msr::new(0xEB1, "C12_MSR_PMON_CTR1"), Msr::new(0xEB2, "C12_MSR_PMON_CTR2"), Msr::new(0xEB3, "C12_MSR_PMON_CTR3")],
+    [Msr::new(0xEBE, "C13_MSR_PMON_CTR0"), Msr::new(0xEBF, "C13_MSR_PMON_CTR1"), Msr::new(0xEC0, "C13_MSR_PMON_CTR2"), Msr::new(0xEC1, "C13_MSR_PMON_CTR3")],
+    [Msr::new(0xECC, "C14_MSR_PMON_CTR0"), Msr::new(0xECD, "C14_MSR_PMON_CTR1"), Msr::new(0xECE, "C14_MSR_PMON_CTR2"), Msr::new(0xECF, "C14_MSR_PMON_CTR3")],
+    [Msr::new(0xEDA, "C15_MSR_PMON_CTR0"), Msr::new(0xEDB, "C15_MSR_PMON_CTR1"), Msr::new(0xEDC, "C15_MSR_PMON_CTR2"), Msr::new(0xEDD, "C15_MSR_PMON_CTR3")],
+    [Msr::new(0xEE8, "C16_MSR_PMON_CTR0"), Msr::new(0xEE9, "C16_MSR_PMON_CTR1"), Msr::new(0xEEA, "C16_MSR_PMON_CTR2"), Msr::new(0xEEB, "C16_MSR_PMON_CTR3")],
+    [Msr::new(0xEF6, "C17_MSR_PMON_CTR0"), Msr::new(0xEF7, "C17_MSR_PMON_CTR1"), Msr::new(0xEF8, "C17_MSR_PMON_CTR2"), Msr::new(0xEF9, "C17_MSR_PMON_CTR3")],
+    [Msr::new(0xF12, "C18_MSR_PMON_CTR0"), Msr::new(0xF13, "C18_MSR_PMON_CTR1"), Msr::new(0xF14, "C18_MSR_PMON_CTR2"), Msr::new(0xF15, "C18_MSR_PMON_CTR3")],
+    [Msr::new(0xF20, "C19_MSR_PMON_CTR0"), Msr::new(0xF21, "C19_MSR_PMON_CTR1"), Msr::new(0xF22, "C19_MSR_PMON_CTR2"), Msr::new(0xF23, "C19_MSR_PMON_CTR3")],
+    [Msr::new(0xF2E, "C20_MSR_PMON_CTR0"), Msr::new(0xF2F, "C20_MSR_PMON_CTR1"), Msr::new(0xF30, "C20_MSR_PMON_CTR2"), Msr::new(0xF31, "C20_MSR_PMON_CTR3")],
+    [Msr::new(0xF3C, "C21_MSR_PMON_CTR0"), Msr::new(0xF3D, "C21_MSR_PMON_CTR1"), Msr::new(0xF3E, "C21_MSR_PMON_CTR2"), Msr::new(0xF3F, "C21_MSR_PMON_CTR3")],
+    [Msr::new(0xF4A, "C22_MSR_PMON_CTR0"), Msr::new(0xF4B, "C22_MSR_PMON_CTR1"), Msr::new(0xF4C, "C22_MSR_PMON_CTR2"), Msr::new(0xF4D, "C22_MSR_PMON_CTR3")],
+    [Msr::new(0xF58, "C23_MSR_PMON_CTR0"), Msr::new(0xF59, "C23_MSR_PMON_CTR1"), Msr::new(0xF5A, "C23_MSR_PMON_CTR2"), Msr::new(0xF5B, "C23_MSR_PMON_CTR3")],
+    [Msr::new(0xF66, "C24_MSR_PMON_CTR0"), Msr::new(0xF67, "C24_MSR_PMON_CTR1"), Msr::new(0xF68, "C24_MSR_PMON_CTR2"), Msr::new(0xF69, "C24_MSR_PMON_CTR3")],
+    [Msr::new(0xF74, "C25_MSR_PMON_CTR0"), Msr::new(0xF75, "C25_MSR_PMON_CTR1"), Msr::new(0xF76, "C25_MSR_PMON_CTR2"), Msr::new(0xF77, "C25_MSR_PMON_CTR3")],
+    [Msr::new(0xF82, "C26_MSR_PMON_CTR0"), Msr::new(0xF83, "C26_MSR_PMON_CTR1"), Msr::new(0xF84, "C26_MSR_PMON_CTR2"), Msr::new(0xF85, "C26_MSR_PMON_CTR3")],
+    [Msr::new(0xF90, "C27_MSR_PMON_CTR0"), Msr::new(0xF91, "C27_MSR_PMON_CTR1"), Msr::new(0xF92, "C27_MSR_PMON_CTR2"), Msr::new(0xF93, "C27_MSR_PMON_CTR3")],
+    [Msr::new(0xF9E, "C28_MSR_PMON_CTR0"), Msr::new(0xF9F, "C28_MSR_PMON_CTR1"), Msr::new(0xFA0, "C28_MSR_PMON_CTR2"), Msr::new(0xFA1, "C28_MSR_PMON_CTR3")],
+    [Msr::new(0xFAC, "C29_MSR_PMON_CTR0"), Msr::new(0xFAD, "C29_MSR_PMON_CTR1"), Msr::new(0xFAE, "C29_MSR_PMON_CTR2"), Msr::new(0xFAF, "C29_MSR_PMON_CTR3")],
+    [Msr::new(0xFBA, "C30_MSR_PMON_CTR0"), Msr::new(0xFBB, "C30_MSR_PMON_CTR1"), Msr::new(0xFBC, "C30_MSR_PMON_CTR2"), Msr::new(0xFBD, "C30_MSR_PMON_CTR3")],
+    [Msr::new(0xFC8, "C31_MSR_PMON_CTR0"), Msr::new(0xFC9, "C31_MSR_PMON_CTR1"), Msr::new(0xFCA, "C31_MSR_PMON_CTR2"), Msr::new(0xFCB, "C31_MSR_PMON_CTR3")],
+    [Msr::new(0xFD6, "C32_MSR_PMON_CTR0"), Msr::new(0xFD7, "C32_MSR_PMON_CTR1"), Msr::new(0xFD8, "C32_MSR_PMON_CTR2"), Msr::new(0xFD9, "C32_MSR_PMON_CTR3")],
+    [Msr::new(0xFE4, "C33_MSR_PMON_CTR0"), Msr::new(0xFE5, "C33_MSR_PMON_CTR1"), Msr::new(0xFE6, "C33_MSR_PMON_CTR2"), Msr::new(0xFE7, "C33_MSR_PMON_CTR3")],
+    [Msr::new(0xB68, "C34_MSR_PMON_CTR0"), Msr::new(0xB69, "C34_MSR_PMON_CTR1"), Msr::new(0xB6A, "C34_MSR_PMON_CTR2"), Msr::new(0xB6B, "C34_MSR_PMON_CTR3")],
+    [Msr::new(0xB76, "C35_MSR_PMON_CTR0"), Msr::new(0xB77, "C35_MSR_PMON_CTR1"), Msr::new(0xB78, "C35_MSR_PMON_CTR2"), Msr::new(0xB79, "C35_MSR_PMON_CTR3")],
+    [Msr::new(0xB84, "C36_MSR_PMON_CTR0"), Msr::new(0xB85, "C36_MSR_PMON_CTR1"), Msr::new(0xB86, "C36_MSR_PMON_CTR2"), Msr::new(0xB87, "C36_MSR_PMON_CTR3")],
+    [Msr::new(0xB92, "C37_MSR_PMON_CTR0"), Msr::new(0xB93, "C37_MSR_PMON_CTR1"), Msr::new(0xB94, "C37_MSR_PMON_CTR2"), Msr::new(0xB95, "C37_MSR_PMON_CTR3")],
+    [Msr::new(0xBA0, "C38_MSR_PMON_CTR0"), Msr::new(0xBA1, "C38_MSR_PMON_CTR1"), Msr::new(0xBA2, "C38_MSR_PMON_CTR2"), Msr::new(0xBA3, "C38_MSR_PMON_CTR3")],
+    [Msr::new(0xBAE, "C39_MSR_PMON_CTR0"), Msr::new(0xBAF, "C39_MSR_PMON_CTR1"), Msr::new(0xBB0, "C39_MSR_PMON_CTR2"), Msr::new(0xBB1, "C39_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static CHA_CTR_INFO: RegisterInfo = RegisterInfo {

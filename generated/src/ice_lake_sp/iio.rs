@@ -98,20 +98,15 @@ impl IioBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO0.
-pub const IIO0_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xA50, "IIO0_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO1.
-pub const IIO1_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xA70, "IIO1_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO2.
-pub const IIO2_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xA90, "IIO2_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO3.
-pub const IIO3_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xAE0, "IIO3_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO4.
-pub const IIO4_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xB00, "IIO4_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO5.
-pub const IIO5_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xB20, "IIO5_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 6] = [IIO0_MSR_PMON_BOX_CTL, IIO1_MSR_PMON_BOX_CTL, IIO2_MSR_PMON_BOX_CTL, IIO3_MSR_PMON_BOX_CTL, IIO4_MSR_PMON_BOX_CTL, IIO5_MSR_PMON_BOX_CTL];
+/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 6] = [
+    Msr::new(0xA50, "IIO0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA70, "IIO1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA90, "IIO2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xAE0, "IIO3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB00, "IIO4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB20, "IIO5_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -319,20 +314,15 @@ impl IioCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xA58, "IIO0_MSR_PMON_CTL0"), Msr::new(0xA59, "IIO0_MSR_PMON_CTL1"), Msr::new(0xA5A, "IIO0_MSR_PMON_CTL2"), Msr::new(0xA5B, "IIO0_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xA78, "IIO1_MSR_PMON_CTL0"), Msr::new(0xA79, "IIO1_MSR_PMON_CTL1"), Msr::new(0xA7A, "IIO1_MSR_PMON_CTL2"), Msr::new(0xA7B, "IIO1_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xA98, "IIO2_MSR_PMON_CTL0"), Msr::new(0xA99, "IIO2_MSR_PMON_CTL1"), Msr::new(0xA9A, "IIO2_MSR_PMON_CTL2"), Msr::new(0xA9B, "IIO2_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xAE8, "IIO3_MSR_PMON_CTL0"), Msr::new(0xAE9, "IIO3_MSR_PMON_CTL1"), Msr::new(0xAEA, "IIO3_MSR_PMON_CTL2"), Msr::new(0xAEB, "IIO3_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xB08, "IIO4_MSR_PMON_CTL0"), Msr::new(0xB09, "IIO4_MSR_PMON_CTL1"), Msr::new(0xB0A, "IIO4_MSR_PMON_CTL2"), Msr::new(0xB0B, "IIO4_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xB28, "IIO5_MSR_PMON_CTL0"), Msr::new(0xB29, "IIO5_MSR_PMON_CTL1"), Msr::new(0xB2A, "IIO5_MSR_PMON_CTL2"), Msr::new(0xB2B, "IIO5_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 6] = [IIO0_MSR_PMON_CTL, IIO1_MSR_PMON_CTL, IIO2_MSR_PMON_CTL, IIO3_MSR_PMON_CTL, IIO4_MSR_PMON_CTL, IIO5_MSR_PMON_CTL];
+/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 6] = [
+    [Msr::new(0xA58, "IIO0_MSR_PMON_CTL0"), Msr::new(0xA59, "IIO0_MSR_PMON_CTL1"), Msr::new(0xA5A, "IIO0_MSR_PMON_CTL2"), Msr::new(0xA5B, "IIO0_MSR_PMON_CTL3")],
+    [Msr::new(0xA78, "IIO1_MSR_PMON_CTL0"), Msr::new(0xA79, "IIO1_MSR_PMON_CTL1"), Msr::new(0xA7A, "IIO1_MSR_PMON_CTL2"), Msr::new(0xA7B, "IIO1_MSR_PMON_CTL3")],
+    [Msr::new(0xA98, "IIO2_MSR_PMON_CTL0"), Msr::new(0xA99, "IIO2_MSR_PMON_CTL1"), Msr::new(0xA9A, "IIO2_MSR_PMON_CTL2"), Msr::new(0xA9B, "IIO2_MSR_PMON_CTL3")],
+    [Msr::new(0xAE8, "IIO3_MSR_PMON_CTL0"), Msr::new(0xAE9, "IIO3_MSR_PMON_CTL1"), Msr::new(0xAEA, "IIO3_MSR_PMON_CTL2"), Msr::new(0xAEB, "IIO3_MSR_PMON_CTL3")],
+    [Msr::new(0xB08, "IIO4_MSR_PMON_CTL0"), Msr::new(0xB09, "IIO4_MSR_PMON_CTL1"), Msr::new(0xB0A, "IIO4_MSR_PMON_CTL2"), Msr::new(0xB0B, "IIO4_MSR_PMON_CTL3")],
+    [Msr::new(0xB28, "IIO5_MSR_PMON_CTL0"), Msr::new(0xB29, "IIO5_MSR_PMON_CTL1"), Msr::new(0xB2A, "IIO5_MSR_PMON_CTL2"), Msr::new(0xB2B, "IIO5_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -424,20 +414,15 @@ impl IioBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, IioBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO0.
-pub const IIO0_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xA57, "IIO0_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO1.
-pub const IIO1_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xA77, "IIO1_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO2.
-pub const IIO2_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xA97, "IIO2_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO3.
-pub const IIO3_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xAE7, "IIO3_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO4.
-pub const IIO4_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xB07, "IIO4_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO5.
-pub const IIO5_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xB27, "IIO5_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const IIO_MSR_PMON_BOX_STATUS: [Msr<IioBoxStatus>; 6] = [IIO0_MSR_PMON_BOX_STATUS, IIO1_MSR_PMON_BOX_STATUS, IIO2_MSR_PMON_BOX_STATUS, IIO3_MSR_PMON_BOX_STATUS, IIO4_MSR_PMON_BOX_STATUS, IIO5_MSR_PMON_BOX_STATUS];
+/// `IIO{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+pub const IIO_MSR_PMON_BOX_STATUS: [Msr<IioBoxStatus>; 6] = [
+    Msr::new(0xA57, "IIO0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA77, "IIO1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA97, "IIO2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xAE7, "IIO3_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB07, "IIO4_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB27, "IIO5_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -508,20 +493,15 @@ impl IioCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IioCtrLayout::NAME, "event_count")) }
 }
 
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xA51, "IIO0_MSR_PMON_CTR0"), Msr::new(0xA52, "IIO0_MSR_PMON_CTR1"), Msr::new(0xA53, "IIO0_MSR_PMON_CTR2"), Msr::new(0xA54, "IIO0_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xA71, "IIO1_MSR_PMON_CTR0"), Msr::new(0xA72, "IIO1_MSR_PMON_CTR1"), Msr::new(0xA73, "IIO1_MSR_PMON_CTR2"), Msr::new(0xA74, "IIO1_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xA91, "IIO2_MSR_PMON_CTR0"), Msr::new(0xA92, "IIO2_MSR_PMON_CTR1"), Msr::new(0xA93, "IIO2_MSR_PMON_CTR2"), Msr::new(0xA94, "IIO2_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xAE1, "IIO3_MSR_PMON_CTR0"), Msr::new(0xAE2, "IIO3_MSR_PMON_CTR1"), Msr::new(0xAE3, "IIO3_MSR_PMON_CTR2"), Msr::new(0xAE4, "IIO3_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xB01, "IIO4_MSR_PMON_CTR0"), Msr::new(0xB02, "IIO4_MSR_PMON_CTR1"), Msr::new(0xB03, "IIO4_MSR_PMON_CTR2"), Msr::new(0xB04, "IIO4_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xB21, "IIO5_MSR_PMON_CTR0"), Msr::new(0xB22, "IIO5_MSR_PMON_CTR1"), Msr::new(0xB23, "IIO5_MSR_PMON_CTR2"), Msr::new(0xB24, "IIO5_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 6] = [IIO0_MSR_PMON_CTR, IIO1_MSR_PMON_CTR, IIO2_MSR_PMON_CTR, IIO3_MSR_PMON_CTR, IIO4_MSR_PMON_CTR, IIO5_MSR_PMON_CTR];
+/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 6] = [
+    [Msr::new(0xA51, "IIO0_MSR_PMON_CTR0"), Msr::new(0xA52, "IIO0_MSR_PMON_CTR1"), Msr::new(0xA53, "IIO0_MSR_PMON_CTR2"), Msr::new(0xA54, "IIO0_MSR_PMON_CTR3")],
+    [Msr::new(0xA71, "IIO1_MSR_PMON_CTR0"), Msr::new(0xA72, "IIO1_MSR_PMON_CTR1"), Msr::new(0xA73, "IIO1_MSR_PMON_CTR2"), Msr::new(0xA74, "IIO1_MSR_PMON_CTR3")],
+    [Msr::new(0xA91, "IIO2_MSR_PMON_CTR0"), Msr::new(0xA92, "IIO2_MSR_PMON_CTR1"), Msr::new(0xA93, "IIO2_MSR_PMON_CTR2"), Msr::new(0xA94, "IIO2_MSR_PMON_CTR3")],
+    [Msr::new(0xAE1, "IIO3_MSR_PMON_CTR0"), Msr::new(0xAE2, "IIO3_MSR_PMON_CTR1"), Msr::new(0xAE3, "IIO3_MSR_PMON_CTR2"), Msr::new(0xAE4, "IIO3_MSR_PMON_CTR3")],
+    [Msr::new(0xB01, "IIO4_MSR_PMON_CTR0"), Msr::new(0xB02, "IIO4_MSR_PMON_CTR1"), Msr::new(0xB03, "IIO4_MSR_PMON_CTR2"), Msr::new(0xB04, "IIO4_MSR_PMON_CTR3")],
+    [Msr::new(0xB21, "IIO5_MSR_PMON_CTR0"), Msr::new(0xB22, "IIO5_MSR_PMON_CTR1"), Msr::new(0xB23, "IIO5_MSR_PMON_CTR2"), Msr::new(0xB24, "IIO5_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -54,20 +54,15 @@ impl IioFreeIoclk {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xA55, "IIO_FREE0_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xA75, "IIO_FREE1_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xA95, "IIO_FREE2_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xAE5, "IIO_FREE3_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xB05, "IIO_FREE4_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xB25, "IIO_FREE5_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order.
-pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 6] = [IIO_FREE0_MSR_IOCLK, IIO_FREE1_MSR_IOCLK, IIO_FREE2_MSR_IOCLK, IIO_FREE3_MSR_IOCLK, IIO_FREE4_MSR_IOCLK, IIO_FREE5_MSR_IOCLK];
+/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
+pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 6] = [
+    Msr::new(0xA55, "IIO_FREE0_MSR_IOCLK"),
+    Msr::new(0xA75, "IIO_FREE1_MSR_IOCLK"),
+    Msr::new(0xA95, "IIO_FREE2_MSR_IOCLK"),
+    Msr::new(0xAE5, "IIO_FREE3_MSR_IOCLK"),
+    Msr::new(0xB05, "IIO_FREE4_MSR_IOCLK"),
+    Msr::new(0xB25, "IIO_FREE5_MSR_IOCLK"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
@@ -132,20 +127,15 @@ impl IioFreeBwIn {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0xAA0, "IIO_FREE0_MSR_BW_IN0"), Msr::new(0xAA1, "IIO_FREE0_MSR_BW_IN1"), Msr::new(0xAA2, "IIO_FREE0_MSR_BW_IN2"), Msr::new(0xAA3, "IIO_FREE0_MSR_BW_IN3"), Msr::new(0xAA4, "IIO_FREE0_MSR_BW_IN4"), Msr::new(0xAA5, "IIO_FREE0_MSR_BW_IN5"), Msr::new(0xAA6, "IIO_FREE0_MSR_BW_IN6"), Msr::new(0xAA7, "IIO_FREE0_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0xAB0, "IIO_FREE1_MSR_BW_IN0"), Msr::new(0xAB1, "IIO_FREE1_MSR_BW_IN1"), Msr::new(0xAB2, "IIO_FREE1_MSR_BW_IN2"), Msr::new(0xAB3, "IIO_FREE1_MSR_BW_IN3"), Msr::new(0xAB4, "IIO_FREE1_MSR_BW_IN4"), Msr::new(0xAB5, "IIO_FREE1_MSR_BW_IN5"), Msr::new(0xAB6, "IIO_FREE1_MSR_BW_IN6"), Msr::new(0xAB7, "IIO_FREE1_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0xAC0, "IIO_FREE2_MSR_BW_IN0"), Msr::new(0xAC1, "IIO_FREE2_MSR_BW_IN1"), Msr::new(0xAC2, "IIO_FREE2_MSR_BW_IN2"), Msr::new(0xAC3, "IIO_FREE2_MSR_BW_IN3"), Msr::new(0xAC4, "IIO_FREE2_MSR_BW_IN4"), Msr::new(0xAC5, "IIO_FREE2_MSR_BW_IN5"), Msr::new(0xAC6, "IIO_FREE2_MSR_BW_IN6"), Msr::new(0xAC7, "IIO_FREE2_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0xB30, "IIO_FREE3_MSR_BW_IN0"), Msr::new(0xB31, "IIO_FREE3_MSR_BW_IN1"), Msr::new(0xB32, "IIO_FREE3_MSR_BW_IN2"), Msr::new(0xB33, "IIO_FREE3_MSR_BW_IN3"), Msr::new(0xB34, "IIO_FREE3_MSR_BW_IN4"), Msr::new(0xB35, "IIO_FREE3_MSR_BW_IN5"), Msr::new(0xB36, "IIO_FREE3_MSR_BW_IN6"), Msr::new(0xB37, "IIO_FREE3_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0xB40, "IIO_FREE4_MSR_BW_IN0"), Msr::new(0xB41, "IIO_FREE4_MSR_BW_IN1"), Msr::new(0xB42, "IIO_FREE4_MSR_BW_IN2"), Msr::new(0xB43, "IIO_FREE4_MSR_BW_IN3"), Msr::new(0xB44, "IIO_FREE4_MSR_BW_IN4"), Msr::new(0xB45, "IIO_FREE4_MSR_BW_IN5"), Msr::new(0xB46, "IIO_FREE4_MSR_BW_IN6"), Msr::new(0xB47, "IIO_FREE4_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0xB50, "IIO_FREE5_MSR_BW_IN0"), Msr::new(0xB51, "IIO_FREE5_MSR_BW_IN1"), Msr::new(0xB52, "IIO_FREE5_MSR_BW_IN2"), Msr::new(0xB53, "IIO_FREE5_MSR_BW_IN3"), Msr::new(0xB54, "IIO_FREE5_MSR_BW_IN4"), Msr::new(0xB55, "IIO_FREE5_MSR_BW_IN5"), Msr::new(0xB56, "IIO_FREE5_MSR_BW_IN6"), Msr::new(0xB57, "IIO_FREE5_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of every instance, in instance order.
-pub const IIO_FREE_MSR_BW_IN: [[Msr<IioFreeBwIn>; 8]; 6] = [IIO_FREE0_MSR_BW_IN, IIO_FREE1_MSR_BW_IN, IIO_FREE2_MSR_BW_IN, IIO_FREE3_MSR_BW_IN, IIO_FREE4_MSR_BW_IN, IIO_FREE5_MSR_BW_IN];
+/// `IIO_FREE{i}_MSR_BW_IN{n}` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
+pub const IIO_FREE_MSR_BW_IN: [[Msr<IioFreeBwIn>; 8]; 6] = [
+    [Msr::new(0xAA0, "IIO_FREE0_MSR_BW_IN0"), Msr::new(0xAA1, "IIO_FREE0_MSR_BW_IN1"), Msr::new(0xAA2, "IIO_FREE0_MSR_BW_IN2"), Msr::new(0xAA3, "IIO_FREE0_MSR_BW_IN3"), Msr::new(0xAA4, "IIO_FREE0_MSR_BW_IN4"), Msr::new(0xAA5, "IIO_FREE0_MSR_BW_IN5"), Msr::new(0xAA6, "IIO_FREE0_MSR_BW_IN6"), Msr::new(0xAA7, "IIO_FREE0_MSR_BW_IN7")],
+    [Msr::new(0xAB0, "IIO_FREE1_MSR_BW_IN0"), Msr::new(0xAB1, "IIO_FREE1_MSR_BW_IN1"), Msr::new(0xAB2, "IIO_FREE1_MSR_BW_IN2"), Msr::new(0xAB3, "IIO_FREE1_MSR_BW_IN3"), Msr::new(0xAB4, "IIO_FREE1_MSR_BW_IN4"), Msr::new(0xAB5, "IIO_FREE1_MSR_BW_IN5"), Msr::new(0xAB6, "IIO_FREE1_MSR_BW_IN6"), Msr::new(0xAB7, "IIO_FREE1_MSR_BW_IN7")],
+    [Msr::new(0xAC0, "IIO_FREE2_MSR_BW_IN0"), Msr::new(0xAC1, "IIO_FREE2_MSR_BW_IN1"), Msr::new(0xAC2, "IIO_FREE2_MSR_BW_IN2"), Msr::new(0xAC3, "IIO_FREE2_MSR_BW_IN3"), Msr::new(0xAC4, "IIO_FREE2_MSR_BW_IN4"), Msr::new(0xAC5, "IIO_FREE2_MSR_BW_IN5"), Msr::new(0xAC6, "IIO_FREE2_MSR_BW_IN6"), Msr::new(0xAC7, "IIO_FREE2_MSR_BW_IN7")],
+    [Msr::new(0xB30, "IIO_FREE3_MSR_BW_IN0"), Msr::new(0xB31, "IIO_FREE3_MSR_BW_IN1"), Msr::new(0xB32, "IIO_FREE3_MSR_BW_IN2"), Msr::new(0xB33, "IIO_FREE3_MSR_BW_IN3"), Msr::new(0xB34, "IIO_FREE3_MSR_BW_IN4"), Msr::new(0xB35, "IIO_FREE3_MSR_BW_IN5"), Msr::new(0xB36, "IIO_FREE3_MSR_BW_IN6"), Msr::new(0xB37, "IIO_FREE3_MSR_BW_IN7")],
+    [Msr::new(0xB40, "IIO_FREE4_MSR_BW_IN0"), Msr::new(0xB41, "IIO_FREE4_MSR_BW_IN1"), Msr::new(0xB42, "IIO_FREE4_MSR_BW_IN2"), Msr::new(0xB43, "IIO_FREE4_MSR_BW_IN3"), Msr::new(0xB44, "IIO_FREE4_MSR_BW_IN4"), Msr::new(0xB45, "IIO_FREE4_MSR_BW_IN5"), Msr::new(0xB46, "IIO_FREE4_MSR_BW_IN6"), Msr::new(0xB47, "IIO_FREE4_MSR_BW_IN7")],
+    [Msr::new(0xB50, "IIO_FREE5_MSR_BW_IN0"), Msr::new(0xB51, "IIO_FREE5_MSR_BW_IN1"), Msr::new(0xB52, "IIO_FREE5_MSR_BW_IN2"), Msr::new(0xB53, "IIO_FREE5_MSR_BW_IN3"), Msr::new(0xB54, "IIO_FREE5_MSR_BW_IN4"), Msr::new(0xB55, "IIO_FREE5_MSR_BW_IN5"), Msr::new(0xB56, "IIO_FREE5_MSR_BW_IN6"), Msr::new(0xB57, "IIO_FREE5_MSR_BW_IN7")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo {

@@ -103,32 +103,21 @@ impl ImcBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC0.
-pub const MC0_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x0, "MC0_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC1.
-pub const MC1_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x0, "MC1_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC2.
-pub const MC2_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x0, "MC2_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC3.
-pub const MC3_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x0, "MC3_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC4.
-pub const MC4_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x0, "MC4_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC5.
-pub const MC5_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x0, "MC5_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC6.
-pub const MC6_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x0, "MC6_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC7.
-pub const MC7_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x0, "MC7_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC8.
-pub const MC8_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x0, "MC8_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC9.
-pub const MC9_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x0, "MC9_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC10.
-pub const MC10_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x0, "MC10_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC11.
-pub const MC11_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x0, "MC11_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of every instance, in instance order.
-pub const MC_MMIO_PMON_BOX_CTL: [MmioRegister<ImcBoxCtl>; 12] = [MC0_MMIO_PMON_BOX_CTL, MC1_MMIO_PMON_BOX_CTL, MC2_MMIO_PMON_BOX_CTL, MC3_MMIO_PMON_BOX_CTL, MC4_MMIO_PMON_BOX_CTL, MC5_MMIO_PMON_BOX_CTL, MC6_MMIO_PMON_BOX_CTL, MC7_MMIO_PMON_BOX_CTL, MC8_MMIO_PMON_BOX_CTL, MC9_MMIO_PMON_BOX_CTL, MC10_MMIO_PMON_BOX_CTL, MC11_MMIO_PMON_BOX_CTL];
+/// `MC{i}_MMIO_PMON_BOX_CTL` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
+pub const MC_MMIO_PMON_BOX_CTL: [MmioRegister<ImcBoxCtl>; 12] = [
+    MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x0, "MC0_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x0, "MC1_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x0, "MC2_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x0, "MC3_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x0, "MC4_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x0, "MC5_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x0, "MC6_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x0, "MC7_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x0, "MC8_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x0, "MC9_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x0, "MC10_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x0, "MC11_MMIO_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -286,32 +275,21 @@ impl ImcCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC0.
-pub const MC0_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x40, "MC0_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x44, "MC0_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x48, "MC0_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x4C, "MC0_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC1.
-pub const MC1_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x40, "MC1_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x44, "MC1_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x48, "MC1_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x4C, "MC1_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC2.
-pub const MC2_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x40, "MC2_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x44, "MC2_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x48, "MC2_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x4C, "MC2_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC3.
-pub const MC3_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x40, "MC3_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x44, "MC3_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x48, "MC3_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x4C, "MC3_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC4.
-pub const MC4_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x40, "MC4_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x44, "MC4_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x48, "MC4_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x4C, "MC4_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC5.
-pub const MC5_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x40, "MC5_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x44, "MC5_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x48, "MC5_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x4C, "MC5_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC6.
-pub const MC6_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x40, "MC6_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x44, "MC6_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x48, "MC6_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x4C, "MC6_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC7.
-pub const MC7_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x40, "MC7_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x44, "MC7_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x48, "MC7_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x4C, "MC7_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC8.
-pub const MC8_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x40, "MC8_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x44, "MC8_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x48, "MC8_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x4C, "MC8_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC9.
-pub const MC9_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x40, "MC9_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x44, "MC9_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x48, "MC9_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x4C, "MC9_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC10.
-pub const MC10_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x40, "MC10_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x44, "MC10_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x48, "MC10_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x4C, "MC10_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC11.
-pub const MC11_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x40, "MC11_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x44, "MC11_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x48, "MC11_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x4C, "MC11_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of every instance, in instance order.
-pub const MC_MMIO_PMON_CTL: [[MmioRegister<ImcCtl>; 4]; 12] = [MC0_MMIO_PMON_CTL, MC1_MMIO_PMON_CTL, MC2_MMIO_PMON_CTL, MC3_MMIO_PMON_CTL, MC4_MMIO_PMON_CTL, MC5_MMIO_PMON_CTL, MC6_MMIO_PMON_CTL, MC7_MMIO_PMON_CTL, MC8_MMIO_PMON_CTL, MC9_MMIO_PMON_CTL, MC10_MMIO_PMON_CTL, MC11_MMIO_PMON_CTL];
+/// `MC{i}_MMIO_PMON_CTL{n}` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
+pub const MC_MMIO_PMON_CTL: [[MmioRegister<ImcCtl>; 4]; 12] = [
+    [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x40, "MC0_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x44, "MC0_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x48, "MC0_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x4C, "MC0_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x40, "MC1_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x44, "MC1_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x48, "MC1_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x4C, "MC1_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x40, "MC2_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x44, "MC2_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x48, "MC2_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x4C, "MC2_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x40, "MC3_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x44, "MC3_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x48, "MC3_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x4C, "MC3_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x40, "MC4_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x44, "MC4_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x48, "MC4_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x4C, "MC4_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x40, "MC5_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x44, "MC5_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x48, "MC5_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x4C, "MC5_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x40, "MC6_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x44, "MC6_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x48, "MC6_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x4C, "MC6_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x40, "MC7_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x44, "MC7_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x48, "MC7_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x4C, "MC7_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x40, "MC8_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x44, "MC8_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x48, "MC8_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x4C, "MC8_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x40, "MC9_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x44, "MC9_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x48, "MC9_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x4C, "MC9_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x40, "MC10_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x44, "MC10_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x48, "MC10_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x4C, "MC10_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x40, "MC11_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x44, "MC11_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x48, "MC11_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x4C, "MC11_MMIO_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -421,32 +399,21 @@ impl ImcCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC0.
-pub const MC0_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x8, "MC0_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x10, "MC0_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x18, "MC0_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x20, "MC0_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC1.
-pub const MC1_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x8, "MC1_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x10, "MC1_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x18, "MC1_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x20, "MC1_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC2.
-pub const MC2_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x8, "MC2_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x10, "MC2_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x18, "MC2_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x20, "MC2_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC3.
-pub const MC3_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x8, "MC3_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x10, "MC3_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x18, "MC3_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x20, "MC3_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC4.
-pub const MC4_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x8, "MC4_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x10, "MC4_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x18, "MC4_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x20, "MC4_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC5.
-pub const MC5_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x8, "MC5_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x10, "MC5_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x18, "MC5_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x20, "MC5_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC6.
-pub const MC6_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x8, "MC6_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x10, "MC6_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x18, "MC6_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x20, "MC6_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC7.
-pub const MC7_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x8, "MC7_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x10, "MC7_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x18, "MC7_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x20, "MC7_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC8.
-pub const MC8_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x8, "MC8_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x10, "MC8_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x18, "MC8_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x20, "MC8_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC9.
-pub const MC9_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x8, "MC9_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x10, "MC9_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x18, "MC9_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x20, "MC9_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC10.
-pub const MC10_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x8, "MC10_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x10, "MC10_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x18, "MC10_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x20, "MC10_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC11.
-pub const MC11_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x8, "MC11_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x10, "MC11_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x18, "MC11_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x20, "MC11_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of every instance, in instance order.
-pub const MC_MMIO_PMON_CTR: [[MmioRegister<ImcCtr>; 4]; 12] = [MC0_MMIO_PMON_CTR, MC1_MMIO_PMON_CTR, MC2_MMIO_PMON_CTR, MC3_MMIO_PMON_CTR, MC4_MMIO_PMON_CTR, MC5_MMIO_PMON_CTR, MC6_MMIO_PMON_CTR, MC7_MMIO_PMON_CTR, MC8_MMIO_PMON_CTR, MC9_MMIO_PMON_CTR, MC10_MMIO_PMON_CTR, MC11_MMIO_PMON_CTR];
+/// `MC{i}_MMIO_PMON_CTR{n}` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
+pub const MC_MMIO_PMON_CTR: [[MmioRegister<ImcCtr>; 4]; 12] = [
+    [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x8, "MC0_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x10, "MC0_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x18, "MC0_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x20, "MC0_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x8, "MC1_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x10, "MC1_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x18, "MC1_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x20, "MC1_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x8, "MC2_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x10, "MC2_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x18, "MC2_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x20, "MC2_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x8, "MC3_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x10, "MC3_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x18, "MC3_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x20, "MC3_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x8, "MC4_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x10, "MC4_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x18, "MC4_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x20, "MC4_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x8, "MC5_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x10, "MC5_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x18, "MC5_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x20, "MC5_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x8, "MC6_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x10, "MC6_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x18, "MC6_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x20, "MC6_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x8, "MC7_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x10, "MC7_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x18, "MC7_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x20, "MC7_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x8, "MC8_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x10, "MC8_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x18, "MC8_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x20, "MC8_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x8, "MC9_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x10, "MC9_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x18, "MC9_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x20, "MC9_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x8, "MC10_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x10, "MC10_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x18, "MC10_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x20, "MC10_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x8, "MC11_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x10, "MC11_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x18, "MC11_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x20, "MC11_MMIO_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -555,32 +522,21 @@ impl ImcFixedCtl {
     #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC0.
-pub const MC0_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x54, "MC0_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC1.
-pub const MC1_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x54, "MC1_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC2.
-pub const MC2_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x54, "MC2_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC3.
-pub const MC3_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x54, "MC3_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC4.
-pub const MC4_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x54, "MC4_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC5.
-pub const MC5_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x54, "MC5_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC6.
-pub const MC6_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x54, "MC6_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC7.
-pub const MC7_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x54, "MC7_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC8.
-pub const MC8_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x54, "MC8_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC9.
-pub const MC9_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x54, "MC9_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC10.
-pub const MC10_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x54, "MC10_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC11.
-pub const MC11_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x54, "MC11_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of every instance, in instance order.
-pub const MC_MMIO_PMON_FIXED_CTL: [MmioRegister<ImcFixedCtl>; 12] = [MC0_MMIO_PMON_FIXED_CTL, MC1_MMIO_PMON_FIXED_CTL, MC2_MMIO_PMON_FIXED_CTL, MC3_MMIO_PMON_FIXED_CTL, MC4_MMIO_PMON_FIXED_CTL, MC5_MMIO_PMON_FIXED_CTL, MC6_MMIO_PMON_FIXED_CTL, MC7_MMIO_PMON_FIXED_CTL, MC8_MMIO_PMON_FIXED_CTL, MC9_MMIO_PMON_FIXED_CTL, MC10_MMIO_PMON_FIXED_CTL, MC11_MMIO_PMON_FIXED_CTL];
+/// `MC{i}_MMIO_PMON_FIXED_CTL` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
+pub const MC_MMIO_PMON_FIXED_CTL: [MmioRegister<ImcFixedCtl>; 12] = [
+    MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x54, "MC0_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x54, "MC1_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x54, "MC2_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x54, "MC3_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x54, "MC4_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x54, "MC5_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x54, "MC6_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x54, "MC7_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x54, "MC8_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x54, "MC9_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x54, "MC10_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x54, "MC11_MMIO_PMON_FIXED_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -654,32 +610,21 @@ impl ImcFixedCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcFixedCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC0.
-pub const MC0_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x38, "MC0_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC1.
-pub const MC1_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x38, "MC1_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC2.
-pub const MC2_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x38, "MC2_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC3.
-pub const MC3_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x38, "MC3_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC4.
-pub const MC4_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x38, "MC4_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC5.
-pub const MC5_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x38, "MC5_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC6.
-pub const MC6_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x38, "MC6_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC7.
-pub const MC7_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x38, "MC7_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC8.
-pub const MC8_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x38, "MC8_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC9.
-pub const MC9_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x38, "MC9_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC10.
-pub const MC10_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x38, "MC10_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC11.
-pub const MC11_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x38, "MC11_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of every instance, in instance order.
-pub const MC_MMIO_PMON_FIXED_CTR: [MmioRegister<ImcFixedCtr>; 12] = [MC0_MMIO_PMON_FIXED_CTR, MC1_MMIO_PMON_FIXED_CTR, MC2_MMIO_PMON_FIXED_CTR, MC3_MMIO_PMON_FIXED_CTR, MC4_MMIO_PMON_FIXED_CTR, MC5_MMIO_PMON_FIXED_CTR, MC6_MMIO_PMON_FIXED_CTR, MC7_MMIO_PMON_FIXED_CTR, MC8_MMIO_PMON_FIXED_CTR, MC9_MMIO_PMON_FIXED_CTR, MC10_MMIO_PMON_FIXED_CTR, MC11_MMIO_PMON_FIXED_CTR];
+/// `MC{i}_MMIO_PMON_FIXED_CTR` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
+pub const MC_MMIO_PMON_FIXED_CTR: [MmioRegister<ImcFixedCtr>; 12] = [
+    MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x38, "MC0_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x38, "MC1_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x38, "MC2_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x38, "MC3_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 1, 0x38, "MC4_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 2, 0x38, "MC5_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x38, "MC6_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 1, 0x38, "MC7_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 2, 0x38, "MC8_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x38, "MC9_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 1, 0x38, "MC10_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 2, 0x38, "MC11_MMIO_PMON_FIXED_CTR"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -78,16 +78,13 @@ impl ImcFreeDclk {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE0.
-pub const IMC_FREE0_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22B0, "IMC_FREE0_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE1.
-pub const IMC_FREE1_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22B0, "IMC_FREE1_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE2.
-pub const IMC_FREE2_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22B0, "IMC_FREE2_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE3.
-pub const IMC_FREE3_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22B0, "IMC_FREE3_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of every instance, in instance order.
-pub const IMC_FREE_MMIO_DCLK: [MmioRegister<ImcFreeDclk>; 4] = [IMC_FREE0_MMIO_DCLK, IMC_FREE1_MMIO_DCLK, IMC_FREE2_MMIO_DCLK, IMC_FREE3_MMIO_DCLK];
+/// `IMC_FREE{i}_MMIO_DCLK` of every instance, in instance order (IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+pub const IMC_FREE_MMIO_DCLK: [MmioRegister<ImcFreeDclk>; 4] = [
+    MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22B0, "IMC_FREE0_MMIO_DCLK"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22B0, "IMC_FREE1_MMIO_DCLK"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22B0, "IMC_FREE2_MMIO_DCLK"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22B0, "IMC_FREE3_MMIO_DCLK"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FREE_DCLK_INFO: RegisterInfo = RegisterInfo {
@@ -149,16 +146,13 @@ impl ImcFreeDdr {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IMC_FREE{i}_MMIO_DDR{n}` of instance IMC_FREE0.
-pub const IMC_FREE0_MMIO_DDR: [MmioRegister<ImcFreeDdr>; 2] = [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2290, "IMC_FREE0_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2298, "IMC_FREE0_MMIO_DDR1")];
-/// `IMC_FREE{i}_MMIO_DDR{n}` of instance IMC_FREE1.
-pub const IMC_FREE1_MMIO_DDR: [MmioRegister<ImcFreeDdr>; 2] = [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2290, "IMC_FREE1_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2298, "IMC_FREE1_MMIO_DDR1")];
-/// `IMC_FREE{i}_MMIO_DDR{n}` of instance IMC_FREE2.
-pub const IMC_FREE2_MMIO_DDR: [MmioRegister<ImcFreeDdr>; 2] = [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2290, "IMC_FREE2_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2298, "IMC_FREE2_MMIO_DDR1")];
-/// `IMC_FREE{i}_MMIO_DDR{n}` of instance IMC_FREE3.
-pub const IMC_FREE3_MMIO_DDR: [MmioRegister<ImcFreeDdr>; 2] = [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2290, "IMC_FREE3_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2298, "IMC_FREE3_MMIO_DDR1")];
-/// `IMC_FREE{i}_MMIO_DDR{n}` of every instance, in instance order.
-pub const IMC_FREE_MMIO_DDR: [[MmioRegister<ImcFreeDdr>; 2]; 4] = [IMC_FREE0_MMIO_DDR, IMC_FREE1_MMIO_DDR, IMC_FREE2_MMIO_DDR, IMC_FREE3_MMIO_DDR];
+/// `IMC_FREE{i}_MMIO_DDR{n}` of every instance, in instance order (IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+pub const IMC_FREE_MMIO_DDR: [[MmioRegister<ImcFreeDdr>; 2]; 4] = [
+    [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2290, "IMC_FREE0_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2298, "IMC_FREE0_MMIO_DDR1")],
+    [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2290, "IMC_FREE1_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2298, "IMC_FREE1_MMIO_DDR1")],
+    [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2290, "IMC_FREE2_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2298, "IMC_FREE2_MMIO_DDR1")],
+    [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2290, "IMC_FREE3_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2298, "IMC_FREE3_MMIO_DDR1")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FREE_DDR_INFO: RegisterInfo = RegisterInfo {
@@ -224,16 +218,13 @@ impl ImcFreeDdrt {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IMC_FREE{i}_MMIO_DDRT{n}` of instance IMC_FREE0.
-pub const IMC_FREE0_MMIO_DDRT: [MmioRegister<ImcFreeDdrt>; 2] = [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22A0, "IMC_FREE0_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22A8, "IMC_FREE0_MMIO_DDRT1")];
-/// `IMC_FREE{i}_MMIO_DDRT{n}` of instance IMC_FREE1.
-pub const IMC_FREE1_MMIO_DDRT: [MmioRegister<ImcFreeDdrt>; 2] = [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22A0, "IMC_FREE1_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22A8, "IMC_FREE1_MMIO_DDRT1")];
-/// `IMC_FREE{i}_MMIO_DDRT{n}` of instance IMC_FREE2.
-pub const IMC_FREE2_MMIO_DDRT: [MmioRegister<ImcFreeDdrt>; 2] = [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22A0, "IMC_FREE2_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22A8, "IMC_FREE2_MMIO_DDRT1")];
-/// `IMC_FREE{i}_MMIO_DDRT{n}` of instance IMC_FREE3.
-pub const IMC_FREE3_MMIO_DDRT: [MmioRegister<ImcFreeDdrt>; 2] = [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22A0, "IMC_FREE3_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22A8, "IMC_FREE3_MMIO_DDRT1")];
-/// `IMC_FREE{i}_MMIO_DDRT{n}` of every instance, in instance order.
-pub const IMC_FREE_MMIO_DDRT: [[MmioRegister<ImcFreeDdrt>; 2]; 4] = [IMC_FREE0_MMIO_DDRT, IMC_FREE1_MMIO_DDRT, IMC_FREE2_MMIO_DDRT, IMC_FREE3_MMIO_DDRT];
+/// `IMC_FREE{i}_MMIO_DDRT{n}` of every instance, in instance order (IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+pub const IMC_FREE_MMIO_DDRT: [[MmioRegister<ImcFreeDdrt>; 2]; 4] = [
+    [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22A0, "IMC_FREE0_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22A8, "IMC_FREE0_MMIO_DDRT1")],
+    [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22A0, "IMC_FREE1_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22A8, "IMC_FREE1_MMIO_DDRT1")],
+    [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22A0, "IMC_FREE2_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22A8, "IMC_FREE2_MMIO_DDRT1")],
+    [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22A0, "IMC_FREE3_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22A8, "IMC_FREE3_MMIO_DDRT1")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FREE_DDRT_INFO: RegisterInfo = RegisterInfo {

@@ -92,20 +92,15 @@ impl IrpBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP0.
-pub const IRP0_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xA4A, "IRP0_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP1.
-pub const IRP1_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xA6A, "IRP1_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP2.
-pub const IRP2_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xA8A, "IRP2_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP3.
-pub const IRP3_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xADA, "IRP3_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP4.
-pub const IRP4_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xAFA, "IRP4_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP5.
-pub const IRP5_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xB1A, "IRP5_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 6] = [IRP0_MSR_PMON_BOX_CTL, IRP1_MSR_PMON_BOX_CTL, IRP2_MSR_PMON_BOX_CTL, IRP3_MSR_PMON_BOX_CTL, IRP4_MSR_PMON_BOX_CTL, IRP5_MSR_PMON_BOX_CTL];
+/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5).
+pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 6] = [
+    Msr::new(0xA4A, "IRP0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA6A, "IRP1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA8A, "IRP2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xADA, "IRP3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xAFA, "IRP4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB1A, "IRP5_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -268,20 +263,15 @@ impl IrpCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xA4D, "IRP0_MSR_PMON_CTL0"), Msr::new(0xA4E, "IRP0_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xA6D, "IRP1_MSR_PMON_CTL0"), Msr::new(0xA6E, "IRP1_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xA8D, "IRP2_MSR_PMON_CTL0"), Msr::new(0xA8E, "IRP2_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xADD, "IRP3_MSR_PMON_CTL0"), Msr::new(0xADE, "IRP3_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xAFD, "IRP4_MSR_PMON_CTL0"), Msr::new(0xAFE, "IRP4_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xB1D, "IRP5_MSR_PMON_CTL0"), Msr::new(0xB1E, "IRP5_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 6] = [IRP0_MSR_PMON_CTL, IRP1_MSR_PMON_CTL, IRP2_MSR_PMON_CTL, IRP3_MSR_PMON_CTL, IRP4_MSR_PMON_CTL, IRP5_MSR_PMON_CTL];
+/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5).
+pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 6] = [
+    [Msr::new(0xA4D, "IRP0_MSR_PMON_CTL0"), Msr::new(0xA4E, "IRP0_MSR_PMON_CTL1")],
+    [Msr::new(0xA6D, "IRP1_MSR_PMON_CTL0"), Msr::new(0xA6E, "IRP1_MSR_PMON_CTL1")],
+    [Msr::new(0xA8D, "IRP2_MSR_PMON_CTL0"), Msr::new(0xA8E, "IRP2_MSR_PMON_CTL1")],
+    [Msr::new(0xADD, "IRP3_MSR_PMON_CTL0"), Msr::new(0xADE, "IRP3_MSR_PMON_CTL1")],
+    [Msr::new(0xAFD, "IRP4_MSR_PMON_CTL0"), Msr::new(0xAFE, "IRP4_MSR_PMON_CTL1")],
+    [Msr::new(0xB1D, "IRP5_MSR_PMON_CTL0"), Msr::new(0xB1E, "IRP5_MSR_PMON_CTL1")],
+];
 
 #[cfg(feature = "metadata")]
 static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -361,20 +351,15 @@ impl IrpBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, IrpBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP0.
-pub const IRP0_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xA4F, "IRP0_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP1.
-pub const IRP1_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xA6F, "IRP1_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP2.
-pub const IRP2_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xA8F, "IRP2_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP3.
-pub const IRP3_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xADF, "IRP3_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP4.
-pub const IRP4_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xAFF, "IRP4_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP5.
-pub const IRP5_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xB1F, "IRP5_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const IRP_MSR_PMON_BOX_STATUS: [Msr<IrpBoxStatus>; 6] = [IRP0_MSR_PMON_BOX_STATUS, IRP1_MSR_PMON_BOX_STATUS, IRP2_MSR_PMON_BOX_STATUS, IRP3_MSR_PMON_BOX_STATUS, IRP4_MSR_PMON_BOX_STATUS, IRP5_MSR_PMON_BOX_STATUS];
+/// `IRP{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5).
+pub const IRP_MSR_PMON_BOX_STATUS: [Msr<IrpBoxStatus>; 6] = [
+    Msr::new(0xA4F, "IRP0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA6F, "IRP1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA8F, "IRP2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xADF, "IRP3_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xAFF, "IRP4_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB1F, "IRP5_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -442,20 +427,15 @@ impl IrpCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IrpCtrLayout::NAME, "event_count")) }
 }
 
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xA4B, "IRP0_MSR_PMON_CTR0"), Msr::new(0xA4C, "IRP0_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xA6B, "IRP1_MSR_PMON_CTR0"), Msr::new(0xA6C, "IRP1_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xA8B, "IRP2_MSR_PMON_CTR0"), Msr::new(0xA8C, "IRP2_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xADB, "IRP3_MSR_PMON_CTR0"), Msr::new(0xADC, "IRP3_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xAFB, "IRP4_MSR_PMON_CTR0"), Msr::new(0xAFC, "IRP4_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xB1B, "IRP5_MSR_PMON_CTR0"), Msr::new(0xB1C, "IRP5_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 6] = [IRP0_MSR_PMON_CTR, IRP1_MSR_PMON_CTR, IRP2_MSR_PMON_CTR, IRP3_MSR_PMON_CTR, IRP4_MSR_PMON_CTR, IRP5_MSR_PMON_CTR];
+/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5).
+pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 6] = [
+    [Msr::new(0xA4B, "IRP0_MSR_PMON_CTR0"), Msr::new(0xA4C, "IRP0_MSR_PMON_CTR1")],
+    [Msr::new(0xA6B, "IRP1_MSR_PMON_CTR0"), Msr::new(0xA6C, "IRP1_MSR_PMON_CTR1")],
+    [Msr::new(0xA8B, "IRP2_MSR_PMON_CTR0"), Msr::new(0xA8C, "IRP2_MSR_PMON_CTR1")],
+    [Msr::new(0xADB, "IRP3_MSR_PMON_CTR0"), Msr::new(0xADC, "IRP3_MSR_PMON_CTR1")],
+    [Msr::new(0xAFB, "IRP4_MSR_PMON_CTR0"), Msr::new(0xAFC, "IRP4_MSR_PMON_CTR1")],
+    [Msr::new(0xB1B, "IRP5_MSR_PMON_CTR0"), Msr::new(0xB1C, "IRP5_MSR_PMON_CTR1")],
+];
 
 #[cfg(feature = "metadata")]
 static IRP_CTR_INFO: RegisterInfo = RegisterInfo {

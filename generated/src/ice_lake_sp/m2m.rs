@@ -90,16 +90,13 @@ impl M2mBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M2M{i}_PCI_PMON_BOX_CTL` of instance M2M0.
-pub const M2M0_PCI_PMON_BOX_CTL: PciRegister<M2mBoxCtl> = PciRegister::new(0x344A, 12, 0, 0x438, "M2M0_PCI_PMON_BOX_CTL");
-/// `M2M{i}_PCI_PMON_BOX_CTL` of instance M2M1.
-pub const M2M1_PCI_PMON_BOX_CTL: PciRegister<M2mBoxCtl> = PciRegister::new(0x344A, 13, 0, 0x438, "M2M1_PCI_PMON_BOX_CTL");
-/// `M2M{i}_PCI_PMON_BOX_CTL` of instance M2M2.
-pub const M2M2_PCI_PMON_BOX_CTL: PciRegister<M2mBoxCtl> = PciRegister::new(0x344A, 14, 0, 0x438, "M2M2_PCI_PMON_BOX_CTL");
-/// `M2M{i}_PCI_PMON_BOX_CTL` of instance M2M3.
-pub const M2M3_PCI_PMON_BOX_CTL: PciRegister<M2mBoxCtl> = PciRegister::new(0x344A, 15, 0, 0x438, "M2M3_PCI_PMON_BOX_CTL");
-/// `M2M{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const M2M_PCI_PMON_BOX_CTL: [PciRegister<M2mBoxCtl>; 4] = [M2M0_PCI_PMON_BOX_CTL, M2M1_PCI_PMON_BOX_CTL, M2M2_PCI_PMON_BOX_CTL, M2M3_PCI_PMON_BOX_CTL];
+/// `M2M{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (M2M0, M2M1, M2M2, M2M3).
+pub const M2M_PCI_PMON_BOX_CTL: [PciRegister<M2mBoxCtl>; 4] = [
+    PciRegister::new(0x344A, 12, 0, 0x438, "M2M0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x344A, 13, 0, 0x438, "M2M1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x344A, 14, 0, 0x438, "M2M2_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x344A, 15, 0, 0x438, "M2M3_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -280,16 +277,13 @@ impl M2mCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M2M{i}_PCI_PMON_CTL{n}` of instance M2M0.
-pub const M2M0_PCI_PMON_CTL: [PciRegister<M2mCtl>; 4] = [PciRegister::new(0x344A, 12, 0, 0x468, "M2M0_PCI_PMON_CTL0"), PciRegister::new(0x344A, 12, 0, 0x470, "M2M0_PCI_PMON_CTL1"), PciRegister::new(0x344A, 12, 0, 0x478, "M2M0_PCI_PMON_CTL2"), PciRegister::new(0x344A, 12, 0, 0x480, "M2M0_PCI_PMON_CTL3")];
-/// `M2M{i}_PCI_PMON_CTL{n}` of instance M2M1.
-pub const M2M1_PCI_PMON_CTL: [PciRegister<M2mCtl>; 4] = [PciRegister::new(0x344A, 13, 0, 0x468, "M2M1_PCI_PMON_CTL0"), PciRegister::new(0x344A, 13, 0, 0x470, "M2M1_PCI_PMON_CTL1"), PciRegister::new(0x344A, 13, 0, 0x478, "M2M1_PCI_PMON_CTL2"), PciRegister::new(0x344A, 13, 0, 0x480, "M2M1_PCI_PMON_CTL3")];
-/// `M2M{i}_PCI_PMON_CTL{n}` of instance M2M2.
-pub const M2M2_PCI_PMON_CTL: [PciRegister<M2mCtl>; 4] = [PciRegister::new(0x344A, 14, 0, 0x468, "M2M2_PCI_PMON_CTL0"), PciRegister::new(0x344A, 14, 0, 0x470, "M2M2_PCI_PMON_CTL1"), PciRegister::new(0x344A, 14, 0, 0x478, "M2M2_PCI_PMON_CTL2"), PciRegister::new(0x344A, 14, 0, 0x480, "M2M2_PCI_PMON_CTL3")];
-/// `M2M{i}_PCI_PMON_CTL{n}` of instance M2M3.
-pub const M2M3_PCI_PMON_CTL: [PciRegister<M2mCtl>; 4] = [PciRegister::new(0x344A, 15, 0, 0x468, "M2M3_PCI_PMON_CTL0"), PciRegister::new(0x344A, 15, 0, 0x470, "M2M3_PCI_PMON_CTL1"), PciRegister::new(0x344A, 15, 0, 0x478, "M2M3_PCI_PMON_CTL2"), PciRegister::new(0x344A, 15, 0, 0x480, "M2M3_PCI_PMON_CTL3")];
-/// `M2M{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const M2M_PCI_PMON_CTL: [[PciRegister<M2mCtl>; 4]; 4] = [M2M0_PCI_PMON_CTL, M2M1_PCI_PMON_CTL, M2M2_PCI_PMON_CTL, M2M3_PCI_PMON_CTL];
+/// `M2M{i}_PCI_PMON_CTL{n}` of every instance, in instance order (M2M0, M2M1, M2M2, M2M3).
+pub const M2M_PCI_PMON_CTL: [[PciRegister<M2mCtl>; 4]; 4] = [
+    [PciRegister::new(0x344A, 12, 0, 0x468, "M2M0_PCI_PMON_CTL0"), PciRegister::new(0x344A, 12, 0, 0x470, "M2M0_PCI_PMON_CTL1"), PciRegister::new(0x344A, 12, 0, 0x478, "M2M0_PCI_PMON_CTL2"), PciRegister::new(0x344A, 12, 0, 0x480, "M2M0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x344A, 13, 0, 0x468, "M2M1_PCI_PMON_CTL0"), PciRegister::new(0x344A, 13, 0, 0x470, "M2M1_PCI_PMON_CTL1"), PciRegister::new(0x344A, 13, 0, 0x478, "M2M1_PCI_PMON_CTL2"), PciRegister::new(0x344A, 13, 0, 0x480, "M2M1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x344A, 14, 0, 0x468, "M2M2_PCI_PMON_CTL0"), PciRegister::new(0x344A, 14, 0, 0x470, "M2M2_PCI_PMON_CTL1"), PciRegister::new(0x344A, 14, 0, 0x478, "M2M2_PCI_PMON_CTL2"), PciRegister::new(0x344A, 14, 0, 0x480, "M2M2_PCI_PMON_CTL3")],
+    [PciRegister::new(0x344A, 15, 0, 0x468, "M2M3_PCI_PMON_CTL0"), PciRegister::new(0x344A, 15, 0, 0x470, "M2M3_PCI_PMON_CTL1"), PciRegister::new(0x344A, 15, 0, 0x478, "M2M3_PCI_PMON_CTL2"), PciRegister::new(0x344A, 15, 0, 0x480, "M2M3_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -379,16 +373,13 @@ impl M2mBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, M2mBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `M2M{i}_PCI_PMON_BOX_STATUS` of instance M2M0.
-pub const M2M0_PCI_PMON_BOX_STATUS: PciRegister<M2mBoxStatus> = PciRegister::new(0x344A, 12, 0, 0x4A8, "M2M0_PCI_PMON_BOX_STATUS");
-/// `M2M{i}_PCI_PMON_BOX_STATUS` of instance M2M1.
-pub const M2M1_PCI_PMON_BOX_STATUS: PciRegister<M2mBoxStatus> = PciRegister::new(0x344A, 13, 0, 0x4A8, "M2M1_PCI_PMON_BOX_STATUS");
-/// `M2M{i}_PCI_PMON_BOX_STATUS` of instance M2M2.
-pub const M2M2_PCI_PMON_BOX_STATUS: PciRegister<M2mBoxStatus> = PciRegister::new(0x344A, 14, 0, 0x4A8, "M2M2_PCI_PMON_BOX_STATUS");
-/// `M2M{i}_PCI_PMON_BOX_STATUS` of instance M2M3.
-pub const M2M3_PCI_PMON_BOX_STATUS: PciRegister<M2mBoxStatus> = PciRegister::new(0x344A, 15, 0, 0x4A8, "M2M3_PCI_PMON_BOX_STATUS");
-/// `M2M{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const M2M_PCI_PMON_BOX_STATUS: [PciRegister<M2mBoxStatus>; 4] = [M2M0_PCI_PMON_BOX_STATUS, M2M1_PCI_PMON_BOX_STATUS, M2M2_PCI_PMON_BOX_STATUS, M2M3_PCI_PMON_BOX_STATUS];
+/// `M2M{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (M2M0, M2M1, M2M2, M2M3).
+pub const M2M_PCI_PMON_BOX_STATUS: [PciRegister<M2mBoxStatus>; 4] = [
+    PciRegister::new(0x344A, 12, 0, 0x4A8, "M2M0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x344A, 13, 0, 0x4A8, "M2M1_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x344A, 14, 0, 0x4A8, "M2M2_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x344A, 15, 0, 0x4A8, "M2M3_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -462,16 +453,13 @@ impl M2mCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, M2mCtrLayout::NAME, "event_count")) }
 }
 
-/// `M2M{i}_PCI_PMON_CTR{n}` of instance M2M0.
-pub const M2M0_PCI_PMON_CTR: [PciRegister<M2mCtr>; 4] = [PciRegister::new(0x344A, 12, 0, 0x440, "M2M0_PCI_PMON_CTR0"), PciRegister::new(0x344A, 12, 0, 0x448, "M2M0_PCI_PMON_CTR1"), PciRegister::new(0x344A, 12, 0, 0x450, "M2M0_PCI_PMON_CTR2"), PciRegister::new(0x344A, 12, 0, 0x458, "M2M0_PCI_PMON_CTR3")];
-/// `M2M{i}_PCI_PMON_CTR{n}` of instance M2M1.
-pub const M2M1_PCI_PMON_CTR: [PciRegister<M2mCtr>; 4] = [PciRegister::new(0x344A, 13, 0, 0x440, "M2M1_PCI_PMON_CTR0"), PciRegister::new(0x344A, 13, 0, 0x448, "M2M1_PCI_PMON_CTR1"), PciRegister::new(0x344A, 13, 0, 0x450, "M2M1_PCI_PMON_CTR2"), PciRegister::new(0x344A, 13, 0, 0x458, "M2M1_PCI_PMON_CTR3")];
-/// `M2M{i}_PCI_PMON_CTR{n}` of instance M2M2.
-pub const M2M2_PCI_PMON_CTR: [PciRegister<M2mCtr>; 4] = [PciRegister::new(0x344A, 14, 0, 0x440, "M2M2_PCI_PMON_CTR0"), PciRegister::new(0x344A, 14, 0, 0x448, "M2M2_PCI_PMON_CTR1"), PciRegister::new(0x344A, 14, 0, 0x450, "M2M2_PCI_PMON_CTR2"), PciRegister::new(0x344A, 14, 0, 0x458, "M2M2_PCI_PMON_CTR3")];
-/// `M2M{i}_PCI_PMON_CTR{n}` of instance M2M3.
-pub const M2M3_PCI_PMON_CTR: [PciRegister<M2mCtr>; 4] = [PciRegister::new(0x344A, 15, 0, 0x440, "M2M3_PCI_PMON_CTR0"), PciRegister::new(0x344A, 15, 0, 0x448, "M2M3_PCI_PMON_CTR1"), PciRegister::new(0x344A, 15, 0, 0x450, "M2M3_PCI_PMON_CTR2"), PciRegister::new(0x344A, 15, 0, 0x458, "M2M3_PCI_PMON_CTR3")];
-/// `M2M{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const M2M_PCI_PMON_CTR: [[PciRegister<M2mCtr>; 4]; 4] = [M2M0_PCI_PMON_CTR, M2M1_PCI_PMON_CTR, M2M2_PCI_PMON_CTR, M2M3_PCI_PMON_CTR];
+/// `M2M{i}_PCI_PMON_CTR{n}` of every instance, in instance order (M2M0, M2M1, M2M2, M2M3).
+pub const M2M_PCI_PMON_CTR: [[PciRegister<M2mCtr>; 4]; 4] = [
+    [PciRegister::new(0x344A, 12, 0, 0x440, "M2M0_PCI_PMON_CTR0"), PciRegister::new(0x344A, 12, 0, 0x448, "M2M0_PCI_PMON_CTR1"), PciRegister::new(0x344A, 12, 0, 0x450, "M2M0_PCI_PMON_CTR2"), PciRegister::new(0x344A, 12, 0, 0x458, "M2M0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x344A, 13, 0, 0x440, "M2M1_PCI_PMON_CTR0"), PciRegister::new(0x344A, 13, 0, 0x448, "M2M1_PCI_PMON_CTR1"), PciRegister::new(0x344A, 13, 0, 0x450, "M2M1_PCI_PMON_CTR2"), PciRegister::new(0x344A, 13, 0, 0x458, "M2M1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x344A, 14, 0, 0x440, "M2M2_PCI_PMON_CTR0"), PciRegister::new(0x344A, 14, 0, 0x448, "M2M2_PCI_PMON_CTR1"), PciRegister::new(0x344A, 14, 0, 0x450, "M2M2_PCI_PMON_CTR2"), PciRegister::new(0x344A, 14, 0, 0x458, "M2M2_PCI_PMON_CTR3")],
+    [PciRegister::new(0x344A, 15, 0, 0x440, "M2M3_PCI_PMON_CTR0"), PciRegister::new(0x344A, 15, 0, 0x448, "M2M3_PCI_PMON_CTR1"), PciRegister::new(0x344A, 15, 0, 0x450, "M2M3_PCI_PMON_CTR2"), PciRegister::new(0x344A, 15, 0, 0x458, "M2M3_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static M2M_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -88,20 +88,15 @@ impl M2pcieBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of instance M2PCIE0.
-pub const M2PCIE0_MSR_PMON_BOX_CTL: Msr<M2pcieBoxCtl> = Msr::new(0xA40, "M2PCIE0_MSR_PMON_BOX_CTL");
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of instance M2PCIE1.
-pub const M2PCIE1_MSR_PMON_BOX_CTL: Msr<M2pcieBoxCtl> = Msr::new(0xA60, "M2PCIE1_MSR_PMON_BOX_CTL");
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of instance M2PCIE2.
-pub const M2PCIE2_MSR_PMON_BOX_CTL: Msr<M2pcieBoxCtl> = Msr::new(0xA80, "M2PCIE2_MSR_PMON_BOX_CTL");
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of instance M2PCIE3.
-pub const M2PCIE3_MSR_PMON_BOX_CTL: Msr<M2pcieBoxCtl> = Msr::new(0xAD0, "M2PCIE3_MSR_PMON_BOX_CTL");
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of instance M2PCIE4.
-pub const M2PCIE4_MSR_PMON_BOX_CTL: Msr<M2pcieBoxCtl> = Msr::new(0xAF0, "M2PCIE4_MSR_PMON_BOX_CTL");
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of instance M2PCIE5.
-pub const M2PCIE5_MSR_PMON_BOX_CTL: Msr<M2pcieBoxCtl> = Msr::new(0xB10, "M2PCIE5_MSR_PMON_BOX_CTL");
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const M2PCIE_MSR_PMON_BOX_CTL: [Msr<M2pcieBoxCtl>; 6] = [M2PCIE0_MSR_PMON_BOX_CTL, M2PCIE1_MSR_PMON_BOX_CTL, M2PCIE2_MSR_PMON_BOX_CTL, M2PCIE3_MSR_PMON_BOX_CTL, M2PCIE4_MSR_PMON_BOX_CTL, M2PCIE5_MSR_PMON_BOX_CTL];
+/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3, M2PCIE4, M2PCIE5).
+pub const M2PCIE_MSR_PMON_BOX_CTL: [Msr<M2pcieBoxCtl>; 6] = [
+    Msr::new(0xA40, "M2PCIE0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA60, "M2PCIE1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA80, "M2PCIE2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xAD0, "M2PCIE3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xAF0, "M2PCIE4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB10, "M2PCIE5_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static M2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -263,20 +258,15 @@ impl M2pcieCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of instance M2PCIE0.
-pub const M2PCIE0_MSR_PMON_CTL: [Msr<M2pcieCtl>; 4] = [Msr::new(0xA46, "M2PCIE0_MSR_PMON_CTL0"), Msr::new(0xA47, "M2PCIE0_MSR_PMON_CTL1"), Msr::new(0xA48, "M2PCIE0_MSR_PMON_CTL2"), Msr::new(0xA49, "M2PCIE0_MSR_PMON_CTL3")];
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of instance M2PCIE1.
-pub const M2PCIE1_MSR_PMON_CTL: [Msr<M2pcieCtl>; 4] = [Msr::new(0xA66, "M2PCIE1_MSR_PMON_CTL0"), Msr::new(0xA67, "M2PCIE1_MSR_PMON_CTL1"), Msr::new(0xA68, "M2PCIE1_MSR_PMON_CTL2"), Msr::new(0xA69, "M2PCIE1_MSR_PMON_CTL3")];
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of instance M2PCIE2.
-pub const M2PCIE2_MSR_PMON_CTL: [Msr<M2pcieCtl>; 4] = [Msr::new(0xA86, "M2PCIE2_MSR_PMON_CTL0"), Msr::new(0xA87, "M2PCIE2_MSR_PMON_CTL1"), Msr::new(0xA88, "M2PCIE2_MSR_PMON_CTL2"), Msr::new(0xA89, "M2PCIE2_MSR_PMON_CTL3")];
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of instance M2PCIE3.
-pub const M2PCIE3_MSR_PMON_CTL: [Msr<M2pcieCtl>; 4] = [Msr::new(0xAD6, "M2PCIE3_MSR_PMON_CTL0"), Msr::new(0xAD7, "M2PCIE3_MSR_PMON_CTL1"), Msr::new(0xAD8, "M2PCIE3_MSR_PMON_CTL2"), Msr::new(0xAD9, "M2PCIE3_MSR_PMON_CTL3")];
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of instance M2PCIE4.
-pub const M2PCIE4_MSR_PMON_CTL: [Msr<M2pcieCtl>; 4] = [Msr::new(0xAF6, "M2PCIE4_MSR_PMON_CTL0"), Msr::new(0xAF7, "M2PCIE4_MSR_PMON_CTL1"), Msr::new(0xAF8, "M2PCIE4_MSR_PMON_CTL2"), Msr::new(0xAF9, "M2PCIE4_MSR_PMON_CTL3")];
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of instance M2PCIE5.
-pub const M2PCIE5_MSR_PMON_CTL: [Msr<M2pcieCtl>; 4] = [Msr::new(0xB16, "M2PCIE5_MSR_PMON_CTL0"), Msr::new(0xB17, "M2PCIE5_MSR_PMON_CTL1"), Msr::new(0xB18, "M2PCIE5_MSR_PMON_CTL2"), Msr::new(0xB19, "M2PCIE5_MSR_PMON_CTL3")];
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const M2PCIE_MSR_PMON_CTL: [[Msr<M2pcieCtl>; 4]; 6] = [M2PCIE0_MSR_PMON_CTL, M2PCIE1_MSR_PMON_CTL, M2PCIE2_MSR_PMON_CTL, M2PCIE3_MSR_PMON_CTL, M2PCIE4_MSR_PMON_CTL, M2PCIE5_MSR_PMON_CTL];
+/// `M2PCIE{i}_MSR_PMON_CTL{n}` of every instance, in instance order (M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3, M2PCIE4, M2PCIE5).
+pub const M2PCIE_MSR_PMON_CTL: [[Msr<M2pcieCtl>; 4]; 6] = [
+    [Msr::new(0xA46, "M2PCIE0_MSR_PMON_CTL0"), Msr::new(0xA47, "M2PCIE0_MSR_PMON_CTL1"), Msr::new(0xA48, "M2PCIE0_MSR_PMON_CTL2"), Msr::new(0xA49, "M2PCIE0_MSR_PMON_CTL3")],
+    [Msr::new(0xA66, "M2PCIE1_MSR_PMON_CTL0"), Msr::new(0xA67, "M2PCIE1_MSR_PMON_CTL1"), Msr::new(0xA68, "M2PCIE1_MSR_PMON_CTL2"), Msr::new(0xA69, "M2PCIE1_MSR_PMON_CTL3")],
+    [Msr::new(0xA86, "M2PCIE2_MSR_PMON_CTL0"), Msr::new(0xA87, "M2PCIE2_MSR_PMON_CTL1"), Msr::new(0xA88, "M2PCIE2_MSR_PMON_CTL2"), Msr::new(0xA89, "M2PCIE2_MSR_PMON_CTL3")],
+    [Msr::new(0xAD6, "M2PCIE3_MSR_PMON_CTL0"), Msr::new(0xAD7, "M2PCIE3_MSR_PMON_CTL1"), Msr::new(0xAD8, "M2PCIE3_MSR_PMON_CTL2"), Msr::new(0xAD9, "M2PCIE3_MSR_PMON_CTL3")],
+    [Msr::new(0xAF6, "M2PCIE4_MSR_PMON_CTL0"), Msr::new(0xAF7, "M2PCIE4_MSR_PMON_CTL1"), Msr::new(0xAF8, "M2PCIE4_MSR_PMON_CTL2"), Msr::new(0xAF9, "M2PCIE4_MSR_PMON_CTL3")],
+    [Msr::new(0xB16, "M2PCIE5_MSR_PMON_CTL0"), Msr::new(0xB17, "M2PCIE5_MSR_PMON_CTL1"), Msr::new(0xB18, "M2PCIE5_MSR_PMON_CTL2"), Msr::new(0xB19, "M2PCIE5_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static M2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -369,20 +359,15 @@ impl M2pcieBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, M2pcieBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of instance M2PCIE0.
-pub const M2PCIE0_MSR_PMON_BOX_STATUS: Msr<M2pcieBoxStatus> = Msr::new(0xA45, "M2PCIE0_MSR_PMON_BOX_STATUS");
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of instance M2PCIE1.
-pub const M2PCIE1_MSR_PMON_BOX_STATUS: Msr<M2pcieBoxStatus> = Msr::new(0xA65, "M2PCIE1_MSR_PMON_BOX_STATUS");
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of instance M2PCIE2.
-pub const M2PCIE2_MSR_PMON_BOX_STATUS: Msr<M2pcieBoxStatus> = Msr::new(0xA85, "M2PCIE2_MSR_PMON_BOX_STATUS");
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of instance M2PCIE3.
-pub const M2PCIE3_MSR_PMON_BOX_STATUS: Msr<M2pcieBoxStatus> = Msr::new(0xAD5, "M2PCIE3_MSR_PMON_BOX_STATUS");
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of instance M2PCIE4.
-pub const M2PCIE4_MSR_PMON_BOX_STATUS: Msr<M2pcieBoxStatus> = Msr::new(0xAF5, "M2PCIE4_MSR_PMON_BOX_STATUS");
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of instance M2PCIE5.
-pub const M2PCIE5_MSR_PMON_BOX_STATUS: Msr<M2pcieBoxStatus> = Msr::new(0xB15, "M2PCIE5_MSR_PMON_BOX_STATUS");
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const M2PCIE_MSR_PMON_BOX_STATUS: [Msr<M2pcieBoxStatus>; 6] = [M2PCIE0_MSR_PMON_BOX_STATUS, M2PCIE1_MSR_PMON_BOX_STATUS, M2PCIE2_MSR_PMON_BOX_STATUS, M2PCIE3_MSR_PMON_BOX_STATUS, M2PCIE4_MSR_PMON_BOX_STATUS, M2PCIE5_MSR_PMON_BOX_STATUS];
+/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3, M2PCIE4, M2PCIE5).
+pub const M2PCIE_MSR_PMON_BOX_STATUS: [Msr<M2pcieBoxStatus>; 6] = [
+    Msr::new(0xA45, "M2PCIE0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA65, "M2PCIE1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA85, "M2PCIE2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xAD5, "M2PCIE3_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xAF5, "M2PCIE4_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB15, "M2PCIE5_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static M2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -451,20 +436,15 @@ impl M2pcieCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, M2pcieCtrLayout::NAME, "event_count")) }
 }
 
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of instance M2PCIE0.
-pub const M2PCIE0_MSR_PMON_CTR: [Msr<M2pcieCtr>; 4] = [Msr::new(0xA41, "M2PCIE0_MSR_PMON_CTR0"), Msr::new(0xA42, "M2PCIE0_MSR_PMON_CTR1"), Msr::new(0xA43, "M2PCIE0_MSR_PMON_CTR2"), Msr::new(0xA44, "M2PCIE0_MSR_PMON_CTR3")];
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of instance M2PCIE1.
-pub const M2PCIE1_MSR_PMON_CTR: [Msr<M2pcieCtr>; 4] = [Msr::new(0xA61, "M2PCIE1_MSR_PMON_CTR0"), Msr::new(0xA62, "M2PCIE1_MSR_PMON_CTR1"), Msr::new(0xA63, "M2PCIE1_MSR_PMON_CTR2"), Msr::new(0xA64, "M2PCIE1_MSR_PMON_CTR3")];
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of instance M2PCIE2.
-pub const M2PCIE2_MSR_PMON_CTR: [Msr<M2pcieCtr>; 4] = [Msr::new(0xA81, "M2PCIE2_MSR_PMON_CTR0"), Msr::new(0xA82, "M2PCIE2_MSR_PMON_CTR1"), Msr::new(0xA83, "M2PCIE2_MSR_PMON_CTR2"), Msr::new(0xA84, "M2PCIE2_MSR_PMON_CTR3")];
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of instance M2PCIE3.
-pub const M2PCIE3_MSR_PMON_CTR: [Msr<M2pcieCtr>; 4] = [Msr::new(0xAD1, "M2PCIE3_MSR_PMON_CTR0"), Msr::new(0xAD2, "M2PCIE3_MSR_PMON_CTR1"), Msr::new(0xAD3, "M2PCIE3_MSR_PMON_CTR2"), Msr::new(0xAD4, "M2PCIE3_MSR_PMON_CTR3")];
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of instance M2PCIE4.
-pub const M2PCIE4_MSR_PMON_CTR: [Msr<M2pcieCtr>; 4] = [Msr::new(0xAF1, "M2PCIE4_MSR_PMON_CTR0"), Msr::new(0xAF2, "M2PCIE4_MSR_PMON_CTR1"), Msr::new(0xAF3, "M2PCIE4_MSR_PMON_CTR2"), Msr::new(0xAF4, "M2PCIE4_MSR_PMON_CTR3")];
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of instance M2PCIE5.
-pub const M2PCIE5_MSR_PMON_CTR: [Msr<M2pcieCtr>; 4] = [Msr::new(0xB11, "M2PCIE5_MSR_PMON_CTR0"), Msr::new(0xB12, "M2PCIE5_MSR_PMON_CTR1"), Msr::new(0xB13, "M2PCIE5_MSR_PMON_CTR2"), Msr::new(0xB14, "M2PCIE5_MSR_PMON_CTR3")];
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const M2PCIE_MSR_PMON_CTR: [[Msr<M2pcieCtr>; 4]; 6] = [M2PCIE0_MSR_PMON_CTR, M2PCIE1_MSR_PMON_CTR, M2PCIE2_MSR_PMON_CTR, M2PCIE3_MSR_PMON_CTR, M2PCIE4_MSR_PMON_CTR, M2PCIE5_MSR_PMON_CTR];
+/// `M2PCIE{i}_MSR_PMON_CTR{n}` of every instance, in instance order (M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3, M2PCIE4, M2PCIE5).
+pub const M2PCIE_MSR_PMON_CTR: [[Msr<M2pcieCtr>; 4]; 6] = [
+    [Msr::new(0xA41, "M2PCIE0_MSR_PMON_CTR0"), Msr::new(0xA42, "M2PCIE0_MSR_PMON_CTR1"), Msr::new(0xA43, "M2PCIE0_MSR_PMON_CTR2"), Msr::new(0xA44, "M2PCIE0_MSR_PMON_CTR3")],
+    [Msr::new(0xA61, "M2PCIE1_MSR_PMON_CTR0"), Msr::new(0xA62, "M2PCIE1_MSR_PMON_CTR1"), Msr::new(0xA63, "M2PCIE1_MSR_PMON_CTR2"), Msr::new(0xA64, "M2PCIE1_MSR_PMON_CTR3")],
+    [Msr::new(0xA81, "M2PCIE2_MSR_PMON_CTR0"), Msr::new(0xA82, "M2PCIE2_MSR_PMON_CTR1"), Msr::new(0xA83, "M2PCIE2_MSR_PMON_CTR2"), Msr::new(0xA84, "M2PCIE2_MSR_PMON_CTR3")],
+    [Msr::new(0xAD1, "M2PCIE3_MSR_PMON_CTR0"), Msr::new(0xAD2, "M2PCIE3_MSR_PMON_CTR1"), Msr::new(0xAD3, "M2PCIE3_MSR_PMON_CTR2"), Msr::new(0xAD4, "M2PCIE3_MSR_PMON_CTR3")],
+    [Msr::new(0xAF1, "M2PCIE4_MSR_PMON_CTR0"), Msr::new(0xAF2, "M2PCIE4_MSR_PMON_CTR1"), Msr::new(0xAF3, "M2PCIE4_MSR_PMON_CTR2"), Msr::new(0xAF4, "M2PCIE4_MSR_PMON_CTR3")],
+    [Msr::new(0xB11, "M2PCIE5_MSR_PMON_CTR0"), Msr::new(0xB12, "M2PCIE5_MSR_PMON_CTR1"), Msr::new(0xB13, "M2PCIE5_MSR_PMON_CTR2"), Msr::new(0xB14, "M2PCIE5_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {

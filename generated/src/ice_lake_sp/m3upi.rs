@@ -90,14 +90,12 @@ impl M3upiBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of instance M3UPI0.
-pub const M3UPI_L0_PCI_PMON_BOX_CTL: PciRegister<M3upiBoxCtl> = PciRegister::new(0x3446, 5, 1, 0x0A0, "M3UPI_L0_PCI_PMON_BOX_CTL");
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of instance M3UPI1.
-pub const M3UPI_L1_PCI_PMON_BOX_CTL: PciRegister<M3upiBoxCtl> = PciRegister::new(0x3446, 6, 1, 0x0A0, "M3UPI_L1_PCI_PMON_BOX_CTL");
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of instance M3UPI2.
-pub const M3UPI_L2_PCI_PMON_BOX_CTL: PciRegister<M3upiBoxCtl> = PciRegister::new(0x3446, 7, 1, 0x0A0, "M3UPI_L2_PCI_PMON_BOX_CTL");
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const M3UPI_L_PCI_PMON_BOX_CTL: [PciRegister<M3upiBoxCtl>; 3] = [M3UPI_L0_PCI_PMON_BOX_CTL, M3UPI_L1_PCI_PMON_BOX_CTL, M3UPI_L2_PCI_PMON_BOX_CTL];
+/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (M3UPI0, M3UPI1, M3UPI2).
+pub const M3UPI_L_PCI_PMON_BOX_CTL: [PciRegister<M3upiBoxCtl>; 3] = [
+    PciRegister::new(0x3446, 5, 1, 0x0A0, "M3UPI_L0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3446, 6, 1, 0x0A0, "M3UPI_L1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3446, 7, 1, 0x0A0, "M3UPI_L2_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -258,14 +256,12 @@ impl M3upiCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of instance M3UPI0.
-pub const M3UPI_L0_PCI_PMON_CTL: [PciRegister<M3upiCtl>; 4] = [PciRegister::new(0x3446, 5, 1, 0x0D8, "M3UPI_L0_PCI_PMON_CTL0"), PciRegister::new(0x3446, 5, 1, 0x0DC, "M3UPI_L0_PCI_PMON_CTL1"), PciRegister::new(0x3446, 5, 1, 0x0E0, "M3UPI_L0_PCI_PMON_CTL2"), PciRegister::new(0x3446, 5, 1, 0x0E4, "M3UPI_L0_PCI_PMON_CTL3")];
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of instance M3UPI1.
-pub const M3UPI_L1_PCI_PMON_CTL: [PciRegister<M3upiCtl>; 4] = [PciRegister::new(0x3446, 6, 1, 0x0D8, "M3UPI_L1_PCI_PMON_CTL0"), PciRegister::new(0x3446, 6, 1, 0x0DC, "M3UPI_L1_PCI_PMON_CTL1"), PciRegister::new(0x3446, 6, 1, 0x0E0, "M3UPI_L1_PCI_PMON_CTL2"), PciRegister::new(0x3446, 6, 1, 0x0E4, "M3UPI_L1_PCI_PMON_CTL3")];
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of instance M3UPI2.
-pub const M3UPI_L2_PCI_PMON_CTL: [PciRegister<M3upiCtl>; 4] = [PciRegister::new(0x3446, 7, 1, 0x0D8, "M3UPI_L2_PCI_PMON_CTL0"), PciRegister::new(0x3446, 7, 1, 0x0DC, "M3UPI_L2_PCI_PMON_CTL1"), PciRegister::new(0x3446, 7, 1, 0x0E0, "M3UPI_L2_PCI_PMON_CTL2"), PciRegister::new(0x3446, 7, 1, 0x0E4, "M3UPI_L2_PCI_PMON_CTL3")];
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const M3UPI_L_PCI_PMON_CTL: [[PciRegister<M3upiCtl>; 4]; 3] = [M3UPI_L0_PCI_PMON_CTL, M3UPI_L1_PCI_PMON_CTL, M3UPI_L2_PCI_PMON_CTL];
+/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order (M3UPI0, M3UPI1, M3UPI2).
+pub const M3UPI_L_PCI_PMON_CTL: [[PciRegister<M3upiCtl>; 4]; 3] = [
+    [PciRegister::new(0x3446, 5, 1, 0x0D8, "M3UPI_L0_PCI_PMON_CTL0"), PciRegister::new(0x3446, 5, 1, 0x0DC, "M3UPI_L0_PCI_PMON_CTL1"), PciRegister::new(0x3446, 5, 1, 0x0E0, "M3UPI_L0_PCI_PMON_CTL2"), PciRegister::new(0x3446, 5, 1, 0x0E4, "M3UPI_L0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3446, 6, 1, 0x0D8, "M3UPI_L1_PCI_PMON_CTL0"), PciRegister::new(0x3446, 6, 1, 0x0DC, "M3UPI_L1_PCI_PMON_CTL1"), PciRegister::new(0x3446, 6, 1, 0x0E0, "M3UPI_L1_PCI_PMON_CTL2"), PciRegister::new(0x3446, 6, 1, 0x0E4, "M3UPI_L1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3446, 7, 1, 0x0D8, "M3UPI_L2_PCI_PMON_CTL0"), PciRegister::new(0x3446, 7, 1, 0x0DC, "M3UPI_L2_PCI_PMON_CTL1"), PciRegister::new(0x3446, 7, 1, 0x0E0, "M3UPI_L2_PCI_PMON_CTL2"), PciRegister::new(0x3446, 7, 1, 0x0E4, "M3UPI_L2_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -351,14 +347,12 @@ impl M3upiBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, M3upiBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of instance M3UPI0.
-pub const M3UPI_L0_PCI_PMON_BOX_STATUS: PciRegister<M3upiBoxStatus> = PciRegister::new(0x3446, 5, 1, 0x0F8, "M3UPI_L0_PCI_PMON_BOX_STATUS");
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of instance M3UPI1.
-pub const M3UPI_L1_PCI_PMON_BOX_STATUS: PciRegister<M3upiBoxStatus> = PciRegister::new(0x3446, 6, 1, 0x0F8, "M3UPI_L1_PCI_PMON_BOX_STATUS");
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of instance M3UPI2.
-pub const M3UPI_L2_PCI_PMON_BOX_STATUS: PciRegister<M3upiBoxStatus> = PciRegister::new(0x3446, 7, 1, 0x0F8, "M3UPI_L2_PCI_PMON_BOX_STATUS");
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const M3UPI_L_PCI_PMON_BOX_STATUS: [PciRegister<M3upiBoxStatus>; 3] = [M3UPI_L0_PCI_PMON_BOX_STATUS, M3UPI_L1_PCI_PMON_BOX_STATUS, M3UPI_L2_PCI_PMON_BOX_STATUS];
+/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (M3UPI0, M3UPI1, M3UPI2).
+pub const M3UPI_L_PCI_PMON_BOX_STATUS: [PciRegister<M3upiBoxStatus>; 3] = [
+    PciRegister::new(0x3446, 5, 1, 0x0F8, "M3UPI_L0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x3446, 6, 1, 0x0F8, "M3UPI_L1_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x3446, 7, 1, 0x0F8, "M3UPI_L2_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -431,14 +425,12 @@ impl M3upiCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, M3upiCtrLayout::NAME, "event_count")) }
 }
 
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of instance M3UPI0.
-pub const M3UPI_L0_PCI_PMON_CTR: [PciRegister<M3upiCtr>; 4] = [PciRegister::new(0x3446, 5, 1, 0x0A8, "M3UPI_L0_PCI_PMON_CTR0"), PciRegister::new(0x3446, 5, 1, 0x0B0, "M3UPI_L0_PCI_PMON_CTR1"), PciRegister::new(0x3446, 5, 1, 0x0B8, "M3UPI_L0_PCI_PMON_CTR2"), PciRegister::new(0x3446, 5, 1, 0x0C0, "M3UPI_L0_PCI_PMON_CTR3")];
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of instance M3UPI1.
-pub const M3UPI_L1_PCI_PMON_CTR: [PciRegister<M3upiCtr>; 4] = [PciRegister::new(0x3446, 6, 1, 0x0A8, "M3UPI_L1_PCI_PMON_CTR0"), PciRegister::new(0x3446, 6, 1, 0x0B0, "M3UPI_L1_PCI_PMON_CTR1"), PciRegister::new(0x3446, 6, 1, 0x0B8, "M3UPI_L1_PCI_PMON_CTR2"), PciRegister::new(0x3446, 6, 1, 0x0C0, "M3UPI_L1_PCI_PMON_CTR3")];
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of instance M3UPI2.
-pub const M3UPI_L2_PCI_PMON_CTR: [PciRegister<M3upiCtr>; 4] = [PciRegister::new(0x3446, 7, 1, 0x0A8, "M3UPI_L2_PCI_PMON_CTR0"), PciRegister::new(0x3446, 7, 1, 0x0B0, "M3UPI_L2_PCI_PMON_CTR1"), PciRegister::new(0x3446, 7, 1, 0x0B8, "M3UPI_L2_PCI_PMON_CTR2"), PciRegister::new(0x3446, 7, 1, 0x0C0, "M3UPI_L2_PCI_PMON_CTR3")];
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const M3UPI_L_PCI_PMON_CTR: [[PciRegister<M3upiCtr>; 4]; 3] = [M3UPI_L0_PCI_PMON_CTR, M3UPI_L1_PCI_PMON_CTR, M3UPI_L2_PCI_PMON_CTR];
+/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order (M3UPI0, M3UPI1, M3UPI2).
+pub const M3UPI_L_PCI_PMON_CTR: [[PciRegister<M3upiCtr>; 4]; 3] = [
+    [PciRegister::new(0x3446, 5, 1, 0x0A8, "M3UPI_L0_PCI_PMON_CTR0"), PciRegister::new(0x3446, 5, 1, 0x0B0, "M3UPI_L0_PCI_PMON_CTR1"), PciRegister::new(0x3446, 5, 1, 0x0B8, "M3UPI_L0_PCI_PMON_CTR2"), PciRegister::new(0x3446, 5, 1, 0x0C0, "M3UPI_L0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3446, 6, 1, 0x0A8, "M3UPI_L1_PCI_PMON_CTR0"), PciRegister::new(0x3446, 6, 1, 0x0B0, "M3UPI_L1_PCI_PMON_CTR1"), PciRegister::new(0x3446, 6, 1, 0x0B8, "M3UPI_L1_PCI_PMON_CTR2"), PciRegister::new(0x3446, 6, 1, 0x0C0, "M3UPI_L1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3446, 7, 1, 0x0A8, "M3UPI_L2_PCI_PMON_CTR0"), PciRegister::new(0x3446, 7, 1, 0x0B0, "M3UPI_L2_PCI_PMON_CTR1"), PciRegister::new(0x3446, 7, 1, 0x0B8, "M3UPI_L2_PCI_PMON_CTR2"), PciRegister::new(0x3446, 7, 1, 0x0C0, "M3UPI_L2_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {

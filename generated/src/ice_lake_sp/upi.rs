@@ -96,14 +96,12 @@ impl UpiBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI0.
-pub const U_L0_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x3441, 2, 1, 0x318, "U_L0_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI1.
-pub const U_L1_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x3441, 3, 1, 0x318, "U_L1_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI2.
-pub const U_L2_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x3441, 4, 1, 0x318, "U_L2_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const U_L_PCI_PMON_BOX_CTL: [PciRegister<UpiBoxCtl>; 3] = [U_L0_PCI_PMON_BOX_CTL, U_L1_PCI_PMON_BOX_CTL, U_L2_PCI_PMON_BOX_CTL];
+/// `U_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (UPI0, UPI1, UPI2).
+pub const U_L_PCI_PMON_BOX_CTL: [PciRegister<UpiBoxCtl>; 3] = [
+    PciRegister::new(0x3441, 2, 1, 0x318, "U_L0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3441, 3, 1, 0x318, "U_L1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3441, 4, 1, 0x318, "U_L2_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -288,14 +286,12 @@ impl UpiCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI0.
-pub const U_L0_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x3441, 2, 1, 0x350, "U_L0_PCI_PMON_CTL0"), PciRegister::new(0x3441, 2, 1, 0x358, "U_L0_PCI_PMON_CTL1"), PciRegister::new(0x3441, 2, 1, 0x360, "U_L0_PCI_PMON_CTL2"), PciRegister::new(0x3441, 2, 1, 0x368, "U_L0_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI1.
-pub const U_L1_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x3441, 3, 1, 0x350, "U_L1_PCI_PMON_CTL0"), PciRegister::new(0x3441, 3, 1, 0x358, "U_L1_PCI_PMON_CTL1"), PciRegister::new(0x3441, 3, 1, 0x360, "U_L1_PCI_PMON_CTL2"), PciRegister::new(0x3441, 3, 1, 0x368, "U_L1_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI2.
-pub const U_L2_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x3441, 4, 1, 0x350, "U_L2_PCI_PMON_CTL0"), PciRegister::new(0x3441, 4, 1, 0x358, "U_L2_PCI_PMON_CTL1"), PciRegister::new(0x3441, 4, 1, 0x360, "U_L2_PCI_PMON_CTL2"), PciRegister::new(0x3441, 4, 1, 0x368, "U_L2_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const U_L_PCI_PMON_CTL: [[PciRegister<UpiCtl>; 4]; 3] = [U_L0_PCI_PMON_CTL, U_L1_PCI_PMON_CTL, U_L2_PCI_PMON_CTL];
+/// `U_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order (UPI0, UPI1, UPI2).
+pub const U_L_PCI_PMON_CTL: [[PciRegister<UpiCtl>; 4]; 3] = [
+    [PciRegister::new(0x3441, 2, 1, 0x350, "U_L0_PCI_PMON_CTL0"), PciRegister::new(0x3441, 2, 1, 0x358, "U_L0_PCI_PMON_CTL1"), PciRegister::new(0x3441, 2, 1, 0x360, "U_L0_PCI_PMON_CTL2"), PciRegister::new(0x3441, 2, 1, 0x368, "U_L0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3441, 3, 1, 0x350, "U_L1_PCI_PMON_CTL0"), PciRegister::new(0x3441, 3, 1, 0x358, "U_L1_PCI_PMON_CTL1"), PciRegister::new(0x3441, 3, 1, 0x360, "U_L1_PCI_PMON_CTL2"), PciRegister::new(0x3441, 3, 1, 0x368, "U_L1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3441, 4, 1, 0x350, "U_L2_PCI_PMON_CTL0"), PciRegister::new(0x3441, 4, 1, 0x358, "U_L2_PCI_PMON_CTL1"), PciRegister::new(0x3441, 4, 1, 0x360, "U_L2_PCI_PMON_CTL2"), PciRegister::new(0x3441, 4, 1, 0x368, "U_L2_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -381,14 +377,12 @@ impl UpiBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, UpiBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `U_L{i}_PCI_PMON_BOX_STATUS` of instance UPI0.
-pub const U_L0_PCI_PMON_BOX_STATUS: PciRegister<UpiBoxStatus> = PciRegister::new(0x3441, 2, 1, 0x37C, "U_L0_PCI_PMON_BOX_STATUS");
-/// `U_L{i}_PCI_PMON_BOX_STATUS` of instance UPI1.
-pub const U_L1_PCI_PMON_BOX_STATUS: PciRegister<UpiBoxStatus> = PciRegister::new(0x3441, 3, 1, 0x37C, "U_L1_PCI_PMON_BOX_STATUS");
-/// `U_L{i}_PCI_PMON_BOX_STATUS` of instance UPI2.
-pub const U_L2_PCI_PMON_BOX_STATUS: PciRegister<UpiBoxStatus> = PciRegister::new(0x3441, 4, 1, 0x37C, "U_L2_PCI_PMON_BOX_STATUS");
-/// `U_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const U_L_PCI_PMON_BOX_STATUS: [PciRegister<UpiBoxStatus>; 3] = [U_L0_PCI_PMON_BOX_STATUS, U_L1_PCI_PMON_BOX_STATUS, U_L2_PCI_PMON_BOX_STATUS];
+/// `U_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (UPI0, UPI1, UPI2).
+pub const U_L_PCI_PMON_BOX_STATUS: [PciRegister<UpiBoxStatus>; 3] = [
+    PciRegister::new(0x3441, 2, 1, 0x37C, "U_L0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x3441, 3, 1, 0x37C, "U_L1_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x3441, 4, 1, 0x37C, "U_L2_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -461,14 +455,12 @@ impl UpiCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UpiCtrLayout::NAME, "event_count")) }
 }
 
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI0.
-pub const U_L0_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x3441, 2, 1, 0x320, "U_L0_PCI_PMON_CTR0"), PciRegister::new(0x3441, 2, 1, 0x328, "U_L0_PCI_PMON_CTR1"), PciRegister::new(0x3441, 2, 1, 0x330, "U_L0_PCI_PMON_CTR2"), PciRegister::new(0x3441, 2, 1, 0x338, "U_L0_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI1.
-pub const U_L1_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x3441, 3, 1, 0x320, "U_L1_PCI_PMON_CTR0"), PciRegister::new(0x3441, 3, 1, 0x328, "U_L1_PCI_PMON_CTR1"), PciRegister::new(0x3441, 3, 1, 0x330, "U_L1_PCI_PMON_CTR2"), PciRegister::new(0x3441, 3, 1, 0x338, "U_L1_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI2.
-pub const U_L2_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x3441, 4, 1, 0x320, "U_L2_PCI_PMON_CTR0"), PciRegister::new(0x3441, 4, 1, 0x328, "U_L2_PCI_PMON_CTR1"), PciRegister::new(0x3441, 4, 1, 0x330, "U_L2_PCI_PMON_CTR2"), PciRegister::new(0x3441, 4, 1, 0x338, "U_L2_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const U_L_PCI_PMON_CTR: [[PciRegister<UpiCtr>; 4]; 3] = [U_L0_PCI_PMON_CTR, U_L1_PCI_PMON_CTR, U_L2_PCI_PMON_CTR];
+/// `U_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order (UPI0, UPI1, UPI2).
+pub const U_L_PCI_PMON_CTR: [[PciRegister<UpiCtr>; 4]; 3] = [
+    [PciRegister::new(0x3441, 2, 1, 0x320, "U_L0_PCI_PMON_CTR0"), PciRegister::new(0x3441, 2, 1, 0x328, "U_L0_PCI_PMON_CTR1"), PciRegister::new(0x3441, 2, 1, 0x330, "U_L0_PCI_PMON_CTR2"), PciRegister::new(0x3441, 2, 1, 0x338, "U_L0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3441, 3, 1, 0x320, "U_L1_PCI_PMON_CTR0"), PciRegister::new(0x3441, 3, 1, 0x328, "U_L1_PCI_PMON_CTR1"), PciRegister::new(0x3441, 3, 1, 0x330, "U_L1_PCI_PMON_CTR2"), PciRegister::new(0x3441, 3, 1, 0x338, "U_L1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3441, 4, 1, 0x320, "U_L2_PCI_PMON_CTR0"), PciRegister::new(0x3441, 4, 1, 0x328, "U_L2_PCI_PMON_CTR1"), PciRegister::new(0x3441, 4, 1, 0x330, "U_L2_PCI_PMON_CTR2"), PciRegister::new(0x3441, 4, 1, 0x338, "U_L2_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static UPI_CTR_INFO: RegisterInfo = RegisterInfo {

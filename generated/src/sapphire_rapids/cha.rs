@@ -86,128 +86,69 @@ impl ChaBoxCtl {
     #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2000, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2010, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2020, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2030, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2040, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2050, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2060, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2070, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA8.
-pub const C8_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2080, "C8_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA9.
-pub const C9_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2090, "C9_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA10.
-pub const C10_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20A0, "C10_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA11.
-pub const C11_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20B0, "C11_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA12.
-pub const C12_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20C0, "C12_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA13.
-pub const C13_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20D0, "C13_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA14.
-pub const C14_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20E0, "C14_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA15.
-pub const C15_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20F0, "C15_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA16.
-pub const C16_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2100, "C16_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA17.
-pub const C17_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2110, "C17_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA18.
-pub const C18_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2120, "C18_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA19.
-pub const C19_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2130, "C19_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA20.
-pub const C20_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2140, "C20_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA21.
-pub const C21_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2150, "C21_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA22.
-pub const C22_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2160, "C22_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA23.
-pub const C23_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2170, "C23_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA24.
-pub const C24_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2180, "C24_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA25.
-pub const C25_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2190, "C25_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA26.
-pub const C26_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21A0, "C26_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA27.
-pub const C27_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21B0, "C27_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA28.
-pub const C28_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21C0, "C28_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA29.
-pub const C29_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21D0, "C29_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA30.
-pub const C30_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21E0, "C30_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA31.
-pub const C31_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21F0, "C31_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA32.
-pub const C32_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2200, "C32_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA33.
-pub const C33_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2210, "C33_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA34.
-pub const C34_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2220, "C34_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA35.
-pub const C35_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2230, "C35_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA36.
-pub const C36_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2240, "C36_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA37.
-pub const C37_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2250, "C37_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA38.
-pub const C38_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2260, "C38_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA39.
-pub const C39_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2270, "C39_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA40.
-pub const C40_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2280, "C40_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA41.
-pub const C41_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2290, "C41_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA42.
-pub const C42_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22A0, "C42_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA43.
-pub const C43_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22B0, "C43_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA44.
-pub const C44_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22C0, "C44_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA45.
-pub const C45_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22D0, "C45_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA46.
-pub const C46_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22E0, "C46_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA47.
-pub const C47_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22F0, "C47_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA48.
-pub const C48_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2300, "C48_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA49.
-pub const C49_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2310, "C49_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA50.
-pub const C50_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2320, "C50_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA51.
-pub const C51_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2330, "C51_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA52.
-pub const C52_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2340, "C52_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA53.
-pub const C53_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2350, "C53_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA54.
-pub const C54_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2360, "C54_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA55.
-pub const C55_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2370, "C55_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA56.
-pub const C56_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2380, "C56_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA57.
-pub const C57_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2390, "C57_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA58.
-pub const C58_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x23A0, "C58_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA59.
-pub const C59_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x23B0, "C59_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 60] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL, C8_MSR_PMON_BOX_CTL, C9_MSR_PMON_BOX_CTL, C10_MSR_PMON_BOX_CTL, C11_MSR_PMON_BOX_CTL, C12_MSR_PMON_BOX_CTL, C13_MSR_PMON_BOX_CTL, C14_MSR_PMON_BOX_CTL, C15_MSR_PMON_BOX_CTL, C16_MSR_PMON_BOX_CTL, C17_MSR_PMON_BOX_CTL, C18_MSR_PMON_BOX_CTL, C19_MSR_PMON_BOX_CTL, C20_MSR_PMON_BOX_CTL, C21_MSR_PMON_BOX_CTL, C22_MSR_PMON_BOX_CTL, C23_MSR_PMON_BOX_CTL, C24_MSR_PMON_BOX_CTL, C25_MSR_PMON_BOX_CTL, C26_MSR_PMON_BOX_CTL, C27_MSR_PMON_BOX_CTL, C28_MSR_PMON_BOX_CTL, C29_MSR_PMON_BOX_CTL, C30_MSR_PMON_BOX_CTL, C31_MSR_PMON_BOX_CTL, C32_MSR_PMON_BOX_CTL, C33_MSR_PMON_BOX_CTL, C34_MSR_PMON_BOX_CTL, C35_MSR_PMON_BOX_CTL, C36_MSR_PMON_BOX_CTL, C37_MSR_PMON_BOX_CTL, C38_MSR_PMON_BOX_CTL, C39_MSR_PMON_BOX_CTL, C40_MSR_PMON_BOX_CTL, C41_MSR_PMON_BOX_CTL, C42_MSR_PMON_BOX_CTL, C43_MSR_PMON_BOX_CTL, C44_MSR_PMON_BOX_CTL, C45_MSR_PMON_BOX_CTL, C46_MSR_PMON_BOX_CTL, C47_MSR_PMON_BOX_CTL, C48_MSR_PMON_BOX_CTL, C49_MSR_PMON_BOX_CTL, C50_MSR_PMON_BOX_CTL, C51_MSR_PMON_BOX_CTL, C52_MSR_PMON_BOX_CTL, C53_MSR_PMON_BOX_CTL, C54_MSR_PMON_BOX_CTL, C55_MSR_PMON_BOX_CTL, C56_MSR_PMON_BOX_CTL, C57_MSR_PMON_BOX_CTL, C58_MSR_PMON_BOX_CTL, C59_MSR_PMON_BOX_CTL];
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39, CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52, CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59).
+pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 60] = [
+    Msr::new(0x2000, "C0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2010, "C1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2020, "C2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2030, "C3_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2040, "C4_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2050, "C5_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2060, "C6_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2070, "C7_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2080, "C8_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2090, "C9_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20A0, "C10_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20B0, "C11_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20C0, "C12_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20D0, "C13_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20E0, "C14_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20F0, "C15_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2100, "C16_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2110, "C17_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2120, "C18_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2130, "C19_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2140, "C20_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2150, "C21_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2160, "C22_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2170, "C23_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2180, "C24_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2190, "C25_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21A0, "C26_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21B0, "C27_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21C0, "C28_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21D0, "C29_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21E0, "C30_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21F0, "C31_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2200, "C32_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2210, "C33_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2220, "C34_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2230, "C35_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2240, "C36_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2250, "C37_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2260, "C38_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2270, "C39_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2280, "C40_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2290, "C41_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22A0, "C42_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22B0, "C43_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22C0, "C44_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22D0, "C45_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22E0, "C46_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22F0, "C47_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2300, "C48_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2310, "C49_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2320, "C50_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2330, "C51_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2340, "C52_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2350, "C53_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2360, "C54_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2370, "C55_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2380, "C56_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2390, "C57_MSR_PMON_BOX_CTL"),
+    Msr::new(0x23A0, "C58_MSR_PMON_BOX_CTL"),
+    Msr::new(0x23B0, "C59_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -436,128 +377,69 @@ impl ChaCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2002, "C0_MSR_PMON_CTL0"), Msr::new(0x2003, "C0_MSR_PMON_CTL1"), Msr::new(0x2004, "C0_MSR_PMON_CTL2"), Msr::new(0x2005, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2012, "C1_MSR_PMON_CTL0"), Msr::new(0x2013, "C1_MSR_PMON_CTL1"), Msr::new(0x2014, "C1_MSR_PMON_CTL2"), Msr::new(0x2015, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2022, "C2_MSR_PMON_CTL0"), Msr::new(0x2023, "C2_MSR_PMON_CTL1"), Msr::new(0x2024, "C2_MSR_PMON_CTL2"), Msr::new(0x2025, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2032, "C3_MSR_PMON_CTL0"), Msr::new(0x2033, "C3_MSR_PMON_CTL1"), Msr::new(0x2034, "C3_MSR_PMON_CTL2"), Msr::new(0x2035, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2042, "C4_MSR_PMON_CTL0"), Msr::new(0x2043, "C4_MSR_PMON_CTL1"), Msr::new(0x2044, "C4_MSR_PMON_CTL2"), Msr::new(0x2045, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2052, "C5_MSR_PMON_CTL0"), Msr::new(0x2053, "C5_MSR_PMON_CTL1"), Msr::new(0x2054, "C5_MSR_PMON_CTL2"), Msr::new(0x2055, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2062, "C6_MSR_PMON_CTL0"), Msr::new(0x2063, "C6_MSR_PMON_CTL1"), Msr::new(0x2064, "C6_MSR_PMON_CTL2"), Msr::new(0x2065, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2072, "C7_MSR_PMON_CTL0"), Msr::new(0x2073, "C7_MSR_PMON_CTL1"), Msr::new(0x2074, "C7_MSR_PMON_CTL2"), Msr::new(0x2075, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2082, "C8_MSR_PMON_CTL0"), Msr::new(0x2083, "C8_MSR_PMON_CTL1"), Msr::new(0x2084, "C8_MSR_PMON_CTL2"), Msr::new(0x2085, "C8_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2092, "C9_MSR_PMON_CTL0"), Msr::new(0x2093, "C9_MSR_PMON_CTL1"), Msr::new(0x2094, "C9_MSR_PMON_CTL2"), Msr::new(0x2095, "C9_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20A2, "C10_MSR_PMON_CTL0"), Msr::new(0x20A3, "C10_MSR_PMON_CTL1"), Msr::new(0x20A4, "C10_MSR_PMON_CTL2"), Msr::new(0x20A5, "C10_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20B2, "C11_MSR_PMON_CTL0"), Msr::new(0x20B3, "C11_MSR_PMON_CTL1"), Msr::new(0x20B4, "C11_MSR_PMON_CTL2"), Msr::new(0x20B5, "C11_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20C2, "C12_MSR_PMON_CTL0"), Msr::new(0x20C3, "C12_MSR_PMON_CTL1"), Msr::new(0x20C4, "C12_MSR_PMON_CTL2"), Msr::new(0x20C5, "C12_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20D2, "C13_MSR_PMON_CTL0"), Msr::new(0x20D3, "C13_MSR_PMON_CTL1"), Msr::new(0x20D4, "C13_MSR_PMON_CTL2"), Msr::new(0x20D5, "C13_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20E2, "C14_MSR_PMON_CTL0"), Msr::new(0x20E3, "C14_MSR_PMON_CTL1"), Msr::new(0x20E4, "C14_MSR_PMON_CTL2"), Msr::new(0x20E5, "C14_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20F2, "C15_MSR_PMON_CTL0"), Msr::new(0x20F3, "C15_MSR_PMON_CTL1"), Msr::new(0x20F4, "C15_MSR_PMON_CTL2"), Msr::new(0x20F5, "C15_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2102, "C16_MSR_PMON_CTL0"), Msr::new(0x2103, "C16_MSR_PMON_CTL1"), Msr::new(0x2104, "C16_MSR_PMON_CTL2"), Msr::new(0x2105, "C16_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2112, "C17_MSR_PMON_CTL0"), Msr::new(0x2113, "C17_MSR_PMON_CTL1"), Msr::new(0x2114, "C17_MSR_PMON_CTL2"), Msr::new(0x2115, "C17_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2122, "C18_MSR_PMON_CTL0"), Msr::new(0x2123, "C18_MSR_PMON_CTL1"), Msr::new(0x2124, "C18_MSR_PMON_CTL2"), Msr::new(0x2125, "C18_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2132, "C19_MSR_PMON_CTL0"), Msr::new(0x2133, "C19_MSR_PMON_CTL1"), Msr::new(0x2134, "C19_MSR_PMON_CTL2"), Msr::new(0x2135, "C19_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2142, "C20_MSR_PMON_CTL0"), Msr::new(0x2143, "C20_MSR_PMON_CTL1"), Msr::new(0x2144, "C20_MSR_PMON_CTL2"), Msr::new(0x2145, "C20_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2152, "C21_MSR_PMON_CTL0"), Msr::new(0x2153, "C21_MSR_PMON_CTL1"), Msr::new(0x2154, "C21_MSR_PMON_CTL2"), Msr::new(0x2155, "C21_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2162, "C22_MSR_PMON_CTL0"), Msr::new(0x2163, "C22_MSR_PMON_CTL1"), Msr::new(0x2164, "C22_MSR_PMON_CTL2"), Msr::new(0x2165, "C22_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2172, "C23_MSR_PMON_CTL0"), Msr::new(0x2173, "C23_MSR_PMON_CTL1"), Msr::new(0x2174, "C23_MSR_PMON_CTL2"), Msr::new(0x2175, "C23_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2182, "C24_MSR_PMON_CTL0"), Msr::new(0x2183, "C24_MSR_PMON_CTL1"), Msr::new(0x2184, "C24_MSR_PMON_CTL2"), Msr::new(0x2185, "C24_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2192, "C25_MSR_PMON_CTL0"), Msr::new(0x2193, "C25_MSR_PMON_CTL1"), Msr::new(0x2194, "C25_MSR_PMON_CTL2"), Msr::new(0x2195, "C25_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21A2, "C26_MSR_PMON_CTL0"), Msr::new(0x21A3, "C26_MSR_PMON_CTL1"), Msr::new(0x21A4, "C26_MSR_PMON_CTL2"), Msr::new(0x21A5, "C26_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21B2, "C27_MSR_PMON_CTL0"), Msr::new(0x21B3, "C27_MSR_PMON_CTL1"), Msr::new(0x21B4, "C27_MSR_PMON_CTL2"), Msr::new(0x21B5, "C27_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA28.
-pub const C28_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21C2, "C28_MSR_PMON_CTL0"), Msr::new(0x21C3, "C28_MSR_PMON_CTL1"), Msr::new(0x21C4, "C28_MSR_PMON_CTL2"), Msr::new(0x21C5, "C28_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA29.
-pub const C29_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21D2, "C29_MSR_PMON_CTL0"), Msr::new(0x21D3, "C29_MSR_PMON_CTL1"), Msr::new(0x21D4, "C29_MSR_PMON_CTL2"), Msr::new(0x21D5, "C29_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA30.
-pub const C30_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21E2, "C30_MSR_PMON_CTL0"), Msr::new(0x21E3, "C30_MSR_PMON_CTL1"), Msr::new(0x21E4, "C30_MSR_PMON_CTL2"), Msr::new(0x21E5, "C30_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA31.
-pub const C31_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21F2, "C31_MSR_PMON_CTL0"), Msr::new(0x21F3, "C31_MSR_PMON_CTL1"), Msr::new(0x21F4, "C31_MSR_PMON_CTL2"), Msr::new(0x21F5, "C31_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA32.
-pub const C32_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2202, "C32_MSR_PMON_CTL0"), Msr::new(0x2203, "C32_MSR_PMON_CTL1"), Msr::new(0x2204, "C32_MSR_PMON_CTL2"), Msr::new(0x2205, "C32_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA33.
-pub const C33_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2212, "C33_MSR_PMON_CTL0"), Msr::new(0x2213, "C33_MSR_PMON_CTL1"), Msr::new(0x2214, "C33_MSR_PMON_CTL2"), Msr::new(0x2215, "C33_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA34.
-pub const C34_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2222, "C34_MSR_PMON_CTL0"), Msr::new(0x2223, "C34_MSR_PMON_CTL1"), Msr::new(0x2224, "C34_MSR_PMON_CTL2"), Msr::new(0x2225, "C34_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA35.
-pub const C35_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2232, "C35_MSR_PMON_CTL0"), Msr::new(0x2233, "C35_MSR_PMON_CTL1"), Msr::new(0x2234, "C35_MSR_PMON_CTL2"), Msr::new(0x2235, "C35_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA36.
-pub const C36_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2242, "C36_MSR_PMON_CTL0"), Msr::new(0x2243, "C36_MSR_PMON_CTL1"), Msr::new(0x2244, "C36_MSR_PMON_CTL2"), Msr::new(0x2245, "C36_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA37.
-pub const C37_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2252, "C37_MSR_PMON_CTL0"), Msr::new(0x2253, "C37_MSR_PMON_CTL1"), Msr::new(0x2254, "C37_MSR_PMON_CTL2"), Msr::new(0x2255, "C37_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA38.
-pub const C38_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2262, "C38_MSR_PMON_CTL0"), Msr::new(0x2263, "C38_MSR_PMON_CTL1"), Msr::new(0x2264, "C38_MSR_PMON_CTL2"), Msr::new(0x2265, "C38_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA39.
-pub const C39_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2272, "C39_MSR_PMON_CTL0"), Msr::new(0x2273, "C39_MSR_PMON_CTL1"), Msr::new(0x2274, "C39_MSR_PMON_CTL2"), Msr::new(0x2275, "C39_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA40.
-pub const C40_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2282, "C40_MSR_PMON_CTL0"), Msr::new(0x2283, "C40_MSR_PMON_CTL1"), Msr::new(0x2284, "C40_MSR_PMON_CTL2"), Msr::new(0x2285, "C40_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA41.
-pub const C41_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2292, "C41_MSR_PMON_CTL0"), Msr::new(0x2293, "C41_MSR_PMON_CTL1"), Msr::new(0x2294, "C41_MSR_PMON_CTL2"), Msr::new(0x2295, "C41_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA42.
-pub const C42_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22A2, "C42_MSR_PMON_CTL0"), Msr::new(0x22A3, "C42_MSR_PMON_CTL1"), Msr::new(0x22A4, "C42_MSR_PMON_CTL2"), Msr::new(0x22A5, "C42_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA43.
-pub const C43_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22B2, "C43_MSR_PMON_CTL0"), Msr::new(0x22B3, "C43_MSR_PMON_CTL1"), Msr::new(0x22B4, "C43_MSR_PMON_CTL2"), Msr::new(0x22B5, "C43_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA44.
-pub const C44_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22C2, "C44_MSR_PMON_CTL0"), Msr::new(0x22C3, "C44_MSR_PMON_CTL1"), Msr::new(0x22C4, "C44_MSR_PMON_CTL2"), Msr::new(0x22C5, "C44_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA45.
-pub const C45_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22D2, "C45_MSR_PMON_CTL0"), Msr::new(0x22D3, "C45_MSR_PMON_CTL1"), Msr::new(0x22D4, "C45_MSR_PMON_CTL2"), Msr::new(0x22D5, "C45_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA46.
-pub const C46_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22E2, "C46_MSR_PMON_CTL0"), Msr::new(0x22E3, "C46_MSR_PMON_CTL1"), Msr::new(0x22E4, "C46_MSR_PMON_CTL2"), Msr::new(0x22E5, "C46_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA47.
-pub const C47_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22F2, "C47_MSR_PMON_CTL0"), Msr::new(0x22F3, "C47_MSR_PMON_CTL1"), Msr::new(0x22F4, "C47_MSR_PMON_CTL2"), Msr::new(0x22F5, "C47_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA48.
-pub const C48_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2302, "C48_MSR_PMON_CTL0"), Msr::new(0x2303, "C48_MSR_PMON_CTL1"), Msr::new(0x2304, "C48_MSR_PMON_CTL2"), Msr::new(0x2305, "C48_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA49.
-pub const C49_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2312, "C49_MSR_PMON_CTL0"), Msr::new(0x2313, "C49_MSR_PMON_CTL1"), Msr::new(0x2314, "C49_MSR_PMON_CTL2"), Msr::new(0x2315, "C49_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA50.
-pub const C50_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2322, "C50_MSR_PMON_CTL0"), Msr::new(0x2323, "C50_MSR_PMON_CTL1"), Msr::new(0x2324, "C50_MSR_PMON_CTL2"), Msr::new(0x2325, "C50_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA51.
-pub const C51_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2332, "C51_MSR_PMON_CTL0"), Msr::new(0x2333, "C51_MSR_PMON_CTL1"), Msr::new(0x2334, "C51_MSR_PMON_CTL2"), Msr::new(0x2335, "C51_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA52.
-pub const C52_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2342, "C52_MSR_PMON_CTL0"), Msr::new(0x2343, "C52_MSR_PMON_CTL1"), Msr::new(0x2344, "C52_MSR_PMON_CTL2"), Msr::new(0x2345, "C52_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA53.
-pub const C53_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2352, "C53_MSR_PMON_CTL0"), Msr::new(0x2353, "C53_MSR_PMON_CTL1"), Msr::new(0x2354, "C53_MSR_PMON_CTL2"), Msr::new(0x2355, "C53_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA54.
-pub const C54_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2362, "C54_MSR_PMON_CTL0"), Msr::new(0x2363, "C54_MSR_PMON_CTL1"), Msr::new(0x2364, "C54_MSR_PMON_CTL2"), Msr::new(0x2365, "C54_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA55.
-pub const C55_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2372, "C55_MSR_PMON_CTL0"), Msr::new(0x2373, "C55_MSR_PMON_CTL1"), Msr::new(0x2374, "C55_MSR_PMON_CTL2"), Msr::new(0x2375, "C55_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA56.
-pub const C56_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2382, "C56_MSR_PMON_CTL0"), Msr::new(0x2383, "C56_MSR_PMON_CTL1"), Msr::new(0x2384, "C56_MSR_PMON_CTL2"), Msr::new(0x2385, "C56_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA57.
-pub const C57_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2392, "C57_MSR_PMON_CTL0"), Msr::new(0x2393, "C57_MSR_PMON_CTL1"), Msr::new(0x2394, "C57_MSR_PMON_CTL2"), Msr::new(0x2395, "C57_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA58.
-pub const C58_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x23A2, "C58_MSR_PMON_CTL0"), Msr::new(0x23A3, "C58_MSR_PMON_CTL1"), Msr::new(0x23A4, "C58_MSR_PMON_CTL2"), Msr::new(0x23A5, "C58_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA59.
-pub const C59_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x23B2, "C59_MSR_PMON_CTL0"), Msr::new(0x23B3, "C59_MSR_PMON_CTL1"), Msr::new(0x23B4, "C59_MSR_PMON_CTL2"), Msr::new(0x23B5, "C59_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 60] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL, C8_MSR_PMON_CTL, C9_MSR_PMON_CTL, C10_MSR_PMON_CTL, C11_MSR_PMON_CTL, C12_MSR_PMON_CTL, C13_MSR_PMON_CTL, C14_MSR_PMON_CTL, C15_MSR_PMON_CTL, C16_MSR_PMON_CTL, C17_MSR_PMON_CTL, C18_MSR_PMON_CTL, C19_MSR_PMON_CTL, C20_MSR_PMON_CTL, C21_MSR_PMON_CTL, C22_MSR_PMON_CTL, C23_MSR_PMON_CTL, C24_MSR_PMON_CTL, C25_MSR_PMON_CTL, C26_MSR_PMON_CTL, C27_MSR_PMON_CTL, C28_MSR_PMON_CTL, C29_MSR_PMON_CTL, C30_MSR_PMON_CTL, C31_MSR_PMON_CTL, C32_MSR_PMON_CTL, C33_MSR_PMON_CTL, C34_MSR_PMON_CTL, C35_MSR_PMON_CTL, C36_MSR_PMON_CTL, C37_MSR_PMON_CTL, C38_MSR_PMON_CTL, C39_MSR_PMON_CTL, C40_MSR_PMON_CTL, C41_MSR_PMON_CTL, C42_MSR_PMON_CTL, C43_MSR_PMON_CTL, C44_MSR_PMON_CTL, C45_MSR_PMON_CTL, C46_MSR_PMON_CTL, C47_MSR_PMON_CTL, C48_MSR_PMON_CTL, C49_MSR_PMON_CTL, C50_MSR_PMON_CTL, C51_MSR_PMON_CTL, C52_MSR_PMON_CTL, C53_MSR_PMON_CTL, C54_MSR_PMON_CTL, C55_MSR_PMON_CTL, C56_MSR_PMON_CTL, C57_MSR_PMON_CTL, C58_MSR_PMON_CTL, C59_MSR_PMON_CTL];
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39, CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52, CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59).
+pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 60] = [
+    [Msr::new(0x2002, "C0_MSR_PMON_CTL0"), Msr::new(0x2003, "C0_MSR_PMON_CTL1"), Msr::new(0x2004, "C0_MSR_PMON_CTL2"), Msr::new(0x2005, "C0_MSR_PMON_CTL3")],
+    [Msr::new(0x2012, "C1_MSR_PMON_CTL0"), Msr::new(0x2013, "C1_MSR_PMON_CTL1"), Msr::new(0x2014, "C1_MSR_PMON_CTL2"), Msr::new(0x2015, "C1_MSR_PMON_CTL3")],
+    [Msr::new(0x2022, "C2_MSR_PMON_CTL0"), Msr::new(0x2023, "C2_MSR_PMON_CTL1"), Msr::new(0x2024, "C2_MSR_PMON_CTL2"), Msr::new(0x2025, "C2_MSR_PMON_CTL3")],
+    [Msr::new(0x2032, "C3_MSR_PMON_CTL0"), Msr::new(0x2033, "C3_MSR_PMON_CTL1"), Msr::new(0x2034, "C3_MSR_PMON_CTL2"), Msr::new(0x2035, "C3_MSR_PMON_CTL3")],
+    [Msr::new(0x2042, "C4_MSR_PMON_CTL0"), Msr::new(0x2043, "C4_MSR_PMON_CTL1"), Msr::new(0x2044, "C4_MSR_PMON_CTL2"), Msr::new(0x2045, "C4_MSR_PMON_CTL3")],
+    [Msr::new(0x2052, "C5_MSR_PMON_CTL0"), Msr::new(0x2053, "C5_MSR_PMON_CTL1"), Msr::new(0x2054, "C5_MSR_PMON_CTL2"), Msr::new(0x2055, "C5_MSR_PMON_CTL3")],
+    [Msr::new(0x2062, "C6_MSR_PMON_CTL0"), Msr::new(0x2063, "C6_MSR_PMON_CTL1"), Msr::new(0x2064, "C6_MSR_PMON_CTL2"), Msr::new(0x2065, "C6_MSR_PMON_CTL3")],
+    [Msr::new(0x2072, "C7_MSR_PMON_CTL0"), Msr::new(0x2073, "C7_MSR_PMON_CTL1"), Msr::new(0x2074, "C7_MSR_PMON_CTL2"), Msr::new(0x2075, "C7_MSR_PMON_CTL3")],
+    [Msr::new(0x2082, "C8_MSR_PMON_CTL0"), Msr::new(0x2083, "C8_MSR_PMON_CTL1"), Msr::new(0x2084, "C8_MSR_PMON_CTL2"), Msr::new(0x2085, "C8_MSR_PMON_CTL3")],
+    [Msr::new(0x2092, "C9_MSR_PMON_CTL0"), Msr::new(0x2093, "C9_MSR_PMON_CTL1"), Msr::new(0x2094, "C9_MSR_PMON_CTL2"), Msr::new(0x2095, "C9_MSR_PMON_CTL3")],
+    [Msr::new(0x20A2, "C10_MSR_PMON_CTL0"), Msr::new(0x20A3, "C10_MSR_PMON_CTL1"), Msr::new(0x20A4, "C10_MSR_PMON_CTL2"), Msr::new(0x20A5, "C10_MSR_PMON_CTL3")],
+    [Msr::new(0x20B2, "C11_MSR_PMON_CTL0"), Msr::new(0x20B3, "C11_MSR_PMON_CTL1"), Msr::new(0x20B4, "C11_MSR_PMON_CTL2"), Msr::new(0x20B5, "C11_MSR_PMON_CTL3")],
+    [Msr::new(0x20C2, "C12_MSR_PMON_CTL0"), Msr::new(0x20C3, "C12_MSR_PMON_CTL1"), Msr::new(0x20C4, "C12_MSR_PMON_CTL2"), Msr::new(0x20C5, "C12_MSR_PMON_CTL3")],
+    [Msr::new(0x20D2, "C13_MSR_PMON_CTL0"), Msr::new(0x20D3, "C13_MSR_PMON_CTL1"), Msr::new(0x20D4, "C13_MSR_PMON_CTL2"), Msr::new(0x20D5, "C13_MSR_PMON_CTL3")],
+    [Msr::new(0x20E2, "C14_MSR_PMON_CTL0"), Msr::new(0x20E3, "C14_MSR_PMON_CTL1"), Msr::new(0x20E4, "C14_MSR_PMON_CTL2"), Msr::new(0x20E5, "C14_MSR_PMON_CTL3")],
+    [Msr::new(0x20F2, "C15_MSR_PMON_CTL0"), Msr::new(0x20F3, "C15_MSR_PMON_CTL1"), Msr::new(0x20F4, "C15_MSR_PMON_CTL2"), Msr::new(0x20F5, "C15_MSR_PMON_CTL3")],
+    [Msr::new(0x2102, "C16_MSR_PMON_CTL0"), Msr::new(0x2103, "C16_MSR_PMON_CTL1"), Msr::new(0x2104, "C16_MSR_PMON_CTL2"), Msr::new(0x2105, "C16_MSR_PMON_CTL3")],
+    [Msr::new(0x2112, "C17_MSR_PMON_CTL0"), Msr::new(0x2113, "C17_MSR_PMON_CTL1"), Msr::new(0x2114, "C17_MSR_PMON_CTL2"), Msr::new(0x2115, "C17_MSR_PMON_CTL3")],
+    [Msr::new(0x2122, "C18_MSR_PMON_CTL0"), Msr::new(0x2123, "C18_MSR_PMON_CTL1"), Msr::new(0x2124, "C18_MSR_PMON_CTL2"), Msr::new(0x2125, "C18_MSR_PMON_CTL3")],
+    [Msr::new(0x2132, "C19_MSR_PMON_CTL0"), Msr::new(0x2133, "C19_MSR_PMON_CTL1"), Msr::new(0x2134, "C19_MSR_PMON_CTL2"), Msr::new(0x2135, "C19_MSR_PMON_CTL3")],
+    [Msr::new(0x2142, "C20_MSR_PMON_CTL0"), Msr::new(0x2143, "C20_MSR_PMON_CTL1"), Msr::new(0x2144, "C20_MSR_PMON_CTL2"), Msr::new(0x2145, "C20_MSR_PMON_CTL3")],
+    [Msr::new(0x2152, "C21_MSR_PMON_CTL0"), Msr::new(0x2153, "C21_MSR_PMON_CTL1"), Msr::new(0x2154, "C21_MSR_PMON_CTL2"), Msr::new(0x2155, "C21_MSR_PMON_CTL3")],
+    [Msr::new(0x2162, "C22_MSR_PMON_CTL0"), Msr::new(0x2163, "C22_MSR_PMON_CTL1"), Msr::new(0x2164, "C22_MSR_PMON_CTL2"), Msr::new(0x2165, "C22_MSR_PMON_CTL3")],
+    [Msr::new(0x2172, "C23_MSR_PMON_CTL0"), Msr::new(0x2173, "C23_MSR_PMON_CTL1"), Msr::new(0x2174, "C23_MSR_PMON_CTL2"), Msr::new(0x2175, "C23_MSR_PMON_CTL3")],
+    [Msr::new(0x2182, "C24_MSR_PMON_CTL0"), Msr::new(0x2183, "C24_MSR_PMON_CTL1"), Msr::new(0x2184, "C24_MSR_PMON_CTL2"), Msr::new(0x2185, "C24_MSR_PMON_CTL3")],
+    [Msr::new(0x2192, "C25_MSR_PMON_CTL0"), Msr::new(0x2193, "C25_MSR_PMON_CTL1"), Msr::new(0x2194, "C25_MSR_PMON_CTL2"), Msr::new(0x2195, "C25_MSR_PMON_CTL3")],
+    [Msr::new(0x21A2, "C26_MSR_PMON_CTL0"), Msr::new(0x21A3, "C26_MSR_PMON_CTL1"), Msr::new(0x21A4, "C26_MSR_PMON_CTL2"), Msr::new(0x21A5, "C26_MSR_PMON_CTL3")],
+    [Msr::new(0x21B2, "C27_MSR_PMON_CTL0"), Msr::new(0x21B3, "C27_MSR_PMON_CTL1"), Msr::new(0x21B4, "C27_MSR_PMON_CTL2"), Msr::new(0x21B5, "C27_MSR_PMON_CTL3")],
+    [Msr::new(0x21C2, "C28_MSR_PMON_CTL0"), Msr::new(0x21C3, "C28_MSR_PMON_CTL1"), Msr::new(0x21C4, "C28_MSR_PMON_CTL2"), Msr::new(0x21C5, "C28_MSR_PMON_CTL3")],
+    [Msr::new(0x21D2, "C29_MSR_PMON_CTL0"), Msr::new(0x21D3, "C29_MSR_PMON_CTL1"), Msr::new(0x21D4, "C29_MSR_PMON_CTL2"), Msr::new(0x21D5, "C29_MSR_PMON_CTL3")],
+    [Msr::new(0x21E2, "C30_MSR_PMON_CTL0"), Msr::new(0x21E3, "C30_MSR_PMON_CTL1"), Msr::new(0x21E4, "C30_MSR_PMON_CTL2"), Msr::new(0x21E5, "C30_MSR_PMON_CTL3")],
+    [Msr::new(0x21F2, "C31_MSR_PMON_CTL0"), Msr::new(0x21F3, "C31_MSR_PMON_CTL1"), Msr::new(0x21F4, "C31_MSR_PMON_CTL2"), Msr::new(0x21F5, "C31_MSR_PMON_CTL3")],
+    [Msr::new(0x2202, "C32_MSR_PMON_CTL0"), Msr::new(0x2203, "C32_MSR_PMON_CTL1"), Msr::new(0x2204, "C32_MSR_PMON_CTL2"), Msr::new(0x2205, "C32_MSR_PMON_CTL3")],
+    [Msr::new(0x2212, "C33_MSR_PMON_CTL0"), Msr::new(0x2213, "C33_MSR_PMON_CTL1"), Msr::new(0x2214, "C33_MSR_PMON_CTL2"), Msr::new(0x2215, "C33_MSR_PMON_CTL3")],
+    [Msr::new(0x2222, "C34_MSR_PMON_CTL0"), Msr::new(0x2223, "C34_MSR_PMON_CTL1"), Msr::new(0x2224, "C34_MSR_PMON_CTL2"), Msr::new(0x2225, "C34_MSR_PMON_CTL3")],
+    [Msr::new(0x2232, "C35_MSR_PMON_CTL0"), Msr::new(0x2233, "C35_MSR_PMON_CTL1"), Msr::new(0x2234, "C35_MSR_PMON_CTL2"), Msr::new(0x2235, "C35_MSR_PMON_CTL3")],
+    [Msr::new(0x2242, "C36_MSR_PMON_CTL0"), Msr::new(0x2243, "C36_MSR_PMON_CTL1"), Msr::new(0x2244, "C36_MSR_PMON_CTL2"), Msr::new(0x2245, "C36_MSR_PMON_CTL3")],
+    [Msr::new(0x2252, "C37_MSR_PMON_CTL0"), Msr::new(0x2253, "C37_MSR_PMON_CTL1"), Msr::new(0x2254, "C37_MSR_PMON_CTL2"), Msr::new(0x2255, "C37_MSR_PMON_CTL3")],
+    [Msr::new(0x2262, "C38_MSR_PMON_CTL0"), Msr::new(0x2263, "C38_MSR_PMON_CTL1"), Msr::new(0x2264, "C38_MSR_PMON_CTL2"), Msr::new(0x2265, "C38_MSR_PMON_CTL3")],
+    [Msr::new(0x2272, "C39_MSR_PMON_CTL0"), Msr::new(0x2273, "C39_MSR_PMON_CTL1"), Msr::new(0x2274, "C39_MSR_PMON_CTL2"), Msr::new(0x2275, "C39_MSR_PMON_CTL3")],
+    [Msr::new(0x2282, "C40_MSR_PMON_CTL0"), Msr::new(0x2283, "C40_MSR_PMON_CTL1"), Msr::new(0x2284, "C40_MSR_PMON_CTL2"), Msr::new(0x2285, "C40_MSR_PMON_CTL3")],
+    [Msr::new(0x2292, "C41_MSR_PMON_CTL0"), Msr::new(0x2293, "C41_MSR_PMON_CTL1"), Msr::new(0x2294, "C41_MSR_PMON_CTL2"), Msr::new(0x2295, "C41_MSR_PMON_CTL3")],
+    [Msr::new(0x22A2, "C42_MSR_PMON_CTL0"), Msr::new(0x22A3, "C42_MSR_PMON_CTL1"), Msr::new(0x22A4, "C42_MSR_PMON_CTL2"), Msr::new(0x22A5, "C42_MSR_PMON_CTL3")],
+    [Msr::new(0x22B2, "C43_MSR_PMON_CTL0"), Msr::new(0x22B3, "C43_MSR_PMON_CTL1"), Msr::new(0x22B4, "C43_MSR_PMON_CTL2"), Msr::new(0x22B5, "C43_MSR_PMON_CTL3")],
+    [Msr::new(0x22C2, "C44_MSR_PMON_CTL0"), Msr::new(0x22C3, "C44_MSR_PMON_CTL1"), Msr::new(0x22C4, "C44_MSR_PMON_CTL2"), Msr::new(0x22C5, "C44_MSR_PMON_CTL3")],
+    [Msr::new(0x22D2, "C45_MSR_PMON_CTL0"), Msr::new(0x22D3, "C45_MSR_PMON_CTL1"), Msr::new(0x22D4, "C45_MSR_PMON_CTL2"), Msr::new(0x22D5, "C45_MSR_PMON_CTL3")],
+    [Msr::new(0x22E2, "C46_MSR_PMON_CTL0"), Msr::new(0x22E3, "C46_MSR_PMON_CTL1"), Msr::new(0x22E4, "C46_MSR_PMON_CTL2"), Msr::new(0x22E5, "C46_MSR_PMON_CTL3")],
+    [Msr::new(0x22F2, "C47_MSR_PMON_CTL0"), Msr::new(0x22F3, "C47_MSR_PMON_CTL1"), Msr::new(0x22F4, "C47_MSR_PMON_CTL2"), Msr::new(0x22F5, "C47_MSR_PMON_CTL3")],
+    [Msr::new(0x2302, "C48_MSR_PMON_CTL0"), Msr::new(0x2303, "C48_MSR_PMON_CTL1"), Msr::new(0x2304, "C48_MSR_PMON_CTL2"), Msr::new(0x2305, "C48_MSR_PMON_CTL3")],
+    [Msr::new(0x2312, "C49_MSR_PMON_CTL0"), Msr::new(0x2313, "C49_MSR_PMON_CTL1"), Msr::new(0x2314, "C49_MSR_PMON_CTL2"), Msr::new(0x2315, "C49_MSR_PMON_CTL3")],
+    [Msr::new(0x2322, "C50_MSR_PMON_CTL0"), Msr::new(0x2323, "C50_MSR_PMON_CTL1"), Msr::new(0x2324, "C50_MSR_PMON_CTL2"), Msr::new(0x2325, "C50_MSR_PMON_CTL3")],
+    [Msr::new(0x2332, "C51_MSR_PMON_CTL0"), Msr::new(0x2333, "C51_MSR_PMON_CTL1"), Msr::new(0x2334, "C51_MSR_PMON_CTL2"), Msr::new(0x2335, "C51_MSR_PMON_CTL3")],
+    [Msr::new(0x2342, "C52_MSR_PMON_CTL0"), Msr::new(0x2343, "C52_MSR_PMON_CTL1"), Msr::new(0x2344, "C52_MSR_PMON_CTL2"), Msr::new(0x2345, "C52_MSR_PMON_CTL3")],
+    [Msr::new(0x2352, "C53_MSR_PMON_CTL0"), Msr::new(0x2353, "C53_MSR_PMON_CTL1"), Msr::new(0x2354, "C53_MSR_PMON_CTL2"), Msr::new(0x2355, "C53_MSR_PMON_CTL3")],
+    [Msr::new(0x2362, "C54_MSR_PMON_CTL0"), Msr::new(0x2363, "C54_MSR_PMON_CTL1"), Msr::new(0x2364, "C54_MSR_PMON_CTL2"), Msr::new(0x2365, "C54_MSR_PMON_CTL3")],
+    [Msr::new(0x2372, "C55_MSR_PMON_CTL0"), Msr::new(0x2373, "C55_MSR_PMON_CTL1"), Msr::new(0x2374, "C55_MSR_PMON_CTL2"), Msr::new(0x2375, "C55_MSR_PMON_CTL3")],
+    [Msr::new(0x2382, "C56_MSR_PMON_CTL0"), Msr::new(0x2383, "C56_MSR_PMON_CTL1"), Msr::new(0x2384, "C56_MSR_PMON_CTL2"), Msr::new(0x2385, "C56_MSR_PMON_CTL3")],
+    [Msr::new(0x2392, "C57_MSR_PMON_CTL0"), Msr::new(0x2393, "C57_MSR_PMON_CTL1"), Msr::new(0x2394, "C57_MSR_PMON_CTL2"), Msr::new(0x2395, "C57_MSR_PMON_CTL3")],
+    [Msr::new(0x23A2, "C58_MSR_PMON_CTL0"), Msr::new(0x23A3, "C58_MSR_PMON_CTL1"), Msr::new(0x23A4, "C58_MSR_PMON_CTL2"), Msr::new(0x23A5, "C58_MSR_PMON_CTL3")],
+    [Msr::new(0x23B2, "C59_MSR_PMON_CTL0"), Msr::new(0x23B3, "C59_MSR_PMON_CTL1"), Msr::new(0x23B4, "C59_MSR_PMON_CTL2"), Msr::new(0x23B5, "C59_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -865,128 +747,69 @@ impl ChaCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ChaCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2008, "C0_MSR_PMON_CTR0"), Msr::new(0x2009, "C0_MSR_PMON_CTR1"), Msr::new(0x200A, "C0_MSR_PMON_CTR2"), Msr::new(0x200B, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2018, "C1_MSR_PMON_CTR0"), Msr::new(0x2019, "C1_MSR_PMON_CTR1"), Msr::new(0x201A, "C1_MSR_PMON_CTR2"), Msr::new(0x201B, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2028, "C2_MSR_PMON_CTR0"), Msr::new(0x2029, "C2_MSR_PMON_CTR1"), Msr::new(0x202A, "C2_MSR_PMON_CTR2"), Msr::new(0x202B, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2038, "C3_MSR_PMON_CTR0"), Msr::new(0x2039, "C3_MSR_PMON_CTR1"), Msr::new(0x203A, "C3_MSR_PMON_CTR2"), Msr::new(0x203B, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2048, "C4_MSR_PMON_CTR0"), Msr::new(0x2049, "C4_MSR_PMON_CTR1"), Msr::new(0x204A, "C4_MSR_PMON_CTR2"), Msr::new(0x204B, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2058, "C5_MSR_PMON_CTR0"), Msr::new(0x2059, "C5_MSR_PMON_CTR1"), Msr::new(0x205A, "C5_MSR_PMON_CTR2"), Msr::new(0x205B, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2068, "C6_MSR_PMON_CTR0"), Msr::new(0x2069, "C6_MSR_PMON_CTR1"), Msr::new(0x206A, "C6_MSR_PMON_CTR2"), Msr::new(0x206B, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2078, "C7_MSR_PMON_CTR0"), Msr::new(0x2079, "C7_MSR_PMON_CTR1"), Msr::new(0x207A, "C7_MSR_PMON_CTR2"), Msr::new(0x207B, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2088, "C8_MSR_PMON_CTR0"), Msr::new(0x2089, "C8_MSR_PMON_CTR1"), Msr::new(0x208A, "C8_MSR_PMON_CTR2"), Msr::new(0x208B, "C8_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2098, "C9_MSR_PMON_CTR0"), Msr::new(0x2099, "C9_MSR_PMON_CTR1"), Msr::new(0x209A, "C9_MSR_PMON_CTR2"), Msr::new(0x209B, "C9_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20A8, "C10_MSR_PMON_CTR0"), Msr::new(0x20A9, "C10_MSR_PMON_CTR1"), Msr::new(0x20AA, "C10_MSR_PMON_CTR2"), Msr::new(0x20AB, "C10_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20B8, "C11_MSR_PMON_CTR0"), Msr::new(0x20B9, "C11_MSR_PMON_CTR1"), Msr::new(0x20BA, "C11_MSR_PMON_CTR2"), Msr::new(0x20BB, "C11_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20C8, "C12_MSR_PMON_CTR0"), Msr::new(0x20C9, "C12_MSR_PMON_CTR1"), Msr::new(0x20CA, "C12_MSR_PMON_CTR2"), Msr::new(0x20CB, "C12_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20D8, "C13_MSR_PMON_CTR0"), Msr::new(0x20D9, "C13_MSR_PMON_CTR1"), Msr::new(0x20DA, "C13_MSR_PMON_CTR2"), Msr::new(0x20DB, "C13_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20E8, "C14_MSR_PMON_CTR0"), Msr::new(0x20E9, "C14_MSR_PMON_CTR1"), Msr::new(0x20EA, "C14_MSR_PMON_CTR2"), Msr::new(0x20EB, "C14_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20F8, "C15_MSR_PMON_CTR0"), Msr::new(0x20F9, "C15_MSR_PMON_CTR1"), Msr::new(0x20FA, "C15_MSR_PMON_CTR2"), Msr::new(0x20FB, "C15_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2108, "C16_MSR_PMON_CTR0"), Msr::new(0x2109, "C16_MSR_PMON_CTR1"), Msr::new(0x210A, "C16_MSR_PMON_CTR2"), Msr::new(0x210B, "C16_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2118, "C17_MSR_PMON_CTR0"), Msr::new(0x2119, "C17_MSR_PMON_CTR1"), Msr::new(0x211A, "C17_MSR_PMON_CTR2"), Msr::new(0x211B, "C17_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2128, "C18_MSR_PMON_CTR0"), Msr::new(0x2129, "C18_MSR_PMON_CTR1"), Msr::new(0x212A, "C18_MSR_PMON_CTR2"), Msr::new(0x212B, "C18_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2138, "C19_MSR_PMON_CTR0"), Msr::new(0x2139, "C19_MSR_PMON_CTR1"), Msr::new(0x213A, "C19_MSR_PMON_CTR2"), Msr::new(0x213B, "C19_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2148, "C20_MSR_PMON_CTR0"), Msr::new(0x2149, "C20_MSR_PMON_CTR1"), Msr::new(0x214A, "C20_MSR_PMON_CTR2"), Msr::new(0x214B, "C20_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2158, "C21_MSR_PMON_CTR0"), Msr::new(0x2159, "C21_MSR_PMON_CTR1"), Msr::new(0x215A, "C21_MSR_PMON_CTR2"), Msr::new(0x215B, "C21_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2168, "C22_MSR_PMON_CTR0"), Msr::new(0x2169, "C22_MSR_PMON_CTR1"), Msr::new(0x216A, "C22_MSR_PMON_CTR2"), Msr::new(0x216B, "C22_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2178, "C23_MSR_PMON_CTR0"), Msr::new(0x2179, "C23_MSR_PMON_CTR1"), Msr::new(0x217A, "C23_MSR_PMON_CTR2"), Msr::new(0x217B, "C23_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2188, "C24_MSR_PMON_CTR0"), Msr::new(0x2189, "C24_MSR_PMON_CTR1"), Msr::new(0x218A, "C24_MSR_PMON_CTR2"), Msr::new(0x218B, "C24_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2198, "C25_MSR_PMON_CTR0"), Msr::new(0x2199, "C25_MSR_PMON_CTR1"), Msr::new(0x219A, "C25_MSR_PMON_CTR2"), Msr::new(0x219B, "C25_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21A8, "C26_MSR_PMON_CTR0"), Msr::new(0x21A9, "C26_MSR_PMON_CTR1"), Msr::new(0x21AA, "C26_MSR_PMON_CTR2"), Msr::new(0x21AB, "C26_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21B8, "C27_MSR_PMON_CTR0"), Msr::new(0x21B9, "C27_MSR_PMON_CTR1"), Msr::new(0x21BA, "C27_MSR_PMON_CTR2"), Msr::new(0x21BB, "C27_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA28.
-pub const C28_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21C8, "C28_MSR_PMON_CTR0"), Msr::new(0x21C9, "C28_MSR_PMON_CTR1"), Msr::new(0x21CA, "C28_MSR_PMON_CTR2"), Msr::new(0x21CB, "C28_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA29.
-pub const C29_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21D8, "C29_MSR_PMON_CTR0"), Msr::new(0x21D9, "C29_MSR_PMON_CTR1"), Msr::new(0x21DA, "C29_MSR_PMON_CTR2"), Msr::new(0x21DB, "C29_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA30.
-pub const C30_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21E8, "C30_MSR_PMON_CTR0"), Msr::new(0x21E9, "C30_MSR_PMON_CTR1"), Msr::new(0x21EA, "C30_MSR_PMON_CTR2"), Msr::new(0x21EB, "C30_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA31.
-pub const C31_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21F8, "C31_MSR_PMON_CTR0"), Msr::new(0x21F9, "C31_MSR_PMON_CTR1"), Msr::new(0x21FA, "C31_MSR_PMON_CTR2"), Msr::new(0x21FB, "C31_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA32.
-pub const C32_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2208, "C32_MSR_PMON_CTR0"), Msr::new(0x2209, "C32_MSR_PMON_CTR1"), Msr::new(0x220A, "C32_MSR_PMON_CTR2"), Msr::new(0x220B, "C32_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA33.
-pub const C33_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2218, "C33_MSR_PMON_CTR0"), Msr::new(0x2219, "C33_MSR_PMON_CTR1"), Msr::new(0x221A, "C33_MSR_PMON_CTR2"), Msr::new(0x221B, "C33_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA34.
-pub const C34_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2228, "C34_MSR_PMON_CTR0"), Msr::new(0x2229, "C34_MSR_PMON_CTR1"), Msr::new(0x222A, "C34_MSR_PMON_CTR2"), Msr::new(0x222B, "C34_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA35.
-pub const C35_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2238, "C35_MSR_PMON_CTR0"), Msr::new(0x2239, "C35_MSR_PMON_CTR1"), Msr::new(0x223A, "C35_MSR_PMON_CTR2"), Msr::new(0x223B, "C35_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA36.
-pub const C36_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2248, "C36_MSR_PMON_CTR0"), Msr::new(0x2249, "C36_MSR_PMON_CTR1"), Msr::new(0x224A, "C36_MSR_PMON_CTR2"), Msr::new(0x224B, "C36_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA37.
-pub const C37_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2258, "C37_MSR_PMON_CTR0"), Msr::new(0x2259, "C37_MSR_PMON_CTR1"), Msr::new(0x225A, "C37_MSR_PMON_CTR2"), Msr::new(0x225B, "C37_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA38.
-pub const C38_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2268, "C38_MSR_PMON_CTR0"), Msr::new(0x2269, "C38_MSR_PMON_CTR1"), Msr::new(0x226A, "C38_MSR_PMON_CTR2"), Msr::new(0x226B, "C38_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA39.
-pub const C39_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2278, "C39_MSR_PMON_CTR0"), Msr::new(0x2279, "C39_MSR_PMON_CTR1"), Msr::new(0x227A, "C39_MSR_PMON_CTR2"), Msr::new(0x227B, "C39_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA40.
-pub const C40_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2288, "C40_MSR_PMON_CTR0"), Msr::new(0x2289, "C40_MSR_PMON_CTR1"), Msr::new(0x228A, "C40_MSR_PMON_CTR2"), Msr::new(0x228B, "C40_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA41.
-pub const C41_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2298, "C41_MSR_PMON_CTR0"), Msr::new(0x2299, "C41_MSR_PMON_CTR1"), Msr::new(0x229A, "C41_MSR_PMON_CTR2"), Msr::new(0x229B, "C41_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA42.
-pub const C42_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22A8, "C42_MSR_PMON_CTR0"), Msr::new(0x22A9, "C42_MSR_PMON_CTR1"), Msr::new(0x22AA, "C42_MSR_PMON_CTR2"), Msr::new(0x22AB, "C42_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA43.
-pub const C43_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22B8, "C43_MSR_PMON_CTR0"), Msr::new(0x22B9, "C43_MSR_PMON_CTR1"), Msr::new(0x22BA, "C43_MSR_PMON_CTR2"), Msr::new(0x22BB, "C43_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA44.
-pub const C44_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22C8, "C44_MSR_PMON_CTR0"), Msr::new(0x22C9, "C44_MSR_PMON_CTR1"), Msr::new(0x22CA, "C44_MSR_PMON_CTR2"), Msr::new(0x22CB, "C44_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA45.
-pub const C45_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22D8, "C45_MSR_PMON_CTR0"), Msr::new(0x22D9, "C45_MSR_PMON_CTR1"), Msr::new(0x22DA, "C45_MSR_PMON_CTR2"), Msr::new(0x22DB, "C45_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA46.
-pub const C46_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22E8, "C46_MSR_PMON_CTR0"), Msr::new(0x22E9, "C46_MSR_PMON_CTR1"), Msr::new(0x22EA, "C46_MSR_PMON_CTR2"), Msr::new(0x22EB, "C46_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA47.
-pub const C47_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22F8, "C47_MSR_PMON_CTR0"), Msr::new(0x22F9, "C47_MSR_PMON_CTR1"), Msr::new(0x22FA, "C47_MSR_PMON_CTR2"), Msr::new(0x22FB, "C47_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA48.
-pub const C48_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2308, "C48_MSR_PMON_CTR0"), Msr::new(0x2309, "C48_MSR_PMON_CTR1"), Msr::new(0x230A, "C48_MSR_PMON_CTR2"), Msr::new(0x230B, "C48_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA49.
-pub const C49_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2318, "C49_MSR_PMON_CTR0"), Msr::new(0x2319, "C49_MSR_PMON_CTR1"), Msr::new(0x231A, "C49_MSR_PMON_CTR2"), Msr::new(0x231B, "C49_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA50.
-pub const C50_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2328, "C50_MSR_PMON_CTR0"), Msr::new(0x2329, "C50_MSR_PMON_CTR1"), Msr::new(0x232A, "C50_MSR_PMON_CTR2"), Msr::new(0x232B, "C50_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA51.
-pub const C51_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2338, "C51_MSR_PMON_CTR0"), Msr::new(0x2339, "C51_MSR_PMON_CTR1"), Msr::new(0x233A, "C51_MSR_PMON_CTR2"), Msr::new(0x233B, "C51_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA52.
-pub const C52_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2348, "C52_MSR_PMON_CTR0"), Msr::new(0x2349, "C52_MSR_PMON_CTR1"), Msr::new(0x234A, "C52_MSR_PMON_CTR2"), Msr::new(0x234B, "C52_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA53.
-pub const C53_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2358, "C53_MSR_PMON_CTR0"), Msr::new(0x2359, "C53_MSR_PMON_CTR1"), Msr::new(0x235A, "C53_MSR_PMON_CTR2"), Msr::new(0x235B, "C53_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA54.
-pub const C54_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2368, "C54_MSR_PMON_CTR0"), Msr::new(0x2369, "C54_MSR_PMON_CTR1"), Msr::new(0x236A, "C54_MSR_PMON_CTR2"), Msr::new(0x236B, "C54_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA55.
-pub const C55_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2378, "C55_MSR_PMON_CTR0"), Msr::new(0x2379, "C55_MSR_PMON_CTR1"), Msr::new(0x237A, "C55_MSR_PMON_CTR2"), Msr::new(0x237B, "C55_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA56.
-pub const C56_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2388, "C56_MSR_PMON_CTR0"), Msr::new(0x2389, "C56_MSR_PMON_CTR1"), Msr::new(0x238A, "C56_MSR_PMON_CTR2"), Msr::new(0x238B, "C56_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA57.
-pub const C57_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2398, "C57_MSR_PMON_CTR0"), Msr::new(0x2399, "C57_MSR_PMON_CTR1"), Msr::new(0x239A, "C57_MSR_PMON_CTR2"), Msr::new(0x239B, "C57_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA58.
-pub const C58_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x23A8, "C58_MSR_PMON_CTR0"), Msr::new(0x23A9, "C58_MSR_PMON_CTR1"), Msr::new(0x23AA, "C58_MSR_PMON_CTR2"), Msr::new(0x23AB, "C58_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA59.
-pub const C59_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x23B8, "C59_MSR_PMON_CTR0"), Msr::new(0x23B9, "C59_MSR_PMON_CTR1"), Msr::new(0x23BA, "C59_MSR_PMON_CTR2"), Msr::new(0x23BB, "C59_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 60] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR, C8_MSR_PMON_CTR, C9_MSR_PMON_CTR, C10_MSR_PMON_CTR, C11_MSR_PMON_CTR, C12_MSR_PMON_CTR, C13_MSR_PMON_CTR, C14_MSR_PMON_CTR, C15_MSR_PMON_CTR, C16_MSR_PMON_CTR, C17_MSR_PMON_CTR, C18_MSR_PMON_CTR, C19_MSR_PMON_CTR, C20_MSR_PMON_CTR, C21_MSR_PMON_CTR, C22_MSR_PMON_CTR, C23_MSR_PMON_CTR, C24_MSR_PMON_CTR, C25_MSR_PMON_CTR, C26_MSR_PMON_CTR, C27_MSR_PMON_CTR, C28_MSR_PMON_CTR, C29_MSR_PMON_CTR, C30_MSR_PMON_CTR, C31_MSR_PMON_CTR, C32_MSR_PMON_CTR, C33_MSR_PMON_CTR, C34_MSR_PMON_CTR, C35_MSR_PMON_CTR, C36_MSR_PMON_CTR, C37_MSR_PMON_CTR, C38_MSR_PMON_CTR, C39_MSR_PMON_CTR, C40_MSR_PMON_CTR, C41_MSR_PMON_CTR, C42_MSR_PMON_CTR, C43_MSR_PMON_CTR, C44_MSR_PMON_CTR, C45_MSR_PMON_CTR, C46_MSR_PMON_CTR, C47_MSR_PMON_CTR, C48_MSR_PMON_CTR, C49_MSR_PMON_CTR, C50_MSR_PMON_CTR, C51_MSR_PMON_CTR, C52_MSR_PMON_CTR, C53_MSR_PMON_CTR, C54_MSR_PMON_CTR, C55_MSR_PMON_CTR, C56_MSR_PMON_CTR, C57_MSR_PMON_CTR, C58_MSR_PMON_CTR, C59_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39, CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52, CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59).
+pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 60] = [
+    [Msr::new(0x2008, "C0_MSR_PMON_CTR0"), Msr::new(0x2009, "C0_MSR_PMON_CTR1"), Msr::new(0x200A, "C0_MSR_PMON_CTR2"), Msr::new(0x200B, "C0_MSR_PMON_CTR3")],
+    [Msr::new(0x2018, "C1_MSR_PMON_CTR0"), Msr::new(0x2019, "C1_MSR_PMON_CTR1"), Msr::new(0x201A, "C1_MSR_PMON_CTR2"), Msr::new(0x201B, "C1_MSR_PMON_CTR3")],
+    [Msr::new(0x2028, "C2_MSR_PMON_CTR0"), Msr::new(0x2029, "C2_MSR_PMON_CTR1"), Msr::new(0x202A, "C2_MSR_PMON_CTR2"), Msr::new(0x202B, "C2_MSR_PMON_CTR3")],
+    [Msr::new(0x2038, "C3_MSR_PMON_CTR0"), Msr::new(0x2039, "C3_MSR_PMON_CTR1"), Msr::new(0x203A, "C3_MSR_PMON_CTR2"), Msr::new(0x203B, "C3_MSR_PMON_CTR3")],
+    [Msr::new(0x2048, "C4_MSR_PMON_CTR0"), Msr::new(0x2049, "C4_MSR_PMON_CTR1"), Msr::new(0x204A, "C4_MSR_PMON_CTR2"), Msr::new(0x204B, "C4_MSR_PMON_CTR3")],
+    [Msr::new(0x2058, "C5_MSR_PMON_CTR0"), Msr::new(0x2059, "C5_MSR_PMON_CTR1"), Msr::new(0x205A, "C5_MSR_PMON_CTR2"), Msr::new(0x205B, "C5_MSR_PMON_CTR3")],
+    [Msr::new(0x2068, "C6_MSR_PMON_CTR0"), Msr::new(0x2069, "C6_MSR_PMON_CTR1"), Msr::new(0x206A, "C6_MSR_PMON_CTR2"), Msr::new(0x206B, "C6_MSR_PMON_CTR3")],
+    [Msr::new(0x2078, "C7_MSR_PMON_CTR0"), Msr::new(0x2079, "C7_MSR_PMON_CTR1"), Msr::new(0x207A, "C7_MSR_PMON_CTR2"), Msr::new(0x207B, "C7_MSR_PMON_CTR3")],
+    [Msr::new(0x2088, "C8_MSR_PMON_CTR0"), Msr::new(0x2089, "C8_MSR_PMON_CTR1"), Msr::new(0x208A, "C8_MSR_PMON_CTR2"), Msr::new(0x208B, "C8_MSR_PMON_CTR3")],
+    [Msr::new(0x2098, "C9_MSR_PMON_CTR0"), Msr::new(0x2099, "C9_MSR_PMON_CTR1"), Msr::new(0x209A, "C9_MSR_PMON_CTR2"), Msr::new(0x209B, "C9_MSR_PMON_CTR3")],
+    [Msr::new(0x20A8, "C10_MSR_PMON_CTR0"), Msr::new(0x20A9, "C10_MSR_PMON_CTR1"), Msr::new(0x20AA, "C10_MSR_PMON_CTR2"), Msr::new(0x20AB, "C10_MSR_PMON_CTR3")],
+    [Msr::new(0x20B8, "C11_MSR_PMON_CTR0"), Msr::new(0x20B9, "C11_MSR_PMON_CTR1"), Msr::new(0x20BA, "C11_MSR_PMON_CTR2"), Msr::new(0x20BB, "C11_MSR_PMON_CTR3")],
+    [Msr::new(0x20C8, "C12_MSR_PMON_CTR0"), Msr::new(0x20C9, "C12_MSR_PMON_CTR1"), Msr::new(0x20CA, "C12_MSR_PMON_CTR2"), Msr::new(0x20CB, "C12_MSR_PMON_CTR3")],
+    [Msr::new(0x20D8, "C13_MSR_PMON_CTR0"), Msr::new(0x20D9, "C13_MSR_PMON_CTR1"), Msr::new(0x20DA, "C13_MSR_PMON_CTR2"), Msr::new(0x20DB, "C13_MSR_PMON_CTR3")],
+    [Msr::new(0x20E8, "C14_MSR_PMON_CTR0"), Msr::new(0x20E9, "C14_MSR_PMON_CTR1"), Msr::new(0x20EA, "C14_MSR_PMON_CTR2"), Msr::new(0x20EB, "C14_MSR_PMON_CTR3")],
+    [Msr::new(0x20F8, "C15_MSR_PMON_CTR0"), Msr::new(0x20F9, "C15_MSR_PMON_CTR1"), Msr::new(0x20FA, "C15_MSR_PMON_CTR2"), Msr::new(0x20FB, "C15_MSR_PMON_CTR3")],
+    [Msr::new(0x2108, "C16_MSR_PMON_CTR0"), Msr::new(0x2109, "C16_MSR_PMON_CTR1"), Msr::new(0x210A, "C16_MSR_PMON_CTR2"), Msr::new(0x210B, "C16_MSR_PMON_CTR3")],
+    [Msr::new(0x2118, "C17_MSR_PMON_CTR0"), Msr::new(0x2119, "C17_MSR_PMON_CTR1"), Msr::new(0x211A, "C17_MSR_PMON_CTR2"), Msr::new(0x211B, "C17_MSR_PMON_CTR3")],
+    [Msr::new(0x2128, "C18_MSR_PMON_CTR0"), Msr::new(0x2129, "C18_MSR_PMON_CTR1"), Msr::new(0x212A, "C18_MSR_PMON_CTR2"), Msr::new(0x212B, "C18_MSR_PMON_CTR3")],
+    [Msr::new(0x2138, "C19_MSR_PMON_CTR0"), Msr::new(0x2139, "C19_MSR_PMON_CTR1"), Msr::new(0x213A, "C19_MSR_PMON_CTR2"), Msr::new(0x213B, "C19_MSR_PMON_CTR3")],
+    [Msr::new(0x2148, "C20_MSR_PMON_CTR0"), Msr::new(0x2149, "C20_MSR_PMON_CTR1"), Msr::new(0x214A, "C20_MSR_PMON_CTR2"), Msr::new(0x214B, "C20_MSR_PMON_CTR3")],
+    [Msr::new(0x2158, "C21_MSR_PMON_CTR0"), Msr::new(0x2159, "C21_MSR_PMON_CTR1"), Msr::new(0x215A, "C21_MSR_PMON_CTR2"), Msr::new(0x215B, "C21_MSR_PMON_CTR3")],
+    [Msr::new(0x2168, "C22_MSR_PMON_CTR0"), Msr::new(0x2169, "C22_MSR_PMON_CTR1"), Msr::new(0x216A, "C22_MSR_PMON_CTR2"), Msr::new(0x216B, "C22_MSR_PMON_CTR3")],
+    [Msr::new(0x2178, "C23_MSR_PMON_CTR0"), Msr::new(0x2179, "C23_MSR_PMON_CTR1"), Msr::new(0x217A, "C23_MSR_PMON_CTR2"), Msr::new(0x217B, "C23_MSR_PMON_CTR3")],
+    [Msr::new(0x2188, "C24_MSR_PMON_CTR0"), Msr::new(0x2189, "C24_MSR_PMON_CTR1"), Msr::new(0x218A, "C24_MSR_PMON_CTR2"), Msr::new(0x218B, "C24_MSR_PMON_CTR3")],
+    [Msr::new(0x2198, "C25_MSR_PMON_CTR0"), Msr::new(0x2199, "C25_MSR_PMON_CTR1"), Msr::new(0x219A, "C25_MSR_PMON_CTR2"), Msr::new(0x219B, "C25_MSR_PMON_CTR3")],
+    [Msr::new(0x21A8, "C26_MSR_PMON_CTR0"), Msr::new(0x21A9, "C26_MSR_PMON_CTR1"), Msr::new(0x21AA, "C26_MSR_PMON_CTR2"), Msr::new(0x21AB, "C26_MSR_PMON_CTR3")],
+    [Msr::new(0x21B8, "C27_MSR_PMON_CTR0"), Msr::new(0x21B9, "C27_MSR_PMON_CTR1"), Msr::new(0x21BA, "C27_MSR_PMON_CTR2"), Msr::new(0x21BB, "C27_MSR_PMON_CTR3")],
+    [Msr::new(0x21C8, "C28_MSR_PMON_CTR0"), Msr::new(0x21C9, "C28_MSR_PMON_CTR1"), Msr::new(0x21CA, "C28_MSR_PMON_CTR2"), Msr::new(0x21CB, "C28_MSR_PMON_CTR3")],
+    [Msr::new(0x21D8, "C29_MSR_PMON_CTR0"), Msr::new(0x21D9, "C29_MSR_PMON_CTR1"), Msr::new(0x21DA, "C29_MSR_PMON_CTR2"), Msr::new(0x21DB, "C29_MSR_PMON_CTR3")],
+    [Msr::new(0x21E8, "C30_MSR_PMON_CTR0"), Msr::new(0x21E9, "C30_MSR_PMON_CTR1"), Msr::new(0x21EA, "C30_MSR_PMON_CTR2"), Msr::new(0x21EB, "C30_MSR_PMON_CTR3")],
+    [Msr::new(0x21F8, "C31_MSR_PMON_CTR0"), Msr::new(0x21F9, "C31_MSR_PMON_CTR1"), Msr::new(0x21FA, "C31_MSR_PMON_CTR2"), Msr::new(0x21FB, "C31_MSR_PMON_CTR3")],
+    [Msr::new(0x2208, "C32_MSR_PMON_CTR0"), Msr::new(0x2209, "C32_MSR_PMON_CTR1"), Msr::new(0x220A, "C32_MSR_PMON_CTR2"), Msr::new(0x220B, "C32_MSR_PMON_CTR3")],
+    [Msr::new(0x2218, "C33_MSR_PMON_CTR0"), Msr::new(0x2219, "C33_MSR_PMON_CTR1"), Msr::new(0x221A, "C33_MSR_PMON_CTR2"), Msr::new(0x221B, "C33_MSR_PMON_CTR3")],
+    [Msr::new(0x2228, "C34_MSR_PMON_CTR0"), Msr::new(0x2229, "C34_MSR_PMON_CTR1"), Msr::new(0x222A, "C34_MSR_PMON_CTR2"), Msr::new(0x222B, "C34_MSR_PMON_CTR3")],
+    [Msr::new(0x2238, "C35_MSR_PMON_CTR0"), Msr::new(0x2239, "C35_MSR_PMON_CTR1"), Msr::new(0x223A, "C35_MSR_PMON_CTR2"), Msr::new(0x223B, "C35_MSR_PMON_CTR3")],
+    [Msr::new(0x2248, "C36_MSR_PMON_CTR0"), Msr::new(0x2249, "C36_MSR_PMON_CTR1"), Msr::new(0x224A, "C36_MSR_PMON_CTR2"), Msr::new(0x224B, "C36_MSR_PMON_CTR3")],
+    [Msr::new(0x2258, "C37_MSR_PMON_CTR0"), Msr::new(0x2259, "C37_MSR_PMON_CTR1"), Msr::new(0x225A, "C37_MSR_PMON_CTR2"), Msr::new(0x225B, "C37_MSR_PMON_CTR3")],
+    [Msr::new(0x2268, "C38_MSR_PMON_CTR0"), Msr::new(0x2269, "C38_MSR_PMON_CTR1"), Msr::new(0x226A, "C38_MSR_PMON_CTR2"), Msr::new(0x226B, "C38_MSR_PMON_CTR3")],
+    [Msr::new(0x2278, "C39_MSR_PMON_CTR0"), Msr::new(0x2279, "C39_MSR_PMON_CTR1"), Msr::new(0x227A, "C39_MSR_PMON_CTR2"), Msr::new(0x227B, "C39_MSR_PMON_CTR3")],
+    [Msr::new(0x2288, "C40_MSR_PMON_CTR0"), Msr::new(0x2289, "C40_MSR_PMON_CTR1"), Msr::new(0x228A, "C40_MSR_PMON_CTR2"), Msr::new(0x228B, "C40_MSR_PMON_CTR3")],
+    [Msr::new(0x2298, "C41_MSR_PMON_CTR0"), Msr::new(0x2299, "C41_MSR_PMON_CTR1"), Msr::new(0x229A, "C41_MSR_PMON_CTR2"), Msr::new(0x229B, "C41_MSR_PMON_CTR3")],
+    [Msr::new(0x22A8, "C42_MSR_PMON_CTR0"), Msr::new(0x22A9, "C42_MSR_PMON_CTR1"), Msr::new(0x22AA, "C42_MSR_PMON_CTR2"), Msr::new(0x22AB, "C42_MSR_PMON_CTR3")],
+    [Msr::new(0x22B8, "C43_MSR_PMON_CTR0"), Msr::new(0x22B9, "C43_MSR_PMON_CTR1"), Msr::new(0x22BA, "C43_MSR_PMON_CTR2"), Msr::new(0x22BB, "C43_MSR_PMON_CTR3")],
+    [Msr::new(0x22C8, "C44_MSR_PMON_CTR0"), Msr::new(0x22C9, "C44_MSR_PMON_CTR1"), Msr::new(0x22CA, "C44_MSR_PMON_CTR2"), Msr::new(0x22CB, "C44_MSR_PMON_CTR3")],
+    [Msr::new(0x22D8, "C45_MSR_PMON_CTR0"), Msr::new(0x22D9, "C45_MSR_PMON_CTR1"), Msr::new(0x22DA, "C45_MSR_PMON_CTR2"), Msr::new(0x22DB, "C45_MSR_PMON_CTR3")],
+    [Msr::new(0x22E8, "C46_MSR_PMON_CTR0"), Msr::new(0x22E9, "C46_MSR_PMON_CTR1"), Msr::new(0x22EA, "C46_MSR_PMON_CTR2"), Msr::new(0x22EB, "C46_MSR_PMON_CTR3")],
+    [Msr::new(0x22F8, "C47_MSR_PMON_CTR0"), Msr::new(0x22F9, "C47_MSR_PMON_CTR1"), Msr::new(0x22FA, "C47_MSR_PMON_CTR2"), Msr::new(0x22FB, "C47_MSR_PMON_CTR3")],
+    [Msr::new(0x2308, "C48_MSR_PMON_CTR0"), Msr::new(0x2309, "C48_MSR_PMON_CTR1"), Msr::new(0x230A, "C48_MSR_PMON_CTR2"), Msr::new(0x230B, "C48_MSR_PMON_CTR3")],
+    [Msr::new(0x2318, "C49_MSR_PMON_CTR0"), Msr::new(0x2319, "C49_MSR_PMON_CTR1"), Msr::new(0x231A, "C49_MSR_PMON_CTR2"), Msr::new(0x231B, "C49_MSR_PMON_CTR3")],
+    [Msr::new(0x2328, "C50_MSR_PMON_CTR0"), Msr::new(0x2329, "C50_MSR_PMON_CTR1"), Msr::new(0x232A, "C50_MSR_PMON_CTR2"), Msr::new(0x232B, "C50_MSR_PMON_CTR3")],
+    [Msr::new(0x2338, "C51_MSR_PMON_CTR0"), Msr::new(0x2339, "C51_MSR_PMON_CTR1"), Msr::new(0x233A, "C51_MSR_PMON_CTR2"), Msr::new(0x233B, "C51_MSR_PMON_CTR3")],
+    [Msr::new(0x2348, "C52_MSR_PMON_CTR0"), Msr::new(0x2349, "C52_MSR_PMON_CTR1"), Msr::new(0x234A, "C52_MSR_PMON_CTR2"), Msr::new(0x234B, "C52_MSR_PMON_CTR3")],
+    [Msr::new(0x2358, "C53_MSR_PMON_CTR0"), Msr::new(0x2359, "C53_MSR_PMON_CTR1"), Msr::new(0x235A, "C53_MSR_PMON_CTR2"), Msr::new(0x235B, "C53_MSR_PMON_CTR3")],
+    [Msr::new(0x2368, "C54_MSR_PMON_CTR0"), Msr::new(0x2369, "C54_MSR_PMON_CTR1"), Msr::new(0x236A, "C54_MSR_PMON_CTR2"), Msr::new(0x236B, "C54_MSR_PMON_CTR3")],
+    [Msr::new(0x2378, "C55_MSR_PMON_CTR0"), Msr::new(0x2379, "C55_MSR_PMON_CTR1"), Msr::new(0x237A, "C55_MSR_PMON_CTR2"), Msr::new(0x237B, "C55_MSR_PMON_CTR3")],
+    [Msr::new(0x2388, "C56_MSR_PMON_CTR0"), Msr::new(0x2389, "C56_MSR_PMON_CTR1"), Msr::new(0x238A, "C56_MSR_PMON_CTR2"), Msr::new(0x238B, "C56_MSR_PMON_CTR3")],
+    [Msr::new(0x2398, "C57_MSR_PMON_CTR0"), Msr::new(0x2399, "C57_MSR_PMON_CTR1"), Msr::new(0x239A, "C57_MSR_PMON_CTR2"), Msr::new(0x239B, "C57_MSR_PMON_CTR3")],
+    [Msr::new(0x23A8, "C58_MSR_PMON_CTR0"), Msr::new(0x23A9, "C58_MSR_PMON_CTR1"), Msr::new(0x23AA, "C58_MSR_PMON_CTR2"), Msr::new(0x23AB, "C58_MSR_PMON_CTR3")],
+    [Msr::new(0x23B8, "C59_MSR_PMON_CTR0"), Msr::new(0x23B9, "C59_MSR_PMON_CTR1"), Msr::new(0x23BA, "C59_MSR_PMON_CTR2"), Msr::new(0x23BB, "C59_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -1293,128 +1116,69 @@ impl ChaBoxFilter0 {
     #[inline] pub const fn try_with_tid(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, ChaBoxFilter0Layout::NAME, "tid")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA0.
-pub const C0_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x200E, "C0_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA1.
-pub const C1_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x201E, "C1_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA2.
-pub const C2_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x202E, "C2_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA3.
-pub const C3_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x203E, "C3_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA4.
-pub const C4_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x204E, "C4_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA5.
-pub const C5_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x205E, "C5_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA6.
-pub const C6_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x206E, "C6_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA7.
-pub const C7_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x207E, "C7_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA8.
-pub const C8_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x208E, "C8_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA9.
-pub const C9_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x209E, "C9_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA10.
-pub const C10_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20AE, "C10_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA11.
-pub const C11_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20BE, "C11_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA12.
-pub const C12_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20CE, "C12_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA13.
-pub const C13_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20DE, "C13_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA14.
-pub const C14_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20EE, "C14_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA15.
-pub const C15_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20FE, "C15_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA16.
-pub const C16_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x210E, "C16_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA17.
-pub const C17_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x211E, "C17_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA18.
-pub const C18_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x212E, "C18_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA19.
-pub const C19_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x213E, "C19_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA20.
-pub const C20_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x214E, "C20_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA21.
-pub const C21_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x215E, "C21_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA22.
-pub const C22_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x216E, "C22_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA23.
-pub const C23_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x217E, "C23_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA24.
-pub const C24_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x218E, "C24_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA25.
-pub const C25_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x219E, "C25_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA26.
-pub const C26_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21AE, "C26_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA27.
-pub const C27_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21BE, "C27_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA28.
-pub const C28_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21CE, "C28_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA29.
-pub const C29_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21DE, "C29_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA30.
-pub const C30_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21EE, "C30_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA31.
-pub const C31_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21FE, "C31_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA32.
-pub const C32_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x220E, "C32_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA33.
-pub const C33_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x221E, "C33_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA34.
-pub const C34_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x222E, "C34_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA35.
-pub const C35_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x223E, "C35_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA36.
-pub const C36_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x224E, "C36_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA37.
-pub const C37_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x225E, "C37_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA38.
-pub const C38_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x226E, "C38_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA39.
-pub const C39_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x227E, "C39_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA40.
-pub const C40_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x228E, "C40_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA41.
-pub const C41_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x229E, "C41_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA42.
-pub const C42_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22AE, "C42_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA43.
-pub const C43_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22BE, "C43_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA44.
-pub const C44_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22CE, "C44_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA45.
-pub const C45_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22DE, "C45_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA46.
-pub const C46_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22EE, "C46_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA47.
-pub const C47_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22FE, "C47_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA48.
-pub const C48_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x230E, "C48_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA49.
-pub const C49_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x231E, "C49_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA50.
-pub const C50_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x232E, "C50_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA51.
-pub const C51_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x233E, "C51_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA52.
-pub const C52_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x234E, "C52_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA53.
-pub const C53_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x235E, "C53_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA54.
-pub const C54_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x236E, "C54_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA55.
-pub const C55_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x237E, "C55_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA56.
-pub const C56_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x238E, "C56_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA57.
-pub const C57_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x239E, "C57_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA58.
-pub const C58_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x23AE, "C58_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA59.
-pub const C59_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x23BE, "C59_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 60] = [C0_MSR_PMON_BOX_FILTER0, C1_MSR_PMON_BOX_FILTER0, C2_MSR_PMON_BOX_FILTER0, C3_MSR_PMON_BOX_FILTER0, C4_MSR_PMON_BOX_FILTER0, C5_MSR_PMON_BOX_FILTER0, C6_MSR_PMON_BOX_FILTER0, C7_MSR_PMON_BOX_FILTER0, C8_MSR_PMON_BOX_FILTER0, C9_MSR_PMON_BOX_FILTER0, C10_MSR_PMON_BOX_FILTER0, C11_MSR_PMON_BOX_FILTER0, C12_MSR_PMON_BOX_FILTER0, C13_MSR_PMON_BOX_FILTER0, C14_MSR_PMON_BOX_FILTER0, C15_MSR_PMON_BOX_FILTER0, C16_MSR_PMON_BOX_FILTER0, C17_MSR_PMON_BOX_FILTER0, C18_MSR_PMON_BOX_FILTER0, C19_MSR_PMON_BOX_FILTER0, C20_MSR_PMON_BOX_FILTER0, C21_MSR_PMON_BOX_FILTER0, C22_MSR_PMON_BOX_FILTER0, C23_MSR_PMON_BOX_FILTER0, C24_MSR_PMON_BOX_FILTER0, C25_MSR_PMON_BOX_FILTER0, C26_MSR_PMON_BOX_FILTER0, C27_MSR_PMON_BOX_FILTER0, C28_MSR_PMON_BOX_FILTER0, C29_MSR_PMON_BOX_FILTER0, C30_MSR_PMON_BOX_FILTER0, C31_MSR_PMON_BOX_FILTER0, C32_MSR_PMON_BOX_FILTER0, C33_MSR_PMON_BOX_FILTER0, C34_MSR_PMON_BOX_FILTER0, C35_MSR_PMON_BOX_FILTER0, C36_MSR_PMON_BOX_FILTER0, C37_MSR_PMON_BOX_FILTER0, C38_MSR_PMON_BOX_FILTER0, C39_MSR_PMON_BOX_FILTER0, C40_MSR_PMON_BOX_FILTER0, C41_MSR_PMON_BOX_FILTER0, C42_MSR_PMON_BOX_FILTER0, C43_MSR_PMON_BOX_FILTER0, C44_MSR_PMON_BOX_FILTER0, C45_MSR_PMON_BOX_FILTER0, C46_MSR_PMON_BOX_FILTER0, C47_MSR_PMON_BOX_FILTER0, C48_MSR_PMON_BOX_FILTER0, C49_MSR_PMON_BOX_FILTER0, C50_MSR_PMON_BOX_FILTER0, C51_MSR_PMON_BOX_FILTER0, C52_MSR_PMON_BOX_FILTER0, C53_MSR_PMON_BOX_FILTER0, C54_MSR_PMON_BOX_FILTER0, C55_MSR_PMON_BOX_FILTER0, C56_MSR_PMON_BOX_FILTER0, C57_MSR_PMON_BOX_FILTER0, C58_MSR_PMON_BOX_FILTER0, C59_MSR_PMON_BOX_FILTER0];
+/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39, CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52, CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59).
+pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 60] = [
+    Msr::new(0x200E, "C0_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x201E, "C1_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x202E, "C2_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x203E, "C3_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x204E, "C4_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x205E, "C5_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x206E, "C6_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x207E, "C7_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x208E, "C8_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x209E, "C9_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20AE, "C10_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20BE, "C11_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20CE, "C12_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20DE, "C13_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20EE, "C14_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20FE, "C15_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x210E, "C16_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x211E, "C17_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x212E, "C18_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x213E, "C19_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x214E, "C20_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x215E, "C21_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x216E, "C22_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x217E, "C23_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x218E, "C24_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x219E, "C25_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21AE, "C26_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21BE, "C27_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21CE, "C28_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21DE, "C29_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21EE, "C30_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21FE, "C31_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x220E, "C32_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x221E, "C33_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x222E, "C34_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x223E, "C35_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x224E, "C36_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x225E, "C37_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x226E, "C38_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x227E, "C39_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x228E, "C40_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x229E, "C41_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22AE, "C42_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22BE, "C43_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22CE, "C44_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22DE, "C45_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22EE, "C46_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22FE, "C47_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x230E, "C48_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x231E, "C49_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x232E, "C50_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x233E, "C51_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x234E, "C52_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x235E, "C53_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x236E, "C54_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x237E, "C55_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x238E, "C56_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x239E, "C57_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x23AE, "C58_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x23BE, "C59_MSR_PMON_BOX_FILTER0"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {

@@ -80,32 +80,21 @@ impl IioBoxCtl {
     #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO0.
-pub const IIO0_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3000, "IIO0_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO1.
-pub const IIO1_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3010, "IIO1_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO2.
-pub const IIO2_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3020, "IIO2_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO3.
-pub const IIO3_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3030, "IIO3_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO4.
-pub const IIO4_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3040, "IIO4_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO5.
-pub const IIO5_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3050, "IIO5_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO6.
-pub const IIO6_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3060, "IIO6_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO7.
-pub const IIO7_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3070, "IIO7_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO8.
-pub const IIO8_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3080, "IIO8_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO9.
-pub const IIO9_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3090, "IIO9_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO10.
-pub const IIO10_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x30A0, "IIO10_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO11.
-pub const IIO11_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x30B0, "IIO11_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 12] = [IIO0_MSR_PMON_BOX_CTL, IIO1_MSR_PMON_BOX_CTL, IIO2_MSR_PMON_BOX_CTL, IIO3_MSR_PMON_BOX_CTL, IIO4_MSR_PMON_BOX_CTL, IIO5_MSR_PMON_BOX_CTL, IIO6_MSR_PMON_BOX_CTL, IIO7_MSR_PMON_BOX_CTL, IIO8_MSR_PMON_BOX_CTL, IIO9_MSR_PMON_BOX_CTL, IIO10_MSR_PMON_BOX_CTL, IIO11_MSR_PMON_BOX_CTL];
+/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11).
+pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 12] = [
+    Msr::new(0x3000, "IIO0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3010, "IIO1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3020, "IIO2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3030, "IIO3_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3040, "IIO4_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3050, "IIO5_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3060, "IIO6_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3070, "IIO7_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3080, "IIO8_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3090, "IIO9_MSR_PMON_BOX_CTL"),
+    Msr::new(0x30A0, "IIO10_MSR_PMON_BOX_CTL"),
+    Msr::new(0x30B0, "IIO11_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -295,32 +284,21 @@ impl IioCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3002, "IIO0_MSR_PMON_CTL0"), Msr::new(0x3003, "IIO0_MSR_PMON_CTL1"), Msr::new(0x3004, "IIO0_MSR_PMON_CTL2"), Msr::new(0x3005, "IIO0_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3012, "IIO1_MSR_PMON_CTL0"), Msr::new(0x3013, "IIO1_MSR_PMON_CTL1"), Msr::new(0x3014, "IIO1_MSR_PMON_CTL2"), Msr::new(0x3015, "IIO1_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3022, "IIO2_MSR_PMON_CTL0"), Msr::new(0x3023, "IIO2_MSR_PMON_CTL1"), Msr::new(0x3024, "IIO2_MSR_PMON_CTL2"), Msr::new(0x3025, "IIO2_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3032, "IIO3_MSR_PMON_CTL0"), Msr::new(0x3033, "IIO3_MSR_PMON_CTL1"), Msr::new(0x3034, "IIO3_MSR_PMON_CTL2"), Msr::new(0x3035, "IIO3_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3042, "IIO4_MSR_PMON_CTL0"), Msr::new(0x3043, "IIO4_MSR_PMON_CTL1"), Msr::new(0x3044, "IIO4_MSR_PMON_CTL2"), Msr::new(0x3045, "IIO4_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3052, "IIO5_MSR_PMON_CTL0"), Msr::new(0x3053, "IIO5_MSR_PMON_CTL1"), Msr::new(0x3054, "IIO5_MSR_PMON_CTL2"), Msr::new(0x3055, "IIO5_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO6.
-pub const IIO6_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3062, "IIO6_MSR_PMON_CTL0"), Msr::new(0x3063, "IIO6_MSR_PMON_CTL1"), Msr::new(0x3064, "IIO6_MSR_PMON_CTL2"), Msr::new(0x3065, "IIO6_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO7.
-pub const IIO7_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3072, "IIO7_MSR_PMON_CTL0"), Msr::new(0x3073, "IIO7_MSR_PMON_CTL1"), Msr::new(0x3074, "IIO7_MSR_PMON_CTL2"), Msr::new(0x3075, "IIO7_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO8.
-pub const IIO8_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3082, "IIO8_MSR_PMON_CTL0"), Msr::new(0x3083, "IIO8_MSR_PMON_CTL1"), Msr::new(0x3084, "IIO8_MSR_PMON_CTL2"), Msr::new(0x3085, "IIO8_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO9.
-pub const IIO9_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3092, "IIO9_MSR_PMON_CTL0"), Msr::new(0x3093, "IIO9_MSR_PMON_CTL1"), Msr::new(0x3094, "IIO9_MSR_PMON_CTL2"), Msr::new(0x3095, "IIO9_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO10.
-pub const IIO10_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x30A2, "IIO10_MSR_PMON_CTL0"), Msr::new(0x30A3, "IIO10_MSR_PMON_CTL1"), Msr::new(0x30A4, "IIO10_MSR_PMON_CTL2"), Msr::new(0x30A5, "IIO10_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO11.
-pub const IIO11_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x30B2, "IIO11_MSR_PMON_CTL0"), Msr::new(0x30B3, "IIO11_MSR_PMON_CTL1"), Msr::new(0x30B4, "IIO11_MSR_PMON_CTL2"), Msr::new(0x30B5, "IIO11_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 12] = [IIO0_MSR_PMON_CTL, IIO1_MSR_PMON_CTL, IIO2_MSR_PMON_CTL, IIO3_MSR_PMON_CTL, IIO4_MSR_PMON_CTL, IIO5_MSR_PMON_CTL, IIO6_MSR_PMON_CTL, IIO7_MSR_PMON_CTL, IIO8_MSR_PMON_CTL, IIO9_MSR_PMON_CTL, IIO10_MSR_PMON_CTL, IIO11_MSR_PMON_CTL];
+/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11).
+pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 12] = [
+    [Msr::new(0x3002, "IIO0_MSR_PMON_CTL0"), Msr::new(0x3003, "IIO0_MSR_PMON_CTL1"), Msr::new(0x3004, "IIO0_MSR_PMON_CTL2"), Msr::new(0x3005, "IIO0_MSR_PMON_CTL3")],
+    [Msr::new(0x3012, "IIO1_MSR_PMON_CTL0"), Msr::new(0x3013, "IIO1_MSR_PMON_CTL1"), Msr::new(0x3014, "IIO1_MSR_PMON_CTL2"), Msr::new(0x3015, "IIO1_MSR_PMON_CTL3")],
+    [Msr::new(0x3022, "IIO2_MSR_PMON_CTL0"), Msr::new(0x3023, "IIO2_MSR_PMON_CTL1"), Msr::new(0x3024, "IIO2_MSR_PMON_CTL2"), Msr::new(0x3025, "IIO2_MSR_PMON_CTL3")],
+    [Msr::new(0x3032, "IIO3_MSR_PMON_CTL0"), Msr::new(0x3033, "IIO3_MSR_PMON_CTL1"), Msr::new(0x3034, "IIO3_MSR_PMON_CTL2"), Msr::new(0x3035, "IIO3_MSR_PMON_CTL3")],
+    [Msr::new(0x3042, "IIO4_MSR_PMON_CTL0"), Msr::new(0x3043, "IIO4_MSR_PMON_CTL1"), Msr::new(0x3044, "IIO4_MSR_PMON_CTL2"), Msr::new(0x3045, "IIO4_MSR_PMON_CTL3")],
+    [Msr::new(0x3052, "IIO5_MSR_PMON_CTL0"), Msr::new(0x3053, "IIO5_MSR_PMON_CTL1"), Msr::new(0x3054, "IIO5_MSR_PMON_CTL2"), Msr::new(0x3055, "IIO5_MSR_PMON_CTL3")],
+    [Msr::new(0x3062, "IIO6_MSR_PMON_CTL0"), Msr::new(0x3063, "IIO6_MSR_PMON_CTL1"), Msr::new(0x3064, "IIO6_MSR_PMON_CTL2"), Msr::new(0x3065, "IIO6_MSR_PMON_CTL3")],
+    [Msr::new(0x3072, "IIO7_MSR_PMON_CTL0"), Msr::new(0x3073, "IIO7_MSR_PMON_CTL1"), Msr::new(0x3074, "IIO7_MSR_PMON_CTL2"), Msr::new(0x3075, "IIO7_MSR_PMON_CTL3")],
+    [Msr::new(0x3082, "IIO8_MSR_PMON_CTL0"), Msr::new(0x3083, "IIO8_MSR_PMON_CTL1"), Msr::new(0x3084, "IIO8_MSR_PMON_CTL2"), Msr::new(0x3085, "IIO8_MSR_PMON_CTL3")],
+    [Msr::new(0x3092, "IIO9_MSR_PMON_CTL0"), Msr::new(0x3093, "IIO9_MSR_PMON_CTL1"), Msr::new(0x3094, "IIO9_MSR_PMON_CTL2"), Msr::new(0x3095, "IIO9_MSR_PMON_CTL3")],
+    [Msr::new(0x30A2, "IIO10_MSR_PMON_CTL0"), Msr::new(0x30A3, "IIO10_MSR_PMON_CTL1"), Msr::new(0x30A4, "IIO10_MSR_PMON_CTL2"), Msr::new(0x30A5, "IIO10_MSR_PMON_CTL3")],
+    [Msr::new(0x30B2, "IIO11_MSR_PMON_CTL0"), Msr::new(0x30B3, "IIO11_MSR_PMON_CTL1"), Msr::new(0x30B4, "IIO11_MSR_PMON_CTL2"), Msr::new(0x30B5, "IIO11_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -435,32 +413,21 @@ impl IioCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IioCtrLayout::NAME, "event_count")) }
 }
 
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3008, "IIO0_MSR_PMON_CTR0"), Msr::new(0x3009, "IIO0_MSR_PMON_CTR1"), Msr::new(0x300A, "IIO0_MSR_PMON_CTR2"), Msr::new(0x300B, "IIO0_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3018, "IIO1_MSR_PMON_CTR0"), Msr::new(0x3019, "IIO1_MSR_PMON_CTR1"), Msr::new(0x301A, "IIO1_MSR_PMON_CTR2"), Msr::new(0x301B, "IIO1_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3028, "IIO2_MSR_PMON_CTR0"), Msr::new(0x3029, "IIO2_MSR_PMON_CTR1"), Msr::new(0x302A, "IIO2_MSR_PMON_CTR2"), Msr::new(0x302B, "IIO2_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3038, "IIO3_MSR_PMON_CTR0"), Msr::new(0x3039, "IIO3_MSR_PMON_CTR1"), Msr::new(0x303A, "IIO3_MSR_PMON_CTR2"), Msr::new(0x303B, "IIO3_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3048, "IIO4_MSR_PMON_CTR0"), Msr::new(0x3049, "IIO4_MSR_PMON_CTR1"), Msr::new(0x304A, "IIO4_MSR_PMON_CTR2"), Msr::new(0x304B, "IIO4_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3058, "IIO5_MSR_PMON_CTR0"), Msr::new(0x3059, "IIO5_MSR_PMON_CTR1"), Msr::new(0x305A, "IIO5_MSR_PMON_CTR2"), Msr::new(0x305B, "IIO5_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO6.
-pub const IIO6_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3068, "IIO6_MSR_PMON_CTR0"), Msr::new(0x3069, "IIO6_MSR_PMON_CTR1"), Msr::new(0x306A, "IIO6_MSR_PMON_CTR2"), Msr::new(0x306B, "IIO6_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO7.
-pub const IIO7_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3078, "IIO7_MSR_PMON_CTR0"), Msr::new(0x3079, "IIO7_MSR_PMON_CTR1"), Msr::new(0x307A, "IIO7_MSR_PMON_CTR2"), Msr::new(0x307B, "IIO7_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO8.
-pub const IIO8_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3088, "IIO8_MSR_PMON_CTR0"), Msr::new(0x3089, "IIO8_MSR_PMON_CTR1"), Msr::new(0x308A, "IIO8_MSR_PMON_CTR2"), Msr::new(0x308B, "IIO8_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO9.
-pub const IIO9_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3098, "IIO9_MSR_PMON_CTR0"), Msr::new(0x3099, "IIO9_MSR_PMON_CTR1"), Msr::new(0x309A, "IIO9_MSR_PMON_CTR2"), Msr::new(0x309B, "IIO9_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO10.
-pub const IIO10_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x30A8, "IIO10_MSR_PMON_CTR0"), Msr::new(0x30A9, "IIO10_MSR_PMON_CTR1"), Msr::new(0x30AA, "IIO10_MSR_PMON_CTR2"), Msr::new(0x30AB, "IIO10_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO11.
-pub const IIO11_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x30B8, "IIO11_MSR_PMON_CTR0"), Msr::new(0x30B9, "IIO11_MSR_PMON_CTR1"), Msr::new(0x30BA, "IIO11_MSR_PMON_CTR2"), Msr::new(0x30BB, "IIO11_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 12] = [IIO0_MSR_PMON_CTR, IIO1_MSR_PMON_CTR, IIO2_MSR_PMON_CTR, IIO3_MSR_PMON_CTR, IIO4_MSR_PMON_CTR, IIO5_MSR_PMON_CTR, IIO6_MSR_PMON_CTR, IIO7_MSR_PMON_CTR, IIO8_MSR_PMON_CTR, IIO9_MSR_PMON_CTR, IIO10_MSR_PMON_CTR, IIO11_MSR_PMON_CTR];
+/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11).
+pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 12] = [
+    [Msr::new(0x3008, "IIO0_MSR_PMON_CTR0"), Msr::new(0x3009, "IIO0_MSR_PMON_CTR1"), Msr::new(0x300A, "IIO0_MSR_PMON_CTR2"), Msr::new(0x300B, "IIO0_MSR_PMON_CTR3")],
+    [Msr::new(0x3018, "IIO1_MSR_PMON_CTR0"), Msr::new(0x3019, "IIO1_MSR_PMON_CTR1"), Msr::new(0x301A, "IIO1_MSR_PMON_CTR2"), Msr::new(0x301B, "IIO1_MSR_PMON_CTR3")],
+    [Msr::new(0x3028, "IIO2_MSR_PMON_CTR0"), Msr::new(0x3029, "IIO2_MSR_PMON_CTR1"), Msr::new(0x302A, "IIO2_MSR_PMON_CTR2"), Msr::new(0x302B, "IIO2_MSR_PMON_CTR3")],
+    [Msr::new(0x3038, "IIO3_MSR_PMON_CTR0"), Msr::new(0x3039, "IIO3_MSR_PMON_CTR1"), Msr::new(0x303A, "IIO3_MSR_PMON_CTR2"), Msr::new(0x303B, "IIO3_MSR_PMON_CTR3")],
+    [Msr::new(0x3048, "IIO4_MSR_PMON_CTR0"), Msr::new(0x3049, "IIO4_MSR_PMON_CTR1"), Msr::new(0x304A, "IIO4_MSR_PMON_CTR2"), Msr::new(0x304B, "IIO4_MSR_PMON_CTR3")],
+    [Msr::new(0x3058, "IIO5_MSR_PMON_CTR0"), Msr::new(0x3059, "IIO5_MSR_PMON_CTR1"), Msr::new(0x305A, "IIO5_MSR_PMON_CTR2"), Msr::new(0x305B, "IIO5_MSR_PMON_CTR3")],
+    [Msr::new(0x3068, "IIO6_MSR_PMON_CTR0"), Msr::new(0x3069, "IIO6_MSR_PMON_CTR1"), Msr::new(0x306A, "IIO6_MSR_PMON_CTR2"), Msr::new(0x306B, "IIO6_MSR_PMON_CTR3")],
+    [Msr::new(0x3078, "IIO7_MSR_PMON_CTR0"), Msr::new(0x3079, "IIO7_MSR_PMON_CTR1"), Msr::new(0x307A, "IIO7_MSR_PMON_CTR2"), Msr::new(0x307B, "IIO7_MSR_PMON_CTR3")],
+    [Msr::new(0x3088, "IIO8_MSR_PMON_CTR0"), Msr::new(0x3089, "IIO8_MSR_PMON_CTR1"), Msr::new(0x308A, "IIO8_MSR_PMON_CTR2"), Msr::new(0x308B, "IIO8_MSR_PMON_CTR3")],
+    [Msr::new(0x3098, "IIO9_MSR_PMON_CTR0"), Msr::new(0x3099, "IIO9_MSR_PMON_CTR1"), Msr::new(0x309A, "IIO9_MSR_PMON_CTR2"), Msr::new(0x309B, "IIO9_MSR_PMON_CTR3")],
+    [Msr::new(0x30A8, "IIO10_MSR_PMON_CTR0"), Msr::new(0x30A9, "IIO10_MSR_PMON_CTR1"), Msr::new(0x30AA, "IIO10_MSR_PMON_CTR2"), Msr::new(0x30AB, "IIO10_MSR_PMON_CTR3")],
+    [Msr::new(0x30B8, "IIO11_MSR_PMON_CTR0"), Msr::new(0x30B9, "IIO11_MSR_PMON_CTR1"), Msr::new(0x30BA, "IIO11_MSR_PMON_CTR2"), Msr::new(0x30BB, "IIO11_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTR_INFO: RegisterInfo = RegisterInfo {

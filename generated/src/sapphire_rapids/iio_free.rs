@@ -54,32 +54,21 @@ impl IioFreeIoclk {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x340E, "IIO_FREE0_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x341E, "IIO_FREE1_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x342E, "IIO_FREE2_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x343E, "IIO_FREE3_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x344E, "IIO_FREE4_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x345E, "IIO_FREE5_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE6.
-pub const IIO_FREE6_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x346E, "IIO_FREE6_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE7.
-pub const IIO_FREE7_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x347E, "IIO_FREE7_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE8.
-pub const IIO_FREE8_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x348E, "IIO_FREE8_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE9.
-pub const IIO_FREE9_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x349E, "IIO_FREE9_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE10.
-pub const IIO_FREE10_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x34AE, "IIO_FREE10_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE11.
-pub const IIO_FREE11_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x34BE, "IIO_FREE11_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order.
-pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 12] = [IIO_FREE0_MSR_IOCLK, IIO_FREE1_MSR_IOCLK, IIO_FREE2_MSR_IOCLK, IIO_FREE3_MSR_IOCLK, IIO_FREE4_MSR_IOCLK, IIO_FREE5_MSR_IOCLK, IIO_FREE6_MSR_IOCLK, IIO_FREE7_MSR_IOCLK, IIO_FREE8_MSR_IOCLK, IIO_FREE9_MSR_IOCLK, IIO_FREE10_MSR_IOCLK, IIO_FREE11_MSR_IOCLK];
+/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5, IIO_FREE6, IIO_FREE7, IIO_FREE8, IIO_FREE9, IIO_FREE10, IIO_FREE11).
+pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 12] = [
+    Msr::new(0x340E, "IIO_FREE0_MSR_IOCLK"),
+    Msr::new(0x341E, "IIO_FREE1_MSR_IOCLK"),
+    Msr::new(0x342E, "IIO_FREE2_MSR_IOCLK"),
+    Msr::new(0x343E, "IIO_FREE3_MSR_IOCLK"),
+    Msr::new(0x344E, "IIO_FREE4_MSR_IOCLK"),
+    Msr::new(0x345E, "IIO_FREE5_MSR_IOCLK"),
+    Msr::new(0x346E, "IIO_FREE6_MSR_IOCLK"),
+    Msr::new(0x347E, "IIO_FREE7_MSR_IOCLK"),
+    Msr::new(0x348E, "IIO_FREE8_MSR_IOCLK"),
+    Msr::new(0x349E, "IIO_FREE9_MSR_IOCLK"),
+    Msr::new(0x34AE, "IIO_FREE10_MSR_IOCLK"),
+    Msr::new(0x34BE, "IIO_FREE11_MSR_IOCLK"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
@@ -149,32 +138,21 @@ impl IioFreeBwIn {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3800, "IIO_FREE0_MSR_BW_IN0"), Msr::new(0x3801, "IIO_FREE0_MSR_BW_IN1"), Msr::new(0x3802, "IIO_FREE0_MSR_BW_IN2"), Msr::new(0x3803, "IIO_FREE0_MSR_BW_IN3"), Msr::new(0x3804, "IIO_FREE0_MSR_BW_IN4"), Msr::new(0x3805, "IIO_FREE0_MSR_BW_IN5"), Msr::new(0x3806, "IIO_FREE0_MSR_BW_IN6"), Msr::new(0x3807, "IIO_FREE0_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3810, "IIO_FREE1_MSR_BW_IN0"), Msr::new(0x3811, "IIO_FREE1_MSR_BW_IN1"), Msr::new(0x3812, "IIO_FREE1_MSR_BW_IN2"), Msr::new(0x3813, "IIO_FREE1_MSR_BW_IN3"), Msr::new(0x3814, "IIO_FREE1_MSR_BW_IN4"), Msr::new(0x3815, "IIO_FREE1_MSR_BW_IN5"), Msr::new(0x3816, "IIO_FREE1_MSR_BW_IN6"), Msr::new(0x3817, "IIO_FREE1_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3820, "IIO_FREE2_MSR_BW_IN0"), Msr::new(0x3821, "IIO_FREE2_MSR_BW_IN1"), Msr::new(0x3822, "IIO_FREE2_MSR_BW_IN2"), Msr::new(0x3823, "IIO_FREE2_MSR_BW_IN3"), Msr::new(0x3824, "IIO_FREE2_MSR_BW_IN4"), Msr::new(0x3825, "IIO_FREE2_MSR_BW_IN5"), Msr::new(0x3826, "IIO_FREE2_MSR_BW_IN6"), Msr::new(0x3827, "IIO_FREE2_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3830, "IIO_FREE3_MSR_BW_IN0"), Msr::new(0x3831, "IIO_FREE3_MSR_BW_IN1"), Msr::new(0x3832, "IIO_FREE3_MSR_BW_IN2"), Msr::new(0x3833, "IIO_FREE3_MSR_BW_IN3"), Msr::new(0x3834, "IIO_FREE3_MSR_BW_IN4"), Msr::new(0x3835, "IIO_FREE3_MSR_BW_IN5"), Msr::new(0x3836, "IIO_FREE3_MSR_BW_IN6"), Msr::new(0x3837, "IIO_FREE3_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3840, "IIO_FREE4_MSR_BW_IN0"), Msr::new(0x3841, "IIO_FREE4_MSR_BW_IN1"), Msr::new(0x3842, "IIO_FREE4_MSR_BW_IN2"), Msr::new(0x3843, "IIO_FREE4_MSR_BW_IN3"), Msr::new(0x3844, "IIO_FREE4_MSR_BW_IN4"), Msr::new(0x3845, "IIO_FREE4_MSR_BW_IN5"), Msr::new(0x3846, "IIO_FREE4_MSR_BW_IN6"), Msr::new(0x3847, "IIO_FREE4_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3850, "IIO_FREE5_MSR_BW_IN0"), Msr::new(0x3851, "IIO_FREE5_MSR_BW_IN1"), Msr::new(0x3852, "IIO_FREE5_MSR_BW_IN2"), Msr::new(0x3853, "IIO_FREE5_MSR_BW_IN3"), Msr::new(0x3854, "IIO_FREE5_MSR_BW_IN4"), Msr::new(0x3855, "IIO_FREE5_MSR_BW_IN5"), Msr::new(0x3856, "IIO_FREE5_MSR_BW_IN6"), Msr::new(0x3857, "IIO_FREE5_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE6.
-pub const IIO_FREE6_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3860, "IIO_FREE6_MSR_BW_IN0"), Msr::new(0x3861, "IIO_FREE6_MSR_BW_IN1"), Msr::new(0x3862, "IIO_FREE6_MSR_BW_IN2"), Msr::new(0x3863, "IIO_FREE6_MSR_BW_IN3"), Msr::new(0x3864, "IIO_FREE6_MSR_BW_IN4"), Msr::new(0x3865, "IIO_FREE6_MSR_BW_IN5"), Msr::new(0x3866, "IIO_FREE6_MSR_BW_IN6"), Msr::new(0x3867, "IIO_FREE6_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE7.
-pub const IIO_FREE7_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3870, "IIO_FREE7_MSR_BW_IN0"), Msr::new(0x3871, "IIO_FREE7_MSR_BW_IN1"), Msr::new(0x3872, "IIO_FREE7_MSR_BW_IN2"), Msr::new(0x3873, "IIO_FREE7_MSR_BW_IN3"), Msr::new(0x3874, "IIO_FREE7_MSR_BW_IN4"), Msr::new(0x3875, "IIO_FREE7_MSR_BW_IN5"), Msr::new(0x3876, "IIO_FREE7_MSR_BW_IN6"), Msr::new(0x3877, "IIO_FREE7_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE8.
-pub const IIO_FREE8_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3880, "IIO_FREE8_MSR_BW_IN0"), Msr::new(0x3881, "IIO_FREE8_MSR_BW_IN1"), Msr::new(0x3882, "IIO_FREE8_MSR_BW_IN2"), Msr::new(0x3883, "IIO_FREE8_MSR_BW_IN3"), Msr::new(0x3884, "IIO_FREE8_MSR_BW_IN4"), Msr::new(0x3885, "IIO_FREE8_MSR_BW_IN5"), Msr::new(0x3886, "IIO_FREE8_MSR_BW_IN6"), Msr::new(0x3887, "IIO_FREE8_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE9.
-pub const IIO_FREE9_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3890, "IIO_FREE9_MSR_BW_IN0"), Msr::new(0x3891, "IIO_FREE9_MSR_BW_IN1"), Msr::new(0x3892, "IIO_FREE9_MSR_BW_IN2"), Msr::new(0x3893, "IIO_FREE9_MSR_BW_IN3"), Msr::new(0x3894, "IIO_FREE9_MSR_BW_IN4"), Msr::new(0x3895, "IIO_FREE9_MSR_BW_IN5"), Msr::new(0x3896, "IIO_FREE9_MSR_BW_IN6"), Msr::new(0x3897, "IIO_FREE9_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE10.
-pub const IIO_FREE10_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x38A0, "IIO_FREE10_MSR_BW_IN0"), Msr::new(0x38A1, "IIO_FREE10_MSR_BW_IN1"), Msr::new(0x38A2, "IIO_FREE10_MSR_BW_IN2"), Msr::new(0x38A3, "IIO_FREE10_MSR_BW_IN3"), Msr::new(0x38A4, "IIO_FREE10_MSR_BW_IN4"), Msr::new(0x38A5, "IIO_FREE10_MSR_BW_IN5"), Msr::new(0x38A6, "IIO_FREE10_MSR_BW_IN6"), Msr::new(0x38A7, "IIO_FREE10_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE11.
-pub const IIO_FREE11_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x38B0, "IIO_FREE11_MSR_BW_IN0"), Msr::new(0x38B1, "IIO_FREE11_MSR_BW_IN1"), Msr::new(0x38B2, "IIO_FREE11_MSR_BW_IN2"), Msr::new(0x38B3, "IIO_FREE11_MSR_BW_IN3"), Msr::new(0x38B4, "IIO_FREE11_MSR_BW_IN4"), Msr::new(0x38B5, "IIO_FREE11_MSR_BW_IN5"), Msr::new(0x38B6, "IIO_FREE11_MSR_BW_IN6"), Msr::new(0x38B7, "IIO_FREE11_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of every instance, in instance order.
-pub const IIO_FREE_MSR_BW_IN: [[Msr<IioFreeBwIn>; 8]; 12] = [IIO_FREE0_MSR_BW_IN, IIO_FREE1_MSR_BW_IN, IIO_FREE2_MSR_BW_IN, IIO_FREE3_MSR_BW_IN, IIO_FREE4_MSR_BW_IN, IIO_FREE5_MSR_BW_IN, IIO_FREE6_MSR_BW_IN, IIO_FREE7_MSR_BW_IN, IIO_FREE8_MSR_BW_IN, IIO_FREE9_MSR_BW_IN, IIO_FREE10_MSR_BW_IN, IIO_FREE11_MSR_BW_IN];
+/// `IIO_FREE{i}_MSR_BW_IN{n}` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5, IIO_FREE6, IIO_FREE7, IIO_FREE8, IIO_FREE9, IIO_FREE10, IIO_FREE11).
+pub const IIO_FREE_MSR_BW_IN: [[Msr<IioFreeBwIn>; 8]; 12] = [
+    [Msr::new(0x3800, "IIO_FREE0_MSR_BW_IN0"), Msr::new(0x3801, "IIO_FREE0_MSR_BW_IN1"), Msr::new(0x3802, "IIO_FREE0_MSR_BW_IN2"), Msr::new(0x3803, "IIO_FREE0_MSR_BW_IN3"), Msr::new(0x3804, "IIO_FREE0_MSR_BW_IN4"), Msr::new(0x3805, "IIO_FREE0_MSR_BW_IN5"), Msr::new(0x3806, "IIO_FREE0_MSR_BW_IN6"), Msr::new(0x3807, "IIO_FREE0_MSR_BW_IN7")],
+    [Msr::new(0x3810, "IIO_FREE1_MSR_BW_IN0"), Msr::new(0x3811, "IIO_FREE1_MSR_BW_IN1"), Msr::new(0x3812, "IIO_FREE1_MSR_BW_IN2"), Msr::new(0x3813, "IIO_FREE1_MSR_BW_IN3"), Msr::new(0x3814, "IIO_FREE1_MSR_BW_IN4"), Msr::new(0x3815, "IIO_FREE1_MSR_BW_IN5"), Msr::new(0x3816, "IIO_FREE1_MSR_BW_IN6"), Msr::new(0x3817, "IIO_FREE1_MSR_BW_IN7")],
+    [Msr::new(0x3820, "IIO_FREE2_MSR_BW_IN0"), Msr::new(0x3821, "IIO_FREE2_MSR_BW_IN1"), Msr::new(0x3822, "IIO_FREE2_MSR_BW_IN2"), Msr::new(0x3823, "IIO_FREE2_MSR_BW_IN3"), Msr::new(0x3824, "IIO_FREE2_MSR_BW_IN4"), Msr::new(0x3825, "IIO_FREE2_MSR_BW_IN5"), Msr::new(0x3826, "IIO_FREE2_MSR_BW_IN6"), Msr::new(0x3827, "IIO_FREE2_MSR_BW_IN7")],
+    [Msr::new(0x3830, "IIO_FREE3_MSR_BW_IN0"), Msr::new(0x3831, "IIO_FREE3_MSR_BW_IN1"), Msr::new(0x3832, "IIO_FREE3_MSR_BW_IN2"), Msr::new(0x3833, "IIO_FREE3_MSR_BW_IN3"), Msr::new(0x3834, "IIO_FREE3_MSR_BW_IN4"), Msr::new(0x3835, "IIO_FREE3_MSR_BW_IN5"), Msr::new(0x3836, "IIO_FREE3_MSR_BW_IN6"), Msr::new(0x3837, "IIO_FREE3_MSR_BW_IN7")],
+    [Msr::new(0x3840, "IIO_FREE4_MSR_BW_IN0"), Msr::new(0x3841, "IIO_FREE4_MSR_BW_IN1"), Msr::new(0x3842, "IIO_FREE4_MSR_BW_IN2"), Msr::new(0x3843, "IIO_FREE4_MSR_BW_IN3"), Msr::new(0x3844, "IIO_FREE4_MSR_BW_IN4"), Msr::new(0x3845, "IIO_FREE4_MSR_BW_IN5"), Msr::new(0x3846, "IIO_FREE4_MSR_BW_IN6"), Msr::new(0x3847, "IIO_FREE4_MSR_BW_IN7")],
+    [Msr::new(0x3850, "IIO_FREE5_MSR_BW_IN0"), Msr::new(0x3851, "IIO_FREE5_MSR_BW_IN1"), Msr::new(0x3852, "IIO_FREE5_MSR_BW_IN2"), Msr::new(0x3853, "IIO_FREE5_MSR_BW_IN3"), Msr::new(0x3854, "IIO_FREE5_MSR_BW_IN4"), Msr::new(0x3855, "IIO_FREE5_MSR_BW_IN5"), Msr::new(0x3856, "IIO_FREE5_MSR_BW_IN6"), Msr::new(0x3857, "IIO_FREE5_MSR_BW_IN7")],
+    [Msr::new(0x3860, "IIO_FREE6_MSR_BW_IN0"), Msr::new(0x3861, "IIO_FREE6_MSR_BW_IN1"), Msr::new(0x3862, "IIO_FREE6_MSR_BW_IN2"), Msr::new(0x3863, "IIO_FREE6_MSR_BW_IN3"), Msr::new(0x3864, "IIO_FREE6_MSR_BW_IN4"), Msr::new(0x3865, "IIO_FREE6_MSR_BW_IN5"), Msr::new(0x3866, "IIO_FREE6_MSR_BW_IN6"), Msr::new(0x3867, "IIO_FREE6_MSR_BW_IN7")],
+    [Msr::new(0x3870, "IIO_FREE7_MSR_BW_IN0"), Msr::new(0x3871, "IIO_FREE7_MSR_BW_IN1"), Msr::new(0x3872, "IIO_FREE7_MSR_BW_IN2"), Msr::new(0x3873, "IIO_FREE7_MSR_BW_IN3"), Msr::new(0x3874, "IIO_FREE7_MSR_BW_IN4"), Msr::new(0x3875, "IIO_FREE7_MSR_BW_IN5"), Msr::new(0x3876, "IIO_FREE7_MSR_BW_IN6"), Msr::new(0x3877, "IIO_FREE7_MSR_BW_IN7")],
+    [Msr::new(0x3880, "IIO_FREE8_MSR_BW_IN0"), Msr::new(0x3881, "IIO_FREE8_MSR_BW_IN1"), Msr::new(0x3882, "IIO_FREE8_MSR_BW_IN2"), Msr::new(0x3883, "IIO_FREE8_MSR_BW_IN3"), Msr::new(0x3884, "IIO_FREE8_MSR_BW_IN4"), Msr::new(0x3885, "IIO_FREE8_MSR_BW_IN5"), Msr::new(0x3886, "IIO_FREE8_MSR_BW_IN6"), Msr::new(0x3887, "IIO_FREE8_MSR_BW_IN7")],
+    [Msr::new(0x3890, "IIO_FREE9_MSR_BW_IN0"), Msr::new(0x3891, "IIO_FREE9_MSR_BW_IN1"), Msr::new(0x3892, "IIO_FREE9_MSR_BW_IN2"), Msr::new(0x3893, "IIO_FREE9_MSR_BW_IN3"), Msr::new(0x3894, "IIO_FREE9_MSR_BW_IN4"), Msr::new(0x3895, "IIO_FREE9_MSR_BW_IN5"), Msr::new(0x3896, "IIO_FREE9_MSR_BW_IN6"), Msr::new(0x3897, "IIO_FREE9_MSR_BW_IN7")],
+    [Msr::new(0x38A0, "IIO_FREE10_MSR_BW_IN0"), Msr::new(0x38A1, "IIO_FREE10_MSR_BW_IN1"), Msr::new(0x38A2, "IIO_FREE10_MSR_BW_IN2"), Msr::new(0x38A3, "IIO_FREE10_MSR_BW_IN3"), Msr::new(0x38A4, "IIO_FREE10_MSR_BW_IN4"), Msr::new(0x38A5, "IIO_FREE10_MSR_BW_IN5"), Msr::new(0x38A6, "IIO_FREE10_MSR_BW_IN6"), Msr::new(0x38A7, "IIO_FREE10_MSR_BW_IN7")],
+    [Msr::new(0x38B0, "IIO_FREE11_MSR_BW_IN0"), Msr::new(0x38B1, "IIO_FREE11_MSR_BW_IN1"), Msr::new(0x38B2, "IIO_FREE11_MSR_BW_IN2"), Msr::new(0x38B3, "IIO_FREE11_MSR_BW_IN3"), Msr::new(0x38B4, "IIO_FREE11_MSR_BW_IN4"), Msr::new(0x38B5, "IIO_FREE11_MSR_BW_IN5"), Msr::new(0x38B6, "IIO_FREE11_MSR_BW_IN6"), Msr::new(0x38B7, "IIO_FREE11_MSR_BW_IN7")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo {
@@ -328,32 +306,21 @@ impl IioFreeBwOut {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3808, "IIO_FREE0_MSR_BW_OUT0"), Msr::new(0x3809, "IIO_FREE0_MSR_BW_OUT1"), Msr::new(0x380A, "IIO_FREE0_MSR_BW_OUT2"), Msr::new(0x380B, "IIO_FREE0_MSR_BW_OUT3"), Msr::new(0x380C, "IIO_FREE0_MSR_BW_OUT4"), Msr::new(0x380D, "IIO_FREE0_MSR_BW_OUT5"), Msr::new(0x380E, "IIO_FREE0_MSR_BW_OUT6"), Msr::new(0x380F, "IIO_FREE0_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3818, "IIO_FREE1_MSR_BW_OUT0"), Msr::new(0x3819, "IIO_FREE1_MSR_BW_OUT1"), Msr::new(0x381A, "IIO_FREE1_MSR_BW_OUT2"), Msr::new(0x381B, "IIO_FREE1_MSR_BW_OUT3"), Msr::new(0x381C, "IIO_FREE1_MSR_BW_OUT4"), Msr::new(0x381D, "IIO_FREE1_MSR_BW_OUT5"), Msr::new(0x381E, "IIO_FREE1_MSR_BW_OUT6"), Msr::new(0x381F, "IIO_FREE1_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3828, "IIO_FREE2_MSR_BW_OUT0"), Msr::new(0x3829, "IIO_FREE2_MSR_BW_OUT1"), Msr::new(0x382A, "IIO_FREE2_MSR_BW_OUT2"), Msr::new(0x382B, "IIO_FREE2_MSR_BW_OUT3"), Msr::new(0x382C, "IIO_FREE2_MSR_BW_OUT4"), Msr::new(0x382D, "IIO_FREE2_MSR_BW_OUT5"), Msr::new(0x382E, "IIO_FREE2_MSR_BW_OUT6"), Msr::new(0x382F, "IIO_FREE2_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3838, "IIO_FREE3_MSR_BW_OUT0"), Msr::new(0x3839, "IIO_FREE3_MSR_BW_OUT1"), Msr::new(0x383A, "IIO_FREE3_MSR_BW_OUT2"), Msr::new(0x383B, "IIO_FREE3_MSR_BW_OUT3"), Msr::new(0x383C, "IIO_FREE3_MSR_BW_OUT4"), Msr::new(0x383D, "IIO_FREE3_MSR_BW_OUT5"), Msr::new(0x383E, "IIO_FREE3_MSR_BW_OUT6"), Msr::new(0x383F, "IIO_FREE3_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3848, "IIO_FREE4_MSR_BW_OUT0"), Msr::new(0x3849, "IIO_FREE4_MSR_BW_OUT1"), Msr::new(0x384A, "IIO_FREE4_MSR_BW_OUT2"), Msr::new(0x384B, "IIO_FREE4_MSR_BW_OUT3"), Msr::new(0x384C, "IIO_FREE4_MSR_BW_OUT4"), Msr::new(0x384D, "IIO_FREE4_MSR_BW_OUT5"), Msr::new(0x384E, "IIO_FREE4_MSR_BW_OUT6"), Msr::new(0x384F, "IIO_FREE4_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3858, "IIO_FREE5_MSR_BW_OUT0"), Msr::new(0x3859, "IIO_FREE5_MSR_BW_OUT1"), Msr::new(0x385A, "IIO_FREE5_MSR_BW_OUT2"), Msr::new(0x385B, "IIO_FREE5_MSR_BW_OUT3"), Msr::new(0x385C, "IIO_FREE5_MSR_BW_OUT4"), Msr::new(0x385D, "IIO_FREE5_MSR_BW_OUT5"), Msr::new(0x385E, "IIO_FREE5_MSR_BW_OUT6"), Msr::new(0x385F, "IIO_FREE5_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE6.
-pub const IIO_FREE6_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3868, "IIO_FREE6_MSR_BW_OUT0"), Msr::new(0x3869, "IIO_FREE6_MSR_BW_OUT1"), Msr::new(0x386A, "IIO_FREE6_MSR_BW_OUT2"), Msr::new(0x386B, "IIO_FREE6_MSR_BW_OUT3"), Msr::new(0x386C, "IIO_FREE6_MSR_BW_OUT4"), Msr::new(0x386D, "IIO_FREE6_MSR_BW_OUT5"), Msr::new(0x386E, "IIO_FREE6_MSR_BW_OUT6"), Msr::new(0x386F, "IIO_FREE6_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE7.
-pub const IIO_FREE7_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3878, "IIO_FREE7_MSR_BW_OUT0"), Msr::new(0x3879, "IIO_FREE7_MSR_BW_OUT1"), Msr::new(0x387A, "IIO_FREE7_MSR_BW_OUT2"), Msr::new(0x387B, "IIO_FREE7_MSR_BW_OUT3"), Msr::new(0x387C, "IIO_FREE7_MSR_BW_OUT4"), Msr::new(0x387D, "IIO_FREE7_MSR_BW_OUT5"), Msr::new(0x387E, "IIO_FREE7_MSR_BW_OUT6"), Msr::new(0x387F, "IIO_FREE7_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE8.
-pub const IIO_FREE8_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3888, "IIO_FREE8_MSR_BW_OUT0"), Msr::new(0x3889, "IIO_FREE8_MSR_BW_OUT1"), Msr::new(0x388A, "IIO_FREE8_MSR_BW_OUT2"), Msr::new(0x388B, "IIO_FREE8_MSR_BW_OUT3"), Msr::new(0x388C, "IIO_FREE8_MSR_BW_OUT4"), Msr::new(0x388D, "IIO_FREE8_MSR_BW_OUT5"), Msr::new(0x388E, "IIO_FREE8_MSR_BW_OUT6"), Msr::new(0x388F, "IIO_FREE8_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE9.
-pub const IIO_FREE9_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3898, "IIO_FREE9_MSR_BW_OUT0"), Msr::new(0x3899, "IIO_FREE9_MSR_BW_OUT1"), Msr::new(0x389A, "IIO_FREE9_MSR_BW_OUT2"), Msr::new(0x389B, "IIO_FREE9_MSR_BW_OUT3"), Msr::new(0x389C, "IIO_FREE9_MSR_BW_OUT4"), Msr::new(0x389D, "IIO_FREE9_MSR_BW_OUT5"), Msr::new(0x389E, "IIO_FREE9_MSR_BW_OUT6"), Msr::new(0x389F, "IIO_FREE9_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE10.
-pub const IIO_FREE10_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x38A8, "IIO_FREE10_MSR_BW_OUT0"), Msr::new(0x38A9, "IIO_FREE10_MSR_BW_OUT1"), Msr::new(0x38AA, "IIO_FREE10_MSR_BW_OUT2"), Msr::new(0x38AB, "IIO_FREE10_MSR_BW_OUT3"), Msr::new(0x38AC, "IIO_FREE10_MSR_BW_OUT4"), Msr::new(0x38AD, "IIO_FREE10_MSR_BW_OUT5"), Msr::new(0x38AE, "IIO_FREE10_MSR_BW_OUT6"), Msr::new(0x38AF, "IIO_FREE10_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE11.
-pub const IIO_FREE11_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x38B8, "IIO_FREE11_MSR_BW_OUT0"), Msr::new(0x38B9, "IIO_FREE11_MSR_BW_OUT1"), Msr::new(0x38BA, "IIO_FREE11_MSR_BW_OUT2"), Msr::new(0x38BB, "IIO_FREE11_MSR_BW_OUT3"), Msr::new(0x38BC, "IIO_FREE11_MSR_BW_OUT4"), Msr::new(0x38BD, "IIO_FREE11_MSR_BW_OUT5"), Msr::new(0x38BE, "IIO_FREE11_MSR_BW_OUT6"), Msr::new(0x38BF, "IIO_FREE11_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of every instance, in instance order.
-pub const IIO_FREE_MSR_BW_OUT: [[Msr<IioFreeBwOut>; 8]; 12] = [IIO_FREE0_MSR_BW_OUT, IIO_FREE1_MSR_BW_OUT, IIO_FREE2_MSR_BW_OUT, IIO_FREE3_MSR_BW_OUT, IIO_FREE4_MSR_BW_OUT, IIO_FREE5_MSR_BW_OUT, IIO_FREE6_MSR_BW_OUT, IIO_FREE7_MSR_BW_OUT, IIO_FREE8_MSR_BW_OUT, IIO_FREE9_MSR_BW_OUT, IIO_FREE10_MSR_BW_OUT, IIO_FREE11_MSR_BW_OUT];
+/// `IIO_FREE{i}_MSR_BW_OUT{n}` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5, IIO_FREE6, IIO_FREE7, IIO_FREE8, IIO_FREE9, IIO_FREE10, IIO_FREE11).
+pub const IIO_FREE_MSR_BW_OUT: [[Msr<IioFreeBwOut>; 8]; 12] = [
+    [Msr::new(0x3808, "IIO_FREE0_MSR_BW_OUT0"), Msr::new(0x3809, "IIO_FREE0_MSR_BW_OUT1"), Msr::new(0x380A, "IIO_FREE0_MSR_BW_OUT2"), Msr::new(0x380B, "IIO_FREE0_MSR_BW_OUT3"), Msr::new(0x380C, "IIO_FREE0_MSR_BW_OUT4"), Msr::new(0x380D, "IIO_FREE0_MSR_BW_OUT5"), Msr::new(0x380E, "IIO_FREE0_MSR_BW_OUT6"), Msr::new(0x380F, "IIO_FREE0_MSR_BW_OUT7")],
+    [Msr::new(0x3818, "IIO_FREE1_MSR_BW_OUT0"), Msr::new(0x3819, "IIO_FREE1_MSR_BW_OUT1"), Msr::new(0x381A, "IIO_FREE1_MSR_BW_OUT2"), Msr::new(0x381B, "IIO_FREE1_MSR_BW_OUT3"), Msr::new(0x381C, "IIO_FREE1_MSR_BW_OUT4"), Msr::new(0x381D, "IIO_FREE1_MSR_BW_OUT5"), Msr::new(0x381E, "IIO_FREE1_MSR_BW_OUT6"), Msr::new(0x381F, "IIO_FREE1_MSR_BW_OUT7")],
+    [Msr::new(0x3828, "IIO_FREE2_MSR_BW_OUT0"), Msr::new(0x3829, "IIO_FREE2_MSR_BW_OUT1"), Msr::new(0x382A, "IIO_FREE2_MSR_BW_OUT2"), Msr::new(0x382B, "IIO_FREE2_MSR_BW_OUT3"), Msr::new(0x382C, "IIO_FREE2_MSR_BW_OUT4"), Msr::new(0x382D, "IIO_FREE2_MSR_BW_OUT5"), Msr::new(0x382E, "IIO_FREE2_MSR_BW_OUT6"), Msr::new(0x382F, "IIO_FREE2_MSR_BW_OUT7")],
+    [Msr::new(0x3838, "IIO_FREE3_MSR_BW_OUT0"), Msr::new(0x3839, "IIO_FREE3_MSR_BW_OUT1"), Msr::new(0x383A, "IIO_FREE3_MSR_BW_OUT2"), Msr::new(0x383B, "IIO_FREE3_MSR_BW_OUT3"), Msr::new(0x383C, "IIO_FREE3_MSR_BW_OUT4"), Msr::new(0x383D, "IIO_FREE3_MSR_BW_OUT5"), Msr::new(0x383E, "IIO_FREE3_MSR_BW_OUT6"), Msr::new(0x383F, "IIO_FREE3_MSR_BW_OUT7")],
+    [Msr::new(0x3848, "IIO_FREE4_MSR_BW_OUT0"), Msr::new(0x3849, "IIO_FREE4_MSR_BW_OUT1"), Msr::new(0x384A, "IIO_FREE4_MSR_BW_OUT2"), Msr::new(0x384B, "IIO_FREE4_MSR_BW_OUT3"), Msr::new(0x384C, "IIO_FREE4_MSR_BW_OUT4"), Msr::new(0x384D, "IIO_FREE4_MSR_BW_OUT5"), Msr::new(0x384E, "IIO_FREE4_MSR_BW_OUT6"), Msr::new(0x384F, "IIO_FREE4_MSR_BW_OUT7")],
+    [Msr::new(0x3858, "IIO_FREE5_MSR_BW_OUT0"), Msr::new(0x3859, "IIO_FREE5_MSR_BW_OUT1"), Msr::new(0x385A, "IIO_FREE5_MSR_BW_OUT2"), Msr::new(0x385B, "IIO_FREE5_MSR_BW_OUT3"), Msr::new(0x385C, "IIO_FREE5_MSR_BW_OUT4"), Msr::new(0x385D, "IIO_FREE5_MSR_BW_OUT5"), Msr::new(0x385E, "IIO_FREE5_MSR_BW_OUT6"), Msr::new(0x385F, "IIO_FREE5_MSR_BW_OUT7")],
+    [Msr::new(0x3868, "IIO_FREE6_MSR_BW_OUT0"), Msr::new(0x3869, "IIO_FREE6_MSR_BW_OUT1"), Msr::new(0x386A, "IIO_FREE6_MSR_BW_OUT2"), Msr::new(0x386B, "IIO_FREE6_MSR_BW_OUT3"), Msr::new(0x386C, "IIO_FREE6_MSR_BW_OUT4"), Msr::new(0x386D, "IIO_FREE6_MSR_BW_OUT5"), Msr::new(0x386E, "IIO_FREE6_MSR_BW_OUT6"), Msr::new(0x386F, "IIO_FREE6_MSR_BW_OUT7")],
+    [Msr::new(0x3878, "IIO_FREE7_MSR_BW_OUT0"), Msr::new(0x3879, "IIO_FREE7_MSR_BW_OUT1"), Msr::new(0x387A, "IIO_FREE7_MSR_BW_OUT2"), Msr::new(0x387B, "IIO_FREE7_MSR_BW_OUT3"), Msr::new(0x387C, "IIO_FREE7_MSR_BW_OUT4"), Msr::new(0x387D, "IIO_FREE7_MSR_BW_OUT5"), Msr::new(0x387E, "IIO_FREE7_MSR_BW_OUT6"), Msr::new(0x387F, "IIO_FREE7_MSR_BW_OUT7")],
+    [Msr::new(0x3888, "IIO_FREE8_MSR_BW_OUT0"), Msr::new(0x3889, "IIO_FREE8_MSR_BW_OUT1"), Msr::new(0x388A, "IIO_FREE8_MSR_BW_OUT2"), Msr::new(0x388B, "IIO_FREE8_MSR_BW_OUT3"), Msr::new(0x388C, "IIO_FREE8_MSR_BW_OUT4"), Msr::new(0x388D, "IIO_FREE8_MSR_BW_OUT5"), Msr::new(0x388E, "IIO_FREE8_MSR_BW_OUT6"), Msr::new(0x388F, "IIO_FREE8_MSR_BW_OUT7")],
+    [Msr::new(0x3898, "IIO_FREE9_MSR_BW_OUT0"), Msr::new(0x3899, "IIO_FREE9_MSR_BW_OUT1"), Msr::new(0x389A, "IIO_FREE9_MSR_BW_OUT2"), Msr::new(0x389B, "IIO_FREE9_MSR_BW_OUT3"), Msr::new(0x389C, "IIO_FREE9_MSR_BW_OUT4"), Msr::new(0x389D, "IIO_FREE9_MSR_BW_OUT5"), Msr::new(0x389E, "IIO_FREE9_MSR_BW_OUT6"), Msr::new(0x389F, "IIO_FREE9_MSR_BW_OUT7")],
+    [Msr::new(0x38A8, "IIO_FREE10_MSR_BW_OUT0"), Msr::new(0x38A9, "IIO_FREE10_MSR_BW_OUT1"), Msr::new(0x38AA, "IIO_FREE10_MSR_BW_OUT2"), Msr::new(0x38AB, "IIO_FREE10_MSR_BW_OUT3"), Msr::new(0x38AC, "IIO_FREE10_MSR_BW_OUT4"), Msr::new(0x38AD, "IIO_FREE10_MSR_BW_OUT5"), Msr::new(0x38AE, "IIO_FREE10_MSR_BW_OUT6"), Msr::new(0x38AF, "IIO_FREE10_MSR_BW_OUT7")],
+    [Msr::new(0x38B8, "IIO_FREE11_MSR_BW_OUT0"), Msr::new(0x38B9, "IIO_FREE11_MSR_BW_OUT1"), Msr::new(0x38BA, "IIO_FREE11_MSR_BW_OUT2"), Msr::new(0x38BB, "IIO_FREE11_MSR_BW_OUT3"), Msr::new(0x38BC, "IIO_FREE11_MSR_BW_OUT4"), Msr::new(0x38BD, "IIO_FREE11_MSR_BW_OUT5"), Msr::new(0x38BE, "IIO_FREE11_MSR_BW_OUT6"), Msr::new(0x38BF, "IIO_FREE11_MSR_BW_OUT7")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_BW_OUT_INFO: RegisterInfo = RegisterInfo {

@@ -79,16 +79,13 @@ impl ImcFreeDclk {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE0.
-pub const IMC_FREE0_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22B0, "IMC_FREE0_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE1.
-pub const IMC_FREE1_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22B0, "IMC_FREE1_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE2.
-pub const IMC_FREE2_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22B0, "IMC_FREE2_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE3.
-pub const IMC_FREE3_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22B0, "IMC_FREE3_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of every instance, in instance order.
-pub const IMC_FREE_MMIO_DCLK: [MmioRegister<ImcFreeDclk>; 4] = [IMC_FREE0_MMIO_DCLK, IMC_FREE1_MMIO_DCLK, IMC_FREE2_MMIO_DCLK, IMC_FREE3_MMIO_DCLK];
+/// `IMC_FREE{i}_MMIO_DCLK` of every instance, in instance order (IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+pub const IMC_FREE_MMIO_DCLK: [MmioRegister<ImcFreeDclk>; 4] = [
+    MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22B0, "IMC_FREE0_MMIO_DCLK"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22B0, "IMC_FREE1_MMIO_DCLK"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22B0, "IMC_FREE2_MMIO_DCLK"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22B0, "IMC_FREE3_MMIO_DCLK"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FREE_DCLK_INFO: RegisterInfo = RegisterInfo {
@@ -152,16 +149,13 @@ impl ImcFreePqCycles {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of instance IMC_FREE0.
-pub const IMC_FREE0_MMIO_PQ_CYCLES: [MmioRegister<ImcFreePqCycles>; 2] = [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2318, "IMC_FREE0_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2320, "IMC_FREE0_MMIO_PQ_CYCLES1")];
-/// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of instance IMC_FREE1.
-pub const IMC_FREE1_MMIO_PQ_CYCLES: [MmioRegister<ImcFreePqCycles>; 2] = [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2318, "IMC_FREE1_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2320, "IMC_FREE1_MMIO_PQ_CYCLES1")];
-/// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of instance IMC_FREE2.
-pub const IMC_FREE2_MMIO_PQ_CYCLES: [MmioRegister<ImcFreePqCycles>; 2] = [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2318, "IMC_FREE2_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2320, "IMC_FREE2_MMIO_PQ_CYCLES1")];
-/// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of instance IMC_FREE3.
-pub const IMC_FREE3_MMIO_PQ_CYCLES: [MmioRegister<ImcFreePqCycles>; 2] = [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2318, "IMC_FREE3_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2320, "IMC_FREE3_MMIO_PQ_CYCLES1")];
-/// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of every instance, in instance order.
-pub const IMC_FREE_MMIO_PQ_CYCLES: [[MmioRegister<ImcFreePqCycles>; 2]; 4] = [IMC_FREE0_MMIO_PQ_CYCLES, IMC_FREE1_MMIO_PQ_CYCLES, IMC_FREE2_MMIO_PQ_CYCLES, IMC_FREE3_MMIO_PQ_CYCLES];
+/// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of every instance, in instance order (IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+pub const IMC_FREE_MMIO_PQ_CYCLES: [[MmioRegister<ImcFreePqCycles>; 2]; 4] = [
+    [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2318, "IMC_FREE0_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2320, "IMC_FREE0_MMIO_PQ_CYCLES1")],
+    [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2318, "IMC_FREE1_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2320, "IMC_FREE1_MMIO_PQ_CYCLES1")],
+    [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2318, "IMC_FREE2_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2320, "IMC_FREE2_MMIO_PQ_CYCLES1")],
+    [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2318, "IMC_FREE3_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2320, "IMC_FREE3_MMIO_PQ_CYCLES1")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FREE_PQ_CYCLES_INFO: RegisterInfo = RegisterInfo {

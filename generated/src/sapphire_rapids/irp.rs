@@ -80,32 +80,21 @@ impl IrpBoxCtl {
     #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP0.
-pub const IRP0_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3400, "IRP0_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP1.
-pub const IRP1_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3410, "IRP1_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP2.
-pub const IRP2_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3420, "IRP2_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP3.
-pub const IRP3_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3430, "IRP3_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP4.
-pub const IRP4_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3440, "IRP4_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP5.
-pub const IRP5_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3450, "IRP5_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP6.
-pub const IRP6_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3460, "IRP6_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP7.
-pub const IRP7_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3470, "IRP7_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP8.
-pub const IRP8_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3480, "IRP8_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP9.
-pub const IRP9_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3490, "IRP9_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP10.
-pub const IRP10_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x34A0, "IRP10_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP11.
-pub const IRP11_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x34B0, "IRP11_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 12] = [IRP0_MSR_PMON_BOX_CTL, IRP1_MSR_PMON_BOX_CTL, IRP2_MSR_PMON_BOX_CTL, IRP3_MSR_PMON_BOX_CTL, IRP4_MSR_PMON_BOX_CTL, IRP5_MSR_PMON_BOX_CTL, IRP6_MSR_PMON_BOX_CTL, IRP7_MSR_PMON_BOX_CTL, IRP8_MSR_PMON_BOX_CTL, IRP9_MSR_PMON_BOX_CTL, IRP10_MSR_PMON_BOX_CTL, IRP11_MSR_PMON_BOX_CTL];
+/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11).
+pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 12] = [
+    Msr::new(0x3400, "IRP0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3410, "IRP1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3420, "IRP2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3430, "IRP3_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3440, "IRP4_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3450, "IRP5_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3460, "IRP6_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3470, "IRP7_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3480, "IRP8_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3490, "IRP9_MSR_PMON_BOX_CTL"),
+    Msr::new(0x34A0, "IRP10_MSR_PMON_BOX_CTL"),
+    Msr::new(0x34B0, "IRP11_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -279,32 +268,21 @@ impl IrpCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3402, "IRP0_MSR_PMON_CTL0"), Msr::new(0x3403, "IRP0_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3412, "IRP1_MSR_PMON_CTL0"), Msr::new(0x3413, "IRP1_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3422, "IRP2_MSR_PMON_CTL0"), Msr::new(0x3423, "IRP2_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3432, "IRP3_MSR_PMON_CTL0"), Msr::new(0x3433, "IRP3_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3442, "IRP4_MSR_PMON_CTL0"), Msr::new(0x3443, "IRP4_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3452, "IRP5_MSR_PMON_CTL0"), Msr::new(0x3453, "IRP5_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP6.
-pub const IRP6_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3462, "IRP6_MSR_PMON_CTL0"), Msr::new(0x3463, "IRP6_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP7.
-pub const IRP7_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3472, "IRP7_MSR_PMON_CTL0"), Msr::new(0x3473, "IRP7_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP8.
-pub const IRP8_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3482, "IRP8_MSR_PMON_CTL0"), Msr::new(0x3483, "IRP8_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP9.
-pub const IRP9_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3492, "IRP9_MSR_PMON_CTL0"), Msr::new(0x3493, "IRP9_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP10.
-pub const IRP10_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x34A2, "IRP10_MSR_PMON_CTL0"), Msr::new(0x34A3, "IRP10_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP11.
-pub const IRP11_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x34B2, "IRP11_MSR_PMON_CTL0"), Msr::new(0x34B3, "IRP11_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 12] = [IRP0_MSR_PMON_CTL, IRP1_MSR_PMON_CTL, IRP2_MSR_PMON_CTL, IRP3_MSR_PMON_CTL, IRP4_MSR_PMON_CTL, IRP5_MSR_PMON_CTL, IRP6_MSR_PMON_CTL, IRP7_MSR_PMON_CTL, IRP8_MSR_PMON_CTL, IRP9_MSR_PMON_CTL, IRP10_MSR_PMON_CTL, IRP11_MSR_PMON_CTL];
+/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11).
+pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 12] = [
+    [Msr::new(0x3402, "IRP0_MSR_PMON_CTL0"), Msr::new(0x3403, "IRP0_MSR_PMON_CTL1")],
+    [Msr::new(0x3412, "IRP1_MSR_PMON_CTL0"), Msr::new(0x3413, "IRP1_MSR_PMON_CTL1")],
+    [Msr::new(0x3422, "IRP2_MSR_PMON_CTL0"), Msr::new(0x3423, "IRP2_MSR_PMON_CTL1")],
+    [Msr::new(0x3432, "IRP3_MSR_PMON_CTL0"), Msr::new(0x3433, "IRP3_MSR_PMON_CTL1")],
+    [Msr::new(0x3442, "IRP4_MSR_PMON_CTL0"), Msr::new(0x3443, "IRP4_MSR_PMON_CTL1")],
+    [Msr::new(0x3452, "IRP5_MSR_PMON_CTL0"), Msr::new(0x3453, "IRP5_MSR_PMON_CTL1")],
+    [Msr::new(0x3462, "IRP6_MSR_PMON_CTL0"), Msr::new(0x3463, "IRP6_MSR_PMON_CTL1")],
+    [Msr::new(0x3472, "IRP7_MSR_PMON_CTL0"), Msr::new(0x3473, "IRP7_MSR_PMON_CTL1")],
+    [Msr::new(0x3482, "IRP8_MSR_PMON_CTL0"), Msr::new(0x3483, "IRP8_MSR_PMON_CTL1")],
+    [Msr::new(0x3492, "IRP9_MSR_PMON_CTL0"), Msr::new(0x3493, "IRP9_MSR_PMON_CTL1")],
+    [Msr::new(0x34A2, "IRP10_MSR_PMON_CTL0"), Msr::new(0x34A3, "IRP10_MSR_PMON_CTL1")],
+    [Msr::new(0x34B2, "IRP11_MSR_PMON_CTL0"), Msr::new(0x34B3, "IRP11_MSR_PMON_CTL1")],
+];
 
 #[cfg(feature = "metadata")]
 static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -394,32 +372,21 @@ impl IrpCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IrpCtrLayout::NAME, "event_count")) }
 }
 
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3408, "IRP0_MSR_PMON_CTR0"), Msr::new(0x3409, "IRP0_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3418, "IRP1_MSR_PMON_CTR0"), Msr::new(0x3419, "IRP1_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3428, "IRP2_MSR_PMON_CTR0"), Msr::new(0x3429, "IRP2_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3438, "IRP3_MSR_PMON_CTR0"), Msr::new(0x3439, "IRP3_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3448, "IRP4_MSR_PMON_CTR0"), Msr::new(0x3449, "IRP4_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3458, "IRP5_MSR_PMON_CTR0"), Msr::new(0x3459, "IRP5_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP6.
-pub const IRP6_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3468, "IRP6_MSR_PMON_CTR0"), Msr::new(0x3469, "IRP6_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP7.
-pub const IRP7_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3478, "IRP7_MSR_PMON_CTR0"), Msr::new(0x3479, "IRP7_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP8.
-pub const IRP8_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3488, "IRP8_MSR_PMON_CTR0"), Msr::new(0x3489, "IRP8_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP9.
-pub const IRP9_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3498, "IRP9_MSR_PMON_CTR0"), Msr::new(0x3499, "IRP9_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP10.
-pub const IRP10_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x34A8, "IRP10_MSR_PMON_CTR0"), Msr::new(0x34A9, "IRP10_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP11.
-pub const IRP11_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x34B8, "IRP11_MSR_PMON_CTR0"), Msr::new(0x34B9, "IRP11_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 12] = [IRP0_MSR_PMON_CTR, IRP1_MSR_PMON_CTR, IRP2_MSR_PMON_CTR, IRP3_MSR_PMON_CTR, IRP4_MSR_PMON_CTR, IRP5_MSR_PMON_CTR, IRP6_MSR_PMON_CTR, IRP7_MSR_PMON_CTR, IRP8_MSR_PMON_CTR, IRP9_MSR_PMON_CTR, IRP10_MSR_PMON_CTR, IRP11_MSR_PMON_CTR];
+/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11).
+pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 12] = [
+    [Msr::new(0x3408, "IRP0_MSR_PMON_CTR0"), Msr::new(0x3409, "IRP0_MSR_PMON_CTR1")],
+    [Msr::new(0x3418, "IRP1_MSR_PMON_CTR0"), Msr::new(0x3419, "IRP1_MSR_PMON_CTR1")],
+    [Msr::new(0x3428, "IRP2_MSR_PMON_CTR0"), Msr::new(0x3429, "IRP2_MSR_PMON_CTR1")],
+    [Msr::new(0x3438, "IRP3_MSR_PMON_CTR0"), Msr::new(0x3439, "IRP3_MSR_PMON_CTR1")],
+    [Msr::new(0x3448, "IRP4_MSR_PMON_CTR0"), Msr::new(0x3449, "IRP4_MSR_PMON_CTR1")],
+    [Msr::new(0x3458, "IRP5_MSR_PMON_CTR0"), Msr::new(0x3459, "IRP5_MSR_PMON_CTR1")],
+    [Msr::new(0x3468, "IRP6_MSR_PMON_CTR0"), Msr::new(0x3469, "IRP6_MSR_PMON_CTR1")],
+    [Msr::new(0x3478, "IRP7_MSR_PMON_CTR0"), Msr::new(0x3479, "IRP7_MSR_PMON_CTR1")],
+    [Msr::new(0x3488, "IRP8_MSR_PMON_CTR0"), Msr::new(0x3489, "IRP8_MSR_PMON_CTR1")],
+    [Msr::new(0x3498, "IRP9_MSR_PMON_CTR0"), Msr::new(0x3499, "IRP9_MSR_PMON_CTR1")],
+    [Msr::new(0x34A8, "IRP10_MSR_PMON_CTR0"), Msr::new(0x34A9, "IRP10_MSR_PMON_CTR1")],
+    [Msr::new(0x34B8, "IRP11_MSR_PMON_CTR0"), Msr::new(0x34B9, "IRP11_MSR_PMON_CTR1")],
+];
 
 #[cfg(feature = "metadata")]
 static IRP_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -98,20 +98,15 @@ impl IioBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO0.
-pub const IIO0_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xA40, "IIO0_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO1.
-pub const IIO1_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xA60, "IIO1_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO2.
-pub const IIO2_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xA80, "IIO2_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO3.
-pub const IIO3_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xAA0, "IIO3_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO4.
-pub const IIO4_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xAC0, "IIO4_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO5.
-pub const IIO5_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xAE0, "IIO5_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 6] = [IIO0_MSR_PMON_BOX_CTL, IIO1_MSR_PMON_BOX_CTL, IIO2_MSR_PMON_BOX_CTL, IIO3_MSR_PMON_BOX_CTL, IIO4_MSR_PMON_BOX_CTL, IIO5_MSR_PMON_BOX_CTL];
+/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 6] = [
+    Msr::new(0xA40, "IIO0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA60, "IIO1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA80, "IIO2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xAA0, "IIO3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xAC0, "IIO4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xAE0, "IIO5_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -308,20 +303,15 @@ impl IioCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xA48, "IIO0_MSR_PMON_CTL0"), Msr::new(0xA49, "IIO0_MSR_PMON_CTL1"), Msr::new(0xA4A, "IIO0_MSR_PMON_CTL2"), Msr::new(0xA4B, "IIO0_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xA68, "IIO1_MSR_PMON_CTL0"), Msr::new(0xA69, "IIO1_MSR_PMON_CTL1"), Msr::new(0xA6A, "IIO1_MSR_PMON_CTL2"), Msr::new(0xA6B, "IIO1_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xA88, "IIO2_MSR_PMON_CTL0"), Msr::new(0xA89, "IIO2_MSR_PMON_CTL1"), Msr::new(0xA8A, "IIO2_MSR_PMON_CTL2"), Msr::new(0xA8B, "IIO2_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xAA8, "IIO3_MSR_PMON_CTL0"), Msr::new(0xAA9, "IIO3_MSR_PMON_CTL1"), Msr::new(0xAAA, "IIO3_MSR_PMON_CTL2"), Msr::new(0xAAB, "IIO3_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xAC8, "IIO4_MSR_PMON_CTL0"), Msr::new(0xAC9, "IIO4_MSR_PMON_CTL1"), Msr::new(0xACA, "IIO4_MSR_PMON_CTL2"), Msr::new(0xACB, "IIO4_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xAE8, "IIO5_MSR_PMON_CTL0"), Msr::new(0xAE9, "IIO5_MSR_PMON_CTL1"), Msr::new(0xAEA, "IIO5_MSR_PMON_CTL2"), Msr::new(0xAEB, "IIO5_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 6] = [IIO0_MSR_PMON_CTL, IIO1_MSR_PMON_CTL, IIO2_MSR_PMON_CTL, IIO3_MSR_PMON_CTL, IIO4_MSR_PMON_CTL, IIO5_MSR_PMON_CTL];
+/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 6] = [
+    [Msr::new(0xA48, "IIO0_MSR_PMON_CTL0"), Msr::new(0xA49, "IIO0_MSR_PMON_CTL1"), Msr::new(0xA4A, "IIO0_MSR_PMON_CTL2"), Msr::new(0xA4B, "IIO0_MSR_PMON_CTL3")],
+    [Msr::new(0xA68, "IIO1_MSR_PMON_CTL0"), Msr::new(0xA69, "IIO1_MSR_PMON_CTL1"), Msr::new(0xA6A, "IIO1_MSR_PMON_CTL2"), Msr::new(0xA6B, "IIO1_MSR_PMON_CTL3")],
+    [Msr::new(0xA88, "IIO2_MSR_PMON_CTL0"), Msr::new(0xA89, "IIO2_MSR_PMON_CTL1"), Msr::new(0xA8A, "IIO2_MSR_PMON_CTL2"), Msr::new(0xA8B, "IIO2_MSR_PMON_CTL3")],
+    [Msr::new(0xAA8, "IIO3_MSR_PMON_CTL0"), Msr::new(0xAA9, "IIO3_MSR_PMON_CTL1"), Msr::new(0xAAA, "IIO3_MSR_PMON_CTL2"), Msr::new(0xAAB, "IIO3_MSR_PMON_CTL3")],
+    [Msr::new(0xAC8, "IIO4_MSR_PMON_CTL0"), Msr::new(0xAC9, "IIO4_MSR_PMON_CTL1"), Msr::new(0xACA, "IIO4_MSR_PMON_CTL2"), Msr::new(0xACB, "IIO4_MSR_PMON_CTL3")],
+    [Msr::new(0xAE8, "IIO5_MSR_PMON_CTL0"), Msr::new(0xAE9, "IIO5_MSR_PMON_CTL1"), Msr::new(0xAEA, "IIO5_MSR_PMON_CTL2"), Msr::new(0xAEB, "IIO5_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -411,20 +401,15 @@ impl IioBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, IioBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO0.
-pub const IIO0_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xA47, "IIO0_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO1.
-pub const IIO1_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xA67, "IIO1_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO2.
-pub const IIO2_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xA87, "IIO2_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO3.
-pub const IIO3_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xAA7, "IIO3_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO4.
-pub const IIO4_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xAC7, "IIO4_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO5.
-pub const IIO5_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xAE7, "IIO5_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const IIO_MSR_PMON_BOX_STATUS: [Msr<IioBoxStatus>; 6] = [IIO0_MSR_PMON_BOX_STATUS, IIO1_MSR_PMON_BOX_STATUS, IIO2_MSR_PMON_BOX_STATUS, IIO3_MSR_PMON_BOX_STATUS, IIO4_MSR_PMON_BOX_STATUS, IIO5_MSR_PMON_BOX_STATUS];
+/// `IIO{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+pub const IIO_MSR_PMON_BOX_STATUS: [Msr<IioBoxStatus>; 6] = [
+    Msr::new(0xA47, "IIO0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA67, "IIO1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA87, "IIO2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xAA7, "IIO3_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xAC7, "IIO4_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xAE7, "IIO5_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -491,20 +476,15 @@ impl IioCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IioCtrLayout::NAME, "event_count")) }
 }
 
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xA41, "IIO0_MSR_PMON_CTR0"), Msr::new(0xA42, "IIO0_MSR_PMON_CTR1"), Msr::new(0xA43, "IIO0_MSR_PMON_CTR2"), Msr::new(0xA44, "IIO0_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xA61, "IIO1_MSR_PMON_CTR0"), Msr::new(0xA62, "IIO1_MSR_PMON_CTR1"), Msr::new(0xA63, "IIO1_MSR_PMON_CTR2"), Msr::new(0xA64, "IIO1_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xA81, "IIO2_MSR_PMON_CTR0"), Msr::new(0xA82, "IIO2_MSR_PMON_CTR1"), Msr::new(0xA83, "IIO2_MSR_PMON_CTR2"), Msr::new(0xA84, "IIO2_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xAA1, "IIO3_MSR_PMON_CTR0"), Msr::new(0xAA2, "IIO3_MSR_PMON_CTR1"), Msr::new(0xAA3, "IIO3_MSR_PMON_CTR2"), Msr::new(0xAA4, "IIO3_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xAC1, "IIO4_MSR_PMON_CTR0"), Msr::new(0xAC2, "IIO4_MSR_PMON_CTR1"), Msr::new(0xAC3, "IIO4_MSR_PMON_CTR2"), Msr::new(0xAC4, "IIO4_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xAE1, "IIO5_MSR_PMON_CTR0"), Msr::new(0xAE2, "IIO5_MSR_PMON_CTR1"), Msr::new(0xAE3, "IIO5_MSR_PMON_CTR2"), Msr::new(0xAE4, "IIO5_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 6] = [IIO0_MSR_PMON_CTR, IIO1_MSR_PMON_CTR, IIO2_MSR_PMON_CTR, IIO3_MSR_PMON_CTR, IIO4_MSR_PMON_CTR, IIO5_MSR_PMON_CTR];
+/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 6] = [
+    [Msr::new(0xA41, "IIO0_MSR_PMON_CTR0"), Msr::new(0xA42, "IIO0_MSR_PMON_CTR1"), Msr::new(0xA43, "IIO0_MSR_PMON_CTR2"), Msr::new(0xA44, "IIO0_MSR_PMON_CTR3")],
+    [Msr::new(0xA61, "IIO1_MSR_PMON_CTR0"), Msr::new(0xA62, "IIO1_MSR_PMON_CTR1"), Msr::new(0xA63, "IIO1_MSR_PMON_CTR2"), Msr::new(0xA64, "IIO1_MSR_PMON_CTR3")],
+    [Msr::new(0xA81, "IIO2_MSR_PMON_CTR0"), Msr::new(0xA82, "IIO2_MSR_PMON_CTR1"), Msr::new(0xA83, "IIO2_MSR_PMON_CTR2"), Msr::new(0xA84, "IIO2_MSR_PMON_CTR3")],
+    [Msr::new(0xAA1, "IIO3_MSR_PMON_CTR0"), Msr::new(0xAA2, "IIO3_MSR_PMON_CTR1"), Msr::new(0xAA3, "IIO3_MSR_PMON_CTR2"), Msr::new(0xAA4, "IIO3_MSR_PMON_CTR3")],
+    [Msr::new(0xAC1, "IIO4_MSR_PMON_CTR0"), Msr::new(0xAC2, "IIO4_MSR_PMON_CTR1"), Msr::new(0xAC3, "IIO4_MSR_PMON_CTR2"), Msr::new(0xAC4, "IIO4_MSR_PMON_CTR3")],
+    [Msr::new(0xAE1, "IIO5_MSR_PMON_CTR0"), Msr::new(0xAE2, "IIO5_MSR_PMON_CTR1"), Msr::new(0xAE3, "IIO5_MSR_PMON_CTR2"), Msr::new(0xAE4, "IIO5_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTR_INFO: RegisterInfo = RegisterInfo {

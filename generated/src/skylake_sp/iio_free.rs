@@ -55,20 +55,15 @@ impl IioFreeIoclk {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xA45, "IIO_FREE0_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xA65, "IIO_FREE1_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xA85, "IIO_FREE2_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xAA5, "IIO_FREE3_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xAC5, "IIO_FREE4_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xAE5, "IIO_FREE5_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order.
-pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 6] = [IIO_FREE0_MSR_IOCLK, IIO_FREE1_MSR_IOCLK, IIO_FREE2_MSR_IOCLK, IIO_FREE3_MSR_IOCLK, IIO_FREE4_MSR_IOCLK, IIO_FREE5_MSR_IOCLK];
+/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
+pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 6] = [
+    Msr::new(0xA45, "IIO_FREE0_MSR_IOCLK"),
+    Msr::new(0xA65, "IIO_FREE1_MSR_IOCLK"),
+    Msr::new(0xA85, "IIO_FREE2_MSR_IOCLK"),
+    Msr::new(0xAA5, "IIO_FREE3_MSR_IOCLK"),
+    Msr::new(0xAC5, "IIO_FREE4_MSR_IOCLK"),
+    Msr::new(0xAE5, "IIO_FREE5_MSR_IOCLK"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
@@ -134,20 +129,15 @@ impl IioFreeBw {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_BW: [Msr<IioFreeBw>; 8] = [Msr::new(0xB00, "IIO_FREE0_MSR_BW0"), Msr::new(0xB01, "IIO_FREE0_MSR_BW1"), Msr::new(0xB02, "IIO_FREE0_MSR_BW2"), Msr::new(0xB03, "IIO_FREE0_MSR_BW3"), Msr::new(0xB04, "IIO_FREE0_MSR_BW4"), Msr::new(0xB05, "IIO_FREE0_MSR_BW5"), Msr::new(0xB06, "IIO_FREE0_MSR_BW6"), Msr::new(0xB07, "IIO_FREE0_MSR_BW7")];
-/// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_BW: [Msr<IioFreeBw>; 8] = [Msr::new(0xB10, "IIO_FREE1_MSR_BW0"), Msr::new(0xB11, "IIO_FREE1_MSR_BW1"), Msr::new(0xB12, "IIO_FREE1_MSR_BW2"), Msr::new(0xB13, "IIO_FREE1_MSR_BW3"), Msr::new(0xB14, "IIO_FREE1_MSR_BW4"), Msr::new(0xB15, "IIO_FREE1_MSR_BW5"), Msr::new(0xB16, "IIO_FREE1_MSR_BW6"), Msr::new(0xB17, "IIO_FREE1_MSR_BW7")];
-/// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_BW: [Msr<IioFreeBw>; 8] = [Msr::new(0xB20, "IIO_FREE2_MSR_BW0"), Msr::new(0xB21, "IIO_FREE2_MSR_BW1"), Msr::new(0xB22, "IIO_FREE2_MSR_BW2"), Msr::new(0xB23, "IIO_FREE2_MSR_BW3"), Msr::new(0xB24, "IIO_FREE2_MSR_BW4"), Msr::new(0xB25, "IIO_FREE2_MSR_BW5"), Msr::new(0xB26, "IIO_FREE2_MSR_BW6"), Msr::new(0xB27, "IIO_FREE2_MSR_BW7")];
-/// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_BW: [Msr<IioFreeBw>; 8] = [Msr::new(0xB30, "IIO_FREE3_MSR_BW0"), Msr::new(0xB31, "IIO_FREE3_MSR_BW1"), Msr::new(0xB32, "IIO_FREE3_MSR_BW2"), Msr::new(0xB33, "IIO_FREE3_MSR_BW3"), Msr::new(0xB34, "IIO_FREE3_MSR_BW4"), Msr::new(0xB35, "IIO_FREE3_MSR_BW5"), Msr::new(0xB36, "IIO_FREE3_MSR_BW6"), Msr::new(0xB37, "IIO_FREE3_MSR_BW7")];
-/// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_BW: [Msr<IioFreeBw>; 8] = [Msr::new(0xB40, "IIO_FREE4_MSR_BW0"), Msr::new(0xB41, "IIO_FREE4_MSR_BW1"), Msr::new(0xB42, "IIO_FREE4_MSR_BW2"), Msr::new(0xB43, "IIO_FREE4_MSR_BW3"), Msr::new(0xB44, "IIO_FREE4_MSR_BW4"), Msr::new(0xB45, "IIO_FREE4_MSR_BW5"), Msr::new(0xB46, "IIO_FREE4_MSR_BW6"), Msr::new(0xB47, "IIO_FREE4_MSR_BW7")];
-/// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_BW: [Msr<IioFreeBw>; 8] = [Msr::new(0xB50, "IIO_FREE5_MSR_BW0"), Msr::new(0xB51, "IIO_FREE5_MSR_BW1"), Msr::new(0xB52, "IIO_FREE5_MSR_BW2"), Msr::new(0xB53, "IIO_FREE5_MSR_BW3"), Msr::new(0xB54, "IIO_FREE5_MSR_BW4"), Msr::new(0xB55, "IIO_FREE5_MSR_BW5"), Msr::new(0xB56, "IIO_FREE5_MSR_BW6"), Msr::new(0xB57, "IIO_FREE5_MSR_BW7")];
-/// `IIO_FREE{i}_MSR_BW{n}` of every instance, in instance order.
-pub const IIO_FREE_MSR_BW: [[Msr<IioFreeBw>; 8]; 6] = [IIO_FREE0_MSR_BW, IIO_FREE1_MSR_BW, IIO_FREE2_MSR_BW, IIO_FREE3_MSR_BW, IIO_FREE4_MSR_BW, IIO_FREE5_MSR_BW];
+/// `IIO_FREE{i}_MSR_BW{n}` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
+pub const IIO_FREE_MSR_BW: [[Msr<IioFreeBw>; 8]; 6] = [
+    [Msr::new(0xB00, "IIO_FREE0_MSR_BW0"), Msr::new(0xB01, "IIO_FREE0_MSR_BW1"), Msr::new(0xB02, "IIO_FREE0_MSR_BW2"), Msr::new(0xB03, "IIO_FREE0_MSR_BW3"), Msr::new(0xB04, "IIO_FREE0_MSR_BW4"), Msr::new(0xB05, "IIO_FREE0_MSR_BW5"), Msr::new(0xB06, "IIO_FREE0_MSR_BW6"), Msr::new(0xB07, "IIO_FREE0_MSR_BW7")],
+    [Msr::new(0xB10, "IIO_FREE1_MSR_BW0"), Msr::new(0xB11, "IIO_FREE1_MSR_BW1"), Msr::new(0xB12, "IIO_FREE1_MSR_BW2"), Msr::new(0xB13, "IIO_FREE1_MSR_BW3"), Msr::new(0xB14, "IIO_FREE1_MSR_BW4"), Msr::new(0xB15, "IIO_FREE1_MSR_BW5"), Msr::new(0xB16, "IIO_FREE1_MSR_BW6"), Msr::new(0xB17, "IIO_FREE1_MSR_BW7")],
+    [Msr::new(0xB20, "IIO_FREE2_MSR_BW0"), Msr::new(0xB21, "IIO_FREE2_MSR_BW1"), Msr::new(0xB22, "IIO_FREE2_MSR_BW2"), Msr::new(0xB23, "IIO_FREE2_MSR_BW3"), Msr::new(0xB24, "IIO_FREE2_MSR_BW4"), Msr::new(0xB25, "IIO_FREE2_MSR_BW5"), Msr::new(0xB26, "IIO_FREE2_MSR_BW6"), Msr::new(0xB27, "IIO_FREE2_MSR_BW7")],
+    [Msr::new(0xB30, "IIO_FREE3_MSR_BW0"), Msr::new(0xB31, "IIO_FREE3_MSR_BW1"), Msr::new(0xB32, "IIO_FREE3_MSR_BW2"), Msr::new(0xB33, "IIO_FREE3_MSR_BW3"), Msr::new(0xB34, "IIO_FREE3_MSR_BW4"), Msr::new(0xB35, "IIO_FREE3_MSR_BW5"), Msr::new(0xB36, "IIO_FREE3_MSR_BW6"), Msr::new(0xB37, "IIO_FREE3_MSR_BW7")],
+    [Msr::new(0xB40, "IIO_FREE4_MSR_BW0"), Msr::new(0xB41, "IIO_FREE4_MSR_BW1"), Msr::new(0xB42, "IIO_FREE4_MSR_BW2"), Msr::new(0xB43, "IIO_FREE4_MSR_BW3"), Msr::new(0xB44, "IIO_FREE4_MSR_BW4"), Msr::new(0xB45, "IIO_FREE4_MSR_BW5"), Msr::new(0xB46, "IIO_FREE4_MSR_BW6"), Msr::new(0xB47, "IIO_FREE4_MSR_BW7")],
+    [Msr::new(0xB50, "IIO_FREE5_MSR_BW0"), Msr::new(0xB51, "IIO_FREE5_MSR_BW1"), Msr::new(0xB52, "IIO_FREE5_MSR_BW2"), Msr::new(0xB53, "IIO_FREE5_MSR_BW3"), Msr::new(0xB54, "IIO_FREE5_MSR_BW4"), Msr::new(0xB55, "IIO_FREE5_MSR_BW5"), Msr::new(0xB56, "IIO_FREE5_MSR_BW6"), Msr::new(0xB57, "IIO_FREE5_MSR_BW7")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_BW_INFO: RegisterInfo = RegisterInfo {
@@ -255,20 +245,15 @@ impl IioFreeUtil {
     #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_UTIL: [Msr<IioFreeUtil>; 8] = [Msr::new(0xB08, "IIO_FREE0_MSR_UTIL0"), Msr::new(0xB09, "IIO_FREE0_MSR_UTIL1"), Msr::new(0xB0A, "IIO_FREE0_MSR_UTIL2"), Msr::new(0xB0B, "IIO_FREE0_MSR_UTIL3"), Msr::new(0xB0C, "IIO_FREE0_MSR_UTIL4"), Msr::new(0xB0D, "IIO_FREE0_MSR_UTIL5"), Msr::new(0xB0E, "IIO_FREE0_MSR_UTIL6"), Msr::new(0xB0F, "IIO_FREE0_MSR_UTIL7")];
-/// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_UTIL: [Msr<IioFreeUtil>; 8] = [Msr::new(0xB18, "IIO_FREE1_MSR_UTIL0"), Msr::new(0xB19, "IIO_FREE1_MSR_UTIL1"), Msr::new(0xB1A, "IIO_FREE1_MSR_UTIL2"), Msr::new(0xB1B, "IIO_FREE1_MSR_UTIL3"), Msr::new(0xB1C, "IIO_FREE1_MSR_UTIL4"), Msr::new(0xB1D, "IIO_FREE1_MSR_UTIL5"), Msr::new(0xB1E, "IIO_FREE1_MSR_UTIL6"), Msr::new(0xB1F, "IIO_FREE1_MSR_UTIL7")];
-/// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_UTIL: [Msr<IioFreeUtil>; 8] = [Msr::new(0xB28, "IIO_FREE2_MSR_UTIL0"), Msr::new(0xB29, "IIO_FREE2_MSR_UTIL1"), Msr::new(0xB2A, "IIO_FREE2_MSR_UTIL2"), Msr::new(0xB2B, "IIO_FREE2_MSR_UTIL3"), Msr::new(0xB2C, "IIO_FREE2_MSR_UTIL4"), Msr::new(0xB2D, "IIO_FREE2_MSR_UTIL5"), Msr::new(0xB2E, "IIO_FREE2_MSR_UTIL6"), Msr::new(0xB2F, "IIO_FREE2_MSR_UTIL7")];
-/// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_UTIL: [Msr<IioFreeUtil>; 8] = [Msr::new(0xB38, "IIO_FREE3_MSR_UTIL0"), Msr::new(0xB39, "IIO_FREE3_MSR_UTIL1"), Msr::new(0xB3A, "IIO_FREE3_MSR_UTIL2"), Msr::new(0xB3B, "IIO_FREE3_MSR_UTIL3"), Msr::new(0xB3C, "IIO_FREE3_MSR_UTIL4"), Msr::new(0xB3D, "IIO_FREE3_MSR_UTIL5"), Msr::new(0xB3E, "IIO_FREE3_MSR_UTIL6"), Msr::new(0xB3F, "IIO_FREE3_MSR_UTIL7")];
-/// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_UTIL: [Msr<IioFreeUtil>; 8] = [Msr::new(0xB48, "IIO_FREE4_MSR_UTIL0"), Msr::new(0xB49, "IIO_FREE4_MSR_UTIL1"), Msr::new(0xB4A, "IIO_FREE4_MSR_UTIL2"), Msr::new(0xB4B, "IIO_FREE4_MSR_UTIL3"), Msr::new(0xB4C, "IIO_FREE4_MSR_UTIL4"), Msr::new(0xB4D, "IIO_FREE4_MSR_UTIL5"), Msr::new(0xB4E, "IIO_FREE4_MSR_UTIL6"), Msr::new(0xB4F, "IIO_FREE4_MSR_UTIL7")];
-/// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_UTIL: [Msr<IioFreeUtil>; 8] = [Msr::new(0xB58, "IIO_FREE5_MSR_UTIL0"), Msr::new(0xB59, "IIO_FREE5_MSR_UTIL1"), Msr::new(0xB5A, "IIO_FREE5_MSR_UTIL2"), Msr::new(0xB5B, "IIO_FREE5_MSR_UTIL3"), Msr::new(0xB5C, "IIO_FREE5_MSR_UTIL4"), Msr::new(0xB5D, "IIO_FREE5_MSR_UTIL5"), Msr::new(0xB5E, "IIO_FREE5_MSR_UTIL6"), Msr::new(0xB5F, "IIO_FREE5_MSR_UTIL7")];
-/// `IIO_FREE{i}_MSR_UTIL{n}` of every instance, in instance order.
-pub const IIO_FREE_MSR_UTIL: [[Msr<IioFreeUtil>; 8]; 6] = [IIO_FREE0_MSR_UTIL, IIO_FREE1_MSR_UTIL, IIO_FREE2_MSR_UTIL, IIO_FREE3_MSR_UTIL, IIO_FREE4_MSR_UTIL, IIO_FREE5_MSR_UTIL];
+/// `IIO_FREE{i}_MSR_UTIL{n}` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
+pub const IIO_FREE_MSR_UTIL: [[Msr<IioFreeUtil>; 8]; 6] = [
+    [Msr::new(0xB08, "IIO_FREE0_MSR_UTIL0"), Msr::new(0xB09, "IIO_FREE0_MSR_UTIL1"), Msr::new(0xB0A, "IIO_FREE0_MSR_UTIL2"), Msr::new(0xB0B, "IIO_FREE0_MSR_UTIL3"), Msr::new(0xB0C, "IIO_FREE0_MSR_UTIL4"), Msr::new(0xB0D, "IIO_FREE0_MSR_UTIL5"), Msr::new(0xB0E, "IIO_FREE0_MSR_UTIL6"), Msr::new(0xB0F, "IIO_FREE0_MSR_UTIL7")],
+    [Msr::new(0xB18, "IIO_FREE1_MSR_UTIL0"), Msr::new(0xB19, "IIO_FREE1_MSR_UTIL1"), Msr::new(0xB1A, "IIO_FREE1_MSR_UTIL2"), Msr::new(0xB1B, "IIO_FREE1_MSR_UTIL3"), Msr::new(0xB1C, "IIO_FREE1_MSR_UTIL4"), Msr::new(0xB1D, "IIO_FREE1_MSR_UTIL5"), Msr::new(0xB1E, "IIO_FREE1_MSR_UTIL6"), Msr::new(0xB1F, "IIO_FREE1_MSR_UTIL7")],
+    [Msr::new(0xB28, "IIO_FREE2_MSR_UTIL0"), Msr::new(0xB29, "IIO_FREE2_MSR_UTIL1"), Msr::new(0xB2A, "IIO_FREE2_MSR_UTIL2"), Msr::new(0xB2B, "IIO_FREE2_MSR_UTIL3"), Msr::new(0xB2C, "IIO_FREE2_MSR_UTIL4"), Msr::new(0xB2D, "IIO_FREE2_MSR_UTIL5"), Msr::new(0xB2E, "IIO_FREE2_MSR_UTIL6"), Msr::new(0xB2F, "IIO_FREE2_MSR_UTIL7")],
+    [Msr::new(0xB38, "IIO_FREE3_MSR_UTIL0"), Msr::new(0xB39, "IIO_FREE3_MSR_UTIL1"), Msr::new(0xB3A, "IIO_FREE3_MSR_UTIL2"), Msr::new(0xB3B, "IIO_FREE3_MSR_UTIL3"), Msr::new(0xB3C, "IIO_FREE3_MSR_UTIL4"), Msr::new(0xB3D, "IIO_FREE3_MSR_UTIL5"), Msr::new(0xB3E, "IIO_FREE3_MSR_UTIL6"), Msr::new(0xB3F, "IIO_FREE3_MSR_UTIL7")],
+    [Msr::new(0xB48, "IIO_FREE4_MSR_UTIL0"), Msr::new(0xB49, "IIO_FREE4_MSR_UTIL1"), Msr::new(0xB4A, "IIO_FREE4_MSR_UTIL2"), Msr::new(0xB4B, "IIO_FREE4_MSR_UTIL3"), Msr::new(0xB4C, "IIO_FREE4_MSR_UTIL4"), Msr::new(0xB4D, "IIO_FREE4_MSR_UTIL5"), Msr::new(0xB4E, "IIO_FREE4_MSR_UTIL6"), Msr::new(0xB4F, "IIO_FREE4_MSR_UTIL7")],
+    [Msr::new(0xB58, "IIO_FREE5_MSR_UTIL0"), Msr::new(0xB59, "IIO_FREE5_MSR_UTIL1"), Msr::new(0xB5A, "IIO_FREE5_MSR_UTIL2"), Msr::new(0xB5B, "IIO_FREE5_MSR_UTIL3"), Msr::new(0xB5C, "IIO_FREE5_MSR_UTIL4"), Msr::new(0xB5D, "IIO_FREE5_MSR_UTIL5"), Msr::new(0xB5E, "IIO_FREE5_MSR_UTIL6"), Msr::new(0xB5F, "IIO_FREE5_MSR_UTIL7")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_UTIL_INFO: RegisterInfo = RegisterInfo {

@@ -96,20 +96,15 @@ impl ImcBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC0.
-pub const MC0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x2042, 10, 2, 0x0F4, "MC0_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC1.
-pub const MC1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x2046, 10, 6, 0x0F4, "MC1_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC2.
-pub const MC2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x204A, 11, 2, 0x0F4, "MC2_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC3.
-pub const MC3_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x2042, 12, 2, 0x0F4, "MC3_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC4.
-pub const MC4_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x2046, 12, 6, 0x0F4, "MC4_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC5.
-pub const MC5_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x204A, 13, 2, 0x0F4, "MC5_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const MC_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 6] = [MC0_PCI_PMON_BOX_CTL, MC1_PCI_PMON_BOX_CTL, MC2_PCI_PMON_BOX_CTL, MC3_PCI_PMON_BOX_CTL, MC4_PCI_PMON_BOX_CTL, MC5_PCI_PMON_BOX_CTL];
+/// `MC{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
+pub const MC_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 6] = [
+    PciRegister::new(0x2042, 10, 2, 0x0F4, "MC0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x2046, 10, 6, 0x0F4, "MC1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x204A, 11, 2, 0x0F4, "MC2_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x2042, 12, 2, 0x0F4, "MC3_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x2046, 12, 6, 0x0F4, "MC4_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x204A, 13, 2, 0x0F4, "MC5_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -273,20 +268,15 @@ impl ImcCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC0.
-pub const MC0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x2042, 10, 2, 0x0D8, "MC0_PCI_PMON_CTL0"), PciRegister::new(0x2042, 10, 2, 0x0DC, "MC0_PCI_PMON_CTL1"), PciRegister::new(0x2042, 10, 2, 0x0E0, "MC0_PCI_PMON_CTL2"), PciRegister::new(0x2042, 10, 2, 0x0E4, "MC0_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC1.
-pub const MC1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x2046, 10, 6, 0x0D8, "MC1_PCI_PMON_CTL0"), PciRegister::new(0x2046, 10, 6, 0x0DC, "MC1_PCI_PMON_CTL1"), PciRegister::new(0x2046, 10, 6, 0x0E0, "MC1_PCI_PMON_CTL2"), PciRegister::new(0x2046, 10, 6, 0x0E4, "MC1_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC2.
-pub const MC2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x204A, 11, 2, 0x0D8, "MC2_PCI_PMON_CTL0"), PciRegister::new(0x204A, 11, 2, 0x0DC, "MC2_PCI_PMON_CTL1"), PciRegister::new(0x204A, 11, 2, 0x0E0, "MC2_PCI_PMON_CTL2"), PciRegister::new(0x204A, 11, 2, 0x0E4, "MC2_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC3.
-pub const MC3_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x2042, 12, 2, 0x0D8, "MC3_PCI_PMON_CTL0"), PciRegister::new(0x2042, 12, 2, 0x0DC, "MC3_PCI_PMON_CTL1"), PciRegister::new(0x2042, 12, 2, 0x0E0, "MC3_PCI_PMON_CTL2"), PciRegister::new(0x2042, 12, 2, 0x0E4, "MC3_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC4.
-pub const MC4_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x2046, 12, 6, 0x0D8, "MC4_PCI_PMON_CTL0"), PciRegister::new(0x2046, 12, 6, 0x0DC, "MC4_PCI_PMON_CTL1"), PciRegister::new(0x2046, 12, 6, 0x0E0, "MC4_PCI_PMON_CTL2"), PciRegister::new(0x2046, 12, 6, 0x0E4, "MC4_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC5.
-pub const MC5_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x204A, 13, 2, 0x0D8, "MC5_PCI_PMON_CTL0"), PciRegister::new(0x204A, 13, 2, 0x0DC, "MC5_PCI_PMON_CTL1"), PciRegister::new(0x204A, 13, 2, 0x0E0, "MC5_PCI_PMON_CTL2"), PciRegister::new(0x204A, 13, 2, 0x0E4, "MC5_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const MC_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 6] = [MC0_PCI_PMON_CTL, MC1_PCI_PMON_CTL, MC2_PCI_PMON_CTL, MC3_PCI_PMON_CTL, MC4_PCI_PMON_CTL, MC5_PCI_PMON_CTL];
+/// `MC{i}_PCI_PMON_CTL{n}` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
+pub const MC_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 6] = [
+    [PciRegister::new(0x2042, 10, 2, 0x0D8, "MC0_PCI_PMON_CTL0"), PciRegister::new(0x2042, 10, 2, 0x0DC, "MC0_PCI_PMON_CTL1"), PciRegister::new(0x2042, 10, 2, 0x0E0, "MC0_PCI_PMON_CTL2"), PciRegister::new(0x2042, 10, 2, 0x0E4, "MC0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x2046, 10, 6, 0x0D8, "MC1_PCI_PMON_CTL0"), PciRegister::new(0x2046, 10, 6, 0x0DC, "MC1_PCI_PMON_CTL1"), PciRegister::new(0x2046, 10, 6, 0x0E0, "MC1_PCI_PMON_CTL2"), PciRegister::new(0x2046, 10, 6, 0x0E4, "MC1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x204A, 11, 2, 0x0D8, "MC2_PCI_PMON_CTL0"), PciRegister::new(0x204A, 11, 2, 0x0DC, "MC2_PCI_PMON_CTL1"), PciRegister::new(0x204A, 11, 2, 0x0E0, "MC2_PCI_PMON_CTL2"), PciRegister::new(0x204A, 11, 2, 0x0E4, "MC2_PCI_PMON_CTL3")],
+    [PciRegister::new(0x2042, 12, 2, 0x0D8, "MC3_PCI_PMON_CTL0"), PciRegister::new(0x2042, 12, 2, 0x0DC, "MC3_PCI_PMON_CTL1"), PciRegister::new(0x2042, 12, 2, 0x0E0, "MC3_PCI_PMON_CTL2"), PciRegister::new(0x2042, 12, 2, 0x0E4, "MC3_PCI_PMON_CTL3")],
+    [PciRegister::new(0x2046, 12, 6, 0x0D8, "MC4_PCI_PMON_CTL0"), PciRegister::new(0x2046, 12, 6, 0x0DC, "MC4_PCI_PMON_CTL1"), PciRegister::new(0x2046, 12, 6, 0x0E0, "MC4_PCI_PMON_CTL2"), PciRegister::new(0x2046, 12, 6, 0x0E4, "MC4_PCI_PMON_CTL3")],
+    [PciRegister::new(0x204A, 13, 2, 0x0D8, "MC5_PCI_PMON_CTL0"), PciRegister::new(0x204A, 13, 2, 0x0DC, "MC5_PCI_PMON_CTL1"), PciRegister::new(0x204A, 13, 2, 0x0E0, "MC5_PCI_PMON_CTL2"), PciRegister::new(0x204A, 13, 2, 0x0E4, "MC5_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -385,20 +375,15 @@ impl ImcBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, ImcBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC0.
-pub const MC0_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x2042, 10, 2, 0x0F8, "MC0_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC1.
-pub const MC1_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x2046, 10, 6, 0x0F8, "MC1_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC2.
-pub const MC2_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x204A, 11, 2, 0x0F8, "MC2_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC3.
-pub const MC3_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x2042, 12, 2, 0x0F8, "MC3_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC4.
-pub const MC4_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x2046, 12, 6, 0x0F8, "MC4_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC5.
-pub const MC5_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x204A, 13, 2, 0x0F8, "MC5_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const MC_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 6] = [MC0_PCI_PMON_BOX_STATUS, MC1_PCI_PMON_BOX_STATUS, MC2_PCI_PMON_BOX_STATUS, MC3_PCI_PMON_BOX_STATUS, MC4_PCI_PMON_BOX_STATUS, MC5_PCI_PMON_BOX_STATUS];
+/// `MC{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
+pub const MC_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 6] = [
+    PciRegister::new(0x2042, 10, 2, 0x0F8, "MC0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x2046, 10, 6, 0x0F8, "MC1_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x204A, 11, 2, 0x0F8, "MC2_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x2042, 12, 2, 0x0F8, "MC3_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x2046, 12, 6, 0x0F8, "MC4_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x204A, 13, 2, 0x0F8, "MC5_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -476,20 +461,15 @@ impl ImcCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC0.
-pub const MC0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x2042, 10, 2, 0x0A0, "MC0_PCI_PMON_CTR0"), PciRegister::new(0x2042, 10, 2, 0x0A8, "MC0_PCI_PMON_CTR1"), PciRegister::new(0x2042, 10, 2, 0x0B0, "MC0_PCI_PMON_CTR2"), PciRegister::new(0x2042, 10, 2, 0x0B8, "MC0_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC1.
-pub const MC1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x2046, 10, 6, 0x0A0, "MC1_PCI_PMON_CTR0"), PciRegister::new(0x2046, 10, 6, 0x0A8, "MC1_PCI_PMON_CTR1"), PciRegister::new(0x2046, 10, 6, 0x0B0, "MC1_PCI_PMON_CTR2"), PciRegister::new(0x2046, 10, 6, 0x0B8, "MC1_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC2.
-pub const MC2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x204A, 11, 2, 0x0A0, "MC2_PCI_PMON_CTR0"), PciRegister::new(0x204A, 11, 2, 0x0A8, "MC2_PCI_PMON_CTR1"), PciRegister::new(0x204A, 11, 2, 0x0B0, "MC2_PCI_PMON_CTR2"), PciRegister::new(0x204A, 11, 2, 0x0B8, "MC2_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC3.
-pub const MC3_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x2042, 12, 2, 0x0A0, "MC3_PCI_PMON_CTR0"), PciRegister::new(0x2042, 12, 2, 0x0A8, "MC3_PCI_PMON_CTR1"), PciRegister::new(0x2042, 12, 2, 0x0B0, "MC3_PCI_PMON_CTR2"), PciRegister::new(0x2042, 12, 2, 0x0B8, "MC3_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC4.
-pub const MC4_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x2046, 12, 6, 0x0A0, "MC4_PCI_PMON_CTR0"), PciRegister::new(0x2046, 12, 6, 0x0A8, "MC4_PCI_PMON_CTR1"), PciRegister::new(0x2046, 12, 6, 0x0B0, "MC4_PCI_PMON_CTR2"), PciRegister::new(0x2046, 12, 6, 0x0B8, "MC4_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC5.
-pub const MC5_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x204A, 13, 2, 0x0A0, "MC5_PCI_PMON_CTR0"), PciRegister::new(0x204A, 13, 2, 0x0A8, "MC5_PCI_PMON_CTR1"), PciRegister::new(0x204A, 13, 2, 0x0B0, "MC5_PCI_PMON_CTR2"), PciRegister::new(0x204A, 13, 2, 0x0B8, "MC5_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const MC_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 6] = [MC0_PCI_PMON_CTR, MC1_PCI_PMON_CTR, MC2_PCI_PMON_CTR, MC3_PCI_PMON_CTR, MC4_PCI_PMON_CTR, MC5_PCI_PMON_CTR];
+/// `MC{i}_PCI_PMON_CTR{n}` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
+pub const MC_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 6] = [
+    [PciRegister::new(0x2042, 10, 2, 0x0A0, "MC0_PCI_PMON_CTR0"), PciRegister::new(0x2042, 10, 2, 0x0A8, "MC0_PCI_PMON_CTR1"), PciRegister::new(0x2042, 10, 2, 0x0B0, "MC0_PCI_PMON_CTR2"), PciRegister::new(0x2042, 10, 2, 0x0B8, "MC0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x2046, 10, 6, 0x0A0, "MC1_PCI_PMON_CTR0"), PciRegister::new(0x2046, 10, 6, 0x0A8, "MC1_PCI_PMON_CTR1"), PciRegister::new(0x2046, 10, 6, 0x0B0, "MC1_PCI_PMON_CTR2"), PciRegister::new(0x2046, 10, 6, 0x0B8, "MC1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x204A, 11, 2, 0x0A0, "MC2_PCI_PMON_CTR0"), PciRegister::new(0x204A, 11, 2, 0x0A8, "MC2_PCI_PMON_CTR1"), PciRegister::new(0x204A, 11, 2, 0x0B0, "MC2_PCI_PMON_CTR2"), PciRegister::new(0x204A, 11, 2, 0x0B8, "MC2_PCI_PMON_CTR3")],
+    [PciRegister::new(0x2042, 12, 2, 0x0A0, "MC3_PCI_PMON_CTR0"), PciRegister::new(0x2042, 12, 2, 0x0A8, "MC3_PCI_PMON_CTR1"), PciRegister::new(0x2042, 12, 2, 0x0B0, "MC3_PCI_PMON_CTR2"), PciRegister::new(0x2042, 12, 2, 0x0B8, "MC3_PCI_PMON_CTR3")],
+    [PciRegister::new(0x2046, 12, 6, 0x0A0, "MC4_PCI_PMON_CTR0"), PciRegister::new(0x2046, 12, 6, 0x0A8, "MC4_PCI_PMON_CTR1"), PciRegister::new(0x2046, 12, 6, 0x0B0, "MC4_PCI_PMON_CTR2"), PciRegister::new(0x2046, 12, 6, 0x0B8, "MC4_PCI_PMON_CTR3")],
+    [PciRegister::new(0x204A, 13, 2, 0x0A0, "MC5_PCI_PMON_CTR0"), PciRegister::new(0x204A, 13, 2, 0x0A8, "MC5_PCI_PMON_CTR1"), PciRegister::new(0x204A, 13, 2, 0x0B0, "MC5_PCI_PMON_CTR2"), PciRegister::new(0x204A, 13, 2, 0x0B8, "MC5_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -595,20 +575,15 @@ impl ImcFixedCtl {
     #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC0.
-pub const MC0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x2042, 10, 2, 0x0F0, "MC0_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC1.
-pub const MC1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x2046, 10, 6, 0x0F0, "MC1_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC2.
-pub const MC2_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x204A, 11, 2, 0x0F0, "MC2_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC3.
-pub const MC3_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x2042, 12, 2, 0x0F0, "MC3_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC4.
-pub const MC4_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x2046, 12, 6, 0x0F0, "MC4_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC5.
-pub const MC5_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x204A, 13, 2, 0x0F0, "MC5_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order.
-pub const MC_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 6] = [MC0_PCI_PMON_FIXED_CTL, MC1_PCI_PMON_FIXED_CTL, MC2_PCI_PMON_FIXED_CTL, MC3_PCI_PMON_FIXED_CTL, MC4_PCI_PMON_FIXED_CTL, MC5_PCI_PMON_FIXED_CTL];
+/// `MC{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
+pub const MC_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 6] = [
+    PciRegister::new(0x2042, 10, 2, 0x0F0, "MC0_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x2046, 10, 6, 0x0F0, "MC1_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x204A, 11, 2, 0x0F0, "MC2_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x2042, 12, 2, 0x0F0, "MC3_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x2046, 12, 6, 0x0F0, "MC4_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x204A, 13, 2, 0x0F0, "MC5_PCI_PMON_FIXED_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -687,20 +662,15 @@ impl ImcFixedCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcFixedCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC0.
-pub const MC0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x2042, 10, 2, 0x0D0, "MC0_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC1.
-pub const MC1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x2046, 10, 6, 0x0D0, "MC1_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC2.
-pub const MC2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x204A, 11, 2, 0x0D0, "MC2_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC3.
-pub const MC3_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x2042, 12, 2, 0x0D0, "MC3_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC4.
-pub const MC4_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x2046, 12, 6, 0x0D0, "MC4_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC5.
-pub const MC5_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x204A, 13, 2, 0x0D0, "MC5_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order.
-pub const MC_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 6] = [MC0_PCI_PMON_FIXED_CTR, MC1_PCI_PMON_FIXED_CTR, MC2_PCI_PMON_FIXED_CTR, MC3_PCI_PMON_FIXED_CTR, MC4_PCI_PMON_FIXED_CTR, MC5_PCI_PMON_FIXED_CTR];
+/// `MC{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
+pub const MC_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 6] = [
+    PciRegister::new(0x2042, 10, 2, 0x0D0, "MC0_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x2046, 10, 6, 0x0D0, "MC1_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x204A, 11, 2, 0x0D0, "MC2_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x2042, 12, 2, 0x0D0, "MC3_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x2046, 12, 6, 0x0D0, "MC4_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x204A, 13, 2, 0x0D0, "MC5_PCI_PMON_FIXED_CTR"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -95,16 +95,13 @@ impl M2pcieBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M2PCIE{i}_PCI_PMON_BOX_CTL` of instance M2PCIE0.
-pub const M2PCIE0_PCI_PMON_BOX_CTL: PciRegister<M2pcieBoxCtl> = PciRegister::new(0x2088, 21, 1, 0x0F4, "M2PCIE0_PCI_PMON_BOX_CTL");
-/// `M2PCIE{i}_PCI_PMON_BOX_CTL` of instance M2PCIE1.
-pub const M2PCIE1_PCI_PMON_BOX_CTL: PciRegister<M2pcieBoxCtl> = PciRegister::new(0x2088, 22, 1, 0x0F4, "M2PCIE1_PCI_PMON_BOX_CTL");
-/// `M2PCIE{i}_PCI_PMON_BOX_CTL` of instance M2PCIE2.
-pub const M2PCIE2_PCI_PMON_BOX_CTL: PciRegister<M2pcieBoxCtl> = PciRegister::new(0x2088, 23, 1, 0x0F4, "M2PCIE2_PCI_PMON_BOX_CTL");
-/// `M2PCIE{i}_PCI_PMON_BOX_CTL` of instance M2PCIE3.
-pub const M2PCIE3_PCI_PMON_BOX_CTL: PciRegister<M2pcieBoxCtl> = PciRegister::new(0x2088, 21, 5, 0x0F4, "M2PCIE3_PCI_PMON_BOX_CTL");
-/// `M2PCIE{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const M2PCIE_PCI_PMON_BOX_CTL: [PciRegister<M2pcieBoxCtl>; 4] = [M2PCIE0_PCI_PMON_BOX_CTL, M2PCIE1_PCI_PMON_BOX_CTL, M2PCIE2_PCI_PMON_BOX_CTL, M2PCIE3_PCI_PMON_BOX_CTL];
+/// `M2PCIE{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3).
+pub const M2PCIE_PCI_PMON_BOX_CTL: [PciRegister<M2pcieBoxCtl>; 4] = [
+    PciRegister::new(0x2088, 21, 1, 0x0F4, "M2PCIE0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x2088, 22, 1, 0x0F4, "M2PCIE1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x2088, 23, 1, 0x0F4, "M2PCIE2_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x2088, 21, 5, 0x0F4, "M2PCIE3_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static M2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -266,16 +263,13 @@ impl M2pcieCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M2PCIE{i}_PCI_PMON_CTL{n}` of instance M2PCIE0.
-pub const M2PCIE0_PCI_PMON_CTL: [PciRegister<M2pcieCtl>; 4] = [PciRegister::new(0x2088, 21, 1, 0x0D8, "M2PCIE0_PCI_PMON_CTL0"), PciRegister::new(0x2088, 21, 1, 0x0DC, "M2PCIE0_PCI_PMON_CTL1"), PciRegister::new(0x2088, 21, 1, 0x0E0, "M2PCIE0_PCI_PMON_CTL2"), PciRegister::new(0x2088, 21, 1, 0x0E4, "M2PCIE0_PCI_PMON_CTL3")];
-/// `M2PCIE{i}_PCI_PMON_CTL{n}` of instance M2PCIE1.
-pub const M2PCIE1_PCI_PMON_CTL: [PciRegister<M2pcieCtl>; 4] = [PciRegister::new(0x2088, 22, 1, 0x0D8, "M2PCIE1_PCI_PMON_CTL0"), PciRegister::new(0x2088, 22, 1, 0x0DC, "M2PCIE1_PCI_PMON_CTL1"), PciRegister::new(0x2088, 22, 1, 0x0E0, "M2PCIE1_PCI_PMON_CTL2"), PciRegister::new(0x2088, 22, 1, 0x0E4, "M2PCIE1_PCI_PMON_CTL3")];
-/// `M2PCIE{i}_PCI_PMON_CTL{n}` of instance M2PCIE2.
-pub const M2PCIE2_PCI_PMON_CTL: [PciRegister<M2pcieCtl>; 4] = [PciRegister::new(0x2088, 23, 1, 0x0D8, "M2PCIE2_PCI_PMON_CTL0"), PciRegister::new(0x2088, 23, 1, 0x0DC, "M2PCIE2_PCI_PMON_CTL1"), PciRegister::new(0x2088, 23, 1, 0x0E0, "M2PCIE2_PCI_PMON_CTL2"), PciRegister::new(0x2088, 23, 1, 0x0E4, "M2PCIE2_PCI_PMON_CTL3")];
-/// `M2PCIE{i}_PCI_PMON_CTL{n}` of instance M2PCIE3.
-pub const M2PCIE3_PCI_PMON_CTL: [PciRegister<M2pcieCtl>; 4] = [PciRegister::new(0x2088, 21, 5, 0x0D8, "M2PCIE3_PCI_PMON_CTL0"), PciRegister::new(0x2088, 21, 5, 0x0DC, "M2PCIE3_PCI_PMON_CTL1"), PciRegister::new(0x2088, 21, 5, 0x0E0, "M2PCIE3_PCI_PMON_CTL2"), PciRegister::new(0x2088, 21, 5, 0x0E4, "M2PCIE3_PCI_PMON_CTL3")];
-/// `M2PCIE{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const M2PCIE_PCI_PMON_CTL: [[PciRegister<M2pcieCtl>; 4]; 4] = [M2PCIE0_PCI_PMON_CTL, M2PCIE1_PCI_PMON_CTL, M2PCIE2_PCI_PMON_CTL, M2PCIE3_PCI_PMON_CTL];
+/// `M2PCIE{i}_PCI_PMON_CTL{n}` of every instance, in instance order (M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3).
+pub const M2PCIE_PCI_PMON_CTL: [[PciRegister<M2pcieCtl>; 4]; 4] = [
+    [PciRegister::new(0x2088, 21, 1, 0x0D8, "M2PCIE0_PCI_PMON_CTL0"), PciRegister::new(0x2088, 21, 1, 0x0DC, "M2PCIE0_PCI_PMON_CTL1"), PciRegister::new(0x2088, 21, 1, 0x0E0, "M2PCIE0_PCI_PMON_CTL2"), PciRegister::new(0x2088, 21, 1, 0x0E4, "M2PCIE0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x2088, 22, 1, 0x0D8, "M2PCIE1_PCI_PMON_CTL0"), PciRegister::new(0x2088, 22, 1, 0x0DC, "M2PCIE1_PCI_PMON_CTL1"), PciRegister::new(0x2088, 22, 1, 0x0E0, "M2PCIE1_PCI_PMON_CTL2"), PciRegister::new(0x2088, 22, 1, 0x0E4, "M2PCIE1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x2088, 23, 1, 0x0D8, "M2PCIE2_PCI_PMON_CTL0"), PciRegister::new(0x2088, 23, 1, 0x0DC, "M2PCIE2_PCI_PMON_CTL1"), PciRegister::new(0x2088, 23, 1, 0x0E0, "M2PCIE2_PCI_PMON_CTL2"), PciRegister::new(0x2088, 23, 1, 0x0E4, "M2PCIE2_PCI_PMON_CTL3")],
+    [PciRegister::new(0x2088, 21, 5, 0x0D8, "M2PCIE3_PCI_PMON_CTL0"), PciRegister::new(0x2088, 21, 5, 0x0DC, "M2PCIE3_PCI_PMON_CTL1"), PciRegister::new(0x2088, 21, 5, 0x0E0, "M2PCIE3_PCI_PMON_CTL2"), PciRegister::new(0x2088, 21, 5, 0x0E4, "M2PCIE3_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static M2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -361,16 +355,13 @@ impl M2pcieCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, M2pcieCtrLayout::NAME, "event_count")) }
 }
 
-/// `M2PCIE{i}_PCI_PMON_CTR{n}` of instance M2PCIE0.
-pub const M2PCIE0_PCI_PMON_CTR: [PciRegister<M2pcieCtr>; 4] = [PciRegister::new(0x2088, 21, 1, 0x0A0, "M2PCIE0_PCI_PMON_CTR0"), PciRegister::new(0x2088, 21, 1, 0x0A8, "M2PCIE0_PCI_PMON_CTR1"), PciRegister::new(0x2088, 21, 1, 0x0B0, "M2PCIE0_PCI_PMON_CTR2"), PciRegister::new(0x2088, 21, 1, 0x0B8, "M2PCIE0_PCI_PMON_CTR3")];
-/// `M2PCIE{i}_PCI_PMON_CTR{n}` of instance M2PCIE1.
-pub const M2PCIE1_PCI_PMON_CTR: [PciRegister<M2pcieCtr>; 4] = [PciRegister::new(0x2088, 22, 1, 0x0A0, "M2PCIE1_PCI_PMON_CTR0"), PciRegister::new(0x2088, 22, 1, 0x0A8, "M2PCIE1_PCI_PMON_CTR1"), PciRegister::new(0x2088, 22, 1, 0x0B0, "M2PCIE1_PCI_PMON_CTR2"), PciRegister::new(0x2088, 22, 1, 0x0B8, "M2PCIE1_PCI_PMON_CTR3")];
-/// `M2PCIE{i}_PCI_PMON_CTR{n}` of instance M2PCIE2.
-pub const M2PCIE2_PCI_PMON_CTR: [PciRegister<M2pcieCtr>; 4] = [PciRegister::new(0x2088, 23, 1, 0x0A0, "M2PCIE2_PCI_PMON_CTR0"), PciRegister::new(0x2088, 23, 1, 0x0A8, "M2PCIE2_PCI_PMON_CTR1"), PciRegister::new(0x2088, 23, 1, 0x0B0, "M2PCIE2_PCI_PMON_CTR2"), PciRegister::new(0x2088, 23, 1, 0x0B8, "M2PCIE2_PCI_PMON_CTR3")];
-/// `M2PCIE{i}_PCI_PMON_CTR{n}` of instance M2PCIE3.
-pub const M2PCIE3_PCI_PMON_CTR: [PciRegister<M2pcieCtr>; 4] = [PciRegister::new(0x2088, 21, 5, 0x0A0, "M2PCIE3_PCI_PMON_CTR0"), PciRegister::new(0x2088, 21, 5, 0x0A8, "M2PCIE3_PCI_PMON_CTR1"), PciRegister::new(0x2088, 21, 5, 0x0B0, "M2PCIE3_PCI_PMON_CTR2"), PciRegister::new(0x2088, 21, 5, 0x0B8, "M2PCIE3_PCI_PMON_CTR3")];
-/// `M2PCIE{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const M2PCIE_PCI_PMON_CTR: [[PciRegister<M2pcieCtr>; 4]; 4] = [M2PCIE0_PCI_PMON_CTR, M2PCIE1_PCI_PMON_CTR, M2PCIE2_PCI_PMON_CTR, M2PCIE3_PCI_PMON_CTR];
+/// `M2PCIE{i}_PCI_PMON_CTR{n}` of every instance, in instance order (M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3).
+pub const M2PCIE_PCI_PMON_CTR: [[PciRegister<M2pcieCtr>; 4]; 4] = [
+    [PciRegister::new(0x2088, 21, 1, 0x0A0, "M2PCIE0_PCI_PMON_CTR0"), PciRegister::new(0x2088, 21, 1, 0x0A8, "M2PCIE0_PCI_PMON_CTR1"), PciRegister::new(0x2088, 21, 1, 0x0B0, "M2PCIE0_PCI_PMON_CTR2"), PciRegister::new(0x2088, 21, 1, 0x0B8, "M2PCIE0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x2088, 22, 1, 0x0A0, "M2PCIE1_PCI_PMON_CTR0"), PciRegister::new(0x2088, 22, 1, 0x0A8, "M2PCIE1_PCI_PMON_CTR1"), PciRegister::new(0x2088, 22, 1, 0x0B0, "M2PCIE1_PCI_PMON_CTR2"), PciRegister::new(0x2088, 22, 1, 0x0B8, "M2PCIE1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x2088, 23, 1, 0x0A0, "M2PCIE2_PCI_PMON_CTR0"), PciRegister::new(0x2088, 23, 1, 0x0A8, "M2PCIE2_PCI_PMON_CTR1"), PciRegister::new(0x2088, 23, 1, 0x0B0, "M2PCIE2_PCI_PMON_CTR2"), PciRegister::new(0x2088, 23, 1, 0x0B8, "M2PCIE2_PCI_PMON_CTR3")],
+    [PciRegister::new(0x2088, 21, 5, 0x0A0, "M2PCIE3_PCI_PMON_CTR0"), PciRegister::new(0x2088, 21, 5, 0x0A8, "M2PCIE3_PCI_PMON_CTR1"), PciRegister::new(0x2088, 21, 5, 0x0B0, "M2PCIE3_PCI_PMON_CTR2"), PciRegister::new(0x2088, 21, 5, 0x0B8, "M2PCIE3_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -62,12 +62,11 @@ impl BGlobalCtl {
     #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, BGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
-/// `B{i}_MSR_PMON_GLOBAL_CTL` of instance B0.
-pub const B0_MSR_PMON_GLOBAL_CTL: Msr<BGlobalCtl> = Msr::new(0xC20, "B0_MSR_PMON_GLOBAL_CTL");
-/// `B{i}_MSR_PMON_GLOBAL_CTL` of instance B1.
-pub const B1_MSR_PMON_GLOBAL_CTL: Msr<BGlobalCtl> = Msr::new(0xC60, "B1_MSR_PMON_GLOBAL_CTL");
-/// `B{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order.
-pub const B_MSR_PMON_GLOBAL_CTL: [Msr<BGlobalCtl>; 2] = [B0_MSR_PMON_GLOBAL_CTL, B1_MSR_PMON_GLOBAL_CTL];
+/// `B{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order (B0, B1).
+pub const B_MSR_PMON_GLOBAL_CTL: [Msr<BGlobalCtl>; 2] = [
+    Msr::new(0xC20, "B0_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xC60, "B1_MSR_PMON_GLOBAL_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static B_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -139,12 +138,11 @@ impl BGlobalStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, BGlobalStatusLayout::NAME, "ov")) }
 }
 
-/// `B{i}_MSR_PMON_GLOBAL_STATUS` of instance B0.
-pub const B0_MSR_PMON_GLOBAL_STATUS: Msr<BGlobalStatus> = Msr::new(0xC21, "B0_MSR_PMON_GLOBAL_STATUS");
-/// `B{i}_MSR_PMON_GLOBAL_STATUS` of instance B1.
-pub const B1_MSR_PMON_GLOBAL_STATUS: Msr<BGlobalStatus> = Msr::new(0xC61, "B1_MSR_PMON_GLOBAL_STATUS");
-/// `B{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order.
-pub const B_MSR_PMON_GLOBAL_STATUS: [Msr<BGlobalStatus>; 2] = [B0_MSR_PMON_GLOBAL_STATUS, B1_MSR_PMON_GLOBAL_STATUS];
+/// `B{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order (B0, B1).
+pub const B_MSR_PMON_GLOBAL_STATUS: [Msr<BGlobalStatus>; 2] = [
+    Msr::new(0xC21, "B0_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xC61, "B1_MSR_PMON_GLOBAL_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static B_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -214,12 +212,11 @@ impl BGlobalOvfCtl {
     #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, BGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
-/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance B0.
-pub const B0_MSR_PMON_GLOBAL_OVF_CTL: Msr<BGlobalOvfCtl> = Msr::new(0xC22, "B0_MSR_PMON_GLOBAL_OVF_CTL");
-/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance B1.
-pub const B1_MSR_PMON_GLOBAL_OVF_CTL: Msr<BGlobalOvfCtl> = Msr::new(0xC62, "B1_MSR_PMON_GLOBAL_OVF_CTL");
-/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order.
-pub const B_MSR_PMON_GLOBAL_OVF_CTL: [Msr<BGlobalOvfCtl>; 2] = [B0_MSR_PMON_GLOBAL_OVF_CTL, B1_MSR_PMON_GLOBAL_OVF_CTL];
+/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order (B0, B1).
+pub const B_MSR_PMON_GLOBAL_OVF_CTL: [Msr<BGlobalOvfCtl>; 2] = [
+    Msr::new(0xC22, "B0_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xC62, "B1_MSR_PMON_GLOBAL_OVF_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static B_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -322,12 +319,11 @@ impl BEvtSel {
     #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `B{i}_MSR_PMON_EVT_SEL{n}` of instance B0.
-pub const B0_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4] = [Msr::new(0xC30, "B0_MSR_PMON_EVT_SEL0"), Msr::new(0xC32, "B0_MSR_PMON_EVT_SEL1"), Msr::new(0xC34, "B0_MSR_PMON_EVT_SEL2"), Msr::new(0xC36, "B0_MSR_PMON_EVT_SEL3")];
-/// `B{i}_MSR_PMON_EVT_SEL{n}` of instance B1.
-pub const B1_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4] = [Msr::new(0xC70, "B1_MSR_PMON_EVT_SEL0"), Msr::new(0xC72, "B1_MSR_PMON_EVT_SEL1"), Msr::new(0xC74, "B1_MSR_PMON_EVT_SEL2"), Msr::new(0xC76, "B1_MSR_PMON_EVT_SEL3")];
-/// `B{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order.
-pub const B_MSR_PMON_EVT_SEL: [[Msr<BEvtSel>; 4]; 2] = [B0_MSR_PMON_EVT_SEL, B1_MSR_PMON_EVT_SEL];
+/// `B{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order (B0, B1).
+pub const B_MSR_PMON_EVT_SEL: [[Msr<BEvtSel>; 4]; 2] = [
+    [Msr::new(0xC30, "B0_MSR_PMON_EVT_SEL0"), Msr::new(0xC32, "B0_MSR_PMON_EVT_SEL1"), Msr::new(0xC34, "B0_MSR_PMON_EVT_SEL2"), Msr::new(0xC36, "B0_MSR_PMON_EVT_SEL3")],
+    [Msr::new(0xC70, "B1_MSR_PMON_EVT_SEL0"), Msr::new(0xC72, "B1_MSR_PMON_EVT_SEL1"), Msr::new(0xC74, "B1_MSR_PMON_EVT_SEL2"), Msr::new(0xC76, "B1_MSR_PMON_EVT_SEL3")],
+];
 
 #[cfg(feature = "metadata")]
 static B_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
@@ -402,12 +398,11 @@ impl BCnt {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, BCntLayout::NAME, "event_count")) }
 }
 
-/// `B{i}_MSR_PMON_CNT{n}` of instance B0.
-pub const B0_MSR_PMON_CNT: [Msr<BCnt>; 4] = [Msr::new(0xC31, "B0_MSR_PMON_CNT0"), Msr::new(0xC33, "B0_MSR_PMON_CNT1"), Msr::new(0xC35, "B0_MSR_PMON_CNT2"), Msr::new(0xC37, "B0_MSR_PMON_CNT3")];
-/// `B{i}_MSR_PMON_CNT{n}` of instance B1.
-pub const B1_MSR_PMON_CNT: [Msr<BCnt>; 4] = [Msr::new(0xC71, "B1_MSR_PMON_CNT0"), Msr::new(0xC73, "B1_MSR_PMON_CNT1"), Msr::new(0xC75, "B1_MSR_PMON_CNT2"), Msr::new(0xC77, "B1_MSR_PMON_CNT3")];
-/// `B{i}_MSR_PMON_CNT{n}` of every instance, in instance order.
-pub const B_MSR_PMON_CNT: [[Msr<BCnt>; 4]; 2] = [B0_MSR_PMON_CNT, B1_MSR_PMON_CNT];
+/// `B{i}_MSR_PMON_CNT{n}` of every instance, in instance order (B0, B1).
+pub const B_MSR_PMON_CNT: [[Msr<BCnt>; 4]; 2] = [
+    [Msr::new(0xC31, "B0_MSR_PMON_CNT0"), Msr::new(0xC33, "B0_MSR_PMON_CNT1"), Msr::new(0xC35, "B0_MSR_PMON_CNT2"), Msr::new(0xC37, "B0_MSR_PMON_CNT3")],
+    [Msr::new(0xC71, "B1_MSR_PMON_CNT0"), Msr::new(0xC73, "B1_MSR_PMON_CNT1"), Msr::new(0xC75, "B1_MSR_PMON_CNT2"), Msr::new(0xC77, "B1_MSR_PMON_CNT3")],
+];
 
 #[cfg(feature = "metadata")]
 static B_CNT_INFO: RegisterInfo = RegisterInfo {
@@ -532,12 +527,11 @@ impl BMatch {
     #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR_BITS.try_set(self.raw64(), v, BMatchLayout::NAME, "addr")) }
 }
 
-/// `B{i}_MSR_MATCH` of instance B0.
-pub const B0_MSR_MATCH: Msr<BMatch> = Msr::new(0xE45, "B0_MSR_MATCH");
-/// `B{i}_MSR_MATCH` of instance B1.
-pub const B1_MSR_MATCH: Msr<BMatch> = Msr::new(0xE4D, "B1_MSR_MATCH");
-/// `B{i}_MSR_MATCH` of every instance, in instance order.
-pub const B_MSR_MATCH: [Msr<BMatch>; 2] = [B0_MSR_MATCH, B1_MSR_MATCH];
+/// `B{i}_MSR_MATCH` of every instance, in instance order (B0, B1).
+pub const B_MSR_MATCH: [Msr<BMatch>; 2] = [
+    Msr::new(0xE45, "B0_MSR_MATCH"),
+    Msr::new(0xE4D, "B1_MSR_MATCH"),
+];
 
 #[cfg(feature = "metadata")]
 static B_MATCH_INFO: RegisterInfo = RegisterInfo {
@@ -653,12 +647,11 @@ impl BMask {
     #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR_BITS.try_set(self.raw64(), v, BMaskLayout::NAME, "addr")) }
 }
 
-/// `B{i}_MSR_MASK` of instance B0.
-pub const B0_MSR_MASK: Msr<BMask> = Msr::new(0xE46, "B0_MSR_MASK");
-/// `B{i}_MSR_MASK` of instance B1.
-pub const B1_MSR_MASK: Msr<BMask> = Msr::new(0xE4E, "B1_MSR_MASK");
-/// `B{i}_MSR_MASK` of every instance, in instance order.
-pub const B_MSR_MASK: [Msr<BMask>; 2] = [B0_MSR_MASK, B1_MSR_MASK];
+/// `B{i}_MSR_MASK` of every instance, in instance order (B0, B1).
+pub const B_MSR_MASK: [Msr<BMask>; 2] = [
+    Msr::new(0xE46, "B0_MSR_MASK"),
+    Msr::new(0xE4E, "B1_MSR_MASK"),
+];
 
 #[cfg(feature = "metadata")]
 static B_MASK_INFO: RegisterInfo = RegisterInfo {

@@ -65,24 +65,17 @@ impl CGlobalCtl {
     #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, CGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C0.
-pub const C0_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD00, "C0_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C1.
-pub const C1_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD80, "C1_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C2.
-pub const C2_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD40, "C2_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C3.
-pub const C3_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xDC0, "C3_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C4.
-pub const C4_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD20, "C4_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C5.
-pub const C5_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xDA0, "C5_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C6.
-pub const C6_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD60, "C6_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C7.
-pub const C7_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xDE0, "C7_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_GLOBAL_CTL: [Msr<CGlobalCtl>; 8] = [C0_MSR_PMON_GLOBAL_CTL, C1_MSR_PMON_GLOBAL_CTL, C2_MSR_PMON_GLOBAL_CTL, C3_MSR_PMON_GLOBAL_CTL, C4_MSR_PMON_GLOBAL_CTL, C5_MSR_PMON_GLOBAL_CTL, C6_MSR_PMON_GLOBAL_CTL, C7_MSR_PMON_GLOBAL_CTL];
+/// `C{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_GLOBAL_CTL: [Msr<CGlobalCtl>; 8] = [
+    Msr::new(0xD00, "C0_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xD80, "C1_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xD40, "C2_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xDC0, "C3_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xD20, "C4_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xDA0, "C5_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xD60, "C6_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xDE0, "C7_MSR_PMON_GLOBAL_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static C_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -164,24 +157,17 @@ impl CGlobalStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, CGlobalStatusLayout::NAME, "ov")) }
 }
 
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C0.
-pub const C0_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD01, "C0_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C1.
-pub const C1_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD81, "C1_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C2.
-pub const C2_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD41, "C2_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C3.
-pub const C3_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xDC1, "C3_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C4.
-pub const C4_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD21, "C4_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C5.
-pub const C5_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xDA1, "C5_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C6.
-pub const C6_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD61, "C6_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C7.
-pub const C7_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xDE1, "C7_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order.
-pub const C_MSR_PMON_GLOBAL_STATUS: [Msr<CGlobalStatus>; 8] = [C0_MSR_PMON_GLOBAL_STATUS, C1_MSR_PMON_GLOBAL_STATUS, C2_MSR_PMON_GLOBAL_STATUS, C3_MSR_PMON_GLOBAL_STATUS, C4_MSR_PMON_GLOBAL_STATUS, C5_MSR_PMON_GLOBAL_STATUS, C6_MSR_PMON_GLOBAL_STATUS, C7_MSR_PMON_GLOBAL_STATUS];
+/// `C{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_GLOBAL_STATUS: [Msr<CGlobalStatus>; 8] = [
+    Msr::new(0xD01, "C0_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xD81, "C1_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xD41, "C2_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xDC1, "C3_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xD21, "C4_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xDA1, "C5_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xD61, "C6_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xDE1, "C7_MSR_PMON_GLOBAL_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static C_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -262,24 +248,17 @@ impl CGlobalOvfCtl {
     #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, CGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C0.
-pub const C0_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD02, "C0_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C1.
-pub const C1_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD82, "C1_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C2.
-pub const C2_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD42, "C2_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C3.
-pub const C3_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xDC2, "C3_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C4.
-pub const C4_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD22, "C4_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C5.
-pub const C5_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xDA2, "C5_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C6.
-pub const C6_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD62, "C6_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C7.
-pub const C7_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xDE2, "C7_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_GLOBAL_OVF_CTL: [Msr<CGlobalOvfCtl>; 8] = [C0_MSR_PMON_GLOBAL_OVF_CTL, C1_MSR_PMON_GLOBAL_OVF_CTL, C2_MSR_PMON_GLOBAL_OVF_CTL, C3_MSR_PMON_GLOBAL_OVF_CTL, C4_MSR_PMON_GLOBAL_OVF_CTL, C5_MSR_PMON_GLOBAL_OVF_CTL, C6_MSR_PMON_GLOBAL_OVF_CTL, C7_MSR_PMON_GLOBAL_OVF_CTL];
+/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_GLOBAL_OVF_CTL: [Msr<CGlobalOvfCtl>; 8] = [
+    Msr::new(0xD02, "C0_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xD82, "C1_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xD42, "C2_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xDC2, "C3_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xD22, "C4_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xDA2, "C5_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xD62, "C6_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xDE2, "C7_MSR_PMON_GLOBAL_OVF_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static C_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -453,24 +432,17 @@ impl CEvtSel {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C0.
-pub const C0_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD10, "C0_MSR_PMON_EVT_SEL0"), Msr::new(0xD12, "C0_MSR_PMON_EVT_SEL1"), Msr::new(0xD14, "C0_MSR_PMON_EVT_SEL2"), Msr::new(0xD16, "C0_MSR_PMON_EVT_SEL3"), Msr::new(0xD18, "C0_MSR_PMON_EVT_SEL4"), Msr::new(0xD1A, "C0_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C1.
-pub const C1_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD90, "C1_MSR_PMON_EVT_SEL0"), Msr::new(0xD92, "C1_MSR_PMON_EVT_SEL1"), Msr::new(0xD94, "C1_MSR_PMON_EVT_SEL2"), Msr::new(0xD96, "C1_MSR_PMON_EVT_SEL3"), Msr::new(0xD98, "C1_MSR_PMON_EVT_SEL4"), Msr::new(0xD9A, "C1_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C2.
-pub const C2_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD50, "C2_MSR_PMON_EVT_SEL0"), Msr::new(0xD52, "C2_MSR_PMON_EVT_SEL1"), Msr::new(0xD54, "C2_MSR_PMON_EVT_SEL2"), Msr::new(0xD56, "C2_MSR_PMON_EVT_SEL3"), Msr::new(0xD58, "C2_MSR_PMON_EVT_SEL4"), Msr::new(0xD5A, "C2_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C3.
-pub const C3_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xDD0, "C3_MSR_PMON_EVT_SEL0"), Msr::new(0xDD2, "C3_MSR_PMON_EVT_SEL1"), Msr::new(0xDD4, "C3_MSR_PMON_EVT_SEL2"), Msr::new(0xDD6, "C3_MSR_PMON_EVT_SEL3"), Msr::new(0xDD8, "C3_MSR_PMON_EVT_SEL4"), Msr::new(0xDDA, "C3_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C4.
-pub const C4_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD30, "C4_MSR_PMON_EVT_SEL0"), Msr::new(0xD32, "C4_MSR_PMON_EVT_SEL1"), Msr::new(0xD34, "C4_MSR_PMON_EVT_SEL2"), Msr::new(0xD36, "C4_MSR_PMON_EVT_SEL3"), Msr::new(0xD38, "C4_MSR_PMON_EVT_SEL4"), Msr::new(0xD3A, "C4_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C5.
-pub const C5_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xDB0, "C5_MSR_PMON_EVT_SEL0"), Msr::new(0xDB2, "C5_MSR_PMON_EVT_SEL1"), Msr::new(0xDB4, "C5_MSR_PMON_EVT_SEL2"), Msr::new(0xDB6, "C5_MSR_PMON_EVT_SEL3"), Msr::new(0xDB8, "C5_MSR_PMON_EVT_SEL4"), Msr::new(0xDBA, "C5_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C6.
-pub const C6_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD70, "C6_MSR_PMON_EVT_SEL0"), Msr::new(0xD72, "C6_MSR_PMON_EVT_SEL1"), Msr::new(0xD74, "C6_MSR_PMON_EVT_SEL2"), Msr::new(0xD76, "C6_MSR_PMON_EVT_SEL3"), Msr::new(0xD78, "C6_MSR_PMON_EVT_SEL4"), Msr::new(0xD7A, "C6_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C7.
-pub const C7_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xDF0, "C7_MSR_PMON_EVT_SEL0"), Msr::new(0xDF2, "C7_MSR_PMON_EVT_SEL1"), Msr::new(0xDF4, "C7_MSR_PMON_EVT_SEL2"), Msr::new(0xDF6, "C7_MSR_PMON_EVT_SEL3"), Msr::new(0xDF8, "C7_MSR_PMON_EVT_SEL4"), Msr::new(0xDFA, "C7_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_EVT_SEL: [[Msr<CEvtSel>; 6]; 8] = [C0_MSR_PMON_EVT_SEL, C1_MSR_PMON_EVT_SEL, C2_MSR_PMON_EVT_SEL, C3_MSR_PMON_EVT_SEL, C4_MSR_PMON_EVT_SEL, C5_MSR_PMON_EVT_SEL, C6_MSR_PMON_EVT_SEL, C7_MSR_PMON_EVT_SEL];
+/// `C{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_EVT_SEL: [[Msr<CEvtSel>; 6]; 8] = [
+    [Msr::new(0xD10, "C0_MSR_PMON_EVT_SEL0"), Msr::new(0xD12, "C0_MSR_PMON_EVT_SEL1"), Msr::new(0xD14, "C0_MSR_PMON_EVT_SEL2"), Msr::new(0xD16, "C0_MSR_PMON_EVT_SEL3"), Msr::new(0xD18, "C0_MSR_PMON_EVT_SEL4"), Msr::new(0xD1A, "C0_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xD90, "C1_MSR_PMON_EVT_SEL0"), Msr::new(0xD92, "C1_MSR_PMON_EVT_SEL1"), Msr::new(0xD94, "C1_MSR_PMON_EVT_SEL2"), Msr::new(0xD96, "C1_MSR_PMON_EVT_SEL3"), Msr::new(0xD98, "C1_MSR_PMON_EVT_SEL4"), Msr::new(0xD9A, "C1_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xD50, "C2_MSR_PMON_EVT_SEL0"), Msr::new(0xD52, "C2_MSR_PMON_EVT_SEL1"), Msr::new(0xD54, "C2_MSR_PMON_EVT_SEL2"), Msr::new(0xD56, "C2_MSR_PMON_EVT_SEL3"), Msr::new(0xD58, "C2_MSR_PMON_EVT_SEL4"), Msr::new(0xD5A, "C2_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xDD0, "C3_MSR_PMON_EVT_SEL0"), Msr::new(0xDD2, "C3_MSR_PMON_EVT_SEL1"), Msr::new(0xDD4, "C3_MSR_PMON_EVT_SEL2"), Msr::new(0xDD6, "C3_MSR_PMON_EVT_SEL3"), Msr::new(0xDD8, "C3_MSR_PMON_EVT_SEL4"), Msr::new(0xDDA, "C3_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xD30, "C4_MSR_PMON_EVT_SEL0"), Msr::new(0xD32, "C4_MSR_PMON_EVT_SEL1"), Msr::new(0xD34, "C4_MSR_PMON_EVT_SEL2"), Msr::new(0xD36, "C4_MSR_PMON_EVT_SEL3"), Msr::new(0xD38, "C4_MSR_PMON_EVT_SEL4"), Msr::new(0xD3A, "C4_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xDB0, "C5_MSR_PMON_EVT_SEL0"), Msr::new(0xDB2, "C5_MSR_PMON_EVT_SEL1"), Msr::new(0xDB4, "C5_MSR_PMON_EVT_SEL2"), Msr::new(0xDB6, "C5_MSR_PMON_EVT_SEL3"), Msr::new(0xDB8, "C5_MSR_PMON_EVT_SEL4"), Msr::new(0xDBA, "C5_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xD70, "C6_MSR_PMON_EVT_SEL0"), Msr::new(0xD72, "C6_MSR_PMON_EVT_SEL1"), Msr::new(0xD74, "C6_MSR_PMON_EVT_SEL2"), Msr::new(0xD76, "C6_MSR_PMON_EVT_SEL3"), Msr::new(0xD78, "C6_MSR_PMON_EVT_SEL4"), Msr::new(0xD7A, "C6_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xDF0, "C7_MSR_PMON_EVT_SEL0"), Msr::new(0xDF2, "C7_MSR_PMON_EVT_SEL1"), Msr::new(0xDF4, "C7_MSR_PMON_EVT_SEL2"), Msr::new(0xDF6, "C7_MSR_PMON_EVT_SEL3"), Msr::new(0xDF8, "C7_MSR_PMON_EVT_SEL4"), Msr::new(0xDFA, "C7_MSR_PMON_EVT_SEL5")],
+];
 
 #[cfg(feature = "metadata")]
 static C_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
@@ -589,24 +561,17 @@ impl CCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, CCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance C0.
-pub const C0_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD11, "C0_MSR_PMON_CTR0"), Msr::new(0xD13, "C0_MSR_PMON_CTR1"), Msr::new(0xD15, "C0_MSR_PMON_CTR2"), Msr::new(0xD17, "C0_MSR_PMON_CTR3"), Msr::new(0xD19, "C0_MSR_PMON_CTR4"), Msr::new(0xD1B, "C0_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C1.
-pub const C1_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD91, "C1_MSR_PMON_CTR0"), Msr::new(0xD93, "C1_MSR_PMON_CTR1"), Msr::new(0xD95, "C1_MSR_PMON_CTR2"), Msr::new(0xD97, "C1_MSR_PMON_CTR3"), Msr::new(0xD99, "C1_MSR_PMON_CTR4"), Msr::new(0xD9B, "C1_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C2.
-pub const C2_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD51, "C2_MSR_PMON_CTR0"), Msr::new(0xD53, "C2_MSR_PMON_CTR1"), Msr::new(0xD55, "C2_MSR_PMON_CTR2"), Msr::new(0xD57, "C2_MSR_PMON_CTR3"), Msr::new(0xD59, "C2_MSR_PMON_CTR4"), Msr::new(0xD5B, "C2_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C3.
-pub const C3_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xDD1, "C3_MSR_PMON_CTR0"), Msr::new(0xDD3, "C3_MSR_PMON_CTR1"), Msr::new(0xDD5, "C3_MSR_PMON_CTR2"), Msr::new(0xDD7, "C3_MSR_PMON_CTR3"), Msr::new(0xDD9, "C3_MSR_PMON_CTR4"), Msr::new(0xDDB, "C3_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C4.
-pub const C4_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD31, "C4_MSR_PMON_CTR0"), Msr::new(0xD33, "C4_MSR_PMON_CTR1"), Msr::new(0xD35, "C4_MSR_PMON_CTR2"), Msr::new(0xD37, "C4_MSR_PMON_CTR3"), Msr::new(0xD39, "C4_MSR_PMON_CTR4"), Msr::new(0xD3B, "C4_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C5.
-pub const C5_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xDB1, "C5_MSR_PMON_CTR0"), Msr::new(0xDB3, "C5_MSR_PMON_CTR1"), Msr::new(0xDB5, "C5_MSR_PMON_CTR2"), Msr::new(0xDB7, "C5_MSR_PMON_CTR3"), Msr::new(0xDB9, "C5_MSR_PMON_CTR4"), Msr::new(0xDBB, "C5_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C6.
-pub const C6_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD71, "C6_MSR_PMON_CTR0"), Msr::new(0xD73, "C6_MSR_PMON_CTR1"), Msr::new(0xD75, "C6_MSR_PMON_CTR2"), Msr::new(0xD77, "C6_MSR_PMON_CTR3"), Msr::new(0xD79, "C6_MSR_PMON_CTR4"), Msr::new(0xD7B, "C6_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C7.
-pub const C7_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xDF1, "C7_MSR_PMON_CTR0"), Msr::new(0xDF3, "C7_MSR_PMON_CTR1"), Msr::new(0xDF5, "C7_MSR_PMON_CTR2"), Msr::new(0xDF7, "C7_MSR_PMON_CTR3"), Msr::new(0xDF9, "C7_MSR_PMON_CTR4"), Msr::new(0xDFB, "C7_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<CCtr>; 6]; 8] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_CTR: [[Msr<CCtr>; 6]; 8] = [
+    [Msr::new(0xD11, "C0_MSR_PMON_CTR0"), Msr::new(0xD13, "C0_MSR_PMON_CTR1"), Msr::new(0xD15, "C0_MSR_PMON_CTR2"), Msr::new(0xD17, "C0_MSR_PMON_CTR3"), Msr::new(0xD19, "C0_MSR_PMON_CTR4"), Msr::new(0xD1B, "C0_MSR_PMON_CTR5")],
+    [Msr::new(0xD91, "C1_MSR_PMON_CTR0"), Msr::new(0xD93, "C1_MSR_PMON_CTR1"), Msr::new(0xD95, "C1_MSR_PMON_CTR2"), Msr::new(0xD97, "C1_MSR_PMON_CTR3"), Msr::new(0xD99, "C1_MSR_PMON_CTR4"), Msr::new(0xD9B, "C1_MSR_PMON_CTR5")],
+    [Msr::new(0xD51, "C2_MSR_PMON_CTR0"), Msr::new(0xD53, "C2_MSR_PMON_CTR1"), Msr::new(0xD55, "C2_MSR_PMON_CTR2"), Msr::new(0xD57, "C2_MSR_PMON_CTR3"), Msr::new(0xD59, "C2_MSR_PMON_CTR4"), Msr::new(0xD5B, "C2_MSR_PMON_CTR5")],
+    [Msr::new(0xDD1, "C3_MSR_PMON_CTR0"), Msr::new(0xDD3, "C3_MSR_PMON_CTR1"), Msr::new(0xDD5, "C3_MSR_PMON_CTR2"), Msr::new(0xDD7, "C3_MSR_PMON_CTR3"), Msr::new(0xDD9, "C3_MSR_PMON_CTR4"), Msr::new(0xDDB, "C3_MSR_PMON_CTR5")],
+    [Msr::new(0xD31, "C4_MSR_PMON_CTR0"), Msr::new(0xD33, "C4_MSR_PMON_CTR1"), Msr::new(0xD35, "C4_MSR_PMON_CTR2"), Msr::new(0xD37, "C4_MSR_PMON_CTR3"), Msr::new(0xD39, "C4_MSR_PMON_CTR4"), Msr::new(0xD3B, "C4_MSR_PMON_CTR5")],
+    [Msr::new(0xDB1, "C5_MSR_PMON_CTR0"), Msr::new(0xDB3, "C5_MSR_PMON_CTR1"), Msr::new(0xDB5, "C5_MSR_PMON_CTR2"), Msr::new(0xDB7, "C5_MSR_PMON_CTR3"), Msr::new(0xDB9, "C5_MSR_PMON_CTR4"), Msr::new(0xDBB, "C5_MSR_PMON_CTR5")],
+    [Msr::new(0xD71, "C6_MSR_PMON_CTR0"), Msr::new(0xD73, "C6_MSR_PMON_CTR1"), Msr::new(0xD75, "C6_MSR_PMON_CTR2"), Msr::new(0xD77, "C6_MSR_PMON_CTR3"), Msr::new(0xD79, "C6_MSR_PMON_CTR4"), Msr::new(0xD7B, "C6_MSR_PMON_CTR5")],
+    [Msr::new(0xDF1, "C7_MSR_PMON_CTR0"), Msr::new(0xDF3, "C7_MSR_PMON_CTR1"), Msr::new(0xDF5, "C7_MSR_PMON_CTR2"), Msr::new(0xDF7, "C7_MSR_PMON_CTR3"), Msr::new(0xDF9, "C7_MSR_PMON_CTR4"), Msr::new(0xDFB, "C7_MSR_PMON_CTR5")],
+];
 
 #[cfg(feature = "metadata")]
 static C_CTR_INFO: RegisterInfo = RegisterInfo {

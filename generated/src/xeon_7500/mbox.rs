@@ -62,12 +62,11 @@ impl MGlobalCtl {
     #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, MGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
-/// `M{i}_MSR_PERF_GLOBAL_CTL` of instance M0.
-pub const M0_MSR_PERF_GLOBAL_CTL: Msr<MGlobalCtl> = Msr::new(0xCA0, "M0_MSR_PERF_GLOBAL_CTL");
-/// `M{i}_MSR_PERF_GLOBAL_CTL` of instance M1.
-pub const M1_MSR_PERF_GLOBAL_CTL: Msr<MGlobalCtl> = Msr::new(0xCE0, "M1_MSR_PERF_GLOBAL_CTL");
-/// `M{i}_MSR_PERF_GLOBAL_CTL` of every instance, in instance order.
-pub const M_MSR_PERF_GLOBAL_CTL: [Msr<MGlobalCtl>; 2] = [M0_MSR_PERF_GLOBAL_CTL, M1_MSR_PERF_GLOBAL_CTL];
+/// `M{i}_MSR_PERF_GLOBAL_CTL` of every instance, in instance order (M0, M1).
+pub const M_MSR_PERF_GLOBAL_CTL: [Msr<MGlobalCtl>; 2] = [
+    Msr::new(0xCA0, "M0_MSR_PERF_GLOBAL_CTL"),
+    Msr::new(0xCE0, "M1_MSR_PERF_GLOBAL_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static M_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -139,12 +138,11 @@ impl MGlobalStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, MGlobalStatusLayout::NAME, "ov")) }
 }
 
-/// `M{i}_MSR_PERF_GLOBAL_STATUS` of instance M0.
-pub const M0_MSR_PERF_GLOBAL_STATUS: Msr<MGlobalStatus> = Msr::new(0xCA1, "M0_MSR_PERF_GLOBAL_STATUS");
-/// `M{i}_MSR_PERF_GLOBAL_STATUS` of instance M1.
-pub const M1_MSR_PERF_GLOBAL_STATUS: Msr<MGlobalStatus> = Msr::new(0xCE1, "M1_MSR_PERF_GLOBAL_STATUS");
-/// `M{i}_MSR_PERF_GLOBAL_STATUS` of every instance, in instance order.
-pub const M_MSR_PERF_GLOBAL_STATUS: [Msr<MGlobalStatus>; 2] = [M0_MSR_PERF_GLOBAL_STATUS, M1_MSR_PERF_GLOBAL_STATUS];
+/// `M{i}_MSR_PERF_GLOBAL_STATUS` of every instance, in instance order (M0, M1).
+pub const M_MSR_PERF_GLOBAL_STATUS: [Msr<MGlobalStatus>; 2] = [
+    Msr::new(0xCA1, "M0_MSR_PERF_GLOBAL_STATUS"),
+    Msr::new(0xCE1, "M1_MSR_PERF_GLOBAL_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static M_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -214,12 +212,11 @@ impl MGlobalOvfCtl {
     #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, MGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
-/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL` of instance M0.
-pub const M0_MSR_PERF_GLOBAL_OVF_CTL: Msr<MGlobalOvfCtl> = Msr::new(0xCA2, "M0_MSR_PERF_GLOBAL_OVF_CTL");
-/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL` of instance M1.
-pub const M1_MSR_PERF_GLOBAL_OVF_CTL: Msr<MGlobalOvfCtl> = Msr::new(0xCE2, "M1_MSR_PERF_GLOBAL_OVF_CTL");
-/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL` of every instance, in instance order.
-pub const M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2] = [M0_MSR_PERF_GLOBAL_OVF_CTL, M1_MSR_PERF_GLOBAL_OVF_CTL];
+/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL` of every instance, in instance order (M0, M1).
+pub const M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2] = [
+    Msr::new(0xCA2, "M0_MSR_PERF_GLOBAL_OVF_CTL"),
+    Msr::new(0xCE2, "M1_MSR_PERF_GLOBAL_OVF_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static M_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -281,12 +278,11 @@ impl Layout for MPmuTimestampLayout {
     ];
 }
 
-/// `M{i}_MSR_PMU_TIMESTAMP` of instance M0.
-pub const M0_MSR_PMU_TIMESTAMP: Msr<MPmuTimestamp> = Msr::new(0xCA4, "M0_MSR_PMU_TIMESTAMP");
-/// `M{i}_MSR_PMU_TIMESTAMP` of instance M1.
-pub const M1_MSR_PMU_TIMESTAMP: Msr<MPmuTimestamp> = Msr::new(0xCE4, "M1_MSR_PMU_TIMESTAMP");
-/// `M{i}_MSR_PMU_TIMESTAMP` of every instance, in instance order.
-pub const M_MSR_PMU_TIMESTAMP: [Msr<MPmuTimestamp>; 2] = [M0_MSR_PMU_TIMESTAMP, M1_MSR_PMU_TIMESTAMP];
+/// `M{i}_MSR_PMU_TIMESTAMP` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_TIMESTAMP: [Msr<MPmuTimestamp>; 2] = [
+    Msr::new(0xCA4, "M0_MSR_PMU_TIMESTAMP"),
+    Msr::new(0xCE4, "M1_MSR_PMU_TIMESTAMP"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_TIMESTAMP_INFO: RegisterInfo = RegisterInfo {
@@ -438,12 +434,11 @@ impl MCntCtl {
     #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_CNT_CTL{n}` of instance M0.
-pub const M0_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6] = [Msr::new(0xCB0, "M0_MSR_PMU_CNT_CTL0"), Msr::new(0xCB2, "M0_MSR_PMU_CNT_CTL1"), Msr::new(0xCB4, "M0_MSR_PMU_CNT_CTL2"), Msr::new(0xCB6, "M0_MSR_PMU_CNT_CTL3"), Msr::new(0xCB8, "M0_MSR_PMU_CNT_CTL4"), Msr::new(0xCBA, "M0_MSR_PMU_CNT_CTL5")];
-/// `M{i}_MSR_PMU_CNT_CTL{n}` of instance M1.
-pub const M1_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6] = [Msr::new(0xCF0, "M1_MSR_PMU_CNT_CTL0"), Msr::new(0xCF2, "M1_MSR_PMU_CNT_CTL1"), Msr::new(0xCF4, "M1_MSR_PMU_CNT_CTL2"), Msr::new(0xCF6, "M1_MSR_PMU_CNT_CTL3"), Msr::new(0xCF8, "M1_MSR_PMU_CNT_CTL4"), Msr::new(0xCFA, "M1_MSR_PMU_CNT_CTL5")];
-/// `M{i}_MSR_PMU_CNT_CTL{n}` of every instance, in instance order.
-pub const M_MSR_PMU_CNT_CTL: [[Msr<MCntCtl>; 6]; 2] = [M0_MSR_PMU_CNT_CTL, M1_MSR_PMU_CNT_CTL];
+/// `M{i}_MSR_PMU_CNT_CTL{n}` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_CNT_CTL: [[Msr<MCntCtl>; 6]; 2] = [
+    [Msr::new(0xCB0, "M0_MSR_PMU_CNT_CTL0"), Msr::new(0xCB2, "M0_MSR_PMU_CNT_CTL1"), Msr::new(0xCB4, "M0_MSR_PMU_CNT_CTL2"), Msr::new(0xCB6, "M0_MSR_PMU_CNT_CTL3"), Msr::new(0xCB8, "M0_MSR_PMU_CNT_CTL4"), Msr::new(0xCBA, "M0_MSR_PMU_CNT_CTL5")],
+    [Msr::new(0xCF0, "M1_MSR_PMU_CNT_CTL0"), Msr::new(0xCF2, "M1_MSR_PMU_CNT_CTL1"), Msr::new(0xCF4, "M1_MSR_PMU_CNT_CTL2"), Msr::new(0xCF6, "M1_MSR_PMU_CNT_CTL3"), Msr::new(0xCF8, "M1_MSR_PMU_CNT_CTL4"), Msr::new(0xCFA, "M1_MSR_PMU_CNT_CTL5")],
+];
 
 #[cfg(feature = "metadata")]
 static M_CNT_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -526,12 +521,11 @@ impl MCnt {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, MCntLayout::NAME, "event_count")) }
 }
 
-/// `M{i}_MSR_PMU_CNT{n}` of instance M0.
-pub const M0_MSR_PMU_CNT: [Msr<MCnt>; 6] = [Msr::new(0xCB1, "M0_MSR_PMU_CNT0"), Msr::new(0xCB3, "M0_MSR_PMU_CNT1"), Msr::new(0xCB5, "M0_MSR_PMU_CNT2"), Msr::new(0xCB7, "M0_MSR_PMU_CNT3"), Msr::new(0xCB9, "M0_MSR_PMU_CNT4"), Msr::new(0xCBB, "M0_MSR_PMU_CNT5")];
-/// `M{i}_MSR_PMU_CNT{n}` of instance M1.
-pub const M1_MSR_PMU_CNT: [Msr<MCnt>; 6] = [Msr::new(0xCF1, "M1_MSR_PMU_CNT0"), Msr::new(0xCF3, "M1_MSR_PMU_CNT1"), Msr::new(0xCF5, "M1_MSR_PMU_CNT2"), Msr::new(0xCF7, "M1_MSR_PMU_CNT3"), Msr::new(0xCF9, "M1_MSR_PMU_CNT4"), Msr::new(0xCFB, "M1_MSR_PMU_CNT5")];
-/// `M{i}_MSR_PMU_CNT{n}` of every instance, in instance order.
-pub const M_MSR_PMU_CNT: [[Msr<MCnt>; 6]; 2] = [M0_MSR_PMU_CNT, M1_MSR_PMU_CNT];
+/// `M{i}_MSR_PMU_CNT{n}` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_CNT: [[Msr<MCnt>; 6]; 2] = [
+    [Msr::new(0xCB1, "M0_MSR_PMU_CNT0"), Msr::new(0xCB3, "M0_MSR_PMU_CNT1"), Msr::new(0xCB5, "M0_MSR_PMU_CNT2"), Msr::new(0xCB7, "M0_MSR_PMU_CNT3"), Msr::new(0xCB9, "M0_MSR_PMU_CNT4"), Msr::new(0xCBB, "M0_MSR_PMU_CNT5")],
+    [Msr::new(0xCF1, "M1_MSR_PMU_CNT0"), Msr::new(0xCF3, "M1_MSR_PMU_CNT1"), Msr::new(0xCF5, "M1_MSR_PMU_CNT2"), Msr::new(0xCF7, "M1_MSR_PMU_CNT3"), Msr::new(0xCF9, "M1_MSR_PMU_CNT4"), Msr::new(0xCFB, "M1_MSR_PMU_CNT5")],
+];
 
 #[cfg(feature = "metadata")]
 static M_CNT_INFO: RegisterInfo = RegisterInfo {
@@ -611,12 +605,11 @@ impl MPmuMmCfg {
     #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_MM_CFG` of instance M0.
-pub const M0_MSR_PMU_MM_CFG: Msr<MPmuMmCfg> = Msr::new(0xE54, "M0_MSR_PMU_MM_CFG");
-/// `M{i}_MSR_PMU_MM_CFG` of instance M1.
-pub const M1_MSR_PMU_MM_CFG: Msr<MPmuMmCfg> = Msr::new(0xE5C, "M1_MSR_PMU_MM_CFG");
-/// `M{i}_MSR_PMU_MM_CFG` of every instance, in instance order.
-pub const M_MSR_PMU_MM_CFG: [Msr<MPmuMmCfg>; 2] = [M0_MSR_PMU_MM_CFG, M1_MSR_PMU_MM_CFG];
+/// `M{i}_MSR_PMU_MM_CFG` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_MM_CFG: [Msr<MPmuMmCfg>; 2] = [
+    Msr::new(0xE54, "M0_MSR_PMU_MM_CFG"),
+    Msr::new(0xE5C, "M1_MSR_PMU_MM_CFG"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_MM_CFG_INFO: RegisterInfo = RegisterInfo {
@@ -690,12 +683,11 @@ impl MPmuAddrMatch {
     #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR_BITS.try_set(self.raw64(), v, MPmuAddrMatchLayout::NAME, "addr")) }
 }
 
-/// `M{i}_MSR_PMU_ADDR_MATCH` of instance M0.
-pub const M0_MSR_PMU_ADDR_MATCH: Msr<MPmuAddrMatch> = Msr::new(0xE55, "M0_MSR_PMU_ADDR_MATCH");
-/// `M{i}_MSR_PMU_ADDR_MATCH` of instance M1.
-pub const M1_MSR_PMU_ADDR_MATCH: Msr<MPmuAddrMatch> = Msr::new(0xE5D, "M1_MSR_PMU_ADDR_MATCH");
-/// `M{i}_MSR_PMU_ADDR_MATCH` of every instance, in instance order.
-pub const M_MSR_PMU_ADDR_MATCH: [Msr<MPmuAddrMatch>; 2] = [M0_MSR_PMU_ADDR_MATCH, M1_MSR_PMU_ADDR_MATCH];
+/// `M{i}_MSR_PMU_ADDR_MATCH` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_ADDR_MATCH: [Msr<MPmuAddrMatch>; 2] = [
+    Msr::new(0xE55, "M0_MSR_PMU_ADDR_MATCH"),
+    Msr::new(0xE5D, "M1_MSR_PMU_ADDR_MATCH"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_ADDR_MATCH_INFO: RegisterInfo = RegisterInfo {
@@ -768,12 +760,11 @@ impl MPmuAddrMask {
     #[inline] pub const fn try_with_mask(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MASK_BITS.try_set(self.raw64(), v as u64, MPmuAddrMaskLayout::NAME, "mask")) }
 }
 
-/// `M{i}_MSR_PMU_ADDR_MASK` of instance M0.
-pub const M0_MSR_PMU_ADDR_MASK: Msr<MPmuAddrMask> = Msr::new(0xE56, "M0_MSR_PMU_ADDR_MASK");
-/// `M{i}_MSR_PMU_ADDR_MASK` of instance M1.
-pub const M1_MSR_PMU_ADDR_MASK: Msr<MPmuAddrMask> = Msr::new(0xE5E, "M1_MSR_PMU_ADDR_MASK");
-/// `M{i}_MSR_PMU_ADDR_MASK` of every instance, in instance order.
-pub const M_MSR_PMU_ADDR_MASK: [Msr<MPmuAddrMask>; 2] = [M0_MSR_PMU_ADDR_MASK, M1_MSR_PMU_ADDR_MASK];
+/// `M{i}_MSR_PMU_ADDR_MASK` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_ADDR_MASK: [Msr<MPmuAddrMask>; 2] = [
+    Msr::new(0xE56, "M0_MSR_PMU_ADDR_MASK"),
+    Msr::new(0xE5E, "M1_MSR_PMU_ADDR_MASK"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_ADDR_MASK_INFO: RegisterInfo = RegisterInfo {
@@ -842,12 +833,11 @@ impl MPmuDsp {
     #[inline] pub const fn with_dsp_cfg(self, v: u32) -> Self { self.with_raw64(Self::DSP_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_DSP` of instance M0.
-pub const M0_MSR_PMU_DSP: Msr<MPmuDsp> = Msr::new(0xCA5, "M0_MSR_PMU_DSP");
-/// `M{i}_MSR_PMU_DSP` of instance M1.
-pub const M1_MSR_PMU_DSP: Msr<MPmuDsp> = Msr::new(0xCE5, "M1_MSR_PMU_DSP");
-/// `M{i}_MSR_PMU_DSP` of every instance, in instance order.
-pub const M_MSR_PMU_DSP: [Msr<MPmuDsp>; 2] = [M0_MSR_PMU_DSP, M1_MSR_PMU_DSP];
+/// `M{i}_MSR_PMU_DSP` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_DSP: [Msr<MPmuDsp>; 2] = [
+    Msr::new(0xCA5, "M0_MSR_PMU_DSP"),
+    Msr::new(0xCE5, "M1_MSR_PMU_DSP"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_DSP_INFO: RegisterInfo = RegisterInfo {
@@ -916,12 +906,11 @@ impl MPmuIss {
     #[inline] pub const fn with_iss_cfg(self, v: u32) -> Self { self.with_raw64(Self::ISS_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_ISS` of instance M0.
-pub const M0_MSR_PMU_ISS: Msr<MPmuIss> = Msr::new(0xCA6, "M0_MSR_PMU_ISS");
-/// `M{i}_MSR_PMU_ISS` of instance M1.
-pub const M1_MSR_PMU_ISS: Msr<MPmuIss> = Msr::new(0xCE6, "M1_MSR_PMU_ISS");
-/// `M{i}_MSR_PMU_ISS` of every instance, in instance order.
-pub const M_MSR_PMU_ISS: [Msr<MPmuIss>; 2] = [M0_MSR_PMU_ISS, M1_MSR_PMU_ISS];
+/// `M{i}_MSR_PMU_ISS` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_ISS: [Msr<MPmuIss>; 2] = [
+    Msr::new(0xCA6, "M0_MSR_PMU_ISS"),
+    Msr::new(0xCE6, "M1_MSR_PMU_ISS"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_ISS_INFO: RegisterInfo = RegisterInfo {
@@ -989,12 +978,11 @@ impl MPmuMap {
     #[inline] pub const fn with_map_cfg(self, v: u32) -> Self { self.with_raw64(Self::MAP_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_MAP` of instance M0.
-pub const M0_MSR_PMU_MAP: Msr<MPmuMap> = Msr::new(0xCA7, "M0_MSR_PMU_MAP");
-/// `M{i}_MSR_PMU_MAP` of instance M1.
-pub const M1_MSR_PMU_MAP: Msr<MPmuMap> = Msr::new(0xCE7, "M1_MSR_PMU_MAP");
-/// `M{i}_MSR_PMU_MAP` of every instance, in instance order.
-pub const M_MSR_PMU_MAP: [Msr<MPmuMap>; 2] = [M0_MSR_PMU_MAP, M1_MSR_PMU_MAP];
+/// `M{i}_MSR_PMU_MAP` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_MAP: [Msr<MPmuMap>; 2] = [
+    Msr::new(0xCA7, "M0_MSR_PMU_MAP"),
+    Msr::new(0xCE7, "M1_MSR_PMU_MAP"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_MAP_INFO: RegisterInfo = RegisterInfo {
@@ -1062,12 +1050,11 @@ impl MPmuMscThr {
     #[inline] pub const fn with_thr_cfg(self, v: u32) -> Self { self.with_raw64(Self::THR_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_MSC_THR` of instance M0.
-pub const M0_MSR_PMU_MSC_THR: Msr<MPmuMscThr> = Msr::new(0xCA8, "M0_MSR_PMU_MSC_THR");
-/// `M{i}_MSR_PMU_MSC_THR` of instance M1.
-pub const M1_MSR_PMU_MSC_THR: Msr<MPmuMscThr> = Msr::new(0xCE8, "M1_MSR_PMU_MSC_THR");
-/// `M{i}_MSR_PMU_MSC_THR` of every instance, in instance order.
-pub const M_MSR_PMU_MSC_THR: [Msr<MPmuMscThr>; 2] = [M0_MSR_PMU_MSC_THR, M1_MSR_PMU_MSC_THR];
+/// `M{i}_MSR_PMU_MSC_THR` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_MSC_THR: [Msr<MPmuMscThr>; 2] = [
+    Msr::new(0xCA8, "M0_MSR_PMU_MSC_THR"),
+    Msr::new(0xCE8, "M1_MSR_PMU_MSC_THR"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_MSC_THR_INFO: RegisterInfo = RegisterInfo {
@@ -1136,12 +1123,11 @@ impl MPmuPgt {
     #[inline] pub const fn with_pgt_cfg(self, v: u32) -> Self { self.with_raw64(Self::PGT_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_PGT` of instance M0.
-pub const M0_MSR_PMU_PGT: Msr<MPmuPgt> = Msr::new(0xCA9, "M0_MSR_PMU_PGT");
-/// `M{i}_MSR_PMU_PGT` of instance M1.
-pub const M1_MSR_PMU_PGT: Msr<MPmuPgt> = Msr::new(0xCE9, "M1_MSR_PMU_PGT");
-/// `M{i}_MSR_PMU_PGT` of every instance, in instance order.
-pub const M_MSR_PMU_PGT: [Msr<MPmuPgt>; 2] = [M0_MSR_PMU_PGT, M1_MSR_PMU_PGT];
+/// `M{i}_MSR_PMU_PGT` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_PGT: [Msr<MPmuPgt>; 2] = [
+    Msr::new(0xCA9, "M0_MSR_PMU_PGT"),
+    Msr::new(0xCE9, "M1_MSR_PMU_PGT"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_PGT_INFO: RegisterInfo = RegisterInfo {
@@ -1212,12 +1198,11 @@ impl MPmuPld {
     #[inline] pub const fn with_pld_cfg(self, v: u32) -> Self { self.with_raw64(Self::PLD_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_PLD` of instance M0.
-pub const M0_MSR_PMU_PLD: Msr<MPmuPld> = Msr::new(0xCAA, "M0_MSR_PMU_PLD");
-/// `M{i}_MSR_PMU_PLD` of instance M1.
-pub const M1_MSR_PMU_PLD: Msr<MPmuPld> = Msr::new(0xCEA, "M1_MSR_PMU_PLD");
-/// `M{i}_MSR_PMU_PLD` of every instance, in instance order.
-pub const M_MSR_PMU_PLD: [Msr<MPmuPld>; 2] = [M0_MSR_PMU_PLD, M1_MSR_PMU_PLD];
+/// `M{i}_MSR_PMU_PLD` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_PLD: [Msr<MPmuPld>; 2] = [
+    Msr::new(0xCAA, "M0_MSR_PMU_PLD"),
+    Msr::new(0xCEA, "M1_MSR_PMU_PLD"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_PLD_INFO: RegisterInfo = RegisterInfo {
@@ -1378,12 +1363,11 @@ impl MPmuZdpCtlFvc {
     #[inline] pub const fn try_with_fvid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::FVID_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "fvid")) }
 }
 
-/// `M{i}_MSR_PMU_ZDP_CTL_FVC` of instance M0.
-pub const M0_MSR_PMU_ZDP_CTL_FVC: Msr<MPmuZdpCtlFvc> = Msr::new(0xCAB, "M0_MSR_PMU_ZDP_CTL_FVC");
-/// `M{i}_MSR_PMU_ZDP_CTL_FVC` of instance M1.
-pub const M1_MSR_PMU_ZDP_CTL_FVC: Msr<MPmuZdpCtlFvc> = Msr::new(0xCEB, "M1_MSR_PMU_ZDP_CTL_FVC");
-/// `M{i}_MSR_PMU_ZDP_CTL_FVC` of every instance, in instance order.
-pub const M_MSR_PMU_ZDP_CTL_FVC: [Msr<MPmuZdpCtlFvc>; 2] = [M0_MSR_PMU_ZDP_CTL_FVC, M1_MSR_PMU_ZDP_CTL_FVC];
+/// `M{i}_MSR_PMU_ZDP_CTL_FVC` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_ZDP_CTL_FVC: [Msr<MPmuZdpCtlFvc>; 2] = [
+    Msr::new(0xCAB, "M0_MSR_PMU_ZDP_CTL_FVC"),
+    Msr::new(0xCEB, "M1_MSR_PMU_ZDP_CTL_FVC"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_ZDP_CTL_FVC_INFO: RegisterInfo = RegisterInfo {

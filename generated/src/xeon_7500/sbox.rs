@@ -64,12 +64,11 @@ impl SGlobalCtl {
     #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, SGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
-/// `S{i}_MSR_PMON_GLOBAL_CTL` of instance S0.
-pub const S0_MSR_PMON_GLOBAL_CTL: Msr<SGlobalCtl> = Msr::new(0xC40, "S0_MSR_PMON_GLOBAL_CTL");
-/// `S{i}_MSR_PMON_GLOBAL_CTL` of instance S1.
-pub const S1_MSR_PMON_GLOBAL_CTL: Msr<SGlobalCtl> = Msr::new(0xCC0, "S1_MSR_PMON_GLOBAL_CTL");
-/// `S{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order.
-pub const S_MSR_PMON_GLOBAL_CTL: [Msr<SGlobalCtl>; 2] = [S0_MSR_PMON_GLOBAL_CTL, S1_MSR_PMON_GLOBAL_CTL];
+/// `S{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_GLOBAL_CTL: [Msr<SGlobalCtl>; 2] = [
+    Msr::new(0xC40, "S0_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xCC0, "S1_MSR_PMON_GLOBAL_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static S_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -141,12 +140,11 @@ impl SGlobalStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, SGlobalStatusLayout::NAME, "ov")) }
 }
 
-/// `S{i}_MSR_PMON_GLOBAL_STATUS` of instance S0.
-pub const S0_MSR_PMON_GLOBAL_STATUS: Msr<SGlobalStatus> = Msr::new(0xC41, "S0_MSR_PMON_GLOBAL_STATUS");
-/// `S{i}_MSR_PMON_GLOBAL_STATUS` of instance S1.
-pub const S1_MSR_PMON_GLOBAL_STATUS: Msr<SGlobalStatus> = Msr::new(0xCC1, "S1_MSR_PMON_GLOBAL_STATUS");
-/// `S{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order.
-pub const S_MSR_PMON_GLOBAL_STATUS: [Msr<SGlobalStatus>; 2] = [S0_MSR_PMON_GLOBAL_STATUS, S1_MSR_PMON_GLOBAL_STATUS];
+/// `S{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_GLOBAL_STATUS: [Msr<SGlobalStatus>; 2] = [
+    Msr::new(0xC41, "S0_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xCC1, "S1_MSR_PMON_GLOBAL_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static S_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -218,12 +216,11 @@ impl SGlobalOvfCtl {
     #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, SGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
-/// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance S0.
-pub const S0_MSR_PMON_GLOBAL_OVF_CTL: Msr<SGlobalOvfCtl> = Msr::new(0xC42, "S0_MSR_PMON_GLOBAL_OVF_CTL");
-/// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance S1.
-pub const S1_MSR_PMON_GLOBAL_OVF_CTL: Msr<SGlobalOvfCtl> = Msr::new(0xCC2, "S1_MSR_PMON_GLOBAL_OVF_CTL");
-/// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order.
-pub const S_MSR_PMON_GLOBAL_OVF_CTL: [Msr<SGlobalOvfCtl>; 2] = [S0_MSR_PMON_GLOBAL_OVF_CTL, S1_MSR_PMON_GLOBAL_OVF_CTL];
+/// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_GLOBAL_OVF_CTL: [Msr<SGlobalOvfCtl>; 2] = [
+    Msr::new(0xC42, "S0_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xCC2, "S1_MSR_PMON_GLOBAL_OVF_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static S_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -487,12 +484,11 @@ impl SEvtSel {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `S{i}_MSR_PMON_EVT_SEL{n}` of instance S0.
-pub const S0_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4] = [Msr::new(0xC50, "S0_MSR_PMON_EVT_SEL0"), Msr::new(0xC52, "S0_MSR_PMON_EVT_SEL1"), Msr::new(0xC54, "S0_MSR_PMON_EVT_SEL2"), Msr::new(0xC56, "S0_MSR_PMON_EVT_SEL3")];
-/// `S{i}_MSR_PMON_EVT_SEL{n}` of instance S1.
-pub const S1_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4] = [Msr::new(0xCD0, "S1_MSR_PMON_EVT_SEL0"), Msr::new(0xCD2, "S1_MSR_PMON_EVT_SEL1"), Msr::new(0xCD4, "S1_MSR_PMON_EVT_SEL2"), Msr::new(0xCD6, "S1_MSR_PMON_EVT_SEL3")];
-/// `S{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order.
-pub const S_MSR_PMON_EVT_SEL: [[Msr<SEvtSel>; 4]; 2] = [S0_MSR_PMON_EVT_SEL, S1_MSR_PMON_EVT_SEL];
+/// `S{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_EVT_SEL: [[Msr<SEvtSel>; 4]; 2] = [
+    [Msr::new(0xC50, "S0_MSR_PMON_EVT_SEL0"), Msr::new(0xC52, "S0_MSR_PMON_EVT_SEL1"), Msr::new(0xC54, "S0_MSR_PMON_EVT_SEL2"), Msr::new(0xC56, "S0_MSR_PMON_EVT_SEL3")],
+    [Msr::new(0xCD0, "S1_MSR_PMON_EVT_SEL0"), Msr::new(0xCD2, "S1_MSR_PMON_EVT_SEL1"), Msr::new(0xCD4, "S1_MSR_PMON_EVT_SEL2"), Msr::new(0xCD6, "S1_MSR_PMON_EVT_SEL3")],
+];
 
 #[cfg(feature = "metadata")]
 static S_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
@@ -566,12 +562,11 @@ impl SCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, SCtrLayout::NAME, "event_count")) }
 }
 
-/// `S{i}_MSR_PMON_CTR{n}` of instance S0.
-pub const S0_MSR_PMON_CTR: [Msr<SCtr>; 4] = [Msr::new(0xC51, "S0_MSR_PMON_CTR0"), Msr::new(0xC53, "S0_MSR_PMON_CTR1"), Msr::new(0xC55, "S0_MSR_PMON_CTR2"), Msr::new(0xC57, "S0_MSR_PMON_CTR3")];
-/// `S{i}_MSR_PMON_CTR{n}` of instance S1.
-pub const S1_MSR_PMON_CTR: [Msr<SCtr>; 4] = [Msr::new(0xCD1, "S1_MSR_PMON_CTR0"), Msr::new(0xCD3, "S1_MSR_PMON_CTR1"), Msr::new(0xCD5, "S1_MSR_PMON_CTR2"), Msr::new(0xCD7, "S1_MSR_PMON_CTR3")];
-/// `S{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const S_MSR_PMON_CTR: [[Msr<SCtr>; 4]; 2] = [S0_MSR_PMON_CTR, S1_MSR_PMON_CTR];
+/// `S{i}_MSR_PMON_CTR{n}` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_CTR: [[Msr<SCtr>; 4]; 2] = [
+    [Msr::new(0xC51, "S0_MSR_PMON_CTR0"), Msr::new(0xC53, "S0_MSR_PMON_CTR1"), Msr::new(0xC55, "S0_MSR_PMON_CTR2"), Msr::new(0xC57, "S0_MSR_PMON_CTR3")],
+    [Msr::new(0xCD1, "S1_MSR_PMON_CTR0"), Msr::new(0xCD3, "S1_MSR_PMON_CTR1"), Msr::new(0xCD5, "S1_MSR_PMON_CTR2"), Msr::new(0xCD7, "S1_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static S_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -650,12 +645,11 @@ impl SMmCfg {
     #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `S{i}_MSR_PMON_MM_CFG` of instance S0.
-pub const S0_MSR_PMON_MM_CFG: Msr<SMmCfg> = Msr::new(0xE48, "S0_MSR_PMON_MM_CFG");
-/// `S{i}_MSR_PMON_MM_CFG` of instance S1.
-pub const S1_MSR_PMON_MM_CFG: Msr<SMmCfg> = Msr::new(0xE58, "S1_MSR_PMON_MM_CFG");
-/// `S{i}_MSR_PMON_MM_CFG` of every instance, in instance order.
-pub const S_MSR_PMON_MM_CFG: [Msr<SMmCfg>; 2] = [S0_MSR_PMON_MM_CFG, S1_MSR_PMON_MM_CFG];
+/// `S{i}_MSR_PMON_MM_CFG` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_MM_CFG: [Msr<SMmCfg>; 2] = [
+    Msr::new(0xE48, "S0_MSR_PMON_MM_CFG"),
+    Msr::new(0xE58, "S1_MSR_PMON_MM_CFG"),
+];
 
 #[cfg(feature = "metadata")]
 static S_MM_CFG_INFO: RegisterInfo = RegisterInfo {
@@ -721,12 +715,11 @@ impl SMatch {
     #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(Self::MATCH_BITS.set(self.raw64(), v)) }
 }
 
-/// `S{i}_MSR_PMON_MATCH` of instance S0.
-pub const S0_MSR_PMON_MATCH: Msr<SMatch> = Msr::new(0xE49, "S0_MSR_PMON_MATCH");
-/// `S{i}_MSR_PMON_MATCH` of instance S1.
-pub const S1_MSR_PMON_MATCH: Msr<SMatch> = Msr::new(0xE59, "S1_MSR_PMON_MATCH");
-/// `S{i}_MSR_PMON_MATCH` of every instance, in instance order.
-pub const S_MSR_PMON_MATCH: [Msr<SMatch>; 2] = [S0_MSR_PMON_MATCH, S1_MSR_PMON_MATCH];
+/// `S{i}_MSR_PMON_MATCH` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_MATCH: [Msr<SMatch>; 2] = [
+    Msr::new(0xE49, "S0_MSR_PMON_MATCH"),
+    Msr::new(0xE59, "S1_MSR_PMON_MATCH"),
+];
 
 #[cfg(feature = "metadata")]
 static S_MATCH_INFO: RegisterInfo = RegisterInfo {
@@ -789,12 +782,11 @@ impl SMask {
     #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(Self::MASK_BITS.set(self.raw64(), v)) }
 }
 
-/// `S{i}_MSR_PMON_MASK` of instance S0.
-pub const S0_MSR_PMON_MASK: Msr<SMask> = Msr::new(0xE4A, "S0_MSR_PMON_MASK");
-/// `S{i}_MSR_PMON_MASK` of instance S1.
-pub const S1_MSR_PMON_MASK: Msr<SMask> = Msr::new(0xE5A, "S1_MSR_PMON_MASK");
-/// `S{i}_MSR_PMON_MASK` of every instance, in instance order.
-pub const S_MSR_PMON_MASK: [Msr<SMask>; 2] = [S0_MSR_PMON_MASK, S1_MSR_PMON_MASK];
+/// `S{i}_MSR_PMON_MASK` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_MASK: [Msr<SMask>; 2] = [
+    Msr::new(0xE4A, "S0_MSR_PMON_MASK"),
+    Msr::new(0xE5A, "S1_MSR_PMON_MASK"),
+];
 
 #[cfg(feature = "metadata")]
 static S_MASK_INFO: RegisterInfo = RegisterInfo {

@@ -85,24 +85,17 @@ impl CboBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD04, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD24, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD44, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD64, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD84, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDA4, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDC4, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDE4, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 8] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL];
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 8] = [
+    Msr::new(0xD04, "C0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD24, "C1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD44, "C2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD64, "C3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD84, "C4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xDA4, "C5_MSR_PMON_BOX_CTL"),
+    Msr::new(0xDC4, "C6_MSR_PMON_BOX_CTL"),
+    Msr::new(0xDE4, "C7_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -283,24 +276,17 @@ impl CboCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_CTL{n}` of instance C0.
-pub const C0_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD10, "C0_MSR_PMON_CTL0"), Msr::new(0xD11, "C0_MSR_PMON_CTL1"), Msr::new(0xD12, "C0_MSR_PMON_CTL2"), Msr::new(0xD13, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C1.
-pub const C1_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD30, "C1_MSR_PMON_CTL0"), Msr::new(0xD31, "C1_MSR_PMON_CTL1"), Msr::new(0xD32, "C1_MSR_PMON_CTL2"), Msr::new(0xD33, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C2.
-pub const C2_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD50, "C2_MSR_PMON_CTL0"), Msr::new(0xD51, "C2_MSR_PMON_CTL1"), Msr::new(0xD52, "C2_MSR_PMON_CTL2"), Msr::new(0xD53, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C3.
-pub const C3_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD70, "C3_MSR_PMON_CTL0"), Msr::new(0xD71, "C3_MSR_PMON_CTL1"), Msr::new(0xD72, "C3_MSR_PMON_CTL2"), Msr::new(0xD73, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C4.
-pub const C4_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD90, "C4_MSR_PMON_CTL0"), Msr::new(0xD91, "C4_MSR_PMON_CTL1"), Msr::new(0xD92, "C4_MSR_PMON_CTL2"), Msr::new(0xD93, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C5.
-pub const C5_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDB0, "C5_MSR_PMON_CTL0"), Msr::new(0xDB1, "C5_MSR_PMON_CTL1"), Msr::new(0xDB2, "C5_MSR_PMON_CTL2"), Msr::new(0xDB3, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C6.
-pub const C6_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDD0, "C6_MSR_PMON_CTL0"), Msr::new(0xDD1, "C6_MSR_PMON_CTL1"), Msr::new(0xDD2, "C6_MSR_PMON_CTL2"), Msr::new(0xDD3, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C7.
-pub const C7_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDF0, "C7_MSR_PMON_CTL0"), Msr::new(0xDF1, "C7_MSR_PMON_CTL1"), Msr::new(0xDF2, "C7_MSR_PMON_CTL2"), Msr::new(0xDF3, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 8] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL];
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 8] = [
+    [Msr::new(0xD10, "C0_MSR_PMON_CTL0"), Msr::new(0xD11, "C0_MSR_PMON_CTL1"), Msr::new(0xD12, "C0_MSR_PMON_CTL2"), Msr::new(0xD13, "C0_MSR_PMON_CTL3")],
+    [Msr::new(0xD30, "C1_MSR_PMON_CTL0"), Msr::new(0xD31, "C1_MSR_PMON_CTL1"), Msr::new(0xD32, "C1_MSR_PMON_CTL2"), Msr::new(0xD33, "C1_MSR_PMON_CTL3")],
+    [Msr::new(0xD50, "C2_MSR_PMON_CTL0"), Msr::new(0xD51, "C2_MSR_PMON_CTL1"), Msr::new(0xD52, "C2_MSR_PMON_CTL2"), Msr::new(0xD53, "C2_MSR_PMON_CTL3")],
+    [Msr::new(0xD70, "C3_MSR_PMON_CTL0"), Msr::new(0xD71, "C3_MSR_PMON_CTL1"), Msr::new(0xD72, "C3_MSR_PMON_CTL2"), Msr::new(0xD73, "C3_MSR_PMON_CTL3")],
+    [Msr::new(0xD90, "C4_MSR_PMON_CTL0"), Msr::new(0xD91, "C4_MSR_PMON_CTL1"), Msr::new(0xD92, "C4_MSR_PMON_CTL2"), Msr::new(0xD93, "C4_MSR_PMON_CTL3")],
+    [Msr::new(0xDB0, "C5_MSR_PMON_CTL0"), Msr::new(0xDB1, "C5_MSR_PMON_CTL1"), Msr::new(0xDB2, "C5_MSR_PMON_CTL2"), Msr::new(0xDB3, "C5_MSR_PMON_CTL3")],
+    [Msr::new(0xDD0, "C6_MSR_PMON_CTL0"), Msr::new(0xDD1, "C6_MSR_PMON_CTL1"), Msr::new(0xDD2, "C6_MSR_PMON_CTL2"), Msr::new(0xDD3, "C6_MSR_PMON_CTL3")],
+    [Msr::new(0xDF0, "C7_MSR_PMON_CTL0"), Msr::new(0xDF1, "C7_MSR_PMON_CTL1"), Msr::new(0xDF2, "C7_MSR_PMON_CTL2"), Msr::new(0xDF3, "C7_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -404,24 +390,17 @@ impl CboCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, CboCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance C0.
-pub const C0_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD16, "C0_MSR_PMON_CTR0"), Msr::new(0xD17, "C0_MSR_PMON_CTR1"), Msr::new(0xD18, "C0_MSR_PMON_CTR2"), Msr::new(0xD19, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C1.
-pub const C1_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD36, "C1_MSR_PMON_CTR0"), Msr::new(0xD37, "C1_MSR_PMON_CTR1"), Msr::new(0xD38, "C1_MSR_PMON_CTR2"), Msr::new(0xD39, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C2.
-pub const C2_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD56, "C2_MSR_PMON_CTR0"), Msr::new(0xD57, "C2_MSR_PMON_CTR1"), Msr::new(0xD58, "C2_MSR_PMON_CTR2"), Msr::new(0xD59, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C3.
-pub const C3_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD76, "C3_MSR_PMON_CTR0"), Msr::new(0xD77, "C3_MSR_PMON_CTR1"), Msr::new(0xD78, "C3_MSR_PMON_CTR2"), Msr::new(0xD79, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C4.
-pub const C4_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD96, "C4_MSR_PMON_CTR0"), Msr::new(0xD97, "C4_MSR_PMON_CTR1"), Msr::new(0xD98, "C4_MSR_PMON_CTR2"), Msr::new(0xD99, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C5.
-pub const C5_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDB6, "C5_MSR_PMON_CTR0"), Msr::new(0xDB7, "C5_MSR_PMON_CTR1"), Msr::new(0xDB8, "C5_MSR_PMON_CTR2"), Msr::new(0xDB9, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C6.
-pub const C6_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDD6, "C6_MSR_PMON_CTR0"), Msr::new(0xDD7, "C6_MSR_PMON_CTR1"), Msr::new(0xDD8, "C6_MSR_PMON_CTR2"), Msr::new(0xDD9, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C7.
-pub const C7_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDF6, "C7_MSR_PMON_CTR0"), Msr::new(0xDF7, "C7_MSR_PMON_CTR1"), Msr::new(0xDF8, "C7_MSR_PMON_CTR2"), Msr::new(0xDF9, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 8] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 8] = [
+    [Msr::new(0xD16, "C0_MSR_PMON_CTR0"), Msr::new(0xD17, "C0_MSR_PMON_CTR1"), Msr::new(0xD18, "C0_MSR_PMON_CTR2"), Msr::new(0xD19, "C0_MSR_PMON_CTR3")],
+    [Msr::new(0xD36, "C1_MSR_PMON_CTR0"), Msr::new(0xD37, "C1_MSR_PMON_CTR1"), Msr::new(0xD38, "C1_MSR_PMON_CTR2"), Msr::new(0xD39, "C1_MSR_PMON_CTR3")],
+    [Msr::new(0xD56, "C2_MSR_PMON_CTR0"), Msr::new(0xD57, "C2_MSR_PMON_CTR1"), Msr::new(0xD58, "C2_MSR_PMON_CTR2"), Msr::new(0xD59, "C2_MSR_PMON_CTR3")],
+    [Msr::new(0xD76, "C3_MSR_PMON_CTR0"), Msr::new(0xD77, "C3_MSR_PMON_CTR1"), Msr::new(0xD78, "C3_MSR_PMON_CTR2"), Msr::new(0xD79, "C3_MSR_PMON_CTR3")],
+    [Msr::new(0xD96, "C4_MSR_PMON_CTR0"), Msr::new(0xD97, "C4_MSR_PMON_CTR1"), Msr::new(0xD98, "C4_MSR_PMON_CTR2"), Msr::new(0xD99, "C4_MSR_PMON_CTR3")],
+    [Msr::new(0xDB6, "C5_MSR_PMON_CTR0"), Msr::new(0xDB7, "C5_MSR_PMON_CTR1"), Msr::new(0xDB8, "C5_MSR_PMON_CTR2"), Msr::new(0xDB9, "C5_MSR_PMON_CTR3")],
+    [Msr::new(0xDD6, "C6_MSR_PMON_CTR0"), Msr::new(0xDD7, "C6_MSR_PMON_CTR1"), Msr::new(0xDD8, "C6_MSR_PMON_CTR2"), Msr::new(0xDD9, "C6_MSR_PMON_CTR3")],
+    [Msr::new(0xDF6, "C7_MSR_PMON_CTR0"), Msr::new(0xDF7, "C7_MSR_PMON_CTR1"), Msr::new(0xDF8, "C7_MSR_PMON_CTR2"), Msr::new(0xDF9, "C7_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -569,24 +548,17 @@ impl CboBoxFilter {
     #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, CboBoxFilterLayout::NAME, "tid")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C0.
-pub const C0_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD14, "C0_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C1.
-pub const C1_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD34, "C1_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C2.
-pub const C2_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD54, "C2_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C3.
-pub const C3_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD74, "C3_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C4.
-pub const C4_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD94, "C4_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C5.
-pub const C5_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xDB4, "C5_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C6.
-pub const C6_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xDD4, "C6_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C7.
-pub const C7_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xDF4, "C7_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER: [Msr<CboBoxFilter>; 8] = [C0_MSR_PMON_BOX_FILTER, C1_MSR_PMON_BOX_FILTER, C2_MSR_PMON_BOX_FILTER, C3_MSR_PMON_BOX_FILTER, C4_MSR_PMON_BOX_FILTER, C5_MSR_PMON_BOX_FILTER, C6_MSR_PMON_BOX_FILTER, C7_MSR_PMON_BOX_FILTER];
+/// `C{i}_MSR_PMON_BOX_FILTER` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_BOX_FILTER: [Msr<CboBoxFilter>; 8] = [
+    Msr::new(0xD14, "C0_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xD34, "C1_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xD54, "C2_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xD74, "C3_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xD94, "C4_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xDB4, "C5_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xDD4, "C6_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xDF4, "C7_MSR_PMON_BOX_FILTER"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {

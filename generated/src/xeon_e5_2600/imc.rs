@@ -106,16 +106,13 @@ impl ImcBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH0.
-pub const MC_CH0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x3CB0, 16, 0, 0x0F4, "MC_CH0_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH1.
-pub const MC_CH1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x3CB1, 16, 1, 0x0F4, "MC_CH1_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH2.
-pub const MC_CH2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x3CB4, 16, 4, 0x0F4, "MC_CH2_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH3.
-pub const MC_CH3_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x3CB5, 16, 5, 0x0F4, "MC_CH3_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 4] = [MC_CH0_PCI_PMON_BOX_CTL, MC_CH1_PCI_PMON_BOX_CTL, MC_CH2_PCI_PMON_BOX_CTL, MC_CH3_PCI_PMON_BOX_CTL];
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (CH0, CH1, CH2, CH3).
+pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 4] = [
+    PciRegister::new(0x3CB0, 16, 0, 0x0F4, "MC_CH0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3CB1, 16, 1, 0x0F4, "MC_CH1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3CB4, 16, 4, 0x0F4, "MC_CH2_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3CB5, 16, 5, 0x0F4, "MC_CH3_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -289,16 +286,13 @@ impl ImcCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH0.
-pub const MC_CH0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x3CB0, 16, 0, 0x0D8, "MC_CH0_PCI_PMON_CTL0"), PciRegister::new(0x3CB0, 16, 0, 0x0DC, "MC_CH0_PCI_PMON_CTL1"), PciRegister::new(0x3CB0, 16, 0, 0x0E0, "MC_CH0_PCI_PMON_CTL2"), PciRegister::new(0x3CB0, 16, 0, 0x0E4, "MC_CH0_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH1.
-pub const MC_CH1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x3CB1, 16, 1, 0x0D8, "MC_CH1_PCI_PMON_CTL0"), PciRegister::new(0x3CB1, 16, 1, 0x0DC, "MC_CH1_PCI_PMON_CTL1"), PciRegister::new(0x3CB1, 16, 1, 0x0E0, "MC_CH1_PCI_PMON_CTL2"), PciRegister::new(0x3CB1, 16, 1, 0x0E4, "MC_CH1_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH2.
-pub const MC_CH2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x3CB4, 16, 4, 0x0D8, "MC_CH2_PCI_PMON_CTL0"), PciRegister::new(0x3CB4, 16, 4, 0x0DC, "MC_CH2_PCI_PMON_CTL1"), PciRegister::new(0x3CB4, 16, 4, 0x0E0, "MC_CH2_PCI_PMON_CTL2"), PciRegister::new(0x3CB4, 16, 4, 0x0E4, "MC_CH2_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH3.
-pub const MC_CH3_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x3CB5, 16, 5, 0x0D8, "MC_CH3_PCI_PMON_CTL0"), PciRegister::new(0x3CB5, 16, 5, 0x0DC, "MC_CH3_PCI_PMON_CTL1"), PciRegister::new(0x3CB5, 16, 5, 0x0E0, "MC_CH3_PCI_PMON_CTL2"), PciRegister::new(0x3CB5, 16, 5, 0x0E4, "MC_CH3_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 4] = [MC_CH0_PCI_PMON_CTL, MC_CH1_PCI_PMON_CTL, MC_CH2_PCI_PMON_CTL, MC_CH3_PCI_PMON_CTL];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of every instance, in instance order (CH0, CH1, CH2, CH3).
+pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 4] = [
+    [PciRegister::new(0x3CB0, 16, 0, 0x0D8, "MC_CH0_PCI_PMON_CTL0"), PciRegister::new(0x3CB0, 16, 0, 0x0DC, "MC_CH0_PCI_PMON_CTL1"), PciRegister::new(0x3CB0, 16, 0, 0x0E0, "MC_CH0_PCI_PMON_CTL2"), PciRegister::new(0x3CB0, 16, 0, 0x0E4, "MC_CH0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3CB1, 16, 1, 0x0D8, "MC_CH1_PCI_PMON_CTL0"), PciRegister::new(0x3CB1, 16, 1, 0x0DC, "MC_CH1_PCI_PMON_CTL1"), PciRegister::new(0x3CB1, 16, 1, 0x0E0, "MC_CH1_PCI_PMON_CTL2"), PciRegister::new(0x3CB1, 16, 1, 0x0E4, "MC_CH1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3CB4, 16, 4, 0x0D8, "MC_CH2_PCI_PMON_CTL0"), PciRegister::new(0x3CB4, 16, 4, 0x0DC, "MC_CH2_PCI_PMON_CTL1"), PciRegister::new(0x3CB4, 16, 4, 0x0E0, "MC_CH2_PCI_PMON_CTL2"), PciRegister::new(0x3CB4, 16, 4, 0x0E4, "MC_CH2_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3CB5, 16, 5, 0x0D8, "MC_CH3_PCI_PMON_CTL0"), PciRegister::new(0x3CB5, 16, 5, 0x0DC, "MC_CH3_PCI_PMON_CTL1"), PciRegister::new(0x3CB5, 16, 5, 0x0E0, "MC_CH3_PCI_PMON_CTL2"), PciRegister::new(0x3CB5, 16, 5, 0x0E4, "MC_CH3_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -389,16 +383,13 @@ impl ImcCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH0.
-pub const MC_CH0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x3CB0, 16, 0, 0x0A0, "MC_CH0_PCI_PMON_CTR0"), PciRegister::new(0x3CB0, 16, 0, 0x0A8, "MC_CH0_PCI_PMON_CTR1"), PciRegister::new(0x3CB0, 16, 0, 0x0B0, "MC_CH0_PCI_PMON_CTR2"), PciRegister::new(0x3CB0, 16, 0, 0x0B8, "MC_CH0_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH1.
-pub const MC_CH1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x3CB1, 16, 1, 0x0A0, "MC_CH1_PCI_PMON_CTR0"), PciRegister::new(0x3CB1, 16, 1, 0x0A8, "MC_CH1_PCI_PMON_CTR1"), PciRegister::new(0x3CB1, 16, 1, 0x0B0, "MC_CH1_PCI_PMON_CTR2"), PciRegister::new(0x3CB1, 16, 1, 0x0B8, "MC_CH1_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH2.
-pub const MC_CH2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x3CB4, 16, 4, 0x0A0, "MC_CH2_PCI_PMON_CTR0"), PciRegister::new(0x3CB4, 16, 4, 0x0A8, "MC_CH2_PCI_PMON_CTR1"), PciRegister::new(0x3CB4, 16, 4, 0x0B0, "MC_CH2_PCI_PMON_CTR2"), PciRegister::new(0x3CB4, 16, 4, 0x0B8, "MC_CH2_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH3.
-pub const MC_CH3_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x3CB5, 16, 5, 0x0A0, "MC_CH3_PCI_PMON_CTR0"), PciRegister::new(0x3CB5, 16, 5, 0x0A8, "MC_CH3_PCI_PMON_CTR1"), PciRegister::new(0x3CB5, 16, 5, 0x0B0, "MC_CH3_PCI_PMON_CTR2"), PciRegister::new(0x3CB5, 16, 5, 0x0B8, "MC_CH3_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 4] = [MC_CH0_PCI_PMON_CTR, MC_CH1_PCI_PMON_CTR, MC_CH2_PCI_PMON_CTR, MC_CH3_PCI_PMON_CTR];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of every instance, in instance order (CH0, CH1, CH2, CH3).
+pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 4] = [
+    [PciRegister::new(0x3CB0, 16, 0, 0x0A0, "MC_CH0_PCI_PMON_CTR0"), PciRegister::new(0x3CB0, 16, 0, 0x0A8, "MC_CH0_PCI_PMON_CTR1"), PciRegister::new(0x3CB0, 16, 0, 0x0B0, "MC_CH0_PCI_PMON_CTR2"), PciRegister::new(0x3CB0, 16, 0, 0x0B8, "MC_CH0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3CB1, 16, 1, 0x0A0, "MC_CH1_PCI_PMON_CTR0"), PciRegister::new(0x3CB1, 16, 1, 0x0A8, "MC_CH1_PCI_PMON_CTR1"), PciRegister::new(0x3CB1, 16, 1, 0x0B0, "MC_CH1_PCI_PMON_CTR2"), PciRegister::new(0x3CB1, 16, 1, 0x0B8, "MC_CH1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3CB4, 16, 4, 0x0A0, "MC_CH2_PCI_PMON_CTR0"), PciRegister::new(0x3CB4, 16, 4, 0x0A8, "MC_CH2_PCI_PMON_CTR1"), PciRegister::new(0x3CB4, 16, 4, 0x0B0, "MC_CH2_PCI_PMON_CTR2"), PciRegister::new(0x3CB4, 16, 4, 0x0B8, "MC_CH2_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3CB5, 16, 5, 0x0A0, "MC_CH3_PCI_PMON_CTR0"), PciRegister::new(0x3CB5, 16, 5, 0x0A8, "MC_CH3_PCI_PMON_CTR1"), PciRegister::new(0x3CB5, 16, 5, 0x0B0, "MC_CH3_PCI_PMON_CTR2"), PciRegister::new(0x3CB5, 16, 5, 0x0B8, "MC_CH3_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -493,16 +484,13 @@ impl ImcFixedCtl {
     #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH0.
-pub const MC_CH0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x3CB0, 16, 0, 0x0F0, "MC_CH0_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH1.
-pub const MC_CH1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x3CB1, 16, 1, 0x0F0, "MC_CH1_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH2.
-pub const MC_CH2_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x3CB4, 16, 4, 0x0F0, "MC_CH2_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH3.
-pub const MC_CH3_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x3CB5, 16, 5, 0x0F0, "MC_CH3_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 4] = [MC_CH0_PCI_PMON_FIXED_CTL, MC_CH1_PCI_PMON_FIXED_CTL, MC_CH2_PCI_PMON_FIXED_CTL, MC_CH3_PCI_PMON_FIXED_CTL];
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order (CH0, CH1, CH2, CH3).
+pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 4] = [
+    PciRegister::new(0x3CB0, 16, 0, 0x0F0, "MC_CH0_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x3CB1, 16, 1, 0x0F0, "MC_CH1_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x3CB4, 16, 4, 0x0F0, "MC_CH2_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x3CB5, 16, 5, 0x0F0, "MC_CH3_PCI_PMON_FIXED_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -576,16 +564,13 @@ impl ImcFixedCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcFixedCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH0.
-pub const MC_CH0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x3CB0, 16, 0, 0x0D0, "MC_CH0_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH1.
-pub const MC_CH1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x3CB1, 16, 1, 0x0D0, "MC_CH1_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH2.
-pub const MC_CH2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x3CB4, 16, 4, 0x0D0, "MC_CH2_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH3.
-pub const MC_CH3_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x3CB5, 16, 5, 0x0D0, "MC_CH3_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 4] = [MC_CH0_PCI_PMON_FIXED_CTR, MC_CH1_PCI_PMON_FIXED_CTR, MC_CH2_PCI_PMON_FIXED_CTR, MC_CH3_PCI_PMON_FIXED_CTR];
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order (CH0, CH1, CH2, CH3).
+pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 4] = [
+    PciRegister::new(0x3CB0, 16, 0, 0x0D0, "MC_CH0_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x3CB1, 16, 1, 0x0D0, "MC_CH1_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x3CB4, 16, 4, 0x0D0, "MC_CH2_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x3CB5, 16, 5, 0x0D0, "MC_CH3_PCI_PMON_FIXED_CTR"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -89,12 +89,11 @@ impl QpiBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P0.
-pub const Q_P0_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(0x3C41, 8, 2, 0x0F4, "Q_P0_PCI_PMON_BOX_CTL");
-/// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P1.
-pub const Q_P1_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(0x3C42, 9, 2, 0x0F4, "Q_P1_PCI_PMON_BOX_CTL");
-/// `Q_P{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 2] = [Q_P0_PCI_PMON_BOX_CTL, Q_P1_PCI_PMON_BOX_CTL];
+/// `Q_P{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 2] = [
+    PciRegister::new(0x3C41, 8, 2, 0x0F4, "Q_P0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3C42, 9, 2, 0x0F4, "Q_P1_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -271,12 +270,11 @@ impl QpiCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `Q_P{i}_PCI_PMON_CTL{n}` of instance P0.
-pub const Q_P0_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [PciRegister::new(0x3C41, 8, 2, 0x0D8, "Q_P0_PCI_PMON_CTL0"), PciRegister::new(0x3C41, 8, 2, 0x0DC, "Q_P0_PCI_PMON_CTL1"), PciRegister::new(0x3C41, 8, 2, 0x0E0, "Q_P0_PCI_PMON_CTL2"), PciRegister::new(0x3C41, 8, 2, 0x0E4, "Q_P0_PCI_PMON_CTL3")];
-/// `Q_P{i}_PCI_PMON_CTL{n}` of instance P1.
-pub const Q_P1_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [PciRegister::new(0x3C42, 9, 2, 0x0D8, "Q_P1_PCI_PMON_CTL0"), PciRegister::new(0x3C42, 9, 2, 0x0DC, "Q_P1_PCI_PMON_CTL1"), PciRegister::new(0x3C42, 9, 2, 0x0E0, "Q_P1_PCI_PMON_CTL2"), PciRegister::new(0x3C42, 9, 2, 0x0E4, "Q_P1_PCI_PMON_CTL3")];
-/// `Q_P{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 2] = [Q_P0_PCI_PMON_CTL, Q_P1_PCI_PMON_CTL];
+/// `Q_P{i}_PCI_PMON_CTL{n}` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 2] = [
+    [PciRegister::new(0x3C41, 8, 2, 0x0D8, "Q_P0_PCI_PMON_CTL0"), PciRegister::new(0x3C41, 8, 2, 0x0DC, "Q_P0_PCI_PMON_CTL1"), PciRegister::new(0x3C41, 8, 2, 0x0E0, "Q_P0_PCI_PMON_CTL2"), PciRegister::new(0x3C41, 8, 2, 0x0E4, "Q_P0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3C42, 9, 2, 0x0D8, "Q_P1_PCI_PMON_CTL0"), PciRegister::new(0x3C42, 9, 2, 0x0DC, "Q_P1_PCI_PMON_CTL1"), PciRegister::new(0x3C42, 9, 2, 0x0E0, "Q_P1_PCI_PMON_CTL2"), PciRegister::new(0x3C42, 9, 2, 0x0E4, "Q_P1_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -353,12 +351,11 @@ impl QpiCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, QpiCtrLayout::NAME, "event_count")) }
 }
 
-/// `Q_P{i}_PCI_PMON_CTR{n}` of instance P0.
-pub const Q_P0_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [PciRegister::new(0x3C41, 8, 2, 0x0A0, "Q_P0_PCI_PMON_CTR0"), PciRegister::new(0x3C41, 8, 2, 0x0A8, "Q_P0_PCI_PMON_CTR1"), PciRegister::new(0x3C41, 8, 2, 0x0B0, "Q_P0_PCI_PMON_CTR2"), PciRegister::new(0x3C41, 8, 2, 0x0B8, "Q_P0_PCI_PMON_CTR3")];
-/// `Q_P{i}_PCI_PMON_CTR{n}` of instance P1.
-pub const Q_P1_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [PciRegister::new(0x3C42, 9, 2, 0x0A0, "Q_P1_PCI_PMON_CTR0"), PciRegister::new(0x3C42, 9, 2, 0x0A8, "Q_P1_PCI_PMON_CTR1"), PciRegister::new(0x3C42, 9, 2, 0x0B0, "Q_P1_PCI_PMON_CTR2"), PciRegister::new(0x3C42, 9, 2, 0x0B8, "Q_P1_PCI_PMON_CTR3")];
-/// `Q_P{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 2] = [Q_P0_PCI_PMON_CTR, Q_P1_PCI_PMON_CTR];
+/// `Q_P{i}_PCI_PMON_CTR{n}` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 2] = [
+    [PciRegister::new(0x3C41, 8, 2, 0x0A0, "Q_P0_PCI_PMON_CTR0"), PciRegister::new(0x3C41, 8, 2, 0x0A8, "Q_P0_PCI_PMON_CTR1"), PciRegister::new(0x3C41, 8, 2, 0x0B0, "Q_P0_PCI_PMON_CTR2"), PciRegister::new(0x3C41, 8, 2, 0x0B8, "Q_P0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3C42, 9, 2, 0x0A0, "Q_P1_PCI_PMON_CTR0"), PciRegister::new(0x3C42, 9, 2, 0x0A8, "Q_P1_PCI_PMON_CTR1"), PciRegister::new(0x3C42, 9, 2, 0x0B0, "Q_P1_PCI_PMON_CTR2"), PciRegister::new(0x3C42, 9, 2, 0x0B8, "Q_P1_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -495,12 +492,11 @@ impl QpiPktMatch0 {
     #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::VNW_BITS.try_set(self.raw64(), v as u64, QpiPktMatch0Layout::NAME, "vnw")) }
 }
 
-/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P0.
-pub const Q_P0_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new(0x3C86, 8, 6, 0x228, "Q_P0_PCI_PMON_PKT_MATCH0");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P1.
-pub const Q_P1_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new(0x3C96, 9, 6, 0x228, "Q_P1_PCI_PMON_PKT_MATCH0");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of every instance, in instance order.
-pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 2] = [Q_P0_PCI_PMON_PKT_MATCH0, Q_P1_PCI_PMON_PKT_MATCH0];
+/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 2] = [
+    PciRegister::new(0x3C86, 8, 6, 0x228, "Q_P0_PCI_PMON_PKT_MATCH0"),
+    PciRegister::new(0x3C96, 9, 6, 0x228, "Q_P1_PCI_PMON_PKT_MATCH0"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
@@ -601,12 +597,11 @@ impl QpiPktMatch1 {
     #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RNID_3_0_BITS.try_set(self.raw64(), v as u64, QpiPktMatch1Layout::NAME, "rnid_3_0")) }
 }
 
-/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P0.
-pub const Q_P0_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new(0x3C86, 8, 6, 0x22C, "Q_P0_PCI_PMON_PKT_MATCH1");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P1.
-pub const Q_P1_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new(0x3C96, 9, 6, 0x22C, "Q_P1_PCI_PMON_PKT_MATCH1");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of every instance, in instance order.
-pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 2] = [Q_P0_PCI_PMON_PKT_MATCH1, Q_P1_PCI_PMON_PKT_MATCH1];
+/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 2] = [
+    PciRegister::new(0x3C86, 8, 6, 0x22C, "Q_P0_PCI_PMON_PKT_MATCH1"),
+    PciRegister::new(0x3C96, 9, 6, 0x22C, "Q_P1_PCI_PMON_PKT_MATCH1"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
@@ -719,12 +714,11 @@ impl QpiPktMask0 {
     #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::VNW_BITS.try_set(self.raw64(), v as u64, QpiPktMask0Layout::NAME, "vnw")) }
 }
 
-/// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P0.
-pub const Q_P0_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(0x3C86, 8, 6, 0x238, "Q_P0_PCI_PMON_PKT_MASK0");
-/// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P1.
-pub const Q_P1_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(0x3C96, 9, 6, 0x238, "Q_P1_PCI_PMON_PKT_MASK0");
-/// `Q_P{i}_PCI_PMON_PKT_MASK0` of every instance, in instance order.
-pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 2] = [Q_P0_PCI_PMON_PKT_MASK0, Q_P1_PCI_PMON_PKT_MASK0];
+/// `Q_P{i}_PCI_PMON_PKT_MASK0` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 2] = [
+    PciRegister::new(0x3C86, 8, 6, 0x238, "Q_P0_PCI_PMON_PKT_MASK0"),
+    PciRegister::new(0x3C96, 9, 6, 0x238, "Q_P1_PCI_PMON_PKT_MASK0"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
@@ -806,12 +800,11 @@ impl QpiPktMask1 {
     #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RNID_3_0_BITS.try_set(self.raw64(), v as u64, QpiPktMask1Layout::NAME, "rnid_3_0")) }
 }
 
-/// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P0.
-pub const Q_P0_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(0x3C86, 8, 6, 0x23C, "Q_P0_PCI_PMON_PKT_MASK1");
-/// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P1.
-pub const Q_P1_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(0x3C96, 9, 6, 0x23C, "Q_P1_PCI_PMON_PKT_MASK1");
-/// `Q_P{i}_PCI_PMON_PKT_MASK1` of every instance, in instance order.
-pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 2] = [Q_P0_PCI_PMON_PKT_MASK1, Q_P1_PCI_PMON_PKT_MASK1];
+/// `Q_P{i}_PCI_PMON_PKT_MASK1` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 2] = [
+    PciRegister::new(0x3C86, 8, 6, 0x23C, "Q_P0_PCI_PMON_PKT_MASK1"),
+    PciRegister::new(0x3C96, 9, 6, 0x23C, "Q_P1_PCI_PMON_PKT_MASK1"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {

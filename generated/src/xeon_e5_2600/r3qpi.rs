@@ -96,12 +96,11 @@ impl R3qpiBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L0.
-pub const R3_L0_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x3C44, 19, 5, 0x0F4, "R3_L0_PCI_PMON_BOX_CTL");
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L1.
-pub const R3_L1_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x3C45, 19, 6, 0x0F4, "R3_L1_PCI_PMON_BOX_CTL");
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 2] = [R3_L0_PCI_PMON_BOX_CTL, R3_L1_PCI_PMON_BOX_CTL];
+/// `R3_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (L0, L1).
+pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 2] = [
+    PciRegister::new(0x3C44, 19, 5, 0x0F4, "R3_L0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3C45, 19, 6, 0x0F4, "R3_L1_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -276,12 +275,11 @@ impl R3qpiCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L0.
-pub const R3_L0_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x3C44, 19, 5, 0x0D8, "R3_L0_PCI_PMON_CTL0"), PciRegister::new(0x3C44, 19, 5, 0x0DC, "R3_L0_PCI_PMON_CTL1"), PciRegister::new(0x3C44, 19, 5, 0x0E0, "R3_L0_PCI_PMON_CTL2")];
-/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L1.
-pub const R3_L1_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x3C45, 19, 6, 0x0D8, "R3_L1_PCI_PMON_CTL0"), PciRegister::new(0x3C45, 19, 6, 0x0DC, "R3_L1_PCI_PMON_CTL1"), PciRegister::new(0x3C45, 19, 6, 0x0E0, "R3_L1_PCI_PMON_CTL2")];
-/// `R3_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 2] = [R3_L0_PCI_PMON_CTL, R3_L1_PCI_PMON_CTL];
+/// `R3_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order (L0, L1).
+pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 2] = [
+    [PciRegister::new(0x3C44, 19, 5, 0x0D8, "R3_L0_PCI_PMON_CTL0"), PciRegister::new(0x3C44, 19, 5, 0x0DC, "R3_L0_PCI_PMON_CTL1"), PciRegister::new(0x3C44, 19, 5, 0x0E0, "R3_L0_PCI_PMON_CTL2")],
+    [PciRegister::new(0x3C45, 19, 6, 0x0D8, "R3_L1_PCI_PMON_CTL0"), PciRegister::new(0x3C45, 19, 6, 0x0DC, "R3_L1_PCI_PMON_CTL1"), PciRegister::new(0x3C45, 19, 6, 0x0E0, "R3_L1_PCI_PMON_CTL2")],
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -363,12 +361,11 @@ impl R3qpiCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, R3qpiCtrLayout::NAME, "event_count")) }
 }
 
-/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L0.
-pub const R3_L0_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x3C44, 19, 5, 0x0A0, "R3_L0_PCI_PMON_CTR0"), PciRegister::new(0x3C44, 19, 5, 0x0A8, "R3_L0_PCI_PMON_CTR1"), PciRegister::new(0x3C44, 19, 5, 0x0B0, "R3_L0_PCI_PMON_CTR2")];
-/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L1.
-pub const R3_L1_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x3C45, 19, 6, 0x0A0, "R3_L1_PCI_PMON_CTR0"), PciRegister::new(0x3C45, 19, 6, 0x0A8, "R3_L1_PCI_PMON_CTR1"), PciRegister::new(0x3C45, 19, 6, 0x0B0, "R3_L1_PCI_PMON_CTR2")];
-/// `R3_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 2] = [R3_L0_PCI_PMON_CTR, R3_L1_PCI_PMON_CTR];
+/// `R3_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order (L0, L1).
+pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 2] = [
+    [PciRegister::new(0x3C44, 19, 5, 0x0A0, "R3_L0_PCI_PMON_CTR0"), PciRegister::new(0x3C44, 19, 5, 0x0A8, "R3_L0_PCI_PMON_CTR1"), PciRegister::new(0x3C44, 19, 5, 0x0B0, "R3_L0_PCI_PMON_CTR2")],
+    [PciRegister::new(0x3C45, 19, 6, 0x0A0, "R3_L1_PCI_PMON_CTR0"), PciRegister::new(0x3C45, 19, 6, 0x0A8, "R3_L1_PCI_PMON_CTR1"), PciRegister::new(0x3C45, 19, 6, 0x0B0, "R3_L1_PCI_PMON_CTR2")],
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {

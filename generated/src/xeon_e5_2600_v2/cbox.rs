@@ -105,38 +105,24 @@ impl CboBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD04, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD24, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD44, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD64, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD84, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDA4, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDC4, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDE4, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C8.
-pub const C8_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE04, "C8_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C9.
-pub const C9_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE24, "C9_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C10.
-pub const C10_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE44, "C10_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C11.
-pub const C11_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE64, "C11_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C12.
-pub const C12_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE84, "C12_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C13.
-pub const C13_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEA4, "C13_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C14.
-pub const C14_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEC4, "C14_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 15] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL, C8_MSR_PMON_BOX_CTL, C9_MSR_PMON_BOX_CTL, C10_MSR_PMON_BOX_CTL, C11_MSR_PMON_BOX_CTL, C12_MSR_PMON_BOX_CTL, C13_MSR_PMON_BOX_CTL, C14_MSR_PMON_BOX_CTL];
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14).
+pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 15] = [
+    Msr::new(0xD04, "C0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD24, "C1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD44, "C2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD64, "C3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD84, "C4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xDA4, "C5_MSR_PMON_BOX_CTL"),
+    Msr::new(0xDC4, "C6_MSR_PMON_BOX_CTL"),
+    Msr::new(0xDE4, "C7_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE04, "C8_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE24, "C9_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE44, "C10_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE64, "C11_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE84, "C12_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEA4, "C13_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEC4, "C14_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -284,38 +270,24 @@ impl CboCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_CTL{n}` of instance C0.
-pub const C0_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD10, "C0_MSR_PMON_CTL0"), Msr::new(0xD11, "C0_MSR_PMON_CTL1"), Msr::new(0xD12, "C0_MSR_PMON_CTL2"), Msr::new(0xD13, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C1.
-pub const C1_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD30, "C1_MSR_PMON_CTL0"), Msr::new(0xD31, "C1_MSR_PMON_CTL1"), Msr::new(0xD32, "C1_MSR_PMON_CTL2"), Msr::new(0xD33, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C2.
-pub const C2_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD50, "C2_MSR_PMON_CTL0"), Msr::new(0xD51, "C2_MSR_PMON_CTL1"), Msr::new(0xD52, "C2_MSR_PMON_CTL2"), Msr::new(0xD53, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C3.
-pub const C3_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD70, "C3_MSR_PMON_CTL0"), Msr::new(0xD71, "C3_MSR_PMON_CTL1"), Msr::new(0xD72, "C3_MSR_PMON_CTL2"), Msr::new(0xD73, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C4.
-pub const C4_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD90, "C4_MSR_PMON_CTL0"), Msr::new(0xD91, "C4_MSR_PMON_CTL1"), Msr::new(0xD92, "C4_MSR_PMON_CTL2"), Msr::new(0xD93, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C5.
-pub const C5_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDB0, "C5_MSR_PMON_CTL0"), Msr::new(0xDB1, "C5_MSR_PMON_CTL1"), Msr::new(0xDB2, "C5_MSR_PMON_CTL2"), Msr::new(0xDB3, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C6.
-pub const C6_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDD0, "C6_MSR_PMON_CTL0"), Msr::new(0xDD1, "C6_MSR_PMON_CTL1"), Msr::new(0xDD2, "C6_MSR_PMON_CTL2"), Msr::new(0xDD3, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C7.
-pub const C7_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDF0, "C7_MSR_PMON_CTL0"), Msr::new(0xDF1, "C7_MSR_PMON_CTL1"), Msr::new(0xDF2, "C7_MSR_PMON_CTL2"), Msr::new(0xDF3, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C8.
-pub const C8_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE10, "C8_MSR_PMON_CTL0"), Msr::new(0xE11, "C8_MSR_PMON_CTL1"), Msr::new(0xE12, "C8_MSR_PMON_CTL2"), Msr::new(0xE13, "C8_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C9.
-pub const C9_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE30, "C9_MSR_PMON_CTL0"), Msr::new(0xE31, "C9_MSR_PMON_CTL1"), Msr::new(0xE32, "C9_MSR_PMON_CTL2"), Msr::new(0xE33, "C9_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C10.
-pub const C10_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE50, "C10_MSR_PMON_CTL0"), Msr::new(0xE51, "C10_MSR_PMON_CTL1"), Msr::new(0xE52, "C10_MSR_PMON_CTL2"), Msr::new(0xE53, "C10_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C11.
-pub const C11_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE70, "C11_MSR_PMON_CTL0"), Msr::new(0xE71, "C11_MSR_PMON_CTL1"), Msr::new(0xE72, "C11_MSR_PMON_CTL2"), Msr::new(0xE73, "C11_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C12.
-pub const C12_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE90, "C12_MSR_PMON_CTL0"), Msr::new(0xE91, "C12_MSR_PMON_CTL1"), Msr::new(0xE92, "C12_MSR_PMON_CTL2"), Msr::new(0xE93, "C12_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C13.
-pub const C13_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xEB0, "C13_MSR_PMON_CTL0"), Msr::new(0xEB1, "C13_MSR_PMON_CTL1"), Msr::new(0xEB2, "C13_MSR_PMON_CTL2"), Msr::new(0xEB3, "C13_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C14.
-pub const C14_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xED0, "C14_MSR_PMON_CTL0"), Msr::new(0xED1, "C14_MSR_PMON_CTL1"), Msr::new(0xED2, "C14_MSR_PMON_CTL2"), Msr::new(0xED3, "C14_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 15] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL, C8_MSR_PMON_CTL, C9_MSR_PMON_CTL, C10_MSR_PMON_CTL, C11_MSR_PMON_CTL, C12_MSR_PMON_CTL, C13_MSR_PMON_CTL, C14_MSR_PMON_CTL];
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14).
+pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 15] = [
+    [Msr::new(0xD10, "C0_MSR_PMON_CTL0"), Msr::new(0xD11, "C0_MSR_PMON_CTL1"), Msr::new(0xD12, "C0_MSR_PMON_CTL2"), Msr::new(0xD13, "C0_MSR_PMON_CTL3")],
+    [Msr::new(0xD30, "C1_MSR_PMON_CTL0"), Msr::new(0xD31, "C1_MSR_PMON_CTL1"), Msr::new(0xD32, "C1_MSR_PMON_CTL2"), Msr::new(0xD33, "C1_MSR_PMON_CTL3")],
+    [Msr::new(0xD50, "C2_MSR_PMON_CTL0"), Msr::new(0xD51, "C2_MSR_PMON_CTL1"), Msr::new(0xD52, "C2_MSR_PMON_CTL2"), Msr::new(0xD53, "C2_MSR_PMON_CTL3")],
+    [Msr::new(0xD70, "C3_MSR_PMON_CTL0"), Msr::new(0xD71, "C3_MSR_PMON_CTL1"), Msr::new(0xD72, "C3_MSR_PMON_CTL2"), Msr::new(0xD73, "C3_MSR_PMON_CTL3")],
+    [Msr::new(0xD90, "C4_MSR_PMON_CTL0"), Msr::new(0xD91, "C4_MSR_PMON_CTL1"), Msr::new(0xD92, "C4_MSR_PMON_CTL2"), Msr::new(0xD93, "C4_MSR_PMON_CTL3")],
+    [Msr::new(0xDB0, "C5_MSR_PMON_CTL0"), Msr::new(0xDB1, "C5_MSR_PMON_CTL1"), Msr::new(0xDB2, "C5_MSR_PMON_CTL2"), Msr::new(0xDB3, "C5_MSR_PMON_CTL3")],
+    [Msr::new(0xDD0, "C6_MSR_PMON_CTL0"), Msr::new(0xDD1, "C6_MSR_PMON_CTL1"), Msr::new(0xDD2, "C6_MSR_PMON_CTL2"), Msr::new(0xDD3, "C6_MSR_PMON_CTL3")],
+    [Msr::new(0xDF0, "C7_MSR_PMON_CTL0"), Msr::new(0xDF1, "C7_MSR_PMON_CTL1"), Msr::new(0xDF2, "C7_MSR_PMON_CTL2"), Msr::new(0xDF3, "C7_MSR_PMON_CTL3")],
+    [Msr::new(0xE10, "C8_MSR_PMON_CTL0"), Msr::new(0xE11, "C8_MSR_PMON_CTL1"), Msr::new(0xE12, "C8_MSR_PMON_CTL2"), Msr::new(0xE13, "C8_MSR_PMON_CTL3")],
+    [Msr::new(0xE30, "C9_MSR_PMON_CTL0"), Msr::new(0xE31, "C9_MSR_PMON_CTL1"), Msr::new(0xE32, "C9_MSR_PMON_CTL2"), Msr::new(0xE33, "C9_MSR_PMON_CTL3")],
+    [Msr::new(0xE50, "C10_MSR_PMON_CTL0"), Msr::new(0xE51, "C10_MSR_PMON_CTL1"), Msr::new(0xE52, "C10_MSR_PMON_CTL2"), Msr::new(0xE53, "C10_MSR_PMON_CTL3")],
+    [Msr::new(0xE70, "C11_MSR_PMON_CTL0"), Msr::new(0xE71, "C11_MSR_PMON_CTL1"), Msr::new(0xE72, "C11_MSR_PMON_CTL2"), Msr::new(0xE73, "C11_MSR_PMON_CTL3")],
+    [Msr::new(0xE90, "C12_MSR_PMON_CTL0"), Msr::new(0xE91, "C12_MSR_PMON_CTL1"), Msr::new(0xE92, "C12_MSR_PMON_CTL2"), Msr::new(0xE93, "C12_MSR_PMON_CTL3")],
+    [Msr::new(0xEB0, "C13_MSR_PMON_CTL0"), Msr::new(0xEB1, "C13_MSR_PMON_CTL1"), Msr::new(0xEB2, "C13_MSR_PMON_CTL2"), Msr::new(0xEB3, "C13_MSR_PMON_CTL3")],
+    [Msr::new(0xED0, "C14_MSR_PMON_CTL0"), Msr::new(0xED1, "C14_MSR_PMON_CTL1"), Msr::new(0xED2, "C14_MSR_PMON_CTL2"), Msr::new(0xED3, "C14_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -441,38 +413,24 @@ impl CboCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, CboCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance C0.
-pub const C0_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD16, "C0_MSR_PMON_CTR0"), Msr::new(0xD17, "C0_MSR_PMON_CTR1"), Msr::new(0xD18, "C0_MSR_PMON_CTR2"), Msr::new(0xD19, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C1.
-pub const C1_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD36, "C1_MSR_PMON_CTR0"), Msr::new(0xD37, "C1_MSR_PMON_CTR1"), Msr::new(0xD38, "C1_MSR_PMON_CTR2"), Msr::new(0xD39, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C2.
-pub const C2_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD56, "C2_MSR_PMON_CTR0"), Msr::new(0xD57, "C2_MSR_PMON_CTR1"), Msr::new(0xD58, "C2_MSR_PMON_CTR2"), Msr::new(0xD59, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C3.
-pub const C3_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD76, "C3_MSR_PMON_CTR0"), Msr::new(0xD77, "C3_MSR_PMON_CTR1"), Msr::new(0xD78, "C3_MSR_PMON_CTR2"), Msr::new(0xD79, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C4.
-pub const C4_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD96, "C4_MSR_PMON_CTR0"), Msr::new(0xD97, "C4_MSR_PMON_CTR1"), Msr::new(0xD98, "C4_MSR_PMON_CTR2"), Msr::new(0xD99, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C5.
-pub const C5_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDB6, "C5_MSR_PMON_CTR0"), Msr::new(0xDB7, "C5_MSR_PMON_CTR1"), Msr::new(0xDB8, "C5_MSR_PMON_CTR2"), Msr::new(0xDB9, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C6.
-pub const C6_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDD6, "C6_MSR_PMON_CTR0"), Msr::new(0xDD7, "C6_MSR_PMON_CTR1"), Msr::new(0xDD8, "C6_MSR_PMON_CTR2"), Msr::new(0xDD9, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C7.
-pub const C7_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDF6, "C7_MSR_PMON_CTR0"), Msr::new(0xDF7, "C7_MSR_PMON_CTR1"), Msr::new(0xDF8, "C7_MSR_PMON_CTR2"), Msr::new(0xDF9, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C8.
-pub const C8_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE16, "C8_MSR_PMON_CTR0"), Msr::new(0xE17, "C8_MSR_PMON_CTR1"), Msr::new(0xE18, "C8_MSR_PMON_CTR2"), Msr::new(0xE19, "C8_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C9.
-pub const C9_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE36, "C9_MSR_PMON_CTR0"), Msr::new(0xE37, "C9_MSR_PMON_CTR1"), Msr::new(0xE38, "C9_MSR_PMON_CTR2"), Msr::new(0xE39, "C9_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C10.
-pub const C10_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE56, "C10_MSR_PMON_CTR0"), Msr::new(0xE57, "C10_MSR_PMON_CTR1"), Msr::new(0xE58, "C10_MSR_PMON_CTR2"), Msr::new(0xE59, "C10_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C11.
-pub const C11_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE76, "C11_MSR_PMON_CTR0"), Msr::new(0xE77, "C11_MSR_PMON_CTR1"), Msr::new(0xE78, "C11_MSR_PMON_CTR2"), Msr::new(0xE79, "C11_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C12.
-pub const C12_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE96, "C12_MSR_PMON_CTR0"), Msr::new(0xE97, "C12_MSR_PMON_CTR1"), Msr::new(0xE98, "C12_MSR_PMON_CTR2"), Msr::new(0xE99, "C12_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C13.
-pub const C13_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xEB6, "C13_MSR_PMON_CTR0"), Msr::new(0xEB7, "C13_MSR_PMON_CTR1"), Msr::new(0xEB8, "C13_MSR_PMON_CTR2"), Msr::new(0xEB9, "C13_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C14.
-pub const C14_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xED6, "C14_MSR_PMON_CTR0"), Msr::new(0xED7, "C14_MSR_PMON_CTR1"), Msr::new(0xED8, "C14_MSR_PMON_CTR2"), Msr::new(0xED9, "C14_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 15] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR, C8_MSR_PMON_CTR, C9_MSR_PMON_CTR, C10_MSR_PMON_CTR, C11_MSR_PMON_CTR, C12_MSR_PMON_CTR, C13_MSR_PMON_CTR, C14_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14).
+pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 15] = [
+    [Msr::new(0xD16, "C0_MSR_PMON_CTR0"), Msr::new(0xD17, "C0_MSR_PMON_CTR1"), Msr::new(0xD18, "C0_MSR_PMON_CTR2"), Msr::new(0xD19, "C0_MSR_PMON_CTR3")],
+    [Msr::new(0xD36, "C1_MSR_PMON_CTR0"), Msr::new(0xD37, "C1_MSR_PMON_CTR1"), Msr::new(0xD38, "C1_MSR_PMON_CTR2"), Msr::new(0xD39, "C1_MSR_PMON_CTR3")],
+    [Msr::new(0xD56, "C2_MSR_PMON_CTR0"), Msr::new(0xD57, "C2_MSR_PMON_CTR1"), Msr::new(0xD58, "C2_MSR_PMON_CTR2"), Msr::new(0xD59, "C2_MSR_PMON_CTR3")],
+    [Msr::new(0xD76, "C3_MSR_PMON_CTR0"), Msr::new(0xD77, "C3_MSR_PMON_CTR1"), Msr::new(0xD78, "C3_MSR_PMON_CTR2"), Msr::new(0xD79, "C3_MSR_PMON_CTR3")],
+    [Msr::new(0xD96, "C4_MSR_PMON_CTR0"), Msr::new(0xD97, "C4_MSR_PMON_CTR1"), Msr::new(0xD98, "C4_MSR_PMON_CTR2"), Msr::new(0xD99, "C4_MSR_PMON_CTR3")],
+    [Msr::new(0xDB6, "C5_MSR_PMON_CTR0"), Msr::new(0xDB7, "C5_MSR_PMON_CTR1"), Msr::new(0xDB8, "C5_MSR_PMON_CTR2"), Msr::new(0xDB9, "C5_MSR_PMON_CTR3")],
+    [Msr::new(0xDD6, "C6_MSR_PMON_CTR0"), Msr::new(0xDD7, "C6_MSR_PMON_CTR1"), Msr::new(0xDD8, "C6_MSR_PMON_CTR2"), Msr::new(0xDD9, "C6_MSR_PMON_CTR3")],
+    [Msr::new(0xDF6, "C7_MSR_PMON_CTR0"), Msr::new(0xDF7, "C7_MSR_PMON_CTR1"), Msr::new(0xDF8, "C7_MSR_PMON_CTR2"), Msr::new(0xDF9, "C7_MSR_PMON_CTR3")],
+    [Msr::new(0xE16, "C8_MSR_PMON_CTR0"), Msr::new(0xE17, "C8_MSR_PMON_CTR1"), Msr::new(0xE18, "C8_MSR_PMON_CTR2"), Msr::new(0xE19, "C8_MSR_PMON_CTR3")],
+    [Msr::new(0xE36, "C9_MSR_PMON_CTR0"), Msr::new(0xE37, "C9_MSR_PMON_CTR1"), Msr::new(0xE38, "C9_MSR_PMON_CTR2"), Msr::new(0xE39, "C9_MSR_PMON_CTR3")],
+    [Msr::new(0xE56, "C10_MSR_PMON_CTR0"), Msr::new(0xE57, "C10_MSR_PMON_CTR1"), Msr::new(0xE58, "C10_MSR_PMON_CTR2"), Msr::new(0xE59, "C10_MSR_PMON_CTR3")],
+    [Msr::new(0xE76, "C11_MSR_PMON_CTR0"), Msr::new(0xE77, "C11_MSR_PMON_CTR1"), Msr::new(0xE78, "C11_MSR_PMON_CTR2"), Msr::new(0xE79, "C11_MSR_PMON_CTR3")],
+    [Msr::new(0xE96, "C12_MSR_PMON_CTR0"), Msr::new(0xE97, "C12_MSR_PMON_CTR1"), Msr::new(0xE98, "C12_MSR_PMON_CTR2"), Msr::new(0xE99, "C12_MSR_PMON_CTR3")],
+    [Msr::new(0xEB6, "C13_MSR_PMON_CTR0"), Msr::new(0xEB7, "C13_MSR_PMON_CTR1"), Msr::new(0xEB8, "C13_MSR_PMON_CTR2"), Msr::new(0xEB9, "C13_MSR_PMON_CTR3")],
+    [Msr::new(0xED6, "C14_MSR_PMON_CTR0"), Msr::new(0xED7, "C14_MSR_PMON_CTR1"), Msr::new(0xED8, "C14_MSR_PMON_CTR2"), Msr::new(0xED9, "C14_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -630,38 +588,24 @@ impl CboBoxFilter0 {
     #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "tid")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C0.
-pub const C0_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xD14, "C0_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C1.
-pub const C1_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xD34, "C1_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C2.
-pub const C2_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xD54, "C2_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C3.
-pub const C3_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xD74, "C3_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C4.
-pub const C4_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xD94, "C4_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C5.
-pub const C5_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xDB4, "C5_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C6.
-pub const C6_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xDD4, "C6_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C7.
-pub const C7_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xDF4, "C7_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C8.
-pub const C8_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE14, "C8_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C9.
-pub const C9_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE34, "C9_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C10.
-pub const C10_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE54, "C10_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C11.
-pub const C11_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE74, "C11_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C12.
-pub const C12_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE94, "C12_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C13.
-pub const C13_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xEB4, "C13_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C14.
-pub const C14_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xED4, "C14_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER0: [Msr<CboBoxFilter0>; 15] = [C0_MSR_PMON_BOX_FILTER0, C1_MSR_PMON_BOX_FILTER0, C2_MSR_PMON_BOX_FILTER0, C3_MSR_PMON_BOX_FILTER0, C4_MSR_PMON_BOX_FILTER0, C5_MSR_PMON_BOX_FILTER0, C6_MSR_PMON_BOX_FILTER0, C7_MSR_PMON_BOX_FILTER0, C8_MSR_PMON_BOX_FILTER0, C9_MSR_PMON_BOX_FILTER0, C10_MSR_PMON_BOX_FILTER0, C11_MSR_PMON_BOX_FILTER0, C12_MSR_PMON_BOX_FILTER0, C13_MSR_PMON_BOX_FILTER0, C14_MSR_PMON_BOX_FILTER0];
+/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14).
+pub const C_MSR_PMON_BOX_FILTER0: [Msr<CboBoxFilter0>; 15] = [
+    Msr::new(0xD14, "C0_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xD34, "C1_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xD54, "C2_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xD74, "C3_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xD94, "C4_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xDB4, "C5_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xDD4, "C6_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xDF4, "C7_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE14, "C8_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE34, "C9_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE54, "C10_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE74, "C11_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE94, "C12_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEB4, "C13_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xED4, "C14_MSR_PMON_BOX_FILTER0"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
@@ -778,38 +722,24 @@ impl CboBoxFilter1 {
     #[inline] pub const fn with_nid(self, v: u16) -> Self { self.with_raw64(Self::NID_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C0.
-pub const C0_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xD1A, "C0_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C1.
-pub const C1_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xD3A, "C1_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C2.
-pub const C2_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xD5A, "C2_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C3.
-pub const C3_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xD7A, "C3_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C4.
-pub const C4_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xD9A, "C4_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C5.
-pub const C5_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xDBA, "C5_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C6.
-pub const C6_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xDDA, "C6_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C7.
-pub const C7_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xDFA, "C7_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C8.
-pub const C8_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE1A, "C8_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C9.
-pub const C9_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE3A, "C9_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C10.
-pub const C10_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE5A, "C10_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C11.
-pub const C11_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE7A, "C11_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C12.
-pub const C12_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE9A, "C12_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C13.
-pub const C13_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEBA, "C13_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C14.
-pub const C14_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEDA, "C14_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER1: [Msr<CboBoxFilter1>; 15] = [C0_MSR_PMON_BOX_FILTER1, C1_MSR_PMON_BOX_FILTER1, C2_MSR_PMON_BOX_FILTER1, C3_MSR_PMON_BOX_FILTER1, C4_MSR_PMON_BOX_FILTER1, C5_MSR_PMON_BOX_FILTER1, C6_MSR_PMON_BOX_FILTER1, C7_MSR_PMON_BOX_FILTER1, C8_MSR_PMON_BOX_FILTER1, C9_MSR_PMON_BOX_FILTER1, C10_MSR_PMON_BOX_FILTER1, C11_MSR_PMON_BOX_FILTER1, C12_MSR_PMON_BOX_FILTER1, C13_MSR_PMON_BOX_FILTER1, C14_MSR_PMON_BOX_FILTER1];
+/// `C{i}_MSR_PMON_BOX_FILTER1` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14).
+pub const C_MSR_PMON_BOX_FILTER1: [Msr<CboBoxFilter1>; 15] = [
+    Msr::new(0xD1A, "C0_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xD3A, "C1_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xD5A, "C2_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xD7A, "C3_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xD9A, "C4_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xDBA, "C5_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xDDA, "C6_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xDFA, "C7_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE1A, "C8_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE3A, "C9_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE5A, "C10_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE7A, "C11_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE9A, "C12_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEBA, "C13_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEDA, "C14_MSR_PMON_BOX_FILTER1"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {

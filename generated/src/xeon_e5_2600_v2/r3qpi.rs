@@ -104,14 +104,12 @@ impl R3qpiBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L0.
-pub const R3_L0_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x0E36, 19, 5, 0x0F4, "R3_L0_PCI_PMON_BOX_CTL");
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L1.
-pub const R3_L1_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x0E37, 19, 6, 0x0F4, "R3_L1_PCI_PMON_BOX_CTL");
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L2.
-pub const R3_L2_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x0E3E, 18, 5, 0x0F4, "R3_L2_PCI_PMON_BOX_CTL");
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 3] = [R3_L0_PCI_PMON_BOX_CTL, R3_L1_PCI_PMON_BOX_CTL, R3_L2_PCI_PMON_BOX_CTL];
+/// `R3_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (L0, L1, L2).
+pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 3] = [
+    PciRegister::new(0x0E36, 19, 5, 0x0F4, "R3_L0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x0E37, 19, 6, 0x0F4, "R3_L1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x0E3E, 18, 5, 0x0F4, "R3_L2_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -192,14 +190,12 @@ impl R3qpiBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, R3qpiBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `R3_L{i}_PCI_PMON_BOX_STATUS` of instance L0.
-pub const R3_L0_PCI_PMON_BOX_STATUS: PciRegister<R3qpiBoxStatus> = PciRegister::new(0x0E36, 19, 5, 0x0F8, "R3_L0_PCI_PMON_BOX_STATUS");
-/// `R3_L{i}_PCI_PMON_BOX_STATUS` of instance L1.
-pub const R3_L1_PCI_PMON_BOX_STATUS: PciRegister<R3qpiBoxStatus> = PciRegister::new(0x0E37, 19, 6, 0x0F8, "R3_L1_PCI_PMON_BOX_STATUS");
-/// `R3_L{i}_PCI_PMON_BOX_STATUS` of instance L2.
-pub const R3_L2_PCI_PMON_BOX_STATUS: PciRegister<R3qpiBoxStatus> = PciRegister::new(0x0E3E, 18, 5, 0x0F8, "R3_L2_PCI_PMON_BOX_STATUS");
-/// `R3_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const R3_L_PCI_PMON_BOX_STATUS: [PciRegister<R3qpiBoxStatus>; 3] = [R3_L0_PCI_PMON_BOX_STATUS, R3_L1_PCI_PMON_BOX_STATUS, R3_L2_PCI_PMON_BOX_STATUS];
+/// `R3_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (L0, L1, L2).
+pub const R3_L_PCI_PMON_BOX_STATUS: [PciRegister<R3qpiBoxStatus>; 3] = [
+    PciRegister::new(0x0E36, 19, 5, 0x0F8, "R3_L0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x0E37, 19, 6, 0x0F8, "R3_L1_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x0E3E, 18, 5, 0x0F8, "R3_L2_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -328,14 +324,12 @@ impl R3qpiCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L0.
-pub const R3_L0_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x0E36, 19, 5, 0x0D8, "R3_L0_PCI_PMON_CTL0"), PciRegister::new(0x0E36, 19, 5, 0x0DC, "R3_L0_PCI_PMON_CTL1"), PciRegister::new(0x0E36, 19, 5, 0x0E0, "R3_L0_PCI_PMON_CTL2")];
-/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L1.
-pub const R3_L1_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x0E37, 19, 6, 0x0D8, "R3_L1_PCI_PMON_CTL0"), PciRegister::new(0x0E37, 19, 6, 0x0DC, "R3_L1_PCI_PMON_CTL1"), PciRegister::new(0x0E37, 19, 6, 0x0E0, "R3_L1_PCI_PMON_CTL2")];
-/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L2.
-pub const R3_L2_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x0E3E, 18, 5, 0x0D8, "R3_L2_PCI_PMON_CTL0"), PciRegister::new(0x0E3E, 18, 5, 0x0DC, "R3_L2_PCI_PMON_CTL1"), PciRegister::new(0x0E3E, 18, 5, 0x0E0, "R3_L2_PCI_PMON_CTL2")];
-/// `R3_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 3] = [R3_L0_PCI_PMON_CTL, R3_L1_PCI_PMON_CTL, R3_L2_PCI_PMON_CTL];
+/// `R3_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order (L0, L1, L2).
+pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 3] = [
+    [PciRegister::new(0x0E36, 19, 5, 0x0D8, "R3_L0_PCI_PMON_CTL0"), PciRegister::new(0x0E36, 19, 5, 0x0DC, "R3_L0_PCI_PMON_CTL1"), PciRegister::new(0x0E36, 19, 5, 0x0E0, "R3_L0_PCI_PMON_CTL2")],
+    [PciRegister::new(0x0E37, 19, 6, 0x0D8, "R3_L1_PCI_PMON_CTL0"), PciRegister::new(0x0E37, 19, 6, 0x0DC, "R3_L1_PCI_PMON_CTL1"), PciRegister::new(0x0E37, 19, 6, 0x0E0, "R3_L1_PCI_PMON_CTL2")],
+    [PciRegister::new(0x0E3E, 18, 5, 0x0D8, "R3_L2_PCI_PMON_CTL0"), PciRegister::new(0x0E3E, 18, 5, 0x0DC, "R3_L2_PCI_PMON_CTL1"), PciRegister::new(0x0E3E, 18, 5, 0x0E0, "R3_L2_PCI_PMON_CTL2")],
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -409,14 +403,12 @@ impl R3qpiCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, R3qpiCtrLayout::NAME, "event_count")) }
 }
 
-/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L0.
-pub const R3_L0_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x0E36, 19, 5, 0x0A0, "R3_L0_PCI_PMON_CTR0"), PciRegister::new(0x0E36, 19, 5, 0x0A8, "R3_L0_PCI_PMON_CTR1"), PciRegister::new(0x0E36, 19, 5, 0x0B0, "R3_L0_PCI_PMON_CTR2")];
-/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L1.
-pub const R3_L1_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x0E37, 19, 6, 0x0A0, "R3_L1_PCI_PMON_CTR0"), PciRegister::new(0x0E37, 19, 6, 0x0A8, "R3_L1_PCI_PMON_CTR1"), PciRegister::new(0x0E37, 19, 6, 0x0B0, "R3_L1_PCI_PMON_CTR2")];
-/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L2.
-pub const R3_L2_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x0E3E, 18, 5, 0x0A0, "R3_L2_PCI_PMON_CTR0"), PciRegister::new(0x0E3E, 18, 5, 0x0A8, "R3_L2_PCI_PMON_CTR1"), PciRegister::new(0x0E3E, 18, 5, 0x0B0, "R3_L2_PCI_PMON_CTR2")];
-/// `R3_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 3] = [R3_L0_PCI_PMON_CTR, R3_L1_PCI_PMON_CTR, R3_L2_PCI_PMON_CTR];
+/// `R3_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order (L0, L1, L2).
+pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 3] = [
+    [PciRegister::new(0x0E36, 19, 5, 0x0A0, "R3_L0_PCI_PMON_CTR0"), PciRegister::new(0x0E36, 19, 5, 0x0A8, "R3_L0_PCI_PMON_CTR1"), PciRegister::new(0x0E36, 19, 5, 0x0B0, "R3_L0_PCI_PMON_CTR2")],
+    [PciRegister::new(0x0E37, 19, 6, 0x0A0, "R3_L1_PCI_PMON_CTR0"), PciRegister::new(0x0E37, 19, 6, 0x0A8, "R3_L1_PCI_PMON_CTR1"), PciRegister::new(0x0E37, 19, 6, 0x0B0, "R3_L1_PCI_PMON_CTR2")],
+    [PciRegister::new(0x0E3E, 18, 5, 0x0A0, "R3_L2_PCI_PMON_CTR0"), PciRegister::new(0x0E3E, 18, 5, 0x0A8, "R3_L2_PCI_PMON_CTR1"), PciRegister::new(0x0E3E, 18, 5, 0x0B0, "R3_L2_PCI_PMON_CTR2")],
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -89,44 +89,27 @@ impl CboBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE00, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE10, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE20, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE30, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE40, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE50, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE60, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE70, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C8.
-pub const C8_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE80, "C8_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C9.
-pub const C9_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE90, "C9_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C10.
-pub const C10_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEA0, "C10_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C11.
-pub const C11_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEB0, "C11_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C12.
-pub const C12_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEC0, "C12_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C13.
-pub const C13_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xED0, "C13_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C14.
-pub const C14_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEE0, "C14_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C15.
-pub const C15_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEF0, "C15_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C16.
-pub const C16_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xF00, "C16_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C17.
-pub const C17_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xF10, "C17_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 18] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL, C8_MSR_PMON_BOX_CTL, C9_MSR_PMON_BOX_CTL, C10_MSR_PMON_BOX_CTL, C11_MSR_PMON_BOX_CTL, C12_MSR_PMON_BOX_CTL, C13_MSR_PMON_BOX_CTL, C14_MSR_PMON_BOX_CTL, C15_MSR_PMON_BOX_CTL, C16_MSR_PMON_BOX_CTL, C17_MSR_PMON_BOX_CTL];
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
+pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 18] = [
+    Msr::new(0xE00, "C0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE10, "C1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE20, "C2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE30, "C3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE40, "C4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE50, "C5_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE60, "C6_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE70, "C7_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE80, "C8_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE90, "C9_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEA0, "C10_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEB0, "C11_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEC0, "C12_MSR_PMON_BOX_CTL"),
+    Msr::new(0xED0, "C13_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEE0, "C14_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEF0, "C15_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF00, "C16_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF10, "C17_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -306,44 +289,27 @@ impl CboCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_CTL{n}` of instance C0.
-pub const C0_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE01, "C0_MSR_PMON_CTL0"), Msr::new(0xE02, "C0_MSR_PMON_CTL1"), Msr::new(0xE03, "C0_MSR_PMON_CTL2"), Msr::new(0xE04, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C1.
-pub const C1_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE11, "C1_MSR_PMON_CTL0"), Msr::new(0xE12, "C1_MSR_PMON_CTL1"), Msr::new(0xE13, "C1_MSR_PMON_CTL2"), Msr::new(0xE14, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C2.
-pub const C2_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE21, "C2_MSR_PMON_CTL0"), Msr::new(0xE22, "C2_MSR_PMON_CTL1"), Msr::new(0xE23, "C2_MSR_PMON_CTL2"), Msr::new(0xE24, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C3.
-pub const C3_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE31, "C3_MSR_PMON_CTL0"), Msr::new(0xE32, "C3_MSR_PMON_CTL1"), Msr::new(0xE33, "C3_MSR_PMON_CTL2"), Msr::new(0xE34, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C4.
-pub const C4_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE41, "C4_MSR_PMON_CTL0"), Msr::new(0xE42, "C4_MSR_PMON_CTL1"), Msr::new(0xE43, "C4_MSR_PMON_CTL2"), Msr::new(0xE44, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C5.
-pub const C5_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE51, "C5_MSR_PMON_CTL0"), Msr::new(0xE52, "C5_MSR_PMON_CTL1"), Msr::new(0xE53, "C5_MSR_PMON_CTL2"), Msr::new(0xE54, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C6.
-pub const C6_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE61, "C6_MSR_PMON_CTL0"), Msr::new(0xE62, "C6_MSR_PMON_CTL1"), Msr::new(0xE63, "C6_MSR_PMON_CTL2"), Msr::new(0xE64, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C7.
-pub const C7_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE71, "C7_MSR_PMON_CTL0"), Msr::new(0xE72, "C7_MSR_PMON_CTL1"), Msr::new(0xE73, "C7_MSR_PMON_CTL2"), Msr::new(0xE74, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C8.
-pub const C8_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE81, "C8_MSR_PMON_CTL0"), Msr::new(0xE82, "C8_MSR_PMON_CTL1"), Msr::new(0xE83, "C8_MSR_PMON_CTL2"), Msr::new(0xE84, "C8_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C9.
-pub const C9_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE91, "C9_MSR_PMON_CTL0"), Msr::new(0xE92, "C9_MSR_PMON_CTL1"), Msr::new(0xE93, "C9_MSR_PMON_CTL2"), Msr::new(0xE94, "C9_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C10.
-pub const C10_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xEA1, "C10_MSR_PMON_CTL0"), Msr::new(0xEA2, "C10_MSR_PMON_CTL1"), Msr::new(0xEA3, "C10_MSR_PMON_CTL2"), Msr::new(0xEA4, "C10_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C11.
-pub const C11_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xEB1, "C11_MSR_PMON_CTL0"), Msr::new(0xEB2, "C11_MSR_PMON_CTL1"), Msr::new(0xEB3, "C11_MSR_PMON_CTL2"), Msr::new(0xEB4, "C11_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C12.
-pub const C12_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xEC1, "C12_MSR_PMON_CTL0"), Msr::new(0xEC2, "C12_MSR_PMON_CTL1"), Msr::new(0xEC3, "C12_MSR_PMON_CTL2"), Msr::new(0xEC4, "C12_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C13.
-pub const C13_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xED1, "C13_MSR_PMON_CTL0"), Msr::new(0xED2, "C13_MSR_PMON_CTL1"), Msr::new(0xED3, "C13_MSR_PMON_CTL2"), Msr::new(0xED4, "C13_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C14.
-pub const C14_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xEE1, "C14_MSR_PMON_CTL0"), Msr::new(0xEE2, "C14_MSR_PMON_CTL1"), Msr::new(0xEE3, "C14_MSR_PMON_CTL2"), Msr::new(0xEE4, "C14_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C15.
-pub const C15_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xEF1, "C15_MSR_PMON_CTL0"), Msr::new(0xEF2, "C15_MSR_PMON_CTL1"), Msr::new(0xEF3, "C15_MSR_PMON_CTL2"), Msr::new(0xEF4, "C15_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C16.
-pub const C16_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xF01, "C16_MSR_PMON_CTL0"), Msr::new(0xF02, "C16_MSR_PMON_CTL1"), Msr::new(0xF03, "C16_MSR_PMON_CTL2"), Msr::new(0xF04, "C16_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C17.
-pub const C17_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xF11, "C17_MSR_PMON_CTL0"), Msr::new(0xF12, "C17_MSR_PMON_CTL1"), Msr::new(0xF13, "C17_MSR_PMON_CTL2"), Msr::new(0xF14, "C17_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 18] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL, C8_MSR_PMON_CTL, C9_MSR_PMON_CTL, C10_MSR_PMON_CTL, C11_MSR_PMON_CTL, C12_MSR_PMON_CTL, C13_MSR_PMON_CTL, C14_MSR_PMON_CTL, C15_MSR_PMON_CTL, C16_MSR_PMON_CTL, C17_MSR_PMON_CTL];
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
+pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 18] = [
+    [Msr::new(0xE01, "C0_MSR_PMON_CTL0"), Msr::new(0xE02, "C0_MSR_PMON_CTL1"), Msr::new(0xE03, "C0_MSR_PMON_CTL2"), Msr::new(0xE04, "C0_MSR_PMON_CTL3")],
+    [Msr::new(0xE11, "C1_MSR_PMON_CTL0"), Msr::new(0xE12, "C1_MSR_PMON_CTL1"), Msr::new(0xE13, "C1_MSR_PMON_CTL2"), Msr::new(0xE14, "C1_MSR_PMON_CTL3")],
+    [Msr::new(0xE21, "C2_MSR_PMON_CTL0"), Msr::new(0xE22, "C2_MSR_PMON_CTL1"), Msr::new(0xE23, "C2_MSR_PMON_CTL2"), Msr::new(0xE24, "C2_MSR_PMON_CTL3")],
+    [Msr::new(0xE31, "C3_MSR_PMON_CTL0"), Msr::new(0xE32, "C3_MSR_PMON_CTL1"), Msr::new(0xE33, "C3_MSR_PMON_CTL2"), Msr::new(0xE34, "C3_MSR_PMON_CTL3")],
+    [Msr::new(0xE41, "C4_MSR_PMON_CTL0"), Msr::new(0xE42, "C4_MSR_PMON_CTL1"), Msr::new(0xE43, "C4_MSR_PMON_CTL2"), Msr::new(0xE44, "C4_MSR_PMON_CTL3")],
+    [Msr::new(0xE51, "C5_MSR_PMON_CTL0"), Msr::new(0xE52, "C5_MSR_PMON_CTL1"), Msr::new(0xE53, "C5_MSR_PMON_CTL2"), Msr::new(0xE54, "C5_MSR_PMON_CTL3")],
+    [Msr::new(0xE61, "C6_MSR_PMON_CTL0"), Msr::new(0xE62, "C6_MSR_PMON_CTL1"), Msr::new(0xE63, "C6_MSR_PMON_CTL2"), Msr::new(0xE64, "C6_MSR_PMON_CTL3")],
+    [Msr::new(0xE71, "C7_MSR_PMON_CTL0"), Msr::new(0xE72, "C7_MSR_PMON_CTL1"), Msr::new(0xE73, "C7_MSR_PMON_CTL2"), Msr::new(0xE74, "C7_MSR_PMON_CTL3")],
+    [Msr::new(0xE81, "C8_MSR_PMON_CTL0"), Msr::new(0xE82, "C8_MSR_PMON_CTL1"), Msr::new(0xE83, "C8_MSR_PMON_CTL2"), Msr::new(0xE84, "C8_MSR_PMON_CTL3")],
+    [Msr::new(0xE91, "C9_MSR_PMON_CTL0"), Msr::new(0xE92, "C9_MSR_PMON_CTL1"), Msr::new(0xE93, "C9_MSR_PMON_CTL2"), Msr::new(0xE94, "C9_MSR_PMON_CTL3")],
+    [Msr::new(0xEA1, "C10_MSR_PMON_CTL0"), Msr::new(0xEA2, "C10_MSR_PMON_CTL1"), Msr::new(0xEA3, "C10_MSR_PMON_CTL2"), Msr::new(0xEA4, "C10_MSR_PMON_CTL3")],
+    [Msr::new(0xEB1, "C11_MSR_PMON_CTL0"), Msr::new(0xEB2, "C11_MSR_PMON_CTL1"), Msr::new(0xEB3, "C11_MSR_PMON_CTL2"), Msr::new(0xEB4, "C11_MSR_PMON_CTL3")],
+    [Msr::new(0xEC1, "C12_MSR_PMON_CTL0"), Msr::new(0xEC2, "C12_MSR_PMON_CTL1"), Msr::new(0xEC3, "C12_MSR_PMON_CTL2"), Msr::new(0xEC4, "C12_MSR_PMON_CTL3")],
+    [Msr::new(0xED1, "C13_MSR_PMON_CTL0"), Msr::new(0xED2, "C13_MSR_PMON_CTL1"), Msr::new(0xED3, "C13_MSR_PMON_CTL2"), Msr::new(0xED4, "C13_MSR_PMON_CTL3")],
+    [Msr::new(0xEE1, "C14_MSR_PMON_CTL0"), Msr::new(0xEE2, "C14_MSR_PMON_CTL1"), Msr::new(0xEE3, "C14_MSR_PMON_CTL2"), Msr::new(0xEE4, "C14_MSR_PMON_CTL3")],
+    [Msr::new(0xEF1, "C15_MSR_PMON_CTL0"), Msr::new(0xEF2, "C15_MSR_PMON_CTL1"), Msr::new(0xEF3, "C15_MSR_PMON_CTL2"), Msr::new(0xEF4, "C15_MSR_PMON_CTL3")],
+    [Msr::new(0xF01, "C16_MSR_PMON_CTL0"), Msr::new(0xF02, "C16_MSR_PMON_CTL1"), Msr::new(0xF03, "C16_MSR_PMON_CTL2"), Msr::new(0xF04, "C16_MSR_PMON_CTL3")],
+    [Msr::new(0xF11, "C17_MSR_PMON_CTL0"), Msr::new(0xF12, "C17_MSR_PMON_CTL1"), Msr::new(0xF13, "C17_MSR_PMON_CTL2"), Msr::new(0xF14, "C17_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -519,44 +485,27 @@ impl CboBoxFilter0 {
     #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "tid")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C0.
-pub const C0_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE05, "C0_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C1.
-pub const C1_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE15, "C1_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C2.
-pub const C2_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE25, "C2_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C3.
-pub const C3_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE35, "C3_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C4.
-pub const C4_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE45, "C4_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C5.
-pub const C5_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE55, "C5_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C6.
-pub const C6_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE65, "C6_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C7.
-pub const C7_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE75, "C7_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C8.
-pub const C8_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE85, "C8_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C9.
-pub const C9_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE95, "C9_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C10.
-pub const C10_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xEA5, "C10_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C11.
-pub const C11_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xEB5, "C11_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C12.
-pub const C12_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xEC5, "C12_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C13.
-pub const C13_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xED5, "C13_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C14.
-pub const C14_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xEE5, "C14_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C15.
-pub const C15_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xEF5, "C15_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C16.
-pub const C16_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xF05, "C16_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C17.
-pub const C17_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xF15, "C17_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER0: [Msr<CboBoxFilter0>; 18] = [C0_MSR_PMON_BOX_FILTER0, C1_MSR_PMON_BOX_FILTER0, C2_MSR_PMON_BOX_FILTER0, C3_MSR_PMON_BOX_FILTER0, C4_MSR_PMON_BOX_FILTER0, C5_MSR_PMON_BOX_FILTER0, C6_MSR_PMON_BOX_FILTER0, C7_MSR_PMON_BOX_FILTER0, C8_MSR_PMON_BOX_FILTER0, C9_MSR_PMON_BOX_FILTER0, C10_MSR_PMON_BOX_FILTER0, C11_MSR_PMON_BOX_FILTER0, C12_MSR_PMON_BOX_FILTER0, C13_MSR_PMON_BOX_FILTER0, C14_MSR_PMON_BOX_FILTER0, C15_MSR_PMON_BOX_FILTER0, C16_MSR_PMON_BOX_FILTER0, C17_MSR_PMON_BOX_FILTER0];
+/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
+pub const C_MSR_PMON_BOX_FILTER0: [Msr<CboBoxFilter0>; 18] = [
+    Msr::new(0xE05, "C0_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE15, "C1_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE25, "C2_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE35, "C3_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE45, "C4_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE55, "C5_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE65, "C6_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE75, "C7_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE85, "C8_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE95, "C9_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEA5, "C10_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEB5, "C11_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEC5, "C12_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xED5, "C13_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEE5, "C14_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEF5, "C15_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF05, "C16_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF15, "C17_MSR_PMON_BOX_FILTER0"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
@@ -685,44 +634,27 @@ impl CboBoxFilter1 {
     #[inline] pub const fn with_nid(self, v: u16) -> Self { self.with_raw64(Self::NID_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C0.
-pub const C0_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE06, "C0_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C1.
-pub const C1_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE16, "C1_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C2.
-pub const C2_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE26, "C2_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C3.
-pub const C3_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE36, "C3_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C4.
-pub const C4_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE46, "C4_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C5.
-pub const C5_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE56, "C5_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C6.
-pub const C6_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE66, "C6_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C7.
-pub const C7_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE76, "C7_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C8.
-pub const C8_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE86, "C8_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C9.
-pub const C9_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE96, "C9_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C10.
-pub const C10_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEA6, "C10_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C11.
-pub const C11_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEB6, "C11_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C12.
-pub const C12_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEC6, "C12_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C13.
-pub const C13_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xED6, "C13_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C14.
-pub const C14_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEE6, "C14_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C15.
-pub const C15_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEF6, "C15_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C16.
-pub const C16_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xF06, "C16_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C17.
-pub const C17_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xF16, "C17_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER1: [Msr<CboBoxFilter1>; 18] = [C0_MSR_PMON_BOX_FILTER1, C1_MSR_PMON_BOX_FILTER1, C2_MSR_PMON_BOX_FILTER1, C3_MSR_PMON_BOX_FILTER1, C4_MSR_PMON_BOX_FILTER1, C5_MSR_PMON_BOX_FILTER1, C6_MSR_PMON_BOX_FILTER1, C7_MSR_PMON_BOX_FILTER1, C8_MSR_PMON_BOX_FILTER1, C9_MSR_PMON_BOX_FILTER1, C10_MSR_PMON_BOX_FILTER1, C11_MSR_PMON_BOX_FILTER1, C12_MSR_PMON_BOX_FILTER1, C13_MSR_PMON_BOX_FILTER1, C14_MSR_PMON_BOX_FILTER1, C15_MSR_PMON_BOX_FILTER1, C16_MSR_PMON_BOX_FILTER1, C17_MSR_PMON_BOX_FILTER1];
+/// `C{i}_MSR_PMON_BOX_FILTER1` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
+pub const C_MSR_PMON_BOX_FILTER1: [Msr<CboBoxFilter1>; 18] = [
+    Msr::new(0xE06, "C0_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE16, "C1_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE26, "C2_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE36, "C3_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE46, "C4_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE56, "C5_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE66, "C6_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE76, "C7_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE86, "C8_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE96, "C9_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEA6, "C10_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEB6, "C11_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEC6, "C12_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xED6, "C13_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEE6, "C14_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEF6, "C15_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF06, "C16_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF16, "C17_MSR_PMON_BOX_FILTER1"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
@@ -814,44 +746,27 @@ impl CboBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, CboBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C0.
-pub const C0_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE07, "C0_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C1.
-pub const C1_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE17, "C1_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C2.
-pub const C2_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE27, "C2_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C3.
-pub const C3_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE37, "C3_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C4.
-pub const C4_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE47, "C4_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C5.
-pub const C5_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE57, "C5_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C6.
-pub const C6_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE67, "C6_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C7.
-pub const C7_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE77, "C7_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C8.
-pub const C8_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE87, "C8_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C9.
-pub const C9_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE97, "C9_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C10.
-pub const C10_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xEA7, "C10_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C11.
-pub const C11_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xEB7, "C11_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C12.
-pub const C12_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xEC7, "C12_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C13.
-pub const C13_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xED7, "C13_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C14.
-pub const C14_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xEE7, "C14_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C15.
-pub const C15_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xEF7, "C15_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C16.
-pub const C16_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xF07, "C16_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C17.
-pub const C17_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xF17, "C17_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_STATUS: [Msr<CboBoxStatus>; 18] = [C0_MSR_PMON_BOX_STATUS, C1_MSR_PMON_BOX_STATUS, C2_MSR_PMON_BOX_STATUS, C3_MSR_PMON_BOX_STATUS, C4_MSR_PMON_BOX_STATUS, C5_MSR_PMON_BOX_STATUS, C6_MSR_PMON_BOX_STATUS, C7_MSR_PMON_BOX_STATUS, C8_MSR_PMON_BOX_STATUS, C9_MSR_PMON_BOX_STATUS, C10_MSR_PMON_BOX_STATUS, C11_MSR_PMON_BOX_STATUS, C12_MSR_PMON_BOX_STATUS, C13_MSR_PMON_BOX_STATUS, C14_MSR_PMON_BOX_STATUS, C15_MSR_PMON_BOX_STATUS, C16_MSR_PMON_BOX_STATUS, C17_MSR_PMON_BOX_STATUS];
+/// `C{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
+pub const C_MSR_PMON_BOX_STATUS: [Msr<CboBoxStatus>; 18] = [
+    Msr::new(0xE07, "C0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE17, "C1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE27, "C2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE37, "C3_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE47, "C4_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE57, "C5_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE67, "C6_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE77, "C7_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE87, "C8_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE97, "C9_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEA7, "C10_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEB7, "C11_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEC7, "C12_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xED7, "C13_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEE7, "C14_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEF7, "C15_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF07, "C16_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF17, "C17_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -938,44 +853,27 @@ impl CboCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, CboCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance C0.
-pub const C0_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE08, "C0_MSR_PMON_CTR0"), Msr::new(0xE09, "C0_MSR_PMON_CTR1"), Msr::new(0xE0A, "C0_MSR_PMON_CTR2"), Msr::new(0xE0B, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C1.
-pub const C1_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE18, "C1_MSR_PMON_CTR0"), Msr::new(0xE19, "C1_MSR_PMON_CTR1"), Msr::new(0xE1A, "C1_MSR_PMON_CTR2"), Msr::new(0xE1B, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C2.
-pub const C2_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE28, "C2_MSR_PMON_CTR0"), Msr::new(0xE29, "C2_MSR_PMON_CTR1"), Msr::new(0xE2A, "C2_MSR_PMON_CTR2"), Msr::new(0xE2B, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C3.
-pub const C3_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE38, "C3_MSR_PMON_CTR0"), Msr::new(0xE39, "C3_MSR_PMON_CTR1"), Msr::new(0xE3A, "C3_MSR_PMON_CTR2"), Msr::new(0xE3B, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C4.
-pub const C4_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE48, "C4_MSR_PMON_CTR0"), Msr::new(0xE49, "C4_MSR_PMON_CTR1"), Msr::new(0xE4A, "C4_MSR_PMON_CTR2"), Msr::new(0xE4B, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C5.
-pub const C5_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE58, "C5_MSR_PMON_CTR0"), Msr::new(0xE59, "C5_MSR_PMON_CTR1"), Msr::new(0xE5A, "C5_MSR_PMON_CTR2"), Msr::new(0xE5B, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C6.
-pub const C6_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE68, "C6_MSR_PMON_CTR0"), Msr::new(0xE69, "C6_MSR_PMON_CTR1"), Msr::new(0xE6A, "C6_MSR_PMON_CTR2"), Msr::new(0xE6B, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C7.
-pub const C7_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE78, "C7_MSR_PMON_CTR0"), Msr::new(0xE79, "C7_MSR_PMON_CTR1"), Msr::new(0xE7A, "C7_MSR_PMON_CTR2"), Msr::new(0xE7B, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C8.
-pub const C8_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE88, "C8_MSR_PMON_CTR0"), Msr::new(0xE89, "C8_MSR_PMON_CTR1"), Msr::new(0xE8A, "C8_MSR_PMON_CTR2"), Msr::new(0xE8B, "C8_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C9.
-pub const C9_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE98, "C9_MSR_PMON_CTR0"), Msr::new(0xE99, "C9_MSR_PMON_CTR1"), Msr::new(0xE9A, "C9_MSR_PMON_CTR2"), Msr::new(0xE9B, "C9_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C10.
-pub const C10_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xEA8, "C10_MSR_PMON_CTR0"), Msr::new(0xEA9, "C10_MSR_PMON_CTR1"), Msr::new(0xEAA, "C10_MSR_PMON_CTR2"), Msr::new(0xEAB, "C10_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C11.
-pub const C11_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xEB8, "C11_MSR_PMON_CTR0"), Msr::new(0xEB9, "C11_MSR_PMON_CTR1"), Msr::new(0xEBA, "C11_MSR_PMON_CTR2"), Msr::new(0xEBB, "C11_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C12.
-pub const C12_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xEC8, "C12_MSR_PMON_CTR0"), Msr::new(0xEC9, "C12_MSR_PMON_CTR1"), Msr::new(0xECA, "C12_MSR_PMON_CTR2"), Msr::new(0xECB, "C12_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C13.
-pub const C13_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xED8, "C13_MSR_PMON_CTR0"), Msr::new(0xED9, "C13_MSR_PMON_CTR1"), Msr::new(0xEDA, "C13_MSR_PMON_CTR2"), Msr::new(0xEDB, "C13_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C14.
-pub const C14_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xEE8, "C14_MSR_PMON_CTR0"), Msr::new(0xEE9, "C14_MSR_PMON_CTR1"), Msr::new(0xEEA, "C14_MSR_PMON_CTR2"), Msr::new(0xEEB, "C14_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C15.
-pub const C15_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xEF8, "C15_MSR_PMON_CTR0"), Msr::new(0xEF9, "C15_MSR_PMON_CTR1"), Msr::new(0xEFA, "C15_MSR_PMON_CTR2"), Msr::new(0xEFB, "C15_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C16.
-pub const C16_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xF08, "C16_MSR_PMON_CTR0"), Msr::new(0xF09, "C16_MSR_PMON_CTR1"), Msr::new(0xF0A, "C16_MSR_PMON_CTR2"), Msr::new(0xF0B, "C16_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C17.
-pub const C17_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xF18, "C17_MSR_PMON_CTR0"), Msr::new(0xF19, "C17_MSR_PMON_CTR1"), Msr::new(0xF1A, "C17_MSR_PMON_CTR2"), Msr::new(0xF1B, "C17_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 18] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR, C8_MSR_PMON_CTR, C9_MSR_PMON_CTR, C10_MSR_PMON_CTR, C11_MSR_PMON_CTR, C12_MSR_PMON_CTR, C13_MSR_PMON_CTR, C14_MSR_PMON_CTR, C15_MSR_PMON_CTR, C16_MSR_PMON_CTR, C17_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
+pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 18] = [
+    [Msr::new(0xE08, "C0_MSR_PMON_CTR0"), Msr::new(0xE09, "C0_MSR_PMON_CTR1"), Msr::new(0xE0A, "C0_MSR_PMON_CTR2"), Msr::new(0xE0B, "C0_MSR_PMON_CTR3")],
+    [Msr::new(0xE18, "C1_MSR_PMON_CTR0"), Msr::new(0xE19, "C1_MSR_PMON_CTR1"), Msr::new(0xE1A, "C1_MSR_PMON_CTR2"), Msr::new(0xE1B, "C1_MSR_PMON_CTR3")],
+    [Msr::new(0xE28, "C2_MSR_PMON_CTR0"), Msr::new(0xE29, "C2_MSR_PMON_CTR1"), Msr::new(0xE2A, "C2_MSR_PMON_CTR2"), Msr::new(0xE2B, "C2_MSR_PMON_CTR3")],
+    [Msr::new(0xE38, "C3_MSR_PMON_CTR0"), Msr::new(0xE39, "C3_MSR_PMON_CTR1"), Msr::new(0xE3A, "C3_MSR_PMON_CTR2"), Msr::new(0xE3B, "C3_MSR_PMON_CTR3")],
+    [Msr::new(0xE48, "C4_MSR_PMON_CTR0"), Msr::new(0xE49, "C4_MSR_PMON_CTR1"), Msr::new(0xE4A, "C4_MSR_PMON_CTR2"), Msr::new(0xE4B, "C4_MSR_PMON_CTR3")],
+    [Msr::new(0xE58, "C5_MSR_PMON_CTR0"), Msr::new(0xE59, "C5_MSR_PMON_CTR1"), Msr::new(0xE5A, "C5_MSR_PMON_CTR2"), Msr::new(0xE5B, "C5_MSR_PMON_CTR3")],
+    [Msr::new(0xE68, "C6_MSR_PMON_CTR0"), Msr::new(0xE69, "C6_MSR_PMON_CTR1"), Msr::new(0xE6A, "C6_MSR_PMON_CTR2"), Msr::new(0xE6B, "C6_MSR_PMON_CTR3")],
+    [Msr::new(0xE78, "C7_MSR_PMON_CTR0"), Msr::new(0xE79, "C7_MSR_PMON_CTR1"), Msr::new(0xE7A, "C7_MSR_PMON_CTR2"), Msr::new(0xE7B, "C7_MSR_PMON_CTR3")],
+    [Msr::new(0xE88, "C8_MSR_PMON_CTR0"), Msr::new(0xE89, "C8_MSR_PMON_CTR1"), Msr::new(0xE8A, "C8_MSR_PMON_CTR2"), Msr::new(0xE8B, "C8_MSR_PMON_CTR3")],
+    [Msr::new(0xE98, "C9_MSR_PMON_CTR0"), Msr::new(0xE99, "C9_MSR_PMON_CTR1"), Msr::new(0xE9A, "C9_MSR_PMON_CTR2"), Msr::new(0xE9B, "C9_MSR_PMON_CTR3")],
+    [Msr::new(0xEA8, "C10_MSR_PMON_CTR0"), Msr::new(0xEA9, "C10_MSR_PMON_CTR1"), Msr::new(0xEAA, "C10_MSR_PMON_CTR2"), Msr::new(0xEAB, "C10_MSR_PMON_CTR3")],
+    [Msr::new(0xEB8, "C11_MSR_PMON_CTR0"), Msr::new(0xEB9, "C11_MSR_PMON_CTR1"), Msr::new(0xEBA, "C11_MSR_PMON_CTR2"), Msr::new(0xEBB, "C11_MSR_PMON_CTR3")],
+    [Msr::new(0xEC8, "C12_MSR_PMON_CTR0"), Msr::new(0xEC9, "C12_MSR_PMON_CTR1"), Msr::new(0xECA, "C12_MSR_PMON_CTR2"), Msr::new(0xECB, "C12_MSR_PMON_CTR3")],
+    [Msr::new(0xED8, "C13_MSR_PMON_CTR0"), Msr::new(0xED9, "C13_MSR_PMON_CTR1"), Msr::new(0xEDA, "C13_MSR_PMON_CTR2"), Msr::new(0xEDB, "C13_MSR_PMON_CTR3")],
+    [Msr::new(0xEE8, "C14_MSR_PMON_CTR0"), Msr::new(0xEE9, "C14_MSR_PMON_CTR1"), Msr::new(0xEEA, "C14_MSR_PMON_CTR2"), Msr::new(0xEEB, "C14_MSR_PMON_CTR3")],
+    [Msr::new(0xEF8, "C15_MSR_PMON_CTR0"), Msr::new(0xEF9, "C15_MSR_PMON_CTR1"), Msr::new(0xEFA, "C15_MSR_PMON_CTR2"), Msr::new(0xEFB, "C15_MSR_PMON_CTR3")],
+    [Msr::new(0xF08, "C16_MSR_PMON_CTR0"), Msr::new(0xF09, "C16_MSR_PMON_CTR1"), Msr::new(0xF0A, "C16_MSR_PMON_CTR2"), Msr::new(0xF0B, "C16_MSR_PMON_CTR3")],
+    [Msr::new(0xF18, "C17_MSR_PMON_CTR0"), Msr::new(0xF19, "C17_MSR_PMON_CTR1"), Msr::new(0xF1A, "C17_MSR_PMON_CTR2"), Msr::new(0xF1B, "C17_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static CBO_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -95,14 +95,12 @@ impl QpiBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P0.
-pub const Q_P0_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(0x2F32, 8, 2, 0x0F4, "Q_P0_PCI_PMON_BOX_CTL");
-/// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P1.
-pub const Q_P1_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(0x2F33, 9, 2, 0x0F4, "Q_P1_PCI_PMON_BOX_CTL");
-/// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P2.
-pub const Q_P2_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(0x2F3A, 10, 2, 0x0F4, "Q_P2_PCI_PMON_BOX_CTL");
-/// `Q_P{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 3] = [Q_P0_PCI_PMON_BOX_CTL, Q_P1_PCI_PMON_BOX_CTL, Q_P2_PCI_PMON_BOX_CTL];
+/// `Q_P{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (P0, P1, P2).
+pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 3] = [
+    PciRegister::new(0x2F32, 8, 2, 0x0F4, "Q_P0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x2F33, 9, 2, 0x0F4, "Q_P1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x2F3A, 10, 2, 0x0F4, "Q_P2_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -271,14 +269,12 @@ impl QpiCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `Q_P{i}_PCI_PMON_CTL{n}` of instance P0.
-pub const Q_P0_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [PciRegister::new(0x2F32, 8, 2, 0x0D8, "Q_P0_PCI_PMON_CTL0"), PciRegister::new(0x2F32, 8, 2, 0x0DC, "Q_P0_PCI_PMON_CTL1"), PciRegister::new(0x2F32, 8, 2, 0x0E0, "Q_P0_PCI_PMON_CTL2"), PciRegister::new(0x2F32, 8, 2, 0x0E4, "Q_P0_PCI_PMON_CTL3")];
-/// `Q_P{i}_PCI_PMON_CTL{n}` of instance P1.
-pub const Q_P1_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [PciRegister::new(0x2F33, 9, 2, 0x0D8, "Q_P1_PCI_PMON_CTL0"), PciRegister::new(0x2F33, 9, 2, 0x0DC, "Q_P1_PCI_PMON_CTL1"), PciRegister::new(0x2F33, 9, 2, 0x0E0, "Q_P1_PCI_PMON_CTL2"), PciRegister::new(0x2F33, 9, 2, 0x0E4, "Q_P1_PCI_PMON_CTL3")];
-/// `Q_P{i}_PCI_PMON_CTL{n}` of instance P2.
-pub const Q_P2_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [PciRegister::new(0x2F3A, 10, 2, 0x0D8, "Q_P2_PCI_PMON_CTL0"), PciRegister::new(0x2F3A, 10, 2, 0x0DC, "Q_P2_PCI_PMON_CTL1"), PciRegister::new(0x2F3A, 10, 2, 0x0E0, "Q_P2_PCI_PMON_CTL2"), PciRegister::new(0x2F3A, 10, 2, 0x0E4, "Q_P2_PCI_PMON_CTL3")];
-/// `Q_P{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 3] = [Q_P0_PCI_PMON_CTL, Q_P1_PCI_PMON_CTL, Q_P2_PCI_PMON_CTL];
+/// `Q_P{i}_PCI_PMON_CTL{n}` of every instance, in instance order (P0, P1, P2).
+pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 3] = [
+    [PciRegister::new(0x2F32, 8, 2, 0x0D8, "Q_P0_PCI_PMON_CTL0"), PciRegister::new(0x2F32, 8, 2, 0x0DC, "Q_P0_PCI_PMON_CTL1"), PciRegister::new(0x2F32, 8, 2, 0x0E0, "Q_P0_PCI_PMON_CTL2"), PciRegister::new(0x2F32, 8, 2, 0x0E4, "Q_P0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x2F33, 9, 2, 0x0D8, "Q_P1_PCI_PMON_CTL0"), PciRegister::new(0x2F33, 9, 2, 0x0DC, "Q_P1_PCI_PMON_CTL1"), PciRegister::new(0x2F33, 9, 2, 0x0E0, "Q_P1_PCI_PMON_CTL2"), PciRegister::new(0x2F33, 9, 2, 0x0E4, "Q_P1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x2F3A, 10, 2, 0x0D8, "Q_P2_PCI_PMON_CTL0"), PciRegister::new(0x2F3A, 10, 2, 0x0DC, "Q_P2_PCI_PMON_CTL1"), PciRegister::new(0x2F3A, 10, 2, 0x0E0, "Q_P2_PCI_PMON_CTL2"), PciRegister::new(0x2F3A, 10, 2, 0x0E4, "Q_P2_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -362,14 +358,12 @@ impl QpiBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, QpiBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `Q_P{i}_PCI_PMON_BOX_STATUS` of instance P0.
-pub const Q_P0_PCI_PMON_BOX_STATUS: PciRegister<QpiBoxStatus> = PciRegister::new(0x2F32, 8, 2, 0x0F8, "Q_P0_PCI_PMON_BOX_STATUS");
-/// `Q_P{i}_PCI_PMON_BOX_STATUS` of instance P1.
-pub const Q_P1_PCI_PMON_BOX_STATUS: PciRegister<QpiBoxStatus> = PciRegister::new(0x2F33, 9, 2, 0x0F8, "Q_P1_PCI_PMON_BOX_STATUS");
-/// `Q_P{i}_PCI_PMON_BOX_STATUS` of instance P2.
-pub const Q_P2_PCI_PMON_BOX_STATUS: PciRegister<QpiBoxStatus> = PciRegister::new(0x2F3A, 10, 2, 0x0F8, "Q_P2_PCI_PMON_BOX_STATUS");
-/// `Q_P{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const Q_P_PCI_PMON_BOX_STATUS: [PciRegister<QpiBoxStatus>; 3] = [Q_P0_PCI_PMON_BOX_STATUS, Q_P1_PCI_PMON_BOX_STATUS, Q_P2_PCI_PMON_BOX_STATUS];
+/// `Q_P{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (P0, P1, P2).
+pub const Q_P_PCI_PMON_BOX_STATUS: [PciRegister<QpiBoxStatus>; 3] = [
+    PciRegister::new(0x2F32, 8, 2, 0x0F8, "Q_P0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x2F33, 9, 2, 0x0F8, "Q_P1_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x2F3A, 10, 2, 0x0F8, "Q_P2_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -440,14 +434,12 @@ impl QpiCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, QpiCtrLayout::NAME, "event_count")) }
 }
 
-/// `Q_P{i}_PCI_PMON_CTR{n}` of instance P0.
-pub const Q_P0_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [PciRegister::new(0x2F32, 8, 2, 0x0A0, "Q_P0_PCI_PMON_CTR0"), PciRegister::new(0x2F32, 8, 2, 0x0A8, "Q_P0_PCI_PMON_CTR1"), PciRegister::new(0x2F32, 8, 2, 0x0B0, "Q_P0_PCI_PMON_CTR2"), PciRegister::new(0x2F32, 8, 2, 0x0B8, "Q_P0_PCI_PMON_CTR3")];
-/// `Q_P{i}_PCI_PMON_CTR{n}` of instance P1.
-pub const Q_P1_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [PciRegister::new(0x2F33, 9, 2, 0x0A0, "Q_P1_PCI_PMON_CTR0"), PciRegister::new(0x2F33, 9, 2, 0x0A8, "Q_P1_PCI_PMON_CTR1"), PciRegister::new(0x2F33, 9, 2, 0x0B0, "Q_P1_PCI_PMON_CTR2"), PciRegister::new(0x2F33, 9, 2, 0x0B8, "Q_P1_PCI_PMON_CTR3")];
-/// `Q_P{i}_PCI_PMON_CTR{n}` of instance P2.
-pub const Q_P2_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [PciRegister::new(0x2F3A, 10, 2, 0x0A0, "Q_P2_PCI_PMON_CTR0"), PciRegister::new(0x2F3A, 10, 2, 0x0A8, "Q_P2_PCI_PMON_CTR1"), PciRegister::new(0x2F3A, 10, 2, 0x0B0, "Q_P2_PCI_PMON_CTR2"), PciRegister::new(0x2F3A, 10, 2, 0x0B8, "Q_P2_PCI_PMON_CTR3")];
-/// `Q_P{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 3] = [Q_P0_PCI_PMON_CTR, Q_P1_PCI_PMON_CTR, Q_P2_PCI_PMON_CTR];
+/// `Q_P{i}_PCI_PMON_CTR{n}` of every instance, in instance order (P0, P1, P2).
+pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 3] = [
+    [PciRegister::new(0x2F32, 8, 2, 0x0A0, "Q_P0_PCI_PMON_CTR0"), PciRegister::new(0x2F32, 8, 2, 0x0A8, "Q_P0_PCI_PMON_CTR1"), PciRegister::new(0x2F32, 8, 2, 0x0B0, "Q_P0_PCI_PMON_CTR2"), PciRegister::new(0x2F32, 8, 2, 0x0B8, "Q_P0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x2F33, 9, 2, 0x0A0, "Q_P1_PCI_PMON_CTR0"), PciRegister::new(0x2F33, 9, 2, 0x0A8, "Q_P1_PCI_PMON_CTR1"), PciRegister::new(0x2F33, 9, 2, 0x0B0, "Q_P1_PCI_PMON_CTR2"), PciRegister::new(0x2F33, 9, 2, 0x0B8, "Q_P1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x2F3A, 10, 2, 0x0A0, "Q_P2_PCI_PMON_CTR0"), PciRegister::new(0x2F3A, 10, 2, 0x0A8, "Q_P2_PCI_PMON_CTR1"), PciRegister::new(0x2F3A, 10, 2, 0x0B0, "Q_P2_PCI_PMON_CTR2"), PciRegister::new(0x2F3A, 10, 2, 0x0B8, "Q_P2_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -586,14 +578,12 @@ impl QpiPktMatch0 {
     #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::VNW_BITS.try_set(self.raw64(), v as u64, QpiPktMatch0Layout::NAME, "vnw")) }
 }
 
-/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P0.
-pub const Q_P0_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new(0x2F86, 8, 6, 0x228, "Q_P0_PCI_PMON_PKT_MATCH0");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P1.
-pub const Q_P1_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new(0x2F96, 9, 6, 0x228, "Q_P1_PCI_PMON_PKT_MATCH0");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P2.
-pub const Q_P2_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new(0x2F46, 10, 6, 0x228, "Q_P2_PCI_PMON_PKT_MATCH0");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of every instance, in instance order.
-pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 3] = [Q_P0_PCI_PMON_PKT_MATCH0, Q_P1_PCI_PMON_PKT_MATCH0, Q_P2_PCI_PMON_PKT_MATCH0];
+/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of every instance, in instance order (P0, P1, P2).
+pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 3] = [
+    PciRegister::new(0x2F86, 8, 6, 0x228, "Q_P0_PCI_PMON_PKT_MATCH0"),
+    PciRegister::new(0x2F96, 9, 6, 0x228, "Q_P1_PCI_PMON_PKT_MATCH0"),
+    PciRegister::new(0x2F46, 10, 6, 0x228, "Q_P2_PCI_PMON_PKT_MATCH0"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
@@ -694,14 +684,12 @@ impl QpiPktMatch1 {
     #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RNID_3_0_BITS.try_set(self.raw64(), v as u64, QpiPktMatch1Layout::NAME, "rnid_3_0")) }
 }
 
-/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P0.
-pub const Q_P0_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new(0x2F86, 8, 6, 0x22C, "Q_P0_PCI_PMON_PKT_MATCH1");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P1.
-pub const Q_P1_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new(0x2F96, 9, 6, 0x22C, "Q_P1_PCI_PMON_PKT_MATCH1");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P2.
-pub const Q_P2_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new(0x2F46, 10, 6, 0x22C, "Q_P2_PCI_PMON_PKT_MATCH1");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of every instance, in instance order.
-pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 3] = [Q_P0_PCI_PMON_PKT_MATCH1, Q_P1_PCI_PMON_PKT_MATCH1, Q_P2_PCI_PMON_PKT_MATCH1];
+/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of every instance, in instance order (P0, P1, P2).
+pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 3] = [
+    PciRegister::new(0x2F86, 8, 6, 0x22C, "Q_P0_PCI_PMON_PKT_MATCH1"),
+    PciRegister::new(0x2F96, 9, 6, 0x22C, "Q_P1_PCI_PMON_PKT_MATCH1"),
+    PciRegister::new(0x2F46, 10, 6, 0x22C, "Q_P2_PCI_PMON_PKT_MATCH1"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
@@ -832,14 +820,12 @@ impl QpiPktMask0 {
     #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::VNW_BITS.try_set(self.raw64(), v as u64, QpiPktMask0Layout::NAME, "vnw")) }
 }
 
-/// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P0.
-pub const Q_P0_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(0x2F86, 8, 6, 0x238, "Q_P0_PCI_PMON_PKT_MASK0");
-/// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P1.
-pub const Q_P1_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(0x2F96, 9, 6, 0x238, "Q_P1_PCI_PMON_PKT_MASK0");
-/// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P2.
-pub const Q_P2_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(0x2F46, 10, 6, 0x238, "Q_P2_PCI_PMON_PKT_MASK0");
-/// `Q_P{i}_PCI_PMON_PKT_MASK0` of every instance, in instance order.
-pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 3] = [Q_P0_PCI_PMON_PKT_MASK0, Q_P1_PCI_PMON_PKT_MASK0, Q_P2_PCI_PMON_PKT_MASK0];
+/// `Q_P{i}_PCI_PMON_PKT_MASK0` of every instance, in instance order (P0, P1, P2).
+pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 3] = [
+    PciRegister::new(0x2F86, 8, 6, 0x238, "Q_P0_PCI_PMON_PKT_MASK0"),
+    PciRegister::new(0x2F96, 9, 6, 0x238, "Q_P1_PCI_PMON_PKT_MASK0"),
+    PciRegister::new(0x2F46, 10, 6, 0x238, "Q_P2_PCI_PMON_PKT_MASK0"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
@@ -940,14 +926,12 @@ impl QpiPktMask1 {
     #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RNID_3_0_BITS.try_set(self.raw64(), v as u64, QpiPktMask1Layout::NAME, "rnid_3_0")) }
 }
 
-/// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P0.
-pub const Q_P0_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(0x2F86, 8, 6, 0x23C, "Q_P0_PCI_PMON_PKT_MASK1");
-/// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P1.
-pub const Q_P1_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(0x2F96, 9, 6, 0x23C, "Q_P1_PCI_PMON_PKT_MASK1");
-/// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P2.
-pub const Q_P2_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(0x2F46, 10, 6, 0x23C, "Q_P2_PCI_PMON_PKT_MASK1");
-/// `Q_P{i}_PCI_PMON_PKT_MASK1` of every instance, in instance order.
-pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 3] = [Q_P0_PCI_PMON_PKT_MASK1, Q_P1_PCI_PMON_PKT_MASK1, Q_P2_PCI_PMON_PKT_MASK1];
+/// `Q_P{i}_PCI_PMON_PKT_MASK1` of every instance, in instance order (P0, P1, P2).
+pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 3] = [
+    PciRegister::new(0x2F86, 8, 6, 0x23C, "Q_P0_PCI_PMON_PKT_MASK1"),
+    PciRegister::new(0x2F96, 9, 6, 0x23C, "Q_P1_PCI_PMON_PKT_MASK1"),
+    PciRegister::new(0x2F46, 10, 6, 0x23C, "Q_P2_PCI_PMON_PKT_MASK1"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {

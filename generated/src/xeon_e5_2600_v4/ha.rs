@@ -86,12 +86,11 @@ impl HaBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `HA{i}_PCI_PMON_BOX_CTL` of instance HA0.
-pub const HA0_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = PciRegister::new(0x6F30, 18, 1, 0x0F4, "HA0_PCI_PMON_BOX_CTL");
-/// `HA{i}_PCI_PMON_BOX_CTL` of instance HA1.
-pub const HA1_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = PciRegister::new(0x6F38, 18, 5, 0x0F4, "HA1_PCI_PMON_BOX_CTL");
-/// `HA{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const HA_PCI_PMON_BOX_CTL: [PciRegister<HaBoxCtl>; 2] = [HA0_PCI_PMON_BOX_CTL, HA1_PCI_PMON_BOX_CTL];
+/// `HA{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_BOX_CTL: [PciRegister<HaBoxCtl>; 2] = [
+    PciRegister::new(0x6F30, 18, 1, 0x0F4, "HA0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x6F38, 18, 5, 0x0F4, "HA1_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -251,12 +250,11 @@ impl HaCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `HA{i}_PCI_PMON_CTL{n}` of instance HA0.
-pub const HA0_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [PciRegister::new(0x6F30, 18, 1, 0x0D8, "HA0_PCI_PMON_CTL0"), PciRegister::new(0x6F30, 18, 1, 0x0DC, "HA0_PCI_PMON_CTL1"), PciRegister::new(0x6F30, 18, 1, 0x0E0, "HA0_PCI_PMON_CTL2"), PciRegister::new(0x6F30, 18, 1, 0x0E4, "HA0_PCI_PMON_CTL3")];
-/// `HA{i}_PCI_PMON_CTL{n}` of instance HA1.
-pub const HA1_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [PciRegister::new(0x6F38, 18, 5, 0x0D8, "HA1_PCI_PMON_CTL0"), PciRegister::new(0x6F38, 18, 5, 0x0DC, "HA1_PCI_PMON_CTL1"), PciRegister::new(0x6F38, 18, 5, 0x0E0, "HA1_PCI_PMON_CTL2"), PciRegister::new(0x6F38, 18, 5, 0x0E4, "HA1_PCI_PMON_CTL3")];
-/// `HA{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const HA_PCI_PMON_CTL: [[PciRegister<HaCtl>; 4]; 2] = [HA0_PCI_PMON_CTL, HA1_PCI_PMON_CTL];
+/// `HA{i}_PCI_PMON_CTL{n}` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_CTL: [[PciRegister<HaCtl>; 4]; 2] = [
+    [PciRegister::new(0x6F30, 18, 1, 0x0D8, "HA0_PCI_PMON_CTL0"), PciRegister::new(0x6F30, 18, 1, 0x0DC, "HA0_PCI_PMON_CTL1"), PciRegister::new(0x6F30, 18, 1, 0x0E0, "HA0_PCI_PMON_CTL2"), PciRegister::new(0x6F30, 18, 1, 0x0E4, "HA0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x6F38, 18, 5, 0x0D8, "HA1_PCI_PMON_CTL0"), PciRegister::new(0x6F38, 18, 5, 0x0DC, "HA1_PCI_PMON_CTL1"), PciRegister::new(0x6F38, 18, 5, 0x0E0, "HA1_PCI_PMON_CTL2"), PciRegister::new(0x6F38, 18, 5, 0x0E4, "HA1_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static HA_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -336,12 +334,11 @@ impl HaBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, HaBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `HA{i}_PCI_PMON_BOX_STATUS` of instance HA0.
-pub const HA0_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = PciRegister::new(0x6F30, 18, 1, 0x0F8, "HA0_PCI_PMON_BOX_STATUS");
-/// `HA{i}_PCI_PMON_BOX_STATUS` of instance HA1.
-pub const HA1_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = PciRegister::new(0x6F38, 18, 5, 0x0F8, "HA1_PCI_PMON_BOX_STATUS");
-/// `HA{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const HA_PCI_PMON_BOX_STATUS: [PciRegister<HaBoxStatus>; 2] = [HA0_PCI_PMON_BOX_STATUS, HA1_PCI_PMON_BOX_STATUS];
+/// `HA{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_BOX_STATUS: [PciRegister<HaBoxStatus>; 2] = [
+    PciRegister::new(0x6F30, 18, 1, 0x0F8, "HA0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x6F38, 18, 5, 0x0F8, "HA1_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -411,12 +408,11 @@ impl HaCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, HaCtrLayout::NAME, "event_count")) }
 }
 
-/// `HA{i}_PCI_PMON_CTR{n}` of instance HA0.
-pub const HA0_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [PciRegister::new(0x6F30, 18, 1, 0x0A0, "HA0_PCI_PMON_CTR0"), PciRegister::new(0x6F30, 18, 1, 0x0A8, "HA0_PCI_PMON_CTR1"), PciRegister::new(0x6F30, 18, 1, 0x0B0, "HA0_PCI_PMON_CTR2"), PciRegister::new(0x6F30, 18, 1, 0x0B8, "HA0_PCI_PMON_CTR3")];
-/// `HA{i}_PCI_PMON_CTR{n}` of instance HA1.
-pub const HA1_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [PciRegister::new(0x6F38, 18, 5, 0x0A0, "HA1_PCI_PMON_CTR0"), PciRegister::new(0x6F38, 18, 5, 0x0A8, "HA1_PCI_PMON_CTR1"), PciRegister::new(0x6F38, 18, 5, 0x0B0, "HA1_PCI_PMON_CTR2"), PciRegister::new(0x6F38, 18, 5, 0x0B8, "HA1_PCI_PMON_CTR3")];
-/// `HA{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const HA_PCI_PMON_CTR: [[PciRegister<HaCtr>; 4]; 2] = [HA0_PCI_PMON_CTR, HA1_PCI_PMON_CTR];
+/// `HA{i}_PCI_PMON_CTR{n}` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_CTR: [[PciRegister<HaCtr>; 4]; 2] = [
+    [PciRegister::new(0x6F30, 18, 1, 0x0A0, "HA0_PCI_PMON_CTR0"), PciRegister::new(0x6F30, 18, 1, 0x0A8, "HA0_PCI_PMON_CTR1"), PciRegister::new(0x6F30, 18, 1, 0x0B0, "HA0_PCI_PMON_CTR2"), PciRegister::new(0x6F30, 18, 1, 0x0B8, "HA0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x6F38, 18, 5, 0x0A0, "HA1_PCI_PMON_CTR0"), PciRegister::new(0x6F38, 18, 5, 0x0A8, "HA1_PCI_PMON_CTR1"), PciRegister::new(0x6F38, 18, 5, 0x0B0, "HA1_PCI_PMON_CTR2"), PciRegister::new(0x6F38, 18, 5, 0x0B8, "HA1_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static HA_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -494,12 +490,11 @@ impl HaBoxAddrMatch0 {
     #[inline] pub const fn try_with_lo_addr(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::LO_ADDR_BITS.try_set(self.raw64(), v as u64, HaBoxAddrMatch0Layout::NAME, "lo_addr")) }
 }
 
-/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of instance HA0.
-pub const HA0_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaBoxAddrMatch0> = PciRegister::new(0x6F30, 18, 1, 0x040, "HA0_PCI_PMON_BOX_ADDRMATCH0");
-/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of instance HA1.
-pub const HA1_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaBoxAddrMatch0> = PciRegister::new(0x6F38, 18, 5, 0x040, "HA1_PCI_PMON_BOX_ADDRMATCH0");
-/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of every instance, in instance order.
-pub const HA_PCI_PMON_BOX_ADDRMATCH0: [PciRegister<HaBoxAddrMatch0>; 2] = [HA0_PCI_PMON_BOX_ADDRMATCH0, HA1_PCI_PMON_BOX_ADDRMATCH0];
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_BOX_ADDRMATCH0: [PciRegister<HaBoxAddrMatch0>; 2] = [
+    PciRegister::new(0x6F30, 18, 1, 0x040, "HA0_PCI_PMON_BOX_ADDRMATCH0"),
+    PciRegister::new(0x6F38, 18, 5, 0x040, "HA1_PCI_PMON_BOX_ADDRMATCH0"),
+];
 
 #[cfg(feature = "metadata")]
 static HA_BOX_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
@@ -570,12 +565,11 @@ impl HaBoxAddrMatch1 {
     #[inline] pub const fn try_with_hi_addr(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::HI_ADDR_BITS.try_set(self.raw64(), v as u64, HaBoxAddrMatch1Layout::NAME, "hi_addr")) }
 }
 
-/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of instance HA0.
-pub const HA0_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaBoxAddrMatch1> = PciRegister::new(0x6F30, 18, 1, 0x044, "HA0_PCI_PMON_BOX_ADDRMATCH1");
-/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of instance HA1.
-pub const HA1_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaBoxAddrMatch1> = PciRegister::new(0x6F38, 18, 5, 0x044, "HA1_PCI_PMON_BOX_ADDRMATCH1");
-/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of every instance, in instance order.
-pub const HA_PCI_PMON_BOX_ADDRMATCH1: [PciRegister<HaBoxAddrMatch1>; 2] = [HA0_PCI_PMON_BOX_ADDRMATCH1, HA1_PCI_PMON_BOX_ADDRMATCH1];
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_BOX_ADDRMATCH1: [PciRegister<HaBoxAddrMatch1>; 2] = [
+    PciRegister::new(0x6F30, 18, 1, 0x044, "HA0_PCI_PMON_BOX_ADDRMATCH1"),
+    PciRegister::new(0x6F38, 18, 5, 0x044, "HA1_PCI_PMON_BOX_ADDRMATCH1"),
+];
 
 #[cfg(feature = "metadata")]
 static HA_BOX_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
@@ -646,12 +640,11 @@ impl HaBoxOpcodeMatch {
     #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_BITS.try_set(self.raw64(), v as u64, HaBoxOpcodeMatchLayout::NAME, "opc")) }
 }
 
-/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of instance HA0.
-pub const HA0_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaBoxOpcodeMatch> = PciRegister::new(0x6F30, 18, 1, 0x048, "HA0_PCI_PMON_BOX_OPCODEMATCH");
-/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of instance HA1.
-pub const HA1_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaBoxOpcodeMatch> = PciRegister::new(0x6F38, 18, 5, 0x048, "HA1_PCI_PMON_BOX_OPCODEMATCH");
-/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of every instance, in instance order.
-pub const HA_PCI_PMON_BOX_OPCODEMATCH: [PciRegister<HaBoxOpcodeMatch>; 2] = [HA0_PCI_PMON_BOX_OPCODEMATCH, HA1_PCI_PMON_BOX_OPCODEMATCH];
+/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_BOX_OPCODEMATCH: [PciRegister<HaBoxOpcodeMatch>; 2] = [
+    PciRegister::new(0x6F30, 18, 1, 0x048, "HA0_PCI_PMON_BOX_OPCODEMATCH"),
+    PciRegister::new(0x6F38, 18, 5, 0x048, "HA1_PCI_PMON_BOX_OPCODEMATCH"),
+];
 
 #[cfg(feature = "metadata")]
 static HA_BOX_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {

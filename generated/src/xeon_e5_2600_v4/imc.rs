@@ -96,24 +96,17 @@ impl ImcBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH0.
-pub const MC_CH0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x6FB0, 20, 0, 0x0F4, "MC_CH0_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH1.
-pub const MC_CH1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x6FB1, 20, 1, 0x0F4, "MC_CH1_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH2.
-pub const MC_CH2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x6FB4, 21, 0, 0x0F4, "MC_CH2_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH3.
-pub const MC_CH3_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x6FB5, 21, 1, 0x0F4, "MC_CH3_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH4.
-pub const MC_CH4_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x6FD0, 23, 0, 0x0F4, "MC_CH4_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH5.
-pub const MC_CH5_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x6FD1, 23, 1, 0x0F4, "MC_CH5_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH6.
-pub const MC_CH6_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x6FD4, 24, 0, 0x0F4, "MC_CH6_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH7.
-pub const MC_CH7_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x6FD5, 24, 1, 0x0F4, "MC_CH7_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 8] = [MC_CH0_PCI_PMON_BOX_CTL, MC_CH1_PCI_PMON_BOX_CTL, MC_CH2_PCI_PMON_BOX_CTL, MC_CH3_PCI_PMON_BOX_CTL, MC_CH4_PCI_PMON_BOX_CTL, MC_CH5_PCI_PMON_BOX_CTL, MC_CH6_PCI_PMON_BOX_CTL, MC_CH7_PCI_PMON_BOX_CTL];
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
+pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 8] = [
+    PciRegister::new(0x6FB0, 20, 0, 0x0F4, "MC_CH0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x6FB1, 20, 1, 0x0F4, "MC_CH1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x6FB4, 21, 0, 0x0F4, "MC_CH2_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x6FB5, 21, 1, 0x0F4, "MC_CH3_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x6FD0, 23, 0, 0x0F4, "MC_CH4_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x6FD1, 23, 1, 0x0F4, "MC_CH5_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x6FD4, 24, 0, 0x0F4, "MC_CH6_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x6FD5, 24, 1, 0x0F4, "MC_CH7_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -282,24 +275,17 @@ impl ImcCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH0.
-pub const MC_CH0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x6FB0, 20, 0, 0x0D8, "MC_CH0_PCI_PMON_CTL0"), PciRegister::new(0x6FB0, 20, 0, 0x0DC, "MC_CH0_PCI_PMON_CTL1"), PciRegister::new(0x6FB0, 20, 0, 0x0E0, "MC_CH0_PCI_PMON_CTL2"), PciRegister::new(0x6FB0, 20, 0, 0x0E4, "MC_CH0_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH1.
-pub const MC_CH1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x6FB1, 20, 1, 0x0D8, "MC_CH1_PCI_PMON_CTL0"), PciRegister::new(0x6FB1, 20, 1, 0x0DC, "MC_CH1_PCI_PMON_CTL1"), PciRegister::new(0x6FB1, 20, 1, 0x0E0, "MC_CH1_PCI_PMON_CTL2"), PciRegister::new(0x6FB1, 20, 1, 0x0E4, "MC_CH1_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH2.
-pub const MC_CH2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x6FB4, 21, 0, 0x0D8, "MC_CH2_PCI_PMON_CTL0"), PciRegister::new(0x6FB4, 21, 0, 0x0DC, "MC_CH2_PCI_PMON_CTL1"), PciRegister::new(0x6FB4, 21, 0, 0x0E0, "MC_CH2_PCI_PMON_CTL2"), PciRegister::new(0x6FB4, 21, 0, 0x0E4, "MC_CH2_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH3.
-pub const MC_CH3_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x6FB5, 21, 1, 0x0D8, "MC_CH3_PCI_PMON_CTL0"), PciRegister::new(0x6FB5, 21, 1, 0x0DC, "MC_CH3_PCI_PMON_CTL1"), PciRegister::new(0x6FB5, 21, 1, 0x0E0, "MC_CH3_PCI_PMON_CTL2"), PciRegister::new(0x6FB5, 21, 1, 0x0E4, "MC_CH3_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH4.
-pub const MC_CH4_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x6FD0, 23, 0, 0x0D8, "MC_CH4_PCI_PMON_CTL0"), PciRegister::new(0x6FD0, 23, 0, 0x0DC, "MC_CH4_PCI_PMON_CTL1"), PciRegister::new(0x6FD0, 23, 0, 0x0E0, "MC_CH4_PCI_PMON_CTL2"), PciRegister::new(0x6FD0, 23, 0, 0x0E4, "MC_CH4_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH5.
-pub const MC_CH5_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x6FD1, 23, 1, 0x0D8, "MC_CH5_PCI_PMON_CTL0"), PciRegister::new(0x6FD1, 23, 1, 0x0DC, "MC_CH5_PCI_PMON_CTL1"), PciRegister::new(0x6FD1, 23, 1, 0x0E0, "MC_CH5_PCI_PMON_CTL2"), PciRegister::new(0x6FD1, 23, 1, 0x0E4, "MC_CH5_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH6.
-pub const MC_CH6_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x6FD4, 24, 0, 0x0D8, "MC_CH6_PCI_PMON_CTL0"), PciRegister::new(0x6FD4, 24, 0, 0x0DC, "MC_CH6_PCI_PMON_CTL1"), PciRegister::new(0x6FD4, 24, 0, 0x0E0, "MC_CH6_PCI_PMON_CTL2"), PciRegister::new(0x6FD4, 24, 0, 0x0E4, "MC_CH6_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH7.
-pub const MC_CH7_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x6FD5, 24, 1, 0x0D8, "MC_CH7_PCI_PMON_CTL0"), PciRegister::new(0x6FD5, 24, 1, 0x0DC, "MC_CH7_PCI_PMON_CTL1"), PciRegister::new(0x6FD5, 24, 1, 0x0E0, "MC_CH7_PCI_PMON_CTL2"), PciRegister::new(0x6FD5, 24, 1, 0x0E4, "MC_CH7_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 8] = [MC_CH0_PCI_PMON_CTL, MC_CH1_PCI_PMON_CTL, MC_CH2_PCI_PMON_CTL, MC_CH3_PCI_PMON_CTL, MC_CH4_PCI_PMON_CTL, MC_CH5_PCI_PMON_CTL, MC_CH6_PCI_PMON_CTL, MC_CH7_PCI_PMON_CTL];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of every instance, in instance order (CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
+pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 8] = [
+    [PciRegister::new(0x6FB0, 20, 0, 0x0D8, "MC_CH0_PCI_PMON_CTL0"), PciRegister::new(0x6FB0, 20, 0, 0x0DC, "MC_CH0_PCI_PMON_CTL1"), PciRegister::new(0x6FB0, 20, 0, 0x0E0, "MC_CH0_PCI_PMON_CTL2"), PciRegister::new(0x6FB0, 20, 0, 0x0E4, "MC_CH0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x6FB1, 20, 1, 0x0D8, "MC_CH1_PCI_PMON_CTL0"), PciRegister::new(0x6FB1, 20, 1, 0x0DC, "MC_CH1_PCI_PMON_CTL1"), PciRegister::new(0x6FB1, 20, 1, 0x0E0, "MC_CH1_PCI_PMON_CTL2"), PciRegister::new(0x6FB1, 20, 1, 0x0E4, "MC_CH1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x6FB4, 21, 0, 0x0D8, "MC_CH2_PCI_PMON_CTL0"), PciRegister::new(0x6FB4, 21, 0, 0x0DC, "MC_CH2_PCI_PMON_CTL1"), PciRegister::new(0x6FB4, 21, 0, 0x0E0, "MC_CH2_PCI_PMON_CTL2"), PciRegister::new(0x6FB4, 21, 0, 0x0E4, "MC_CH2_PCI_PMON_CTL3")],
+    [PciRegister::new(0x6FB5, 21, 1, 0x0D8, "MC_CH3_PCI_PMON_CTL0"), PciRegister::new(0x6FB5, 21, 1, 0x0DC, "MC_CH3_PCI_PMON_CTL1"), PciRegister::new(0x6FB5, 21, 1, 0x0E0, "MC_CH3_PCI_PMON_CTL2"), PciRegister::new(0x6FB5, 21, 1, 0x0E4, "MC_CH3_PCI_PMON_CTL3")],
+    [PciRegister::new(0x6FD0, 23, 0, 0x0D8, "MC_CH4_PCI_PMON_CTL0"), PciRegister::new(0x6FD0, 23, 0, 0x0DC, "MC_CH4_PCI_PMON_CTL1"), PciRegister::new(0x6FD0, 23, 0, 0x0E0, "MC_CH4_PCI_PMON_CTL2"), PciRegister::new(0x6FD0, 23, 0, 0x0E4, "MC_CH4_PCI_PMON_CTL3")],
+    [PciRegister::new(0x6FD1, 23, 1, 0x0D8, "MC_CH5_PCI_PMON_CTL0"), PciRegister::new(0x6FD1, 23, 1, 0x0DC, "MC_CH5_PCI_PMON_CTL1"), PciRegister::new(0x6FD1, 23, 1, 0x0E0, "MC_CH5_PCI_PMON_CTL2"), PciRegister::new(0x6FD1, 23, 1, 0x0E4, "MC_CH5_PCI_PMON_CTL3")],
+    [PciRegister::new(0x6FD4, 24, 0, 0x0D8, "MC_CH6_PCI_PMON_CTL0"), PciRegister::new(0x6FD4, 24, 0, 0x0DC, "MC_CH6_PCI_PMON_CTL1"), PciRegister::new(0x6FD4, 24, 0, 0x0E0, "MC_CH6_PCI_PMON_CTL2"), PciRegister::new(0x6FD4, 24, 0, 0x0E4, "MC_CH6_PCI_PMON_CTL3")],
+    [PciRegister::new(0x6FD5, 24, 1, 0x0D8, "MC_CH7_PCI_PMON_CTL0"), PciRegister::new(0x6FD5, 24, 1, 0x0DC, "MC_CH7_PCI_PMON_CTL1"), PciRegister::new(0x6FD5, 24, 1, 0x0E0, "MC_CH7_PCI_PMON_CTL2"), PciRegister::new(0x6FD5, 24, 1, 0x0E4, "MC_CH7_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -405,24 +391,17 @@ impl ImcBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, ImcBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH0.
-pub const MC_CH0_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x6FB0, 20, 0, 0x0F8, "MC_CH0_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH1.
-pub const MC_CH1_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x6FB1, 20, 1, 0x0F8, "MC_CH1_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH2.
-pub const MC_CH2_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x6FB4, 21, 0, 0x0F8, "MC_CH2_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH3.
-pub const MC_CH3_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x6FB5, 21, 1, 0x0F8, "MC_CH3_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH4.
-pub const MC_CH4_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x6FD0, 23, 0, 0x0F8, "MC_CH4_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH5.
-pub const MC_CH5_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x6FD1, 23, 1, 0x0F8, "MC_CH5_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH6.
-pub const MC_CH6_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x6FD4, 24, 0, 0x0F8, "MC_CH6_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH7.
-pub const MC_CH7_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x6FD5, 24, 1, 0x0F8, "MC_CH7_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 8] = [MC_CH0_PCI_PMON_BOX_STATUS, MC_CH1_PCI_PMON_BOX_STATUS, MC_CH2_PCI_PMON_BOX_STATUS, MC_CH3_PCI_PMON_BOX_STATUS, MC_CH4_PCI_PMON_BOX_STATUS, MC_CH5_PCI_PMON_BOX_STATUS, MC_CH6_PCI_PMON_BOX_STATUS, MC_CH7_PCI_PMON_BOX_STATUS];
+/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
+pub const MC_CH_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 8] = [
+    PciRegister::new(0x6FB0, 20, 0, 0x0F8, "MC_CH0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x6FB1, 20, 1, 0x0F8, "MC_CH1_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x6FB4, 21, 0, 0x0F8, "MC_CH2_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x6FB5, 21, 1, 0x0F8, "MC_CH3_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x6FD0, 23, 0, 0x0F8, "MC_CH4_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x6FD1, 23, 1, 0x0F8, "MC_CH5_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x6FD4, 24, 0, 0x0F8, "MC_CH6_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x6FD5, 24, 1, 0x0F8, "MC_CH7_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -500,24 +479,17 @@ impl ImcCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH0.
-pub const MC_CH0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x6FB0, 20, 0, 0x0A0, "MC_CH0_PCI_PMON_CTR0"), PciRegister::new(0x6FB0, 20, 0, 0x0A8, "MC_CH0_PCI_PMON_CTR1"), PciRegister::new(0x6FB0, 20, 0, 0x0B0, "MC_CH0_PCI_PMON_CTR2"), PciRegister::new(0x6FB0, 20, 0, 0x0B8, "MC_CH0_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH1.
-pub const MC_CH1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x6FB1, 20, 1, 0x0A0, "MC_CH1_PCI_PMON_CTR0"), PciRegister::new(0x6FB1, 20, 1, 0x0A8, "MC_CH1_PCI_PMON_CTR1"), PciRegister::new(0x6FB1, 20, 1, 0x0B0, "MC_CH1_PCI_PMON_CTR2"), PciRegister::new(0x6FB1, 20, 1, 0x0B8, "MC_CH1_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH2.
-pub const MC_CH2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x6FB4, 21, 0, 0x0A0, "MC_CH2_PCI_PMON_CTR0"), PciRegister::new(0x6FB4, 21, 0, 0x0A8, "MC_CH2_PCI_PMON_CTR1"), PciRegister::new(0x6FB4, 21, 0, 0x0B0, "MC_CH2_PCI_PMON_CTR2"), PciRegister::new(0x6FB4, 21, 0, 0x0B8, "MC_CH2_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH3.
-pub const MC_CH3_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x6FB5, 21, 1, 0x0A0, "MC_CH3_PCI_PMON_CTR0"), PciRegister::new(0x6FB5, 21, 1, 0x0A8, "MC_CH3_PCI_PMON_CTR1"), PciRegister::new(0x6FB5, 21, 1, 0x0B0, "MC_CH3_PCI_PMON_CTR2"), PciRegister::new(0x6FB5, 21, 1, 0x0B8, "MC_CH3_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH4.
-pub const MC_CH4_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x6FD0, 23, 0, 0x0A0, "MC_CH4_PCI_PMON_CTR0"), PciRegister::new(0x6FD0, 23, 0, 0x0A8, "MC_CH4_PCI_PMON_CTR1"), PciRegister::new(0x6FD0, 23, 0, 0x0B0, "MC_CH4_PCI_PMON_CTR2"), PciRegister::new(0x6FD0, 23, 0, 0x0B8, "MC_CH4_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH5.
-pub const MC_CH5_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x6FD1, 23, 1, 0x0A0, "MC_CH5_PCI_PMON_CTR0"), PciRegister::new(0x6FD1, 23, 1, 0x0A8, "MC_CH5_PCI_PMON_CTR1"), PciRegister::new(0x6FD1, 23, 1, 0x0B0, "MC_CH5_PCI_PMON_CTR2"), PciRegister::new(0x6FD1, 23, 1, 0x0B8, "MC_CH5_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH6.
-pub const MC_CH6_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x6FD4, 24, 0, 0x0A0, "MC_CH6_PCI_PMON_CTR0"), PciRegister::new(0x6FD4, 24, 0, 0x0A8, "MC_CH6_PCI_PMON_CTR1"), PciRegister::new(0x6FD4, 24, 0, 0x0B0, "MC_CH6_PCI_PMON_CTR2"), PciRegister::new(0x6FD4, 24, 0, 0x0B8, "MC_CH6_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH7.
-pub const MC_CH7_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x6FD5, 24, 1, 0x0A0, "MC_CH7_PCI_PMON_CTR0"), PciRegister::new(0x6FD5, 24, 1, 0x0A8, "MC_CH7_PCI_PMON_CTR1"), PciRegister::new(0x6FD5, 24, 1, 0x0B0, "MC_CH7_PCI_PMON_CTR2"), PciRegister::new(0x6FD5, 24, 1, 0x0B8, "MC_CH7_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 8] = [MC_CH0_PCI_PMON_CTR, MC_CH1_PCI_PMON_CTR, MC_CH2_PCI_PMON_CTR, MC_CH3_PCI_PMON_CTR, MC_CH4_PCI_PMON_CTR, MC_CH5_PCI_PMON_CTR, MC_CH6_PCI_PMON_CTR, MC_CH7_PCI_PMON_CTR];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of every instance, in instance order (CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
+pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 8] = [
+    [PciRegister::new(0x6FB0, 20, 0, 0x0A0, "MC_CH0_PCI_PMON_CTR0"), PciRegister::new(0x6FB0, 20, 0, 0x0A8, "MC_CH0_PCI_PMON_CTR1"), PciRegister::new(0x6FB0, 20, 0, 0x0B0, "MC_CH0_PCI_PMON_CTR2"), PciRegister::new(0x6FB0, 20, 0, 0x0B8, "MC_CH0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x6FB1, 20, 1, 0x0A0, "MC_CH1_PCI_PMON_CTR0"), PciRegister::new(0x6FB1, 20, 1, 0x0A8, "MC_CH1_PCI_PMON_CTR1"), PciRegister::new(0x6FB1, 20, 1, 0x0B0, "MC_CH1_PCI_PMON_CTR2"), PciRegister::new(0x6FB1, 20, 1, 0x0B8, "MC_CH1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x6FB4, 21, 0, 0x0A0, "MC_CH2_PCI_PMON_CTR0"), PciRegister::new(0x6FB4, 21, 0, 0x0A8, "MC_CH2_PCI_PMON_CTR1"), PciRegister::new(0x6FB4, 21, 0, 0x0B0, "MC_CH2_PCI_PMON_CTR2"), PciRegister::new(0x6FB4, 21, 0, 0x0B8, "MC_CH2_PCI_PMON_CTR3")],
+    [PciRegister::new(0x6FB5, 21, 1, 0x0A0, "MC_CH3_PCI_PMON_CTR0"), PciRegister::new(0x6FB5, 21, 1, 0x0A8, "MC_CH3_PCI_PMON_CTR1"), PciRegister::new(0x6FB5, 21, 1, 0x0B0, "MC_CH3_PCI_PMON_CTR2"), PciRegister::new(0x6FB5, 21, 1, 0x0B8, "MC_CH3_PCI_PMON_CTR3")],
+    [PciRegister::new(0x6FD0, 23, 0, 0x0A0, "MC_CH4_PCI_PMON_CTR0"), PciRegister::new(0x6FD0, 23, 0, 0x0A8, "MC_CH4_PCI_PMON_CTR1"), PciRegister::new(0x6FD0, 23, 0, 0x0B0, "MC_CH4_PCI_PMON_CTR2"), PciRegister::new(0x6FD0, 23, 0, 0x0B8, "MC_CH4_PCI_PMON_CTR3")],
+    [PciRegister::new(0x6FD1, 23, 1, 0x0A0, "MC_CH5_PCI_PMON_CTR0"), PciRegister::new(0x6FD1, 23, 1, 0x0A8, "MC_CH5_PCI_PMON_CTR1"), PciRegister::new(0x6FD1, 23, 1, 0x0B0, "MC_CH5_PCI_PMON_CTR2"), PciRegister::new(0x6FD1, 23, 1, 0x0B8, "MC_CH5_PCI_PMON_CTR3")],
+    [PciRegister::new(0x6FD4, 24, 0, 0x0A0, "MC_CH6_PCI_PMON_CTR0"), PciRegister::new(0x6FD4, 24, 0, 0x0A8, "MC_CH6_PCI_PMON_CTR1"), PciRegister::new(0x6FD4, 24, 0, 0x0B0, "MC_CH6_PCI_PMON_CTR2"), PciRegister::new(0x6FD4, 24, 0, 0x0B8, "MC_CH6_PCI_PMON_CTR3")],
+    [PciRegister::new(0x6FD5, 24, 1, 0x0A0, "MC_CH7_PCI_PMON_CTR0"), PciRegister::new(0x6FD5, 24, 1, 0x0A8, "MC_CH7_PCI_PMON_CTR1"), PciRegister::new(0x6FD5, 24, 1, 0x0B0, "MC_CH7_PCI_PMON_CTR2"), PciRegister::new(0x6FD5, 24, 1, 0x0B8, "MC_CH7_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -628,24 +600,17 @@ impl ImcFixedCtl {
     #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH0.
-pub const MC_CH0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x6FB0, 20, 0, 0x0F0, "MC_CH0_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH1.
-pub const MC_CH1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x6FB1, 20, 1, 0x0F0, "MC_CH1_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH2.
-pub const MC_CH2_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x6FB4, 21, 0, 0x0F0, "MC_CH2_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH3.
-pub const MC_CH3_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x6FB5, 21, 1, 0x0F0, "MC_CH3_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH4.
-pub const MC_CH4_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x6FD0, 23, 0, 0x0F0, "MC_CH4_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH5.
-pub const MC_CH5_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x6FD1, 23, 1, 0x0F0, "MC_CH5_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH6.
-pub const MC_CH6_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x6FD4, 24, 0, 0x0F0, "MC_CH6_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH7.
-pub const MC_CH7_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x6FD5, 24, 1, 0x0F0, "MC_CH7_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 8] = [MC_CH0_PCI_PMON_FIXED_CTL, MC_CH1_PCI_PMON_FIXED_CTL, MC_CH2_PCI_PMON_FIXED_CTL, MC_CH3_PCI_PMON_FIXED_CTL, MC_CH4_PCI_PMON_FIXED_CTL, MC_CH5_PCI_PMON_FIXED_CTL, MC_CH6_PCI_PMON_FIXED_CTL, MC_CH7_PCI_PMON_FIXED_CTL];
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order (CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
+pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 8] = [
+    PciRegister::new(0x6FB0, 20, 0, 0x0F0, "MC_CH0_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x6FB1, 20, 1, 0x0F0, "MC_CH1_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x6FB4, 21, 0, 0x0F0, "MC_CH2_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x6FB5, 21, 1, 0x0F0, "MC_CH3_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x6FD0, 23, 0, 0x0F0, "MC_CH4_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x6FD1, 23, 1, 0x0F0, "MC_CH5_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x6FD4, 24, 0, 0x0F0, "MC_CH6_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x6FD5, 24, 1, 0x0F0, "MC_CH7_PCI_PMON_FIXED_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -723,24 +688,17 @@ impl ImcFixedCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcFixedCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH0.
-pub const MC_CH0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x6FB0, 20, 0, 0x0D0, "MC_CH0_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH1.
-pub const MC_CH1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x6FB1, 20, 1, 0x0D0, "MC_CH1_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH2.
-pub const MC_CH2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x6FB4, 21, 0, 0x0D0, "MC_CH2_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH3.
-pub const MC_CH3_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x6FB5, 21, 1, 0x0D0, "MC_CH3_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH4.
-pub const MC_CH4_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x6FD0, 23, 0, 0x0D0, "MC_CH4_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH5.
-pub const MC_CH5_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x6FD1, 23, 1, 0x0D0, "MC_CH5_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH6.
-pub const MC_CH6_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x6FD4, 24, 0, 0x0D0, "MC_CH6_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH7.
-pub const MC_CH7_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x6FD5, 24, 1, 0x0D0, "MC_CH7_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 8] = [MC_CH0_PCI_PMON_FIXED_CTR, MC_CH1_PCI_PMON_FIXED_CTR, MC_CH2_PCI_PMON_FIXED_CTR, MC_CH3_PCI_PMON_FIXED_CTR, MC_CH4_PCI_PMON_FIXED_CTR, MC_CH5_PCI_PMON_FIXED_CTR, MC_CH6_PCI_PMON_FIXED_CTR, MC_CH7_PCI_PMON_FIXED_CTR];
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order (CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
+pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 8] = [
+    PciRegister::new(0x6FB0, 20, 0, 0x0D0, "MC_CH0_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x6FB1, 20, 1, 0x0D0, "MC_CH1_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x6FB4, 21, 0, 0x0D0, "MC_CH2_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x6FB5, 21, 1, 0x0D0, "MC_CH3_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x6FD0, 23, 0, 0x0D0, "MC_CH4_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x6FD1, 23, 1, 0x0D0, "MC_CH5_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x6FD4, 24, 0, 0x0D0, "MC_CH6_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x6FD5, 24, 1, 0x0D0, "MC_CH7_PCI_PMON_FIXED_CTR"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {

@@ -89,16 +89,13 @@ impl SboxBoxCtl {
     #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `S{i}_MSR_PMON_BOX_CTL` of instance S0.
-pub const S0_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = Msr::new(0x720, "S0_MSR_PMON_BOX_CTL");
-/// `S{i}_MSR_PMON_BOX_CTL` of instance S1.
-pub const S1_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = Msr::new(0x72A, "S1_MSR_PMON_BOX_CTL");
-/// `S{i}_MSR_PMON_BOX_CTL` of instance S2.
-pub const S2_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = Msr::new(0x734, "S2_MSR_PMON_BOX_CTL");
-/// `S{i}_MSR_PMON_BOX_CTL` of instance S3.
-pub const S3_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = Msr::new(0x73E, "S3_MSR_PMON_BOX_CTL");
-/// `S{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const S_MSR_PMON_BOX_CTL: [Msr<SboxBoxCtl>; 4] = [S0_MSR_PMON_BOX_CTL, S1_MSR_PMON_BOX_CTL, S2_MSR_PMON_BOX_CTL, S3_MSR_PMON_BOX_CTL];
+/// `S{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (S0, S1, S2, S3).
+pub const S_MSR_PMON_BOX_CTL: [Msr<SboxBoxCtl>; 4] = [
+    Msr::new(0x720, "S0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x72A, "S1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x734, "S2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x73E, "S3_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static SBOX_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -265,16 +262,13 @@ impl SboxCtl {
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `S{i}_MSR_PMON_CTL{n}` of instance S0.
-pub const S0_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [Msr::new(0x721, "S0_MSR_PMON_CTL0"), Msr::new(0x722, "S0_MSR_PMON_CTL1"), Msr::new(0x723, "S0_MSR_PMON_CTL2"), Msr::new(0x724, "S0_MSR_PMON_CTL3")];
-/// `S{i}_MSR_PMON_CTL{n}` of instance S1.
-pub const S1_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [Msr::new(0x72B, "S1_MSR_PMON_CTL0"), Msr::new(0x72C, "S1_MSR_PMON_CTL1"), Msr::new(0x72D, "S1_MSR_PMON_CTL2"), Msr::new(0x72E, "S1_MSR_PMON_CTL3")];
-/// `S{i}_MSR_PMON_CTL{n}` of instance S2.
-pub const S2_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [Msr::new(0x735, "S2_MSR_PMON_CTL0"), Msr::new(0x736, "S2_MSR_PMON_CTL1"), Msr::new(0x737, "S2_MSR_PMON_CTL2"), Msr::new(0x738, "S2_MSR_PMON_CTL3")];
-/// `S{i}_MSR_PMON_CTL{n}` of instance S3.
-pub const S3_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [Msr::new(0x73F, "S3_MSR_PMON_CTL0"), Msr::new(0x740, "S3_MSR_PMON_CTL1"), Msr::new(0x741, "S3_MSR_PMON_CTL2"), Msr::new(0x742, "S3_MSR_PMON_CTL3")];
-/// `S{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const S_MSR_PMON_CTL: [[Msr<SboxCtl>; 4]; 4] = [S0_MSR_PMON_CTL, S1_MSR_PMON_CTL, S2_MSR_PMON_CTL, S3_MSR_PMON_CTL];
+/// `S{i}_MSR_PMON_CTL{n}` of every instance, in instance order (S0, S1, S2, S3).
+pub const S_MSR_PMON_CTL: [[Msr<SboxCtl>; 4]; 4] = [
+    [Msr::new(0x721, "S0_MSR_PMON_CTL0"), Msr::new(0x722, "S0_MSR_PMON_CTL1"), Msr::new(0x723, "S0_MSR_PMON_CTL2"), Msr::new(0x724, "S0_MSR_PMON_CTL3")],
+    [Msr::new(0x72B, "S1_MSR_PMON_CTL0"), Msr::new(0x72C, "S1_MSR_PMON_CTL1"), Msr::new(0x72D, "S1_MSR_PMON_CTL2"), Msr::new(0x72E, "S1_MSR_PMON_CTL3")],
+    [Msr::new(0x735, "S2_MSR_PMON_CTL0"), Msr::new(0x736, "S2_MSR_PMON_CTL1"), Msr::new(0x737, "S2_MSR_PMON_CTL2"), Msr::new(0x738, "S2_MSR_PMON_CTL3")],
+    [Msr::new(0x73F, "S3_MSR_PMON_CTL0"), Msr::new(0x740, "S3_MSR_PMON_CTL1"), Msr::new(0x741, "S3_MSR_PMON_CTL2"), Msr::new(0x742, "S3_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static SBOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -360,16 +354,13 @@ impl SboxBoxStatus {
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, SboxBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `S{i}_MSR_PMON_BOX_STATUS` of instance S0.
-pub const S0_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = Msr::new(0x725, "S0_MSR_PMON_BOX_STATUS");
-/// `S{i}_MSR_PMON_BOX_STATUS` of instance S1.
-pub const S1_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = Msr::new(0x72F, "S1_MSR_PMON_BOX_STATUS");
-/// `S{i}_MSR_PMON_BOX_STATUS` of instance S2.
-pub const S2_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = Msr::new(0x739, "S2_MSR_PMON_BOX_STATUS");
-/// `S{i}_MSR_PMON_BOX_STATUS` of instance S3.
-pub const S3_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = Msr::new(0x743, "S3_MSR_PMON_BOX_STATUS");
-/// `S{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const S_MSR_PMON_BOX_STATUS: [Msr<SboxBoxStatus>; 4] = [S0_MSR_PMON_BOX_STATUS, S1_MSR_PMON_BOX_STATUS, S2_MSR_PMON_BOX_STATUS, S3_MSR_PMON_BOX_STATUS];
+/// `S{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (S0, S1, S2, S3).
+pub const S_MSR_PMON_BOX_STATUS: [Msr<SboxBoxStatus>; 4] = [
+    Msr::new(0x725, "S0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0x72F, "S1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0x739, "S2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0x743, "S3_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static SBOX_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -440,16 +431,13 @@ impl SboxCtr {
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, SboxCtrLayout::NAME, "event_count")) }
 }
 
-/// `S{i}_MSR_PMON_CTR{n}` of instance S0.
-pub const S0_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [Msr::new(0x726, "S0_MSR_PMON_CTR0"), Msr::new(0x727, "S0_MSR_PMON_CTR1"), Msr::new(0x728, "S0_MSR_PMON_CTR2"), Msr::new(0x729, "S0_MSR_PMON_CTR3")];
-/// `S{i}_MSR_PMON_CTR{n}` of instance S1.
-pub const S1_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [Msr::new(0x730, "S1_MSR_PMON_CTR0"), Msr::new(0x731, "S1_MSR_PMON_CTR1"), Msr::new(0x732, "S1_MSR_PMON_CTR2"), Msr::new(0x733, "S1_MSR_PMON_CTR3")];
-/// `S{i}_MSR_PMON_CTR{n}` of instance S2.
-pub const S2_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [Msr::new(0x73A, "S2_MSR_PMON_CTR0"), Msr::new(0x73B, "S2_MSR_PMON_CTR1"), Msr::new(0x73C, "S2_MSR_PMON_CTR2"), Msr::new(0x73D, "S2_MSR_PMON_CTR3")];
-/// `S{i}_MSR_PMON_CTR{n}` of instance S3.
-pub const S3_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [Msr::new(0x744, "S3_MSR_PMON_CTR0"), Msr::new(0x745, "S3_MSR_PMON_CTR1"), Msr::new(0x746, "S3_MSR_PMON_CTR2"), Msr::new(0x747, "S3_MSR_PMON_CTR3")];
-/// `S{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const S_MSR_PMON_CTR: [[Msr<SboxCtr>; 4]; 4] = [S0_MSR_PMON_CTR, S1_MSR_PMON_CTR, S2_MSR_PMON_CTR, S3_MSR_PMON_CTR];
+/// `S{i}_MSR_PMON_CTR{n}` of every instance, in instance order (S0, S1, S2, S3).
+pub const S_MSR_PMON_CTR: [[Msr<SboxCtr>; 4]; 4] = [
+    [Msr::new(0x726, "S0_MSR_PMON_CTR0"), Msr::new(0x727, "S0_MSR_PMON_CTR1"), Msr::new(0x728, "S0_MSR_PMON_CTR2"), Msr::new(0x729, "S0_MSR_PMON_CTR3")],
+    [Msr::new(0x730, "S1_MSR_PMON_CTR0"), Msr::new(0x731, "S1_MSR_PMON_CTR1"), Msr::new(0x732, "S1_MSR_PMON_CTR2"), Msr::new(0x733, "S1_MSR_PMON_CTR3")],
+    [Msr::new(0x73A, "S2_MSR_PMON_CTR0"), Msr::new(0x73B, "S2_MSR_PMON_CTR1"), Msr::new(0x73C, "S2_MSR_PMON_CTR2"), Msr::new(0x73D, "S2_MSR_PMON_CTR3")],
+    [Msr::new(0x744, "S3_MSR_PMON_CTR0"), Msr::new(0x745, "S3_MSR_PMON_CTR1"), Msr::new(0x746, "S3_MSR_PMON_CTR2"), Msr::new(0x747, "S3_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static SBOX_CTR_INFO: RegisterInfo = RegisterInfo {
